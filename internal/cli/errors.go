@@ -1,0 +1,42 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Exit codes, part of the command-line contract.
+const (
+	ExitOK      = 0
+	ExitFailure = 1 // runtime failure or verification failed
+	ExitUsage   = 2 // usage or configuration error
+)
+
+// exitError carries an exit code through cobra's error return.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// usageError marks a usage or configuration problem (exit 2).
+func usageError(err error) error { return &exitError{code: ExitUsage, err: err} }
+
+// failure marks a runtime failure (exit 1) with a message.
+func failure(format string, args ...any) error {
+	return &exitError{code: ExitFailure, err: fmt.Errorf(format, args...)}
+}
+
+// silentFailure exits 1 without printing anything more (the command already
+// reported, e.g. verify's findings).
+var errSilentFailure = &exitError{code: ExitFailure, err: errors.New("")}
+
+func exitCode(err error) int {
+	var e *exitError
+	if errors.As(err, &e) {
+		return e.code
+	}
+	return ExitFailure
+}

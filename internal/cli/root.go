@@ -1,0 +1,99 @@
+// Package cli is the command line: one file per subcommand, each thin, with
+// the work done in the packages it calls.
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+)
+
+// GeneratorName is the argv[0] that selects generator mode.
+const GeneratorName = "rke2-proxy-backend-generator"
+
+// globals are the flags every subcommand shares.
+type globals struct {
+	root       string
+	configFile string
+	output     string
+	stdout     io.Writer
+	stderr     io.Writer
+}
+
+func (g *globals) hostRoot() hostfs.Root { return hostfs.New(g.root) }
+
+func (g *globals) json() bool { return g.output == "json" }
+
+func (g *globals) validate() error {
+	switch g.output {
+	case "text", "json":
+		return nil
+	}
+	return usageError(fmt.Errorf("--output %q: valid formats are text, json", g.output))
+}
+
+// NewRootCommand builds the whole command tree.
+func NewRootCommand(stdout, stderr io.Writer) *cobra.Command {
+	g := &globals{stdout: stdout, stderr: stderr}
+	root := &cobra.Command{
+		Use:   "rke2-proxy-backend",
+		Short: "Keep RKE2's kube-proxy on the right netfilter backend",
+		Long: `rke2-proxy-backend decides at every boot whether kube-proxy on this RKE2 node
+must use iptables-legacy, iptables-nft or nftables, tells RKE2 so through a
+config drop-in, loads the backend's kernel modules, and verifies after start
+that kube-proxy's rules are complete and live in that backend only.`,
+		SilenceUsage:      true,
+		SilenceErrors:     true,
+		CompletionOptions: cobra.CompletionOptions{HiddenDefaultCmd: true},
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error { return g.validate() },
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
+	defaultRoot := os.Getenv(hostfs.EnvRoot)
+	if defaultRoot == "" {
+		defaultRoot = "/"
+	}
+	pf := root.PersistentFlags()
+	pf.StringVar(&g.root, "root", defaultRoot, "host root every path is read and written under (env "+hostfs.EnvRoot+")")
+	pf.StringVar(&g.configFile, "config", config.DefaultFile, "operator config file (a host path, under --root)")
+	pf.StringVarP(&g.output, "output", "o", "text", "output format: text or json")
+	for _, add := range subcommands {
+		root.AddCommand(add(g))
+	}
+	return root
+}
+
+// subcommands are registered by each subcommand's file in init, so adding a
+// subcommand touches one file.
+var subcommands []func(*globals) *cobra.Command
+
+func register(f func(*globals) *cobra.Command) { subcommands = append(subcommands, f) }
+
+// Main runs the command line and returns the process exit code.
+func Main(args []string, stdout, stderr io.Writer) int {
+	root := NewRootCommand(stdout, stderr)
+	if len(args) > 0 && filepath.Base(args[0]) == GeneratorName {
+		args = append([]string{args[0], "generate"}, args[1:]...)
+	}
+	root.SetArgs(args[1:])
+	err := root.Execute()
+	if err == nil {
+		return ExitOK
+	}
+	if msg := err.Error(); msg != "" {
+		fmt.Fprintln(stderr, "rke2-proxy-backend: "+msg)
+	}
+	if strings.HasPrefix(err.Error(), "unknown command") || strings.HasPrefix(err.Error(), "unknown flag") ||
+		strings.Contains(err.Error(), "accepts ") || strings.Contains(err.Error(), "requires ") {
+		return ExitUsage
+	}
+	return exitCode(err)
+}

@@ -1,0 +1,72 @@
+// Package config loads the operator's configuration with viper: the file
+// /etc/rke2-proxy-backend/config.yaml, then RKE2_PROXY_BACKEND* environment
+// variables, then the kernel command line (rke2.proxy_backend=), highest
+// last. Loading is strict: an unknown key or a bad value is an error naming
+// the file, the key and the value, with the valid choices.
+package config
+
+import (
+	"time"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+)
+
+// DefaultFile is where packages install the operator config.
+const DefaultFile = "/etc/rke2-proxy-backend/config.yaml"
+
+// Backend choices besides the three backend names.
+const (
+	Auto = "auto"
+	Off  = "off"
+)
+
+// Sources of the backend setting, as reported in decisions.
+const (
+	SourceAuto    = "auto"
+	SourceConfig  = "config"
+	SourceEnv     = "env"
+	SourceCmdline = "cmdline"
+)
+
+// Config is the operator's configuration after defaults and overrides.
+type Config struct {
+	// Backend is auto, off or a backend name; BackendSource says which layer
+	// set it (auto when nothing did).
+	Backend       string `json:"backend"`
+	BackendSource string `json:"backend_source"`
+	// Prefer is auto's tie-break order.
+	Prefer            []backend.Backend `json:"prefer"`
+	LegacyTriggers    LegacyTriggers    `json:"legacy_triggers"`
+	RespectRKE2Config bool              `json:"respect_rke2_config"`
+	KubeProxy         KubeProxy         `json:"kube_proxy"`
+	NodeLabel         bool              `json:"node_label"`
+	OnFailure         string            `json:"on_failure"` // warn | block
+	Verify            Verify            `json:"verify"`
+	// File is the config file that was read ("" when none existed).
+	File string `json:"file,omitempty"`
+}
+
+// LegacyTriggers force iptables-legacy when any of them matches (NAS kernels
+// whose nf_tables is missing or broken).
+type LegacyTriggers struct {
+	Modules []string `json:"modules"` // module or driver names, globs allowed
+	PCIIDs  []string `json:"pci_ids"` // "vendor:device" in hex
+	DMI     []string `json:"dmi"`     // globs on sys_vendor and product_name
+}
+
+// KubeProxy holds extra kube-proxy settings to pass through RKE2.
+type KubeProxy struct {
+	ExtraArgs []string `json:"extra_args"` // flag=value, no leading --
+}
+
+// Verify configures the post-start check.
+type Verify struct {
+	Wait        time.Duration `json:"wait"`
+	TextfileDir string        `json:"textfile_dir"`
+}
+
+// OnFailure policies.
+const (
+	OnFailureWarn  = "warn"
+	OnFailureBlock = "block"
+)

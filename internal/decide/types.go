@@ -1,0 +1,39 @@
+// Package decide is the pure heart of the tool: from facts and the operator
+// config it picks the backend kube-proxy must use and says why, in plain
+// sentences, in order. Same inputs, same decision; no I/O.
+package decide
+
+import "github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+
+// Sources of a decision, beyond the config package's auto/config/env/cmdline.
+const SourceRKE2Config = "rke2-config"
+
+// Decision is what the node should run and what to tell RKE2.
+type Decision struct {
+	// Disabled is true when the operator turned the tool off (backend: off);
+	// nothing is written then and Backend is empty.
+	Disabled bool            `json:"disabled,omitempty"`
+	Backend  backend.Backend `json:"backend"`
+	// ProxyMode and IptablesMode are kube-proxy's --proxy-mode and the
+	// IPTABLES_MODE for RKE2's kube-proxy image.
+	ProxyMode    string `json:"proxy_mode"`
+	IptablesMode string `json:"iptables_mode"`
+	// Source is auto, config, env, cmdline or rke2-config.
+	Source string `json:"source"`
+	// Modules are the kernel modules apply loads (the backend's set only).
+	Modules []string `json:"modules"`
+	// KubeProxyArgs and KubeProxyEnv are what apply writes as
+	// kube-proxy-arg+ and kube-proxy-extra-env+. They leave out anything the
+	// operator already pinned in RKE2's config (see Respected).
+	KubeProxyArgs []string `json:"kube_proxy_args"`
+	KubeProxyEnv  []string `json:"kube_proxy_env"`
+	// NodeLabels are node-label+ entries (empty when node_label is off).
+	NodeLabels []string `json:"node_labels,omitempty"`
+	// Respected names RKE2 settings the operator set explicitly that the
+	// decision keeps (e.g. "proxy-mode=nftables in /etc/rancher/rke2/config.yaml").
+	Respected []string `json:"respected,omitempty"`
+	// Refused lists overrides the host cannot run, with why.
+	Refused []string `json:"refused,omitempty"`
+	// Reasons explain the decision in order, one plain sentence each.
+	Reasons []string `json:"reasons"`
+}

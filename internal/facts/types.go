@@ -1,0 +1,128 @@
+// Package facts is the read-only probe of an RKE2 node: kernel, modules,
+// hardware, userspace, live kube rules and the RKE2 install. It never runs
+// the tools the facts are about and never writes. A source that is missing
+// or unreadable is a fact too ("unknown", with a note in Problems), never a
+// crash: the generator must decide something on every boot.
+package facts
+
+import "github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
+
+// Tristate is a kernel config option's value.
+type Tristate string
+
+const (
+	Builtin Tristate = "y"
+	Module  Tristate = "m"
+	Absent  Tristate = "n"       // config was read and the option is not set
+	Unknown Tristate = "unknown" // no kernel config could be read
+)
+
+// Facts is everything the decision may depend on.
+type Facts struct {
+	Kernel    Kernel    `json:"kernel"`
+	Modules   Modules   `json:"modules"`
+	Hardware  Hardware  `json:"hardware"`
+	Userspace Userspace `json:"userspace"`
+	LiveRules LiveRules `json:"live_rules"`
+	RKE2      RKE2      `json:"rke2"`
+	// Cmdline is the kernel command line systemd honours (/proc/cmdline, or
+	// /proc/1/cmdline inside a container), split into words.
+	Cmdline []string `json:"cmdline"`
+	// PreviousPlan is the backend recorded in /run/rke2-proxy-backend/plan.json
+	// by this boot's earlier apply ("" when none): on daemon-reload the node
+	// is running and must not flip.
+	PreviousPlan string `json:"previous_plan,omitempty"`
+	// Problems lists sources that could not be read, in plain sentences.
+	Problems []string `json:"problems,omitempty"`
+}
+
+// Kernel describes the running kernel.
+type Kernel struct {
+	Release string `json:"release"` // "" when unknown
+	Major   int    `json:"major"`
+	Minor   int    `json:"minor"`
+	Patch   int    `json:"patch"`
+	// ConfigSource is the file the config was read from ("" when none).
+	ConfigSource string `json:"config_source,omitempty"`
+	// Config holds the netfilter options we care about (names without
+	// CONFIG_), each y, m, n or unknown.
+	Config map[string]Tristate `json:"config"`
+}
+
+// Modules describes kernel modules. A nil list with Known false means the
+// source was missing (e.g. /proc/modules on a kernel without module support).
+type Modules struct {
+	Loaded         []string `json:"loaded"`
+	LoadedKnown    bool     `json:"loaded_known"`
+	Builtin        []string `json:"builtin"`
+	BuiltinKnown   bool     `json:"builtin_known"`
+	Available      []string `json:"available"`
+	AvailableKnown bool     `json:"available_known"`
+}
+
+// PCIDevice is one device under /sys/bus/pci/devices.
+type PCIDevice struct {
+	Address string `json:"address"` // 0000:00:1f.2
+	Vendor  string `json:"vendor"`  // 4 hex digits, lower case, no 0x
+	Device  string `json:"device"`
+	Driver  string `json:"driver,omitempty"`
+}
+
+// Hardware is the inventory legacy triggers match against.
+type Hardware struct {
+	PCI        []PCIDevice `json:"pci"`
+	DMIVendor  string      `json:"dmi_vendor,omitempty"`
+	DMIProduct string      `json:"dmi_product,omitempty"`
+	// Drivers are names bound under /sys/bus/*/drivers (sorted, unique).
+	Drivers []string `json:"drivers"`
+}
+
+// Userspace is what the host's own iptables looks like.
+type Userspace struct {
+	// IptablesAlternative is "legacy", "nft" or "unknown": where the host's
+	// iptables command points (kubelet writes its hint chains with it).
+	IptablesAlternative string `json:"iptables_alternative"`
+	IptablesPath        string `json:"iptables_path,omitempty"`
+	// LegacyTables are the tables in /proc/net/ip_tables_names and
+	// ip6_tables_names; present ones may be empty probe leftovers.
+	LegacyTablesIPv4 []string `json:"legacy_tables_ipv4"`
+	LegacyTablesIPv6 []string `json:"legacy_tables_ipv6"`
+}
+
+// LiveRules records where kube-proxy's rules live right now. Only probed on
+// the real host root; Probed is false otherwise or when probing failed.
+type LiveRules struct {
+	Probed bool `json:"probed"`
+	// KubeProxy lists the backends holding kube-proxy-owned chains or tables
+	// (KUBE-SERVICES & co., or table ip/ip6 kube-proxy).
+	KubeProxy []string `json:"kube_proxy"`
+	// KubeletHint lists the backends holding kubelet's KUBE-IPTABLES-HINT or
+	// KUBE-KUBELET-CANARY.
+	KubeletHint []string `json:"kubelet_hint"`
+}
+
+// RKE2Unit is one installed rke2-server / rke2-agent unit file.
+type RKE2Unit struct {
+	Name string `json:"name"` // rke2-server.service
+	Path string `json:"path"` // host path of the unit file
+	Role string `json:"role"` // server | agent
+	// Binary is ExecStart's program, e.g. /usr/local/bin/rke2.
+	Binary string `json:"binary,omitempty"`
+	// ConfigFile is RKE2_CONFIG_FILE from the unit's environment files, if set.
+	ConfigFile string `json:"config_file,omitempty"`
+}
+
+// RKE2 describes the RKE2 install and its effective configuration.
+type RKE2 struct {
+	Units []RKE2Unit `json:"units"`
+	// Version is e.g. "v1.31.2+rke2r1" ("" when unknown) and VersionSource
+	// says where it came from.
+	Version       string `json:"version,omitempty"`
+	VersionSource string `json:"version_source,omitempty"`
+	// Kubernetes is the Kubernetes minor derived from Version (zero when unknown).
+	Kubernetes rke2.KubeVersion `json:"kubernetes"`
+	// ConfigFile is the main config path RKE2 will read.
+	ConfigFile string `json:"config_file"`
+	// Config is the effective RKE2 config (main file and drop-ins merged).
+	Config rke2.Effective `json:"config"`
+}

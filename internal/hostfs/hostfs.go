@@ -1,0 +1,127 @@
+// Package hostfs is the one place that knows where things live on a host.
+// Every path the tool reads or writes goes through a Root, so tests (and the
+// generator's --root) can point the whole program at a fixture tree, and a
+// symlink inside that tree can never lead a read or write outside it.
+package hostfs
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// EnvRoot overrides the default root, like --root.
+const EnvRoot = "RKE2_PROXY_BACKEND_ROOT"
+
+// maxSymlinks bounds symlink resolution the way the kernel does (ELOOP).
+const maxSymlinks = 40
+
+// Root is a host filesystem tree; "/" is the real host.
+type Root struct {
+	dir string
+}
+
+// New returns a Root at dir ("" means "/").
+func New(dir string) Root {
+	if dir == "" {
+		dir = "/"
+	}
+	return Root{dir: filepath.Clean(dir)}
+}
+
+// Dir is the root directory itself.
+func (r Root) Dir() string { return r.dir }
+
+// IsHost reports whether this Root is the running system's own root, the
+// only case where kernel state (netlink, sockets) describes the same host as
+// the files.
+func (r Root) IsHost() bool { return r.dir == "/" }
+
+// Path maps an absolute host path into the root without following symlinks.
+// Use it for messages and for paths handed to other programs; use Resolve
+// before opening anything.
+func (r Root) Path(hostPath string) string {
+	return filepath.Join(r.dir, filepath.Clean("/"+hostPath))
+}
+
+// Resolve maps hostPath into the root and follows symlinks as if the root
+// were "/": an absolute link target restarts at the root and ".." never
+// climbs above it. The last component may be missing.
+func (r Root) Resolve(hostPath string) (string, error) {
+	rest := strings.Split(strings.TrimPrefix(filepath.Clean("/"+hostPath), "/"), "/")
+	resolved := "/"
+	links := 0
+	for len(rest) > 0 {
+		part := rest[0]
+		rest = rest[1:]
+		switch part {
+		case "", ".":
+			continue
+		case "..":
+			resolved = filepath.Dir(resolved)
+			continue
+		}
+		next := filepath.Join(resolved, part)
+		target, err := os.Readlink(filepath.Join(r.dir, next))
+		if err != nil {
+			// Not a symlink, or does not exist: keep the name as it is.
+			resolved = next
+			continue
+		}
+		links++
+		if links > maxSymlinks {
+			return "", fmt.Errorf("resolve %s under %s: too many symlinks", hostPath, r.dir)
+		}
+		if filepath.IsAbs(target) {
+			resolved = "/"
+		}
+		rest = append(strings.Split(target, "/"), rest...)
+	}
+	return filepath.Join(r.dir, resolved), nil
+}
+
+// ReadFile reads a host file through Resolve.
+func (r Root) ReadFile(hostPath string) ([]byte, error) {
+	p, err := r.Resolve(hostPath)
+	if err != nil {
+		return nil, err
+	}
+	return os.ReadFile(p)
+}
+
+// ReadDir lists a host directory through Resolve, sorted by name.
+func (r Root) ReadDir(hostPath string) ([]fs.DirEntry, error) {
+	p, err := r.Resolve(hostPath)
+	if err != nil {
+		return nil, err
+	}
+	return os.ReadDir(p)
+}
+
+// Readlink reads a symlink's target as stored (host-absolute or relative).
+func (r Root) Readlink(hostPath string) (string, error) {
+	dir, err := r.Resolve(filepath.Dir(filepath.Clean("/" + hostPath)))
+	if err != nil {
+		return "", err
+	}
+	return os.Readlink(filepath.Join(dir, filepath.Base(hostPath)))
+}
+
+// Stat stats a host path through Resolve.
+func (r Root) Stat(hostPath string) (fs.FileInfo, error) {
+	p, err := r.Resolve(hostPath)
+	if err != nil {
+		return nil, err
+	}
+	return os.Stat(p)
+}
+
+// Exists reports whether hostPath exists; errors other than "not found"
+// count as existing so that a permission problem is not mistaken for absence.
+func (r Root) Exists(hostPath string) bool {
+	_, err := r.Stat(hostPath)
+	return err == nil || !errors.Is(err, fs.ErrNotExist)
+}

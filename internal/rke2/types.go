@@ -1,0 +1,30 @@
+// Package rke2 knows RKE2's own files: its config (main file plus
+// config.yaml.d drop-ins, merged exactly as RKE2 merges them), the drop-in
+// we write, and RKE2 / Kubernetes version strings.
+package rke2
+
+// KubeVersion is a Kubernetes minor version; the zero value means unknown.
+type KubeVersion struct {
+	Major int `json:"major"`
+	Minor int `json:"minor"`
+}
+
+// Known reports whether the version was learned.
+func (v KubeVersion) Known() bool { return v.Major != 0 }
+
+// AtLeast reports whether v >= major.minor. Unknown is never at least anything.
+func (v KubeVersion) AtLeast(major, minor int) bool {
+	if !v.Known() {
+		return false
+	}
+	return v.Major > major || (v.Major == major && v.Minor >= minor)
+}
+
+// Effective is RKE2's merged configuration: each key's final value (a
+// string, bool, number or []string) plus which file last set it.
+type Effective struct {
+	Values map[string]any    `json:"values"`
+	Origin map[string]string `json:"origin"`
+	// Files are the files read, in merge order.
+	Files []string `json:"files"`
+}
