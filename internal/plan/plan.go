@@ -1,0 +1,22 @@
+// Package plan is the record apply leaves for verify and for operators:
+// /run/rke2-proxy-backend/plan.json holds the decision and what was applied.
+package plan
+
+import (
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
+)
+
+// Path is where apply records the plan (tmpfs: gone after a reboot).
+const Path = "/run/rke2-proxy-backend/plan.json"
+
+// Plan is the JSON document at Path.
+type Plan struct {
+	Decision decide.Decision `json:"decision"`
+	// DropIn is the RKE2 drop-in written ("" in dry runs or when nothing was needed).
+	DropIn string `json:"drop_in,omitempty"`
+	// ModulesLoaded and ModulesMissing report the module preload.
+	ModulesLoaded  []string `json:"modules_loaded"`
+	ModulesMissing []string `json:"modules_missing,omitempty"`
+	// Kubernetes is the Kubernetes minor apply saw, e.g. "v1.31" ("" unknown).
+	Kubernetes string `json:"kubernetes,omitempty"`
+}

@@ -1,0 +1,61 @@
+// Package rules is the built-in rule renderer: a model of netfilter state
+// shared by the readers and the expected kube-proxy footprint, its canonical
+// text, and the diff between expected and live.
+package rules
+
+import "github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+
+// Family is an IP family.
+type Family string
+
+const (
+	IPv4 Family = "ipv4"
+	IPv6 Family = "ipv6"
+)
+
+// Ruleset is one backend's state (or its expected state).
+type Ruleset struct {
+	Backend backend.Backend `json:"backend"`
+	Tables  []Table         `json:"tables"`
+}
+
+// Table is an iptables table (filter, nat, mangle, raw, security) of one
+// family, or an nftables table (family ip/ip6/inet, e.g. "kube-proxy").
+type Table struct {
+	Family  Family  `json:"family"`
+	Name    string  `json:"name"`
+	Comment string  `json:"comment,omitempty"`
+	Chains  []Chain `json:"chains"`
+	Sets    []Set   `json:"sets,omitempty"` // nftables sets and maps
+}
+
+// Chain is a chain with its rules. Base chains have Hook set (and Type and
+// Priority for nftables; Policy for iptables built-ins).
+type Chain struct {
+	Name     string `json:"name"`
+	Hook     string `json:"hook,omitempty"`
+	Type     string `json:"type,omitempty"`
+	Priority int    `json:"priority,omitempty"`
+	Policy   string `json:"policy,omitempty"`
+	Rules    []Rule `json:"rules"`
+}
+
+// Rule is one rule in canonical, counter-free text (iptables-save argument
+// form without "-A CHAIN" for the iptables backends, nft statement syntax for
+// nftables), plus what verify needs without parsing Text again.
+type Rule struct {
+	Text    string `json:"text"`
+	Comment string `json:"comment,omitempty"`
+	// Jump is the target chain of a jump or goto ("" for other verdicts).
+	Jump string `json:"jump,omitempty"`
+}
+
+// Set is an nftables set or map.
+type Set struct {
+	Name     string   `json:"name"`
+	Map      bool     `json:"map,omitempty"`
+	Type     string   `json:"type"`
+	Flags    []string `json:"flags,omitempty"`
+	Comment  string   `json:"comment,omitempty"`
+	Elements []string `json:"elements,omitempty"`
+}
