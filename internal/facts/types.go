@@ -32,8 +32,14 @@ type Facts struct {
 	// by this boot's earlier apply ("" when none): on daemon-reload the node
 	// is running and must not flip.
 	PreviousPlan string `json:"previous_plan,omitempty"`
-	// Problems lists sources that could not be read, in plain sentences.
+	// Problems lists sources that are missing (facts become "unknown"), in
+	// plain sentences; they are normal on many hosts.
 	Problems []string `json:"problems,omitempty"`
+	// Unreadable lists sources that exist but could not be read or parsed
+	// (a corrupt /proc/config.gz, bad YAML in RKE2's config), each naming the
+	// file and what to do. detect exits 2 on them; the generator logs them
+	// and decides on what it could read.
+	Unreadable []string `json:"unreadable,omitempty"`
 }
 
 // Kernel describes the running kernel.

@@ -7,6 +7,9 @@ package rke2
 type KubeVersion struct {
 	Major int `json:"major"`
 	Minor int `json:"minor"`
+	// Patch is the patch release when known from RKE2's version (-1 when
+	// only the minor is known); it matters for the kube-proxy image's nft binary.
+	Patch int `json:"patch"`
 }
 
 // Known reports whether the version was learned.
