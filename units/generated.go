@@ -1,0 +1,143 @@
+package units
+
+import (
+	"fmt"
+	"io"
+	"path"
+	"sort"
+	"time"
+
+	"github.com/coreos/go-systemd/v22/unit"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+)
+
+// File is one generated file; Path is relative to the generator's output
+// directory ("rke2-server.service.d/50-rke2-proxy-backend.conf").
+type File struct {
+	Path string
+	Data []byte
+}
+
+// Input is everything the generated drop-ins depend on, already decided.
+type Input struct {
+	Backend backend.Backend
+	// Units are the RKE2 service units installed on the host.
+	Units []string
+	// VerifyWait is verify.wait from the operator config (0: the default).
+	VerifyWait time.Duration
+	// ConfigFile is the operator config file to hand to apply and verify;
+	// "" means the default, which is then left off the command lines.
+	ConfigFile string
+}
+
+// DefaultVerifyWait matches the shipped unit's ExecStart.
+const DefaultVerifyWait = 5 * time.Minute
+
+// Generate renders the drop-ins for in: one per RKE2 unit, which records the
+// decision, runs apply before RKE2 starts and pulls in the verify unit, and
+// one for the verify unit with the configured wait. Files come out sorted by
+// path, so the same input gives the same bytes.
+func Generate(in Input) ([]File, error) {
+	if _, err := backend.Parse(string(in.Backend)); err != nil {
+		return nil, err
+	}
+	names, err := unitNames(in.Units)
+	if err != nil {
+		return nil, err
+	}
+	if len(names) == 0 {
+		return nil, nil
+	}
+	rke2DropIn, err := rke2Options(in)
+	if err != nil {
+		return nil, err
+	}
+	verifyDropIn, err := verifyOptions(in)
+	if err != nil {
+		return nil, err
+	}
+	files := []File{{Path: dropInPath(VerifyUnit), Data: render(verifyDropIn)}}
+	for _, n := range names {
+		files = append(files, File{Path: dropInPath(n), Data: render(rke2DropIn)})
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
+	return files, nil
+}
+
+func dropInPath(unitName string) string { return path.Join(unitName+".d", DropInName) }
+
+// unitNames validates, sorts and de-duplicates the unit names: each becomes
+// a directory name in the generator's output, so nothing path-like passes.
+func unitNames(in []string) ([]string, error) {
+	seen := map[string]bool{}
+	var out []string
+	for _, n := range in {
+		if !ValidUnitName(n) {
+			return nil, fmt.Errorf("RKE2 unit name %q is not a plain service unit name", n)
+		}
+		if n == VerifyUnit {
+			return nil, fmt.Errorf("unit %q is ours, not RKE2's", n)
+		}
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// commonFlags are the global flags both apply and verify get.
+func commonFlags(in Input) []string {
+	if in.ConfigFile == "" {
+		return nil
+	}
+	return []string{"--config=" + in.ConfigFile}
+}
+
+func rke2Options(in Input) ([]*unit.UnitOption, error) {
+	env, err := EnvironmentValue(EnvDecision, string(in.Backend))
+	if err != nil {
+		return nil, err
+	}
+	argv := append([]string{Binary, "apply", "--backend=" + string(in.Backend)}, commonFlags(in)...)
+	exec, err := ExecLine(argv)
+	if err != nil {
+		return nil, fmt.Errorf("apply command line: %w", err)
+	}
+	return []*unit.UnitOption{
+		// verify orders itself After= the RKE2 units; Wants= only pulls it
+		// in, so a failed verify never stops RKE2.
+		unit.NewUnitOption("Unit", "Wants", VerifyUnit),
+		unit.NewUnitOption("Service", "Environment", env),
+		// No "-" prefix: apply itself decides (on_failure) whether a
+		// problem may stop RKE2's start.
+		unit.NewUnitOption("Service", "ExecStartPre", exec),
+	}, nil
+}
+
+func verifyOptions(in Input) ([]*unit.UnitOption, error) {
+	wait := in.VerifyWait
+	if wait <= 0 {
+		wait = DefaultVerifyWait
+	}
+	argv := append([]string{Binary, "verify", "--wait=" + wait.String()}, commonFlags(in)...)
+	exec, err := ExecLine(argv)
+	if err != nil {
+		return nil, fmt.Errorf("verify command line: %w", err)
+	}
+	return []*unit.UnitOption{
+		// An empty ExecStart= clears the shipped one before ours is added.
+		unit.NewUnitOption("Service", "ExecStart", ""),
+		unit.NewUnitOption("Service", "ExecStart", exec),
+	}, nil
+}
+
+func render(opts []*unit.UnitOption) []byte {
+	body, err := io.ReadAll(unit.Serialize(opts))
+	if err != nil {
+		panic("units: serialize to memory failed: " + err.Error()) // bytes.Buffer never fails
+	}
+	return append([]byte(Header), body...)
+}

@@ -1,0 +1,158 @@
+package units
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coreos/go-systemd/v22/unit"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+)
+
+func TestGenerateServer(t *testing.T) {
+	files, err := Generate(Input{Backend: backend.IptablesLegacy, Units: []string{"rke2-server.service"}, VerifyWait: 90 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"rke2-server.service.d/50-rke2-proxy-backend.conf": Header + `[Unit]
+Wants=rke2-proxy-backend-verify.service
+
+[Service]
+Environment=RKE2_PROXY_BACKEND_DECISION=iptables-legacy
+ExecStartPre=/usr/bin/rke2-proxy-backend apply --backend=iptables-legacy
+`,
+		"rke2-proxy-backend-verify.service.d/50-rke2-proxy-backend.conf": Header + `[Service]
+ExecStart=
+ExecStart=/usr/bin/rke2-proxy-backend verify --wait=1m30s
+`,
+	}
+	if len(files) != len(want) {
+		t.Fatalf("got %d files, want %d", len(files), len(want))
+	}
+	for _, f := range files {
+		if string(f.Data) != want[f.Path] {
+			t.Errorf("%s:\n%s\nwant:\n%s", f.Path, f.Data, want[f.Path])
+		}
+	}
+}
+
+func TestGenerateSortedAndDeterministic(t *testing.T) {
+	in := Input{Backend: backend.NFTables, Units: []string{"rke2-server.service", "rke2-agent.service", "rke2-server.service"}}
+	a, err := Generate(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.Units = []string{"rke2-agent.service", "rke2-server.service"}
+	b, err := Generate(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for i := range a {
+		paths = append(paths, a[i].Path)
+		if a[i].Path != b[i].Path || !bytes.Equal(a[i].Data, b[i].Data) {
+			t.Errorf("file %d differs between equal inputs", i)
+		}
+	}
+	wantPaths := "rke2-agent.service.d/50-rke2-proxy-backend.conf rke2-proxy-backend-verify.service.d/50-rke2-proxy-backend.conf rke2-server.service.d/50-rke2-proxy-backend.conf"
+	if strings.Join(paths, " ") != wantPaths {
+		t.Errorf("paths %v, want %s", paths, wantPaths)
+	}
+}
+
+func TestGenerateNoUnitsNoFiles(t *testing.T) {
+	files, err := Generate(Input{Backend: backend.IptablesNFT})
+	if err != nil || files != nil {
+		t.Fatalf("Generate without units = %v, %v; want nothing", files, err)
+	}
+}
+
+func TestGenerateRefuses(t *testing.T) {
+	for name, in := range map[string]Input{
+		"bad backend":      {Backend: "modern", Units: []string{"rke2-server.service"}},
+		"path unit name":   {Backend: backend.IptablesNFT, Units: []string{"../../etc/x.service"}},
+		"our own unit":     {Backend: backend.IptablesNFT, Units: []string{VerifyUnit}},
+		"newline config":   {Backend: backend.IptablesNFT, Units: []string{"rke2-server.service"}, ConfigFile: "/etc/x\nExecStartPre=/bin/evil"},
+		"empty backend":    {Units: []string{"rke2-server.service"}},
+		"control in units": {Backend: backend.IptablesNFT, Units: []string{"rke2\x00.service"}},
+	} {
+		if files, err := Generate(in); err == nil {
+			t.Errorf("%s: Generate = %d files, want an error", name, len(files))
+		}
+	}
+}
+
+// A config path full of systemd metacharacters reaches apply and verify as
+// one argument, and adds no directive to any drop-in.
+func TestGenerateNoInjection(t *testing.T) {
+	for _, cfg := range []string{
+		`/etc/my config/x.yaml`,
+		`/etc/"quoted"/x.yaml`,
+		`/etc/%n%i/x.yaml`,
+		`/etc/$HOME/${X}/x.yaml`,
+		`/etc/a;/bin/evil`,
+		`/etc/x.yaml" ; ExecStartPre=/bin/evil "`,
+		`/etc/back\slash\`,
+	} {
+		files, err := Generate(Input{Backend: backend.IptablesNFT, Units: []string{"rke2-agent.service"}, ConfigFile: cfg})
+		if err != nil {
+			t.Fatalf("%q: %v", cfg, err)
+		}
+		for _, f := range files {
+			opts, err := unit.Deserialize(bytes.NewReader(f.Data))
+			if err != nil {
+				t.Fatalf("%q: %s does not parse: %v", cfg, f.Path, err)
+			}
+			var names []string
+			for _, o := range opts {
+				names = append(names, o.Section+"."+o.Name)
+				if !strings.HasPrefix(o.Name, "Exec") || o.Value == "" {
+					continue
+				}
+				argv, err := systemdExecWords(o.Value)
+				if err != nil {
+					t.Fatalf("%q: %s: %v", cfg, o.Value, err)
+				}
+				if argv[len(argv)-1] != "--config="+cfg {
+					t.Errorf("%q: systemd would pass %q", cfg, argv)
+				}
+			}
+			got := strings.Join(names, " ")
+			want := "Unit.Wants Service.Environment Service.ExecStartPre"
+			if strings.HasPrefix(f.Path, VerifyUnit) {
+				want = "Service.ExecStart Service.ExecStart"
+			}
+			if got != want {
+				t.Errorf("%q: %s has directives %s, want %s", cfg, f.Path, got, want)
+			}
+		}
+	}
+}
+
+func TestShipped(t *testing.T) {
+	s := Shipped()
+	data, ok := s[VerifyUnit]
+	if !ok {
+		t.Fatalf("shipped units %v lack %s", ShippedNames(), VerifyUnit)
+	}
+	opts, err := unit.Deserialize(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := map[string]string{}
+	for _, o := range opts {
+		found[o.Section+"."+o.Name] = o.Value
+	}
+	for key, want := range map[string]string{
+		"Service.Type":      "oneshot",
+		"Unit.After":        "rke2-server.service rke2-agent.service",
+		"Service.ExecStart": Binary + " verify --wait=" + DefaultVerifyWait.String(),
+	} {
+		if found[key] != want {
+			t.Errorf("%s %s = %q, want %q", VerifyUnit, key, found[key], want)
+		}
+	}
+}
