@@ -37,7 +37,9 @@ type Chain struct {
 	Type     string `json:"type,omitempty"`
 	Priority int    `json:"priority,omitempty"`
 	Policy   string `json:"policy,omitempty"`
-	Rules    []Rule `json:"rules"`
+	// Comment is an nftables chain comment (iptables chains have none).
+	Comment string `json:"comment,omitempty"`
+	Rules   []Rule `json:"rules"`
 }
 
 // Rule is one rule in canonical, counter-free text (iptables-save argument
@@ -50,12 +52,17 @@ type Rule struct {
 	Jump string `json:"jump,omitempty"`
 }
 
-// Set is an nftables set or map.
+// Set is an nftables set or map, in nft syntax. Type is the key type
+// ("ipv4_addr . inet_proto . inet_service"); for a map it is "KEY : DATA"
+// exactly as nft declares it ("... : verdict"). Elements are nft element
+// text ("172.30.0.41", "tcp . 3001 comment \"ns2/svc2:p80\" : drop").
 type Set struct {
 	Name     string   `json:"name"`
 	Map      bool     `json:"map,omitempty"`
 	Type     string   `json:"type"`
 	Flags    []string `json:"flags,omitempty"`
+	Timeout  string   `json:"timeout,omitempty"` // nft duration, e.g. "10800s"
+	Size     uint32   `json:"size,omitempty"`
 	Comment  string   `json:"comment,omitempty"`
 	Elements []string `json:"elements,omitempty"`
 }

@@ -1,0 +1,199 @@
+package rules
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// ParseIptablesSave parses iptables-save (or iptables-restore) text of one
+// family into tables. Counters ("[0:0]", "-c" prefixes) and comment lines
+// are dropped; rule text is kept exactly as printed after "-A CHAIN ".
+// Each rule's Comment and Jump are filled in (Jump only for targets that
+// are chains of the same table).
+func ParseIptablesSave(r io.Reader, fam Family) ([]Table, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
+	var (
+		tables []Table
+		cur    *Table
+		index  map[string]int // chain name -> index in cur.Chains
+		n      int
+	)
+	for sc.Scan() {
+		n++
+		line := strings.TrimRight(sc.Text(), "\r")
+		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(line, "*"):
+			if cur != nil {
+				return nil, fmt.Errorf("line %d: table %q starts before table %q was committed", n, line[1:], cur.Name)
+			}
+			name := line[1:]
+			if name == "" || strings.ContainsAny(name, " \t") {
+				return nil, fmt.Errorf("line %d: bad table name %q", n, name)
+			}
+			cur, index = &Table{Family: fam, Name: name}, map[string]int{}
+		case line == "COMMIT":
+			if cur == nil {
+				return nil, fmt.Errorf("line %d: COMMIT outside a table", n)
+			}
+			annotateJumps(cur)
+			tables = append(tables, *cur)
+			cur = nil
+		case strings.HasPrefix(line, ":"):
+			if cur == nil {
+				return nil, fmt.Errorf("line %d: chain %q outside a table", n, line)
+			}
+			f := strings.Fields(line[1:])
+			if len(f) < 2 || f[0] == "" {
+				return nil, fmt.Errorf("line %d: want \":CHAIN POLICY [packets:bytes]\", got %q", n, line)
+			}
+			if _, dup := index[f[0]]; dup {
+				return nil, fmt.Errorf("line %d: chain %q declared twice in table %q", n, f[0], cur.Name)
+			}
+			c := Chain{Name: f[0]}
+			switch {
+			case IsBuiltinChain(cur.Name, c.Name):
+				c.Hook = strings.ToLower(c.Name)
+				if f[1] != "-" {
+					c.Policy = f[1]
+				}
+			case f[1] != "-":
+				return nil, fmt.Errorf("line %d: user-defined chain %q in table %q has policy %q; only built-in chains have one", n, c.Name, cur.Name, f[1])
+			}
+			index[c.Name] = len(cur.Chains)
+			cur.Chains = append(cur.Chains, c)
+		default:
+			if cur == nil {
+				return nil, fmt.Errorf("line %d: rule outside a table: %q", n, line)
+			}
+			chain, text, err := splitAppend(line)
+			if err != nil {
+				return nil, fmt.Errorf("line %d: %w", n, err)
+			}
+			i, ok := index[chain]
+			if !ok {
+				return nil, fmt.Errorf("line %d: rule for undeclared chain %q in table %q", n, chain, cur.Name)
+			}
+			cur.Chains[i].Rules = append(cur.Chains[i].Rules, Rule{Text: text})
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("line %d: %w", n+1, err)
+	}
+	if cur != nil {
+		return nil, fmt.Errorf("table %q has no COMMIT", cur.Name)
+	}
+	return tables, nil
+}
+
+// splitAppend cuts "[-c pkts bytes | [pkts:bytes]] -A CHAIN rest".
+func splitAppend(line string) (chain, text string, err error) {
+	rest := line
+	if strings.HasPrefix(rest, "[") {
+		end := strings.IndexByte(rest, ']')
+		if end < 0 {
+			return "", "", fmt.Errorf("unterminated counter in %q", line)
+		}
+		rest = strings.TrimLeft(rest[end+1:], " ")
+	}
+	f := strings.SplitN(rest, " ", 3)
+	if len(f) < 2 || f[0] != "-A" || f[1] == "" {
+		return "", "", fmt.Errorf("want \"-A CHAIN ...\", got %q", line)
+	}
+	chain = f[1]
+	if len(f) == 3 {
+		text = f[2]
+	}
+	text, err = stripCounters(text)
+	return chain, text, err
+}
+
+// stripCounters removes "-c PKTS BYTES" which iptables-save -c prints.
+func stripCounters(text string) (string, error) {
+	rest, ok := strings.CutPrefix(text, "-c ")
+	if !ok {
+		return text, nil
+	}
+	f := strings.SplitN(rest, " ", 3)
+	if len(f) < 2 {
+		return "", fmt.Errorf("bad counters in %q", text)
+	}
+	if len(f) == 2 {
+		return "", nil
+	}
+	return f[2], nil
+}
+
+func annotateJumps(t *Table) {
+	chains := make(map[string]bool, len(t.Chains))
+	for _, c := range t.Chains {
+		chains[c.Name] = true
+	}
+	for i := range t.Chains {
+		for j := range t.Chains[i].Rules {
+			r := &t.Chains[i].Rules[j]
+			*r = IptablesRule(r.Text, func(s string) bool { return chains[s] })
+		}
+	}
+}
+
+// IptablesRule returns a Rule for iptables argument text with Comment and
+// Jump filled in. isChain tells chain targets (KUBE-MARK-MASQ) from
+// extension targets (MARK): only a chain of the same table is a jump.
+func IptablesRule(text string, isChain func(string) bool) Rule {
+	r := Rule{Text: text}
+	args := SplitArgs(text)
+	for i := 0; i+1 < len(args); i++ {
+		switch args[i] {
+		case "--comment":
+			if r.Comment == "" {
+				r.Comment = args[i+1]
+			}
+		case "-j", "--jump", "-g", "--goto":
+			if isChain(args[i+1]) {
+				r.Jump = args[i+1]
+			}
+		}
+	}
+	return r
+}
+
+// SplitArgs splits iptables-save argument text into words, undoing its
+// quoting: "..." groups words, and \" and \\ escape inside quotes.
+func SplitArgs(text string) []string {
+	var (
+		args   []string
+		cur    strings.Builder
+		inWord bool
+		quoted bool
+	)
+	for i := 0; i < len(text); i++ {
+		ch := text[i]
+		switch {
+		case quoted && ch == '\\' && i+1 < len(text) && (text[i+1] == '"' || text[i+1] == '\\'):
+			i++
+			cur.WriteByte(text[i])
+		case ch == '"':
+			quoted = !quoted
+			inWord = true
+		case ch == ' ' && !quoted:
+			if inWord {
+				args = append(args, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		default:
+			cur.WriteByte(ch)
+			inWord = true
+		}
+	}
+	if inWord {
+		args = append(args, cur.String())
+	}
+	return args
+}
