@@ -1,14 +1,26 @@
 package rke2
 
-import "github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"strings"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+)
 
 // DefaultConfigFile is RKE2's main config when RKE2_CONFIG_FILE is unset.
 const DefaultConfigFile = "/etc/rancher/rke2/config.yaml"
 
 // LoadEffective merges mainFile and <mainFile>.d/*.yaml|*.yml exactly as RKE2
-// does. TODO(rke2): placeholder signature.
+// does. A host without any config file yields an empty Effective, not an error.
 func LoadEffective(root hostfs.Root, mainFile string) (Effective, error) {
-	return Effective{}, nil
+	files, err := ReadFiles(root, mainFile)
+	if err != nil {
+		return Effective{}, err
+	}
+	return Merge(files), nil
 }
 
 // File is one RKE2 config file as written: keys exactly as in the file
@@ -16,14 +28,70 @@ func LoadEffective(root hostfs.Root, mainFile string) (Effective, error) {
 type File struct {
 	Path   string         `json:"path"`
 	Values map[string]any `json:"values"`
+	// Items are the file's top-level entries in file order, duplicates
+	// included. RKE2 applies them one by one, so "key:" then "key+:" in one
+	// file differs from the reverse; Values alone cannot say which came first.
+	// Merge uses Items when set, else Values in key order.
+	Items []Item `json:"items,omitempty"`
 }
 
-// ReadFiles reads mainFile and its drop-ins in RKE2's order. TODO(rke2).
+// Item is one top-level "key: value" of a config file.
+type Item struct {
+	Key   string `json:"key"`
+	Value any    `json:"value"`
+	Line  int    `json:"line"`
+}
+
+// ReadFiles reads mainFile and its drop-ins in RKE2's order: the main file
+// when it exists, then regular files in <mainFile>.d whose names end in
+// .yaml or .yml (any case, as k3s's configfilearg checks), in byte-lexical
+// name order. Unknown keys are kept: RKE2 skips them with a warning, and
+// whether a key matters is the caller's business.
 func ReadFiles(root hostfs.Root, mainFile string) ([]File, error) {
-	return nil, nil
+	mainFile = path.Clean("/" + mainFile)
+	var names []string
+	if _, err := root.Stat(mainFile); err == nil {
+		names = append(names, mainFile)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("read RKE2 config %s: %w", mainFile, err)
+	}
+	dropIns, err := dropInFiles(root, mainFile+".d")
+	if err != nil {
+		return nil, err
+	}
+	names = append(names, dropIns...)
+
+	files := make([]File, 0, len(names))
+	for _, name := range names {
+		data, err := root.ReadFile(name)
+		if err != nil {
+			return nil, fmt.Errorf("read RKE2 config %s: %w", name, err)
+		}
+		f, err := ParseFile(name, data)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, f)
+	}
+	return files, nil
 }
 
-// Merge folds files into the effective config exactly as RKE2 does. TODO(rke2).
-func Merge(files []File) Effective {
-	return Effective{}
+// dropInFiles lists dir's config drop-ins; a missing dir has none.
+func dropInFiles(root hostfs.Root, dir string) ([]string, error) {
+	entries, err := root.ReadDir(dir) // sorted by name, byte-wise, like RKE2's os.ReadDir
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list RKE2 config drop-ins in %s: %w", dir, err)
+	}
+	var names []string
+	for _, e := range entries {
+		lower := strings.ToLower(e.Name())
+		if e.IsDir() || !(strings.HasSuffix(lower, ".yaml") || strings.HasSuffix(lower, ".yml")) {
+			continue
+		}
+		names = append(names, path.Join(dir, e.Name()))
+	}
+	return names, nil
 }

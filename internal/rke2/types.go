@@ -28,6 +28,10 @@ func (v KubeVersion) AtLeast(major, minor int) bool {
 type Effective struct {
 	Values map[string]any    `json:"values"`
 	Origin map[string]string `json:"origin"`
+	// ItemOrigin holds, for each list-valued key, the file each item came
+	// from: with "key+" appends one list mixes files, and only this tells an
+	// operator's pin in config.yaml from an item our own drop-in added.
+	ItemOrigin map[string][]string `json:"item_origin,omitempty"`
 	// Files are the files read, in merge order.
 	Files []string `json:"files"`
 }

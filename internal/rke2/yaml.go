@@ -1,0 +1,125 @@
+package rke2
+
+import (
+	"fmt"
+
+	"gopkg.in/yaml.v3"
+)
+
+// yaml11Bools are the plain scalars YAML 1.1 reads as booleans. RKE2 (via
+// k3s's configfilearg) decodes config files with gopkg.in/yaml.v2, a YAML 1.1
+// parser, so "disable-kube-proxy: yes" means true there; yaml.v3 alone would
+// read the string "yes" and we would disagree with RKE2.
+var yaml11Bools = map[string]bool{
+	"y": true, "Y": true, "yes": true, "Yes": true, "YES": true, "on": true, "On": true, "ON": true,
+	"n": false, "N": false, "no": false, "No": false, "NO": false, "off": false, "Off": false, "OFF": false,
+}
+
+// ParseFile decodes one RKE2 config file. Values are a string, bool, int,
+// float64, []string (list items converted to text, as RKE2 turns each into a
+// --key=item flag) or nil (an empty value). Errors name the file and, for
+// bad YAML, the line.
+func ParseFile(name string, data []byte) (File, error) {
+	f := File{Path: name, Values: map[string]any{}}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return File{}, fmt.Errorf("RKE2 config %s: invalid YAML: %w", name, err)
+	}
+	if doc.Kind == 0 || len(doc.Content) == 0 {
+		return f, nil // empty file or only comments
+	}
+	top := doc.Content[0]
+	if top.Kind == yaml.ScalarNode && top.ShortTag() == "!!null" {
+		return f, nil
+	}
+	if top.Kind != yaml.MappingNode {
+		return File{}, fmt.Errorf("RKE2 config %s: line %d: expected a mapping of keys to values, found a %s", name, top.Line, kindName(top))
+	}
+	for i := 0; i+1 < len(top.Content); i += 2 {
+		k, v := top.Content[i], top.Content[i+1]
+		if k.Kind != yaml.ScalarNode {
+			return File{}, fmt.Errorf("RKE2 config %s: line %d: a key must be a plain word, found a %s", name, k.Line, kindName(k))
+		}
+		value, err := decodeValue(v, 0)
+		if err != nil {
+			return File{}, fmt.Errorf("RKE2 config %s: line %d: key %q: %w", name, v.Line, k.Value, err)
+		}
+		f.Items = append(f.Items, Item{Key: k.Value, Value: value, Line: k.Line})
+		f.Values[k.Value] = value
+	}
+	return f, nil
+}
+
+// maxAliasDepth stops alias chains (and alias bombs) early.
+const maxAliasDepth = 16
+
+func decodeValue(n *yaml.Node, depth int) (any, error) {
+	switch n.Kind {
+	case yaml.AliasNode:
+		if depth >= maxAliasDepth || n.Alias == nil {
+			return nil, fmt.Errorf("alias nested too deeply")
+		}
+		return decodeValue(n.Alias, depth+1)
+	case yaml.ScalarNode:
+		return decodeScalar(n)
+	case yaml.SequenceNode:
+		items := make([]string, 0, len(n.Content))
+		for _, c := range n.Content {
+			item, err := decodeValue(c, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			items = append(items, toText(item))
+		}
+		return items, nil
+	default:
+		// A nested mapping is no RKE2 flag value; RKE2 would pass its Go
+		// rendering as text, so keep it as text rather than fail.
+		var v any
+		if err := n.Decode(&v); err != nil {
+			return nil, err
+		}
+		return fmt.Sprint(v), nil
+	}
+}
+
+func decodeScalar(n *yaml.Node) (any, error) {
+	if n.Style == 0 && n.ShortTag() == "!!str" {
+		if b, ok := yaml11Bools[n.Value]; ok {
+			return b, nil
+		}
+	}
+	if n.ShortTag() == "!!null" {
+		return nil, nil
+	}
+	var v any
+	if err := n.Decode(&v); err != nil {
+		return nil, err
+	}
+	switch v.(type) {
+	case string, bool, int, float64:
+		return v, nil
+	}
+	// Big integers, timestamps and other exotic scalars: keep the text as written.
+	return n.Value, nil
+}
+
+// toText renders a decoded value the way RKE2 turns it into a flag value.
+func toText(v any) string {
+	if v == nil {
+		return ""
+	}
+	return fmt.Sprint(v)
+}
+
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.SequenceNode:
+		return "list"
+	case yaml.MappingNode:
+		return "mapping"
+	case yaml.AliasNode:
+		return "alias"
+	}
+	return "scalar"
+}
