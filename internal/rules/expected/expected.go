@@ -1,9 +1,19 @@
 // Package expected models kube-proxy's footprint: the chains, jumps,
 // canaries, tables, sets and maps kube-proxy (and kubelet) must have written
 // for a proxy mode, backend, Kubernetes version and IP family.
+//
+// The footprint follows kube-proxy's sources (pkg/proxy/iptables/proxier.go
+// iptablesJumpChains, pkg/proxy/nftables/proxier.go, pkg/kubelet/
+// kubelet_network_linux.go) and the upstream expected-rule dumps; rule text
+// is what iptables-save and nft print, so a rendered footprint loads with
+// iptables-restore / nft -f and compares with a live read.
 package expected
 
 import (
+	"fmt"
+	"regexp"
+	"strconv"
+
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
@@ -17,7 +27,72 @@ type Options struct {
 	Services   int              // synthetic services to add
 }
 
-// Render returns the expected ruleset. TODO(expected): placeholder signature.
+// MaxServices bounds --services: synthetic addresses come from fixed /16
+// ranges (see services.go).
+const MaxServices = 60000
+
+// Newest is the Kubernetes minor whose layout Render uses when the version
+// is unknown.
+var Newest = rke2.KubeVersion{Major: 1, Minor: 34, Patch: -1}
+
+// Render returns the expected ruleset: tables in family order (ipv4 first),
+// base chains first in each table, then regular chains by name.
 func Render(opts Options) (*rules.Ruleset, error) {
-	return &rules.Ruleset{Backend: opts.Backend}, nil
+	if _, err := backend.Parse(string(opts.Backend)); err != nil {
+		return nil, err
+	}
+	if opts.Services < 0 || opts.Services > MaxServices {
+		return nil, fmt.Errorf("services %d: must be between 0 and %d", opts.Services, MaxServices)
+	}
+	kv := opts.Kubernetes
+	if !kv.Known() {
+		kv = Newest
+	}
+	if opts.Backend == backend.NFTables && !kv.AtLeast(1, 29) {
+		return nil, fmt.Errorf("kubernetes v%d.%d: kube-proxy has no nftables mode before v1.29", kv.Major, kv.Minor)
+	}
+	families := opts.Families
+	if len(families) == 0 {
+		families = []rules.Family{rules.IPv4, rules.IPv6}
+	}
+	rs := &rules.Ruleset{Backend: opts.Backend}
+	for _, f := range families {
+		if f != rules.IPv4 && f != rules.IPv6 {
+			return nil, fmt.Errorf("family %q: valid families are ipv4, ipv6", f)
+		}
+		if opts.Backend == backend.NFTables {
+			t := nftablesTable(kv, f)
+			addNFTablesServices(&t, f, opts.Services)
+			rs.Tables = append(rs.Tables, t)
+			continue
+		}
+		tables := iptablesTables(kv, f)
+		addIptablesServices(tables, f, opts.Services)
+		rs.Tables = append(rs.Tables, tables...)
+	}
+	return rs, nil
+}
+
+var kubeVersionRE = regexp.MustCompile(`^v?(\d+)\.(\d+)(?:\.(\d+))?(?:[+-].*)?$`)
+
+// ParseKubernetes reads "v1.33", "1.33", "v1.33.2" or "v1.33.2+rke2r1".
+// The empty string is the zero (unknown) version.
+func ParseKubernetes(s string) (rke2.KubeVersion, error) {
+	if s == "" {
+		return rke2.KubeVersion{}, nil
+	}
+	m := kubeVersionRE.FindStringSubmatch(s)
+	if m == nil {
+		return rke2.KubeVersion{}, fmt.Errorf("kubernetes version %q: want vMAJOR.MINOR, e.g. v1.33", s)
+	}
+	major, _ := strconv.Atoi(m[1])
+	minor, _ := strconv.Atoi(m[2])
+	patch := -1
+	if m[3] != "" {
+		patch, _ = strconv.Atoi(m[3])
+	}
+	if major != 1 || minor > 1000 {
+		return rke2.KubeVersion{}, fmt.Errorf("kubernetes version %q: want vMAJOR.MINOR, e.g. v1.33", s)
+	}
+	return rke2.KubeVersion{Major: major, Minor: minor, Patch: patch}, nil
 }

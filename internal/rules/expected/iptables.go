@@ -1,0 +1,230 @@
+package expected
+
+import (
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
+)
+
+// jump is one base-chain jump rule kube-proxy or kubelet ensures.
+type jump struct {
+	table, src, dst, comment string
+	extra                    string // matches before the comment, in iptables-save order
+}
+
+const ctNew = "-m conntrack --ctstate NEW"
+
+// kubeProxyJumps is pkg/proxy/iptables/proxier.go iptablesJumpChains followed
+// by iptablesKubeletJumpChains, in source order: kube-proxy ensures each
+// with EnsureRule(Prepend), in both families.
+var kubeProxyJumps = []jump{
+	{"filter", "INPUT", "KUBE-EXTERNAL-SERVICES", "kubernetes externally-visible service portals", ctNew},
+	{"filter", "FORWARD", "KUBE-EXTERNAL-SERVICES", "kubernetes externally-visible service portals", ctNew},
+	{"filter", "INPUT", "KUBE-NODEPORTS", "kubernetes health check service ports", ""},
+	{"filter", "FORWARD", "KUBE-SERVICES", "kubernetes service portals", ctNew},
+	{"filter", "OUTPUT", "KUBE-SERVICES", "kubernetes service portals", ctNew},
+	{"filter", "FORWARD", "KUBE-FORWARD", "kubernetes forwarding rules", ""},
+	{"filter", "INPUT", "KUBE-PROXY-FIREWALL", "kubernetes load balancer firewall", ctNew},
+	{"filter", "OUTPUT", "KUBE-PROXY-FIREWALL", "kubernetes load balancer firewall", ctNew},
+	{"filter", "FORWARD", "KUBE-PROXY-FIREWALL", "kubernetes load balancer firewall", ctNew},
+	{"nat", "OUTPUT", "KUBE-SERVICES", "kubernetes service portals", ""},
+	{"nat", "PREROUTING", "KUBE-SERVICES", "kubernetes service portals", ""},
+	{"nat", "POSTROUTING", "KUBE-POSTROUTING", "kubernetes postrouting rules", ""},
+	{"filter", "INPUT", "KUBE-FIREWALL", "", ""},
+	{"filter", "OUTPUT", "KUBE-FIREWALL", "", ""},
+}
+
+// BaseJumpCount is how many base-chain jumps each family carries.
+var BaseJumpCount = len(kubeProxyJumps)
+
+// builtins are the built-in chains of each table kube-proxy touches, in
+// hook order, with the hook name the readers use.
+var builtins = map[string][]string{
+	"filter": {"INPUT", "FORWARD", "OUTPUT"},
+	"nat":    {"PREROUTING", "INPUT", "OUTPUT", "POSTROUTING"},
+	"mangle": {"PREROUTING", "INPUT", "FORWARD", "OUTPUT", "POSTROUTING"},
+}
+
+// IptablesTables is the order tables are rendered in (the order kube-proxy
+// and iptables-save use for the ones it touches).
+var IptablesTables = []string{"filter", "nat", "mangle"}
+
+const (
+	localnetComment   = "block incoming localnet connections"
+	nodeportsComment  = "kubernetes service nodeports; NOTE: this must be the last rule in this chain"
+	masqMark          = "0x4000/0x4000"
+	dropMark          = "0x8000/0x8000"
+	forwardComment    = "kubernetes forwarding rules"
+	forwardCTComment  = "kubernetes forwarding conntrack rule"
+	snatComment       = "kubernetes service traffic requiring SNAT"
+	kubeServicesChain = "KUBE-SERVICES"
+)
+
+// builder collects chains per table while keeping rule order.
+type builder struct {
+	family rules.Family
+	tables map[string]map[string]*rules.Chain
+}
+
+func (b *builder) chain(table, name string) *rules.Chain {
+	t := b.tables[table]
+	if t == nil {
+		t = map[string]*rules.Chain{}
+		b.tables[table] = t
+	}
+	c := t[name]
+	if c == nil {
+		c = &rules.Chain{Name: name, Rules: []rules.Rule{}}
+		t[name] = c
+	}
+	return c
+}
+
+func (b *builder) add(table, chain string, r rules.Rule) {
+	c := b.chain(table, chain)
+	c.Rules = append(c.Rules, r)
+}
+
+func (b *builder) prepend(table, chain string, r rules.Rule) {
+	c := b.chain(table, chain)
+	c.Rules = append([]rules.Rule{r}, c.Rules...)
+}
+
+// jumpRule renders a jump the way iptables-save prints it.
+func jumpRule(j jump) rules.Rule {
+	text := ""
+	if j.extra != "" {
+		text = j.extra + " "
+	}
+	if j.comment != "" {
+		text += "-m comment --comment " + quote(j.comment) + " "
+	}
+	return rules.Rule{Text: text + "-j " + j.dst, Comment: j.comment, Jump: j.dst}
+}
+
+// quote quotes a comment as iptables-save does: only when it needs it.
+func quote(s string) string {
+	for _, r := range s {
+		if r == ' ' || r == '"' || r == '\'' || r == '\\' {
+			return `"` + s + `"`
+		}
+	}
+	return s
+}
+
+// iptablesTables renders kubelet's and kube-proxy's fixed chains for one
+// family as they stand after kube-proxy's first sync with no services.
+func iptablesTables(kv rke2.KubeVersion, f rules.Family) []rules.Table {
+	b := &builder{family: f, tables: map[string]map[string]*rules.Chain{}}
+	for _, t := range IptablesTables {
+		for _, name := range builtins[t] {
+			c := b.chain(t, name)
+			c.Hook = hookOf(name)
+			c.Policy = "ACCEPT"
+		}
+	}
+	// kubelet runs first: hint, KUBE-FIREWALL (IPv4 only) and canaries.
+	b.chain("mangle", "KUBE-IPTABLES-HINT")
+	if f == rules.IPv4 {
+		b.chain("filter", "KUBE-FIREWALL")
+		b.prepend("filter", "OUTPUT", jumpRule(jump{dst: "KUBE-FIREWALL"}))
+		b.prepend("filter", "INPUT", jumpRule(jump{dst: "KUBE-FIREWALL"}))
+		b.add("filter", "KUBE-FIREWALL", rules.Rule{
+			Text:    "! -s 127.0.0.0/8 -d 127.0.0.0/8 -m comment --comment " + quote(localnetComment) + " -m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP",
+			Comment: localnetComment,
+		})
+	}
+	for _, t := range []string{"mangle", "nat", "filter"} {
+		b.chain(t, "KUBE-KUBELET-CANARY")
+	}
+	// kube-proxy: EnsureChain + EnsureRule(Prepend) for each jump, so a
+	// jump already present (kubelet's) keeps its place.
+	for _, j := range kubeProxyJumps {
+		b.chain(j.table, j.dst)
+		r := jumpRule(j)
+		if !hasRule(b.chain(j.table, j.src), r.Text) {
+			b.prepend(j.table, j.src, r)
+		}
+	}
+	for _, t := range []string{"mangle", "nat", "filter"} {
+		b.chain(t, "KUBE-PROXY-CANARY")
+	}
+	// The restore payload's fixed rules.
+	b.add("filter", "KUBE-FORWARD", rules.Rule{Text: "-m conntrack --ctstate INVALID -j DROP"})
+	b.add("filter", "KUBE-FORWARD", rules.Rule{
+		Text:    "-m comment --comment " + quote(forwardComment) + " -m mark --mark " + masqMark + " -j ACCEPT",
+		Comment: forwardComment,
+	})
+	b.add("filter", "KUBE-FORWARD", rules.Rule{
+		Text:    "-m comment --comment " + quote(forwardCTComment) + " -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT",
+		Comment: forwardCTComment,
+	})
+	b.chain("nat", "KUBE-NODEPORTS")
+	b.add("nat", "KUBE-MARK-MASQ", rules.Rule{Text: "-j MARK --set-xmark " + masqMark})
+	b.add("nat", "KUBE-POSTROUTING", rules.Rule{Text: "-m mark ! --mark " + masqMark + " -j RETURN"})
+	b.add("nat", "KUBE-POSTROUTING", rules.Rule{Text: "-j MARK --set-xmark 0x4000/0x0"})
+	b.add("nat", "KUBE-POSTROUTING", rules.Rule{
+		Text:    "-m comment --comment " + quote(snatComment) + " -j MASQUERADE --random-fully",
+		Comment: snatComment,
+	})
+	if !kv.AtLeast(1, 28) {
+		b.add("nat", "KUBE-MARK-DROP", rules.Rule{Text: "-j MARK --set-xmark " + dropMark})
+	}
+	// KUBE-SERVICES in nat ends with the jump to KUBE-NODEPORTS; services
+	// insert their rules before it (services.go).
+	b.add("nat", kubeServicesChain, NodePortsRule())
+	return b.finish()
+}
+
+// NodePortsRule is the last rule of nat KUBE-SERVICES when NodePorts accept
+// every local address (the default in iptables mode).
+func NodePortsRule() rules.Rule {
+	return rules.Rule{
+		Text:    "-m comment --comment " + quote(nodeportsComment) + " -m addrtype --dst-type LOCAL -j KUBE-NODEPORTS",
+		Comment: nodeportsComment,
+		Jump:    "KUBE-NODEPORTS",
+	}
+}
+
+func hasRule(c *rules.Chain, text string) bool {
+	for _, r := range c.Rules {
+		if r.Text == text {
+			return true
+		}
+	}
+	return false
+}
+
+func hookOf(builtin string) string {
+	switch builtin {
+	case "PREROUTING":
+		return "prerouting"
+	case "INPUT":
+		return "input"
+	case "FORWARD":
+		return "forward"
+	case "OUTPUT":
+		return "output"
+	case "POSTROUTING":
+		return "postrouting"
+	}
+	return ""
+}
+
+// finish orders each table: built-ins in hook order, then the rest by name.
+func (b *builder) finish() []rules.Table {
+	var out []rules.Table
+	for _, tname := range IptablesTables {
+		chains := b.tables[tname]
+		t := rules.Table{Family: b.family, Name: tname}
+		for _, name := range builtins[tname] {
+			t.Chains = append(t.Chains, *chains[name])
+		}
+		for _, name := range sortedKeys(chains) {
+			if chains[name].Hook == "" {
+				t.Chains = append(t.Chains, *chains[name])
+			}
+		}
+		out = append(out, t)
+	}
+	return out
+}
