@@ -27,6 +27,47 @@ unit:
 e2e:
 	@for t in $(sort $(wildcard packaging/test/*.sh)); do echo "== $$t"; bash $$t || exit 1; done
 
+# Packages: .deb and .rpm for each architecture in dist/, from
+# packaging/nfpm.yaml. nfpm is pinned and installed into .cache/ from the Go
+# module proxy on first use. SOURCE_DATE_EPOCH (the last commit's time) makes
+# man pages and package timestamps reproducible.
+NFPM_VERSION      := v2.45.2
+NFPM              := .cache/bin/nfpm-$(NFPM_VERSION)/nfpm
+PKG_ARCHES        := amd64 arm64
+PKG_FORMATS       := deb rpm
+PKG_BUILD         := dist/build
+PACKAGING_CONFIG  ?= packaging/config.yaml
+# Must match maintainer: in packaging/nfpm.yaml (the Debian changelog's trailer).
+PKG_MAINTAINER    := rke2-proxy-backend maintainers <maintainers@rke2-proxy-backend.invalid>
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || date +%s)
+
+packages: $(NFPM)
+	@test -f $(PACKAGING_CONFIG) || { echo "packages: $(PACKAGING_CONFIG) (the operator config example shipped as /etc/rke2-proxy-backend/config.yaml) is missing" >&2; exit 1; }
+	rm -rf dist
+	mkdir -p $(PKG_BUILD)/docs $(PKG_BUILD)/doc
+	for a in $(PKG_ARCHES) host; do \
+	  goarch=$$a; [ $$a = host ] && goarch=$$($(GO) env GOARCH); \
+	  CGO_ENABLED=0 GOOS=linux GOARCH=$$goarch $(GO) build -trimpath -ldflags '$(LDFLAGS)' \
+	    -o $(PKG_BUILD)/$$a/rke2-proxy-backend ./cmd/rke2-proxy-backend || exit 1; \
+	done
+	env -u RKE2_PROXY_BACKEND_ROOT SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) \
+	  $(PKG_BUILD)/host/rke2-proxy-backend docs --dir $(PKG_BUILD)/docs
+	gzip -9n $(PKG_BUILD)/docs/man1/*.1
+	gzip -9nc CHANGELOG.md > $(PKG_BUILD)/doc/changelog.gz
+	{ printf 'rke2-proxy-backend (%s-1) unstable; urgency=medium\n\n' '$(VERSION)'; \
+	  printf '  * Upstream release %s; see changelog.gz for the changes.\n\n' '$(VERSION)'; \
+	  printf ' -- %s  %s\n' '$(PKG_MAINTAINER)' "$$(date -u -R -d @$(SOURCE_DATE_EPOCH))"; \
+	} | gzip -9n > $(PKG_BUILD)/doc/changelog.Debian.gz
+	for a in $(PKG_ARCHES); do for f in $(PKG_FORMATS); do \
+	  ARCH=$$a VERSION=$(VERSION) BUILD=$(PKG_BUILD) CONFIG=$(PACKAGING_CONFIG) SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) \
+	    $(NFPM) package --config packaging/nfpm.yaml --packager $$f --target dist/ || exit 1; \
+	done; done
+	touch dist/.stamp
+	@ls -1 dist/*.deb dist/*.rpm
+
+$(NFPM):
+	GOBIN=$(abspath $(dir $(NFPM))) $(GO) install github.com/goreleaser/nfpm/v2/cmd/nfpm@$(NFPM_VERSION)
+
 bench:
 	@for b in $(sort $(wildcard bench/*.sh)); do echo "== $$b"; bash $$b || exit 1; done
 

@@ -1,0 +1,15 @@
+#!/bin/sh
+# Runs before removal and before an upgrade replaces the files
+# (deb: prerm remove|upgrade|...; rpm: %preun 0 on erase, 1 on upgrade).
+# On a real removal stop a verify run that may still be waiting for
+# kube-proxy, so it does not fire against a half-removed package.
+set -e
+
+case "$1" in
+remove | 0)
+	if [ -d /run/systemd/system ]; then
+		systemctl stop rke2-proxy-backend-verify.service >/dev/null 2>&1 || true
+	fi
+	;;
+esac
+exit 0
