@@ -324,7 +324,6 @@ func FuzzParseKubernetes(f *testing.F) {
 
 func itoa(i int) string { return strconv.Itoa(i) }
 
-
 func contains(lines []string, s string) bool {
 	for _, l := range lines {
 		if l == s {
