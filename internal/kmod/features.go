@@ -1,0 +1,86 @@
+package kmod
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
+)
+
+// MissingFeatures lists, as sentences, the kernel features backend b needs
+// that this kernel lacks, judged after the module preload: a feature is
+// there when one of its modules is loaded or built in, or its kernel config
+// option is y (built in). Options set to m whose modules did not load, and
+// options set to n, count as missing. With neither a kernel config nor
+// module support nothing can be judged and nothing is reported.
+func MissingFeatures(b backend.Backend, k facts.Kernel, s State) []string {
+	var out []string
+	for _, req := range requirements(b, k) {
+		if hasFeature(req, k, s) {
+			continue
+		}
+		var opts []string
+		for _, o := range req.Options {
+			v := k.Config[o]
+			if v == "" {
+				v = facts.Unknown
+			}
+			opts = append(opts, fmt.Sprintf("CONFIG_%s=%s", o, v))
+		}
+		out = append(out, fmt.Sprintf("%s needs %s, which kernel %s lacks (%s; modules %s neither loaded nor built in)",
+			b, req.Feature, orUnknown(k.Release), strings.Join(opts, ", "), strings.Join(req.Modules, "/")))
+	}
+	return out
+}
+
+// requirements adds the 6.17+ legacy gate to the backend's own list.
+func requirements(b backend.Backend, k facts.Kernel) []backend.Requirement {
+	reqs := b.Requirements()
+	gate := backend.XtablesLegacyGateFrom
+	if b == backend.IptablesLegacy && (k.Major > gate[0] || k.Major == gate[0] && k.Minor >= gate[1]) {
+		reqs = append(reqs, backend.Requirement{
+			Feature: "the legacy xtables socket API",
+			Options: []string{"NETFILTER_XTABLES_LEGACY"},
+		})
+	}
+	return reqs
+}
+
+func hasFeature(req backend.Requirement, k facts.Kernel, s State) bool {
+	for _, m := range req.Modules {
+		if s.Present(m) {
+			return true
+		}
+	}
+	known := false
+	for _, o := range req.Options {
+		switch k.Config[o] {
+		case facts.Builtin:
+			return true
+		case facts.Module:
+			// Its module should have loaded; without module support we
+			// cannot tell, so give it the benefit of the doubt.
+			if !s.Supported {
+				return true
+			}
+			known = true
+		case facts.Absent:
+			known = true
+		}
+	}
+	if !known {
+		// No config for this feature. Without module support every feature
+		// is built in or absent and we cannot tell which; with module
+		// support and none of its modules present, it is missing.
+		return !s.Supported || len(req.Modules) == 0
+	}
+	return false
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "(release unknown)"
+	}
+	return s
+}

@@ -1,0 +1,207 @@
+package kmod
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+)
+
+const release = "6.1.0-test"
+
+// fakeModprobe behaves like modprobe against the fixture tree: a module with
+// a .ko file under lib/modules/<release>/kernel "loads" (joins proc/modules),
+// anything else fails with modprobe's own message. Every call is recorded.
+const fakeModprobe = `#!/bin/sh
+root=$(cd "$(dirname "$0")/.." && pwd)
+[ "$1" = "--" ] && shift
+echo "$1" >> "$root/calls"
+if [ -n "$(find "$root/lib/modules/` + release + `/kernel" -name "$1.ko" 2>/dev/null)" ]; then
+  echo "$1 16384 0 - Live 0x0000000000000000" >> "$root/proc/modules"
+  exit 0
+fi
+echo "modprobe: FATAL: Module $1 not found in directory /lib/modules/` + release + `" >&2
+exit 1
+`
+
+// fakeTree lays out a host root: loaded modules in proc/modules, built-ins
+// in modules.builtin, loadable ones as .ko files, and the fake modprobe.
+func fakeTree(t *testing.T, loaded, builtin, loadable []string) hostfs.Root {
+	t.Helper()
+	dir := t.TempDir()
+	write := func(rel, content string, mode os.FileMode) {
+		p := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var procModules, builtinList string
+	for _, m := range loaded {
+		procModules += m + " 16384 1 - Live 0x0000000000000000\n"
+	}
+	for _, m := range builtin {
+		builtinList += "kernel/net/netfilter/" + m + ".ko\n"
+	}
+	write("proc/modules", procModules, 0o444)
+	write("lib/modules/"+release+"/modules.builtin", builtinList, 0o644)
+	for _, m := range loadable {
+		write("lib/modules/"+release+"/kernel/net/netfilter/"+m+".ko", "", 0o644)
+	}
+	write("sbin/modprobe", fakeModprobe, 0o755)
+	return hostfs.New(dir)
+}
+
+func calls(t *testing.T, root hostfs.Root) []string {
+	data, err := os.ReadFile(filepath.Join(root.Dir(), "calls"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Fields(string(data))
+}
+
+func TestLoadSkipsLoadedAndBuiltinLoadsTheRestNamesMissing(t *testing.T) {
+	root := fakeTree(t, []string{"nf_tables", "x_tables"}, []string{"nft_compat", "nf_conntrack"}, []string{"nft_chain_nat", "xt-comment"})
+	state, err := ReadState(root, release)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log []string
+	l := Loader{Root: root, Log: func(f string, a ...any) { log = append(log, f) }}
+	r := l.Load(context.Background(), state, []string{"nf_tables", "nft_compat", "nft_chain_nat", "xt_comment", "nft_counter"})
+
+	if !reflect.DeepEqual(r.AlreadyLoaded, []string{"nf_tables"}) || !reflect.DeepEqual(r.Builtin, []string{"nft_compat"}) {
+		t.Errorf("skipped loaded %v builtin %v", r.AlreadyLoaded, r.Builtin)
+	}
+	if !reflect.DeepEqual(r.Loaded, []string{"nft_chain_nat"}) {
+		t.Errorf("loaded %v, want [nft_chain_nat]", r.Loaded)
+	}
+	// xt_comment's file is xt-comment.ko: the fake modprobe (unlike the real
+	// one) does not alias them, so it fails like a missing module.
+	if got := r.MissingNames(); !reflect.DeepEqual(got, []string{"xt_comment", "nft_counter"}) {
+		t.Errorf("missing %v", got)
+	}
+	if err := r.Err(); err == nil || !strings.Contains(err.Error(), "nft_counter (modprobe: FATAL: Module nft_counter not found") {
+		t.Errorf("Err() = %v, want it to name nft_counter with modprobe's message", err)
+	}
+	if got := calls(t, root); !reflect.DeepEqual(got, []string{"nft_chain_nat", "xt_comment", "nft_counter"}) {
+		t.Errorf("modprobe called for %v; loaded and built-in modules must be skipped", got)
+	}
+	if len(log) != 6 {
+		t.Errorf("%d log lines, want started+finished/failed per modprobe call: %q", len(log), log)
+	}
+	after, err := ReadState(root, release)
+	if err != nil || !after.Present("nft_chain_nat") {
+		t.Errorf("nft_chain_nat not in proc/modules after loading (%v)", err)
+	}
+}
+
+// Loading a backend's set calls modprobe for that set only: an nft node
+// must never get iptable_* loaded.
+func TestLoadOnlyTheBackendsModules(t *testing.T) {
+	all := append(append(backend.IptablesLegacy.Modules(), backend.IptablesNFT.Modules()...), backend.NFTables.Modules()...)
+	root := fakeTree(t, nil, nil, all)
+	state, err := ReadState(root, release)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Loader{Root: root}.Load(context.Background(), state, backend.IptablesNFT.Modules())
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range calls(t, root) {
+		if strings.HasPrefix(m, "iptable_") || strings.HasPrefix(m, "ip6table_") || m == "ip_tables" {
+			t.Errorf("iptables-nft preload loaded legacy module %s", m)
+		}
+	}
+	if got, want := len(r.Loaded), len(backend.IptablesNFT.Modules()); got != want {
+		t.Errorf("loaded %d modules, want %d", got, want)
+	}
+}
+
+func TestNoModuleSupport(t *testing.T) {
+	root := fakeTree(t, nil, nil, []string{"nf_tables"})
+	if err := os.Remove(filepath.Join(root.Dir(), "proc/modules")); err != nil {
+		t.Fatal(err)
+	}
+	state, err := ReadState(root, release)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Loader{Root: root}.Load(context.Background(), state, []string{"nf_tables"})
+	if !r.NoModuleSupport || r.Err() != nil || calls(t, root) != nil {
+		t.Errorf("without /proc/modules nothing may be tried: %+v calls %v", r, calls(t, root))
+	}
+}
+
+func TestModprobeMissingBinary(t *testing.T) {
+	root := fakeTree(t, nil, nil, nil)
+	state, _ := ReadState(root, release)
+	r := Loader{Root: root, Modprobe: "/nonexistent/modprobe"}.Load(context.Background(), state, []string{"nf_tables"})
+	if err := r.Err(); err == nil || !strings.Contains(err.Error(), "nf_tables") {
+		t.Errorf("Err() = %v, want a failure naming nf_tables", err)
+	}
+}
+
+func TestMissingFeatures(t *testing.T) {
+	supported := State{Supported: true, Loaded: map[string]bool{}, Builtin: map[string]bool{}}
+	withNF := State{Supported: true, Loaded: map[string]bool{"nf_tables": true, "nft_compat": true}, Builtin: map[string]bool{}}
+	unsupported := State{Loaded: map[string]bool{}, Builtin: map[string]bool{}}
+	cfg := func(kv ...string) map[string]facts.Tristate {
+		m := map[string]facts.Tristate{}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = facts.Tristate(kv[i+1])
+		}
+		return m
+	}
+	for _, c := range []struct {
+		name string
+		b    backend.Backend
+		k    facts.Kernel
+		s    State
+		want string // substring of the only sentence, "" for none
+	}{
+		{"nft modules loaded", backend.IptablesNFT, facts.Kernel{Release: "6.1.0"}, withNF, ""},
+		{"nf_tables off in config", backend.NFTables, facts.Kernel{Release: "4.4.302", Major: 4, Minor: 4, Config: cfg("NF_TABLES", "n")}, supported, "nftables needs nf_tables, which kernel 4.4.302 lacks (CONFIG_NF_TABLES=n"},
+		{"module that did not load", backend.NFTables, facts.Kernel{Config: cfg("NF_TABLES", "m")}, supported, "CONFIG_NF_TABLES=m"},
+		{"built in by config", backend.IptablesLegacy, facts.Kernel{Config: cfg("IP_NF_IPTABLES", "y")}, supported, ""},
+		{"no module support, no config", backend.IptablesLegacy, facts.Kernel{}, unsupported, ""},
+		{"modules supported, nothing known, nothing loaded", backend.NFTables, facts.Kernel{}, supported, "nf_tables"},
+		{"6.17 without the legacy gate", backend.IptablesLegacy, facts.Kernel{Release: "6.17.0", Major: 6, Minor: 17, Config: cfg("IP_NF_IPTABLES", "y", "NETFILTER_XTABLES_LEGACY", "n")}, supported, "legacy xtables socket API"},
+		{"6.17 with the legacy gate", backend.IptablesLegacy, facts.Kernel{Major: 6, Minor: 17, Config: cfg("IP_NF_IPTABLES", "y", "NETFILTER_XTABLES_LEGACY", "y")}, supported, ""},
+	} {
+		got := MissingFeatures(c.b, c.k, c.s)
+		switch {
+		case c.want == "" && len(got) != 0:
+			t.Errorf("%s: missing %q, want none", c.name, got)
+		case c.want != "" && (len(got) != 1 || !strings.Contains(got[0], c.want)):
+			t.Errorf("%s: missing %q, want one naming %q", c.name, got, c.want)
+		}
+	}
+}
+
+func TestReadStateBadBuiltin(t *testing.T) {
+	root := fakeTree(t, nil, nil, nil)
+	p := filepath.Join(root.Dir(), "lib/modules", release, "modules.builtin")
+	if err := os.Remove(p); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(p, 0o755); err != nil { // a directory cannot be read as a file
+		t.Fatal(err)
+	}
+	if _, err := ReadState(root, release); err == nil || !strings.Contains(err.Error(), "modules.builtin") {
+		t.Errorf("ReadState = %v, want an error naming modules.builtin", err)
+	}
+}

@@ -1,0 +1,137 @@
+package kmod
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+)
+
+// DefaultModprobe is modprobe's host path (resolved under the root, so a
+// fixture root brings its own fake).
+const DefaultModprobe = "/sbin/modprobe"
+
+// modprobeTimeout bounds one modprobe call: apply runs before RKE2 starts
+// and must not hang a boot on a stuck module init.
+const modprobeTimeout = 30 * time.Second
+
+// Loader loads modules with modprobe.
+type Loader struct {
+	Root hostfs.Root
+	// Modprobe is modprobe's host path; "" means DefaultModprobe.
+	Modprobe string
+	// Log receives one line per side effect ([started]/[finished]/[failed]).
+	Log func(format string, args ...any)
+	// run is the exec seam: it runs argv and returns its stderr.
+	run func(ctx context.Context, argv []string) (string, error)
+}
+
+// Failure is one module that could not be loaded.
+type Failure struct {
+	Module string `json:"module"`
+	Error  string `json:"error"`
+}
+
+// Result says what became of each module asked for.
+type Result struct {
+	// NoModuleSupport: the kernel has no loadable modules; nothing was tried.
+	NoModuleSupport bool
+	AlreadyLoaded   []string
+	Builtin         []string
+	Loaded          []string // loaded by this call
+	Missing         []Failure
+}
+
+// Present lists every module that is in the kernel after the call.
+func (r Result) Present() []string {
+	out := append(append(append([]string{}, r.AlreadyLoaded...), r.Builtin...), r.Loaded...)
+	return out
+}
+
+// MissingNames lists the modules that could not be loaded.
+func (r Result) MissingNames() []string {
+	var out []string
+	for _, f := range r.Missing {
+		out = append(out, f.Module)
+	}
+	return out
+}
+
+// Err is nil when every module is present, else one error naming each
+// missing module and modprobe's complaint.
+func (r Result) Err() error {
+	if len(r.Missing) == 0 {
+		return nil
+	}
+	parts := make([]string, len(r.Missing))
+	for i, f := range r.Missing {
+		parts[i] = f.Module + " (" + f.Error + ")"
+	}
+	return fmt.Errorf("kernel modules not available: %s", strings.Join(parts, "; "))
+}
+
+// Load makes sure each module is in the kernel: already loaded and built-in
+// ones are skipped, the rest go through modprobe one at a time so a failure
+// names its module. It never fails as a whole; see Result.Err.
+func (l Loader) Load(ctx context.Context, state State, modules []string) Result {
+	var r Result
+	if !state.Supported {
+		r.NoModuleSupport = true
+		return r
+	}
+	modprobe := l.Modprobe
+	if modprobe == "" {
+		modprobe = DefaultModprobe
+	}
+	run := l.run
+	if run == nil {
+		run = runCommand
+	}
+	for _, m := range modules {
+		n := Normalize(m)
+		switch {
+		case state.Loaded[n]:
+			r.AlreadyLoaded = append(r.AlreadyLoaded, m)
+			continue
+		case state.Builtin[n]:
+			r.Builtin = append(r.Builtin, m)
+			continue
+		}
+		argv := []string{l.Root.Path(modprobe), "--", m}
+		l.log("[started]  loading kernel module %s: %s", m, strings.Join(argv, " "))
+		stderr, err := run(ctx, argv)
+		if err != nil {
+			msg := strings.TrimSpace(stderr)
+			if msg == "" {
+				msg = err.Error()
+			}
+			l.log("[failed]   loading kernel module %s: %s: %s", m, err, msg)
+			r.Missing = append(r.Missing, Failure{Module: m, Error: msg})
+			continue
+		}
+		l.log("[finished] loading kernel module %s", m)
+		state.Loaded[n] = true
+		r.Loaded = append(r.Loaded, m)
+	}
+	return r
+}
+
+func (l Loader) log(format string, args ...any) {
+	if l.Log != nil {
+		l.Log(format, args...)
+	}
+}
+
+func runCommand(ctx context.Context, argv []string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, modprobeTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	return stderr.String(), err
+}
