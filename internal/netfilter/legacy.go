@@ -1,0 +1,96 @@
+package netfilter
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os/exec"
+	"strings"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
+)
+
+// legacyFamily says where one family's legacy tables are listed and which
+// tool dumps them.
+type legacyFamily struct {
+	family rules.Family
+	names  string // host path listing the legacy tables in use
+	binary string
+}
+
+func (s *System) legacyFamilies() []legacyFamily {
+	return []legacyFamily{
+		{rules.IPv4, "/proc/net/ip_tables_names", s.IptablesLegacySave},
+		{rules.IPv6, "/proc/net/ip6_tables_names", s.Ip6tablesLegacySave},
+	}
+}
+
+// readLegacy runs exactly one *-legacy-save per family, without -t: -t, -L
+// and -S create the tables they name, and a reader must not write. A family
+// whose table list is empty or absent has nothing to read, so nothing runs.
+func (s *System) readLegacy(ctx context.Context) (*rules.Ruleset, error) {
+	rs := &rules.Ruleset{Backend: backend.IptablesLegacy}
+	for _, lf := range s.legacyFamilies() {
+		names, err := s.Root.ReadFile(lf.names)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading legacy table list %s: %w", s.Root.Path(lf.names), err)
+		}
+		if len(bytes.TrimSpace(names)) == 0 {
+			continue
+		}
+		tables, err := s.runSave(ctx, lf)
+		if err != nil {
+			return nil, err
+		}
+		rs.Tables = append(rs.Tables, tables...)
+	}
+	return rs, nil
+}
+
+func (s *System) runSave(ctx context.Context, lf legacyFamily) ([]rules.Table, error) {
+	path, err := s.lookPath(lf.binary)
+	if err != nil {
+		return nil, &NotInstalledError{Backend: backend.IptablesLegacy, Binary: lf.binary, Err: err}
+	}
+	var tables []rules.Table
+	var parseErr error
+	stderr, err := s.run(ctx, path, func(out io.Reader) {
+		tables, parseErr = rules.ParseIptablesSave(out, lf.family)
+		_, _ = io.Copy(io.Discard, out) // let the tool finish after a parse error
+	})
+	if err != nil {
+		if strings.Contains(stderr, "Permission denied") || strings.Contains(stderr, "must be root") {
+			return nil, &PermissionError{Backend: backend.IptablesLegacy, Err: fmt.Errorf("%s: %w: %s", path, err, strings.TrimSpace(stderr))}
+		}
+		return nil, fmt.Errorf("reading %s rules: %s: %w: %s", lf.family, path, err, strings.TrimSpace(stderr))
+	}
+	if parseErr != nil {
+		return nil, fmt.Errorf("parsing the output of %s: %w", path, parseErr)
+	}
+	return tables, nil
+}
+
+// execRun starts path with no arguments and streams its stdout into parse,
+// so large rulesets are parsed while the tool still writes.
+func execRun(ctx context.Context, path string, parse func(io.Reader)) (string, error) {
+	cmd := exec.CommandContext(ctx, path)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return "", err
+	}
+	if err := cmd.Start(); err != nil {
+		return "", err
+	}
+	parse(out)
+	err = cmd.Wait()
+	return stderr.String(), err
+}

@@ -1,0 +1,179 @@
+package netfilter
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nstest"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
+)
+
+// readText reads backend b in the current namespace and returns its
+// canonical text.
+func readText(t *testing.T, b backend.Backend) (*rules.Ruleset, string) {
+	t.Helper()
+	rs, err := NewSystem(hostfs.New("/")).Read(context.Background(), b)
+	if err != nil {
+		t.Fatalf("reading %s: %v", b, err)
+	}
+	return rs, rules.Format(rs)
+}
+
+// loadCanonical loads canonical text family by family with the given
+// loaders (iptables-restore style tools read stdin; "nft" gets -f -).
+func loadCanonical(t *testing.T, text string, loaders map[rules.Family][]string) {
+	t.Helper()
+	parts, err := rules.SplitFamilies(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for fam, body := range parts {
+		argv := loaders[fam]
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Stdin = strings.NewReader(body)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("loading the %s render with %v: %v\n%s\n--- input:\n%s", fam, argv, err, out, body)
+		}
+	}
+}
+
+func TestLegacyReferenceDumps(t *testing.T) {
+	ref := nstest.RefDir(t)
+	if !nstest.InNetns(t) {
+		return
+	}
+	nstest.Tool(t, "iptables-legacy-save")
+	nstest.Tool(t, "nfacct")
+	nstest.Sh(t, "sh "+filepath.Join(ref, "derived/simulate-startup.sh")+" legacy 2>&1")
+	rs, text := readText(t, backend.IptablesLegacy)
+	assertKubeProxySkeleton(t, rs)
+
+	// The reader's text equals iptables-legacy-save's own output, minus
+	// its comments and counters.
+	saved, err := rules.ParseIptablesSave(strings.NewReader(nstest.Sh(t, "iptables-legacy-save")), rules.IPv4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := rules.Diff(&rules.Ruleset{Backend: backend.IptablesLegacy, Tables: saved}, rs); len(d) != 0 {
+		t.Errorf("reader differs from iptables-legacy-save: %v", d)
+	}
+
+	// Round trip: flush, load the render, render again: identical.
+	nstest.Sh(t, `for t in $(cat /proc/net/ip_tables_names); do iptables-legacy -t $t -F; iptables-legacy -t $t -X; done`)
+	loadCanonical(t, text, map[rules.Family][]string{rules.IPv4: {"iptables-legacy-restore"}, rules.IPv6: {"ip6tables-legacy-restore"}})
+	if _, again := readText(t, backend.IptablesLegacy); again != text {
+		t.Errorf("round trip differs:\n--- first\n%s\n--- second\n%s", text, again)
+	}
+}
+
+func TestLegacyTracepacketFixture(t *testing.T) {
+	ref := nstest.RefDir(t)
+	if !nstest.InNetns(t) {
+		return
+	}
+	nstest.Tool(t, "iptables-legacy-restore")
+	nstest.Sh(t, "iptables-legacy-restore < "+filepath.Join(ref, "derived/iptables-tracepacket-fixture-v4.quoted.save"))
+	rs, text := readText(t, backend.IptablesLegacy)
+	assertBaseJumps(t, rs, map[string][]string{
+		"filter/INPUT":    {"KUBE-PROXY-FIREWALL", "KUBE-NODEPORTS", "KUBE-EXTERNAL-SERVICES", "KUBE-FIREWALL"},
+		"nat/PREROUTING":  {"KUBE-SERVICES"},
+		"nat/POSTROUTING": {"KUBE-POSTROUTING"},
+		"filter/FORWARD":  {"KUBE-PROXY-FIREWALL", "KUBE-FORWARD", "KUBE-SERVICES", "KUBE-EXTERNAL-SERVICES"},
+	})
+	nstest.Sh(t, `for t in $(cat /proc/net/ip_tables_names); do iptables-legacy -t $t -F; iptables-legacy -t $t -X; done`)
+	loadCanonical(t, text, map[rules.Family][]string{rules.IPv4: {"iptables-legacy-restore"}})
+	if _, again := readText(t, backend.IptablesLegacy); again != text {
+		t.Errorf("round trip differs:\n--- first\n%s\n--- second\n%s", text, again)
+	}
+}
+
+// assertKubeProxySkeleton checks the chains, the 14 base-chain jumps and
+// their comments that kube-proxy and kubelet write at startup (DOMAIN.md 4).
+func assertKubeProxySkeleton(t *testing.T, rs *rules.Ruleset) {
+	t.Helper()
+	assertBaseJumps(t, rs, map[string][]string{
+		"filter/INPUT":      {"KUBE-PROXY-FIREWALL", "KUBE-NODEPORTS", "KUBE-EXTERNAL-SERVICES", "KUBE-FIREWALL"},
+		"filter/FORWARD":    {"KUBE-PROXY-FIREWALL", "KUBE-FORWARD", "KUBE-SERVICES", "KUBE-EXTERNAL-SERVICES"},
+		"filter/OUTPUT":     {"KUBE-PROXY-FIREWALL", "KUBE-SERVICES", "KUBE-FIREWALL"},
+		"nat/PREROUTING":    {"KUBE-SERVICES"},
+		"nat/OUTPUT":        {"KUBE-SERVICES"},
+		"nat/POSTROUTING":   {"KUBE-POSTROUTING"},
+		"mangle/PREROUTING": nil,
+	})
+	comments := map[string]string{}
+	for _, tb := range rs.Tables {
+		for _, c := range tb.Chains {
+			for _, r := range c.Rules {
+				if r.Jump != "" && c.Hook != "" {
+					comments[tb.Name+"/"+c.Name+"->"+r.Jump] = r.Comment
+				}
+			}
+		}
+	}
+	for k, want := range map[string]string{
+		"nat/PREROUTING->KUBE-SERVICES":      "kubernetes service portals",
+		"nat/POSTROUTING->KUBE-POSTROUTING":  "kubernetes postrouting rules",
+		"filter/FORWARD->KUBE-FORWARD":       "kubernetes forwarding rules",
+		"filter/INPUT->KUBE-NODEPORTS":       "kubernetes health check service ports",
+		"filter/OUTPUT->KUBE-PROXY-FIREWALL": "kubernetes load balancer firewall",
+		"filter/INPUT->KUBE-FIREWALL":        "",
+	} {
+		if got, ok := comments[k]; !ok || got != want {
+			t.Errorf("jump %s: comment %q (present %v), want %q", k, got, ok, want)
+		}
+	}
+	for _, tc := range []struct{ table, chain string }{
+		{"nat", "KUBE-MARK-MASQ"}, {"nat", "KUBE-PROXY-CANARY"}, {"filter", "KUBE-PROXY-CANARY"},
+		{"mangle", "KUBE-PROXY-CANARY"}, {"mangle", "KUBE-IPTABLES-HINT"}, {"mangle", "KUBE-KUBELET-CANARY"},
+		{"nat", "KUBE-SVC-XPGD46QRK7WJZT7O"}, {"nat", "KUBE-SEP-SXIVWICOYRO3J4NJ"},
+	} {
+		if !hasChain(rs, tc.table, tc.chain) {
+			t.Errorf("chain %s/%s missing", tc.table, tc.chain)
+		}
+	}
+}
+
+func assertBaseJumps(t *testing.T, rs *rules.Ruleset, want map[string][]string) {
+	t.Helper()
+	for where, jumps := range want {
+		table, chain, _ := strings.Cut(where, "/")
+		var got []string
+		found := false
+		for _, tb := range rs.Tables {
+			if tb.Family != rules.IPv4 || tb.Name != table {
+				continue
+			}
+			for _, c := range tb.Chains {
+				if c.Name == chain {
+					found = true
+					for _, r := range c.Rules {
+						if r.Jump != "" {
+							got = append(got, r.Jump)
+						}
+					}
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s: chain missing", where)
+		} else if strings.Join(got, " ") != strings.Join(jumps, " ") {
+			t.Errorf("%s jumps = %v, want %v", where, got, jumps)
+		}
+	}
+}
+
+func hasChain(rs *rules.Ruleset, table, chain string) bool {
+	for _, tb := range rs.Tables {
+		for _, c := range tb.Chains {
+			if tb.Name == table && c.Name == chain {
+				return true
+			}
+		}
+	}
+	return false
+}

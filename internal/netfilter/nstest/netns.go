@@ -1,0 +1,87 @@
+package nstest
+
+import (
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+const (
+	envTest   = "NSTEST_NETNS_TEST"   // the test the child runs
+	envParent = "NSTEST_PARENT_NETNS" // the parent's netns, which the child must not be in
+)
+
+// InNetns runs the calling test in a fresh network namespace: the first
+// call re-executes the test binary under `unshare -n` for just this test
+// and returns false (the caller returns); inside the child it returns true
+// once it has checked that the namespace is really a new one, so a test
+// never touches the host's rules. It skips when not root or without
+// unshare.
+//
+//	if !nstest.InNetns(t) { return }
+func InNetns(t *testing.T) bool {
+	t.Helper()
+	self, _ := os.Readlink("/proc/self/ns/net")
+	if os.Getenv(envTest) == t.Name() {
+		if parent := os.Getenv(envParent); parent == "" || parent == self {
+			t.Fatalf("refusing to touch netfilter: not in a fresh network namespace (%s)", self)
+		}
+		return true
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to create a network namespace")
+	}
+	unshare, err := exec.LookPath("unshare")
+	if err != nil {
+		t.Skip("needs unshare (util-linux) to create a network namespace")
+	}
+	args := []string{"-n", os.Args[0], "-test.run=" + runPattern(t.Name()), "-test.count=1", "-test.v"}
+	cmd := exec.Command(unshare, args...)
+	cmd.Env = append(os.Environ(), envTest+"="+t.Name(), envParent+"="+self)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("in a network namespace: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "PASS") || strings.Contains(string(out), "no tests to run") {
+		t.Fatalf("the test did not run in the network namespace:\n%s", out)
+	}
+	if strings.Contains(string(out), "--- SKIP: "+t.Name()) {
+		t.Skipf("skipped in the network namespace:\n%s", out)
+	}
+	if testing.Verbose() {
+		t.Logf("in a network namespace:\n%s", out)
+	}
+	return false
+}
+
+// runPattern anchors each level of a (sub)test name for -test.run.
+func runPattern(name string) string {
+	parts := strings.Split(name, "/")
+	for i, p := range parts {
+		parts[i] = "^" + regexp.QuoteMeta(p) + "$"
+	}
+	return strings.Join(parts, "/")
+}
+
+// Tool returns the path of a command-line tool, or skips the test.
+func Tool(t testing.TB, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		t.Skipf("needs %s: %v", name, err)
+	}
+	return p
+}
+
+// Sh runs a shell script (in the test's namespace) and fails the test
+// with its output when it fails.
+func Sh(t testing.TB, script string) string {
+	t.Helper()
+	out, err := exec.Command("sh", "-ec", script).CombinedOutput()
+	if err != nil {
+		t.Fatalf("sh -ec %q: %v\n%s", script, err, out)
+	}
+	return string(out)
+}
