@@ -17,6 +17,9 @@ type Plan struct {
 	// ModulesLoaded and ModulesMissing report the module preload.
 	ModulesLoaded  []string `json:"modules_loaded"`
 	ModulesMissing []string `json:"modules_missing,omitempty"`
+	// Warnings are problems apply reported but did not stop on (a missing
+	// module, a later RKE2 drop-in that wipes ours, on_failure: warn).
+	Warnings []string `json:"warnings,omitempty"`
 	// Kubernetes is the Kubernetes minor apply saw, e.g. "v1.31" ("" unknown).
 	Kubernetes string `json:"kubernetes,omitempty"`
 }
