@@ -1,11 +1,162 @@
 package config
 
-import "github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+	"time"
+
+	"github.com/spf13/viper"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+)
 
 // Load reads file (a host path under root; a missing file means defaults),
 // then the environment (env, as os.Environ), then the kernel command line
 // words, highest last. Errors name the file, key and value.
-// TODO(config): placeholder signature, implemented by the config work.
+//
+// Each source is parsed and validated on its own so that an error names
+// where the bad value came from; viper then layers the validated values
+// over the defaults (its Set order is the precedence order).
 func Load(root hostfs.Root, file string, env []string, cmdline []string) (Config, error) {
-	return Config{}, nil
+	fileValues, found, err := readFile(root, file)
+	if err != nil {
+		return Config{}, err
+	}
+	envValues, err := fromEnv(env)
+	if err != nil {
+		return Config{}, err
+	}
+	cmdValues, err := fromCmdline(cmdline)
+	if err != nil {
+		return Config{}, err
+	}
+
+	c := assemble([]layer{{fileValues, SourceConfig}, {envValues, SourceEnv}, {cmdValues, SourceCmdline}})
+	if found {
+		c.File = file
+	}
+	return c, nil
+}
+
+// Defaults is the configuration when no file, environment or command line
+// sets anything.
+func Defaults() Config { return assemble(nil) }
+
+// layer is one source's validated values by key path.
+type layer struct {
+	values map[string]any
+	source string
+}
+
+// assemble layers validated values over the defaults, lowest first.
+func assemble(layers []layer) Config {
+	v := viper.New()
+	for _, s := range settings {
+		v.SetDefault(s.path, s.def)
+	}
+	source := SourceAuto
+	for _, l := range layers {
+		for k, val := range l.values {
+			v.Set(k, val)
+		}
+		if _, ok := l.values["backend"]; ok {
+			source = l.source
+		}
+	}
+	return Config{
+		Backend:       v.GetString("backend"),
+		BackendSource: source,
+		Prefer:        toBackends(v.GetStringSlice("prefer")),
+		LegacyTriggers: LegacyTriggers{
+			Modules: nonNil(v.GetStringSlice("legacy_triggers.modules")),
+			PCIIDs:  nonNil(v.GetStringSlice("legacy_triggers.pci_ids")),
+			DMI:     nonNil(v.GetStringSlice("legacy_triggers.dmi")),
+		},
+		RespectRKE2Config: v.GetBool("respect_rke2_config"),
+		KubeProxy:         KubeProxy{ExtraArgs: nonNil(v.GetStringSlice("kube_proxy.extra_args"))},
+		NodeLabel:         v.GetBool("node_label"),
+		OnFailure:         v.GetString("on_failure"),
+		Verify: Verify{
+			Wait:        v.GetDuration("verify.wait"),
+			TextfileDir: v.GetString("verify.textfile_dir"),
+		},
+	}
+}
+
+// readFile parses the config file; found is false when it does not exist.
+func readFile(root hostfs.Root, file string) (map[string]any, bool, error) {
+	data, err := root.ReadFile(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("%s: cannot read the config file: %w (fix its permissions or remove it to use the defaults)", file, err)
+	}
+	values, err := parseYAML(file, data)
+	if err != nil {
+		return nil, false, err
+	}
+	return values, true, nil
+}
+
+// convert turns one raw scalar into the key's typed value after checking it.
+func convert(s setting, raw string) (any, error) {
+	switch s.kind {
+	case kindBool:
+		switch strings.ToLower(raw) {
+		case "true", "yes", "on", "1":
+			return true, nil
+		case "false", "no", "off", "0":
+			return false, nil
+		}
+		return nil, fmt.Errorf("%q is not a boolean: use true or false", raw)
+	case kindDuration:
+		if _, err := s.check(raw); err != nil {
+			return nil, err
+		}
+		return time.ParseDuration(raw)
+	}
+	if s.check == nil {
+		return raw, nil
+	}
+	return s.check(raw)
+}
+
+// convertList checks every item of a list key, naming the bad one.
+func convertList(s setting, items []string) ([]string, error) {
+	out := make([]string, 0, len(items))
+	seen := map[string]bool{}
+	for i, item := range items {
+		v, err := s.check(item)
+		if err != nil {
+			return nil, fmt.Errorf("item %d: %w", i+1, err)
+		}
+		if s.path == "prefer" && seen[v] {
+			return nil, fmt.Errorf("%q is listed twice: list each backend once", v)
+		}
+		seen[v] = true
+		out = append(out, v)
+	}
+	if s.path == "prefer" && len(out) == 0 {
+		return nil, fmt.Errorf("the list is empty: list at least one backend, e.g. [iptables-nft, iptables-legacy]")
+	}
+	return out, nil
+}
+
+func toBackends(names []string) []backend.Backend {
+	out := make([]backend.Backend, len(names))
+	for i, n := range names {
+		out[i] = backend.Backend(n)
+	}
+	return out
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }

@@ -1,0 +1,210 @@
+package config
+
+import (
+	"fmt"
+	"path"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+)
+
+// kind is how a key's value is written and checked.
+type kind int
+
+const (
+	kindString kind = iota
+	kindBool
+	kindList
+	kindDuration
+)
+
+// setting is one key of the operator config. Keys are dotted paths
+// ("verify.wait"); the environment variable is derived from the path.
+type setting struct {
+	path string
+	kind kind
+	def  any
+	// check validates (and may normalise) one scalar or one list item; nil
+	// accepts anything.
+	check func(string) (string, error)
+}
+
+// settings is the whole contract of the config file, in documentation order.
+// DESIGN.md lists these names; they must not change.
+var settings = []setting{
+	{path: "backend", kind: kindString, def: Auto, check: checkBackendChoice},
+	{path: "prefer", kind: kindList, def: []string{string(backend.IptablesNFT), string(backend.IptablesLegacy)}, check: checkBackendName},
+	{path: "legacy_triggers.modules", kind: kindList, def: []string{}, check: checkModuleGlob},
+	{path: "legacy_triggers.pci_ids", kind: kindList, def: []string{}, check: checkPCIID},
+	{path: "legacy_triggers.dmi", kind: kindList, def: []string{}, check: checkGlob},
+	{path: "respect_rke2_config", kind: kindBool, def: true},
+	{path: "kube_proxy.extra_args", kind: kindList, def: []string{}, check: checkExtraArg},
+	{path: "node_label", kind: kindBool, def: true},
+	{path: "on_failure", kind: kindString, def: OnFailureWarn, check: checkOnFailure},
+	{path: "verify.wait", kind: kindDuration, def: 5 * time.Minute, check: checkWait},
+	{path: "verify.textfile_dir", kind: kindString, def: "/var/lib/prometheus/node-exporter", check: checkTextfileDir},
+}
+
+func lookup(p string) (setting, bool) {
+	for _, s := range settings {
+		if s.path == p {
+			return s, true
+		}
+	}
+	return setting{}, false
+}
+
+// validKeys lists the keys allowed directly under prefix ("" for the top
+// level), in documentation order, for "unknown key" messages.
+func validKeys(prefix string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, s := range settings {
+		rest, ok := strings.CutPrefix(s.path, prefix)
+		if !ok {
+			continue
+		}
+		first, _, _ := strings.Cut(rest, ".")
+		if !seen[first] {
+			seen[first] = true
+			out = append(out, first)
+		}
+	}
+	return out
+}
+
+// isSection reports whether p is a mapping of further keys (e.g. "verify").
+func isSection(p string) bool {
+	for _, s := range settings {
+		if strings.HasPrefix(s.path, p+".") {
+			return true
+		}
+	}
+	return false
+}
+
+// hints explain near-miss backend names. "modern" comes from a widely
+// copied blog post and would break kube-proxy outright (DOMAIN.md section 2).
+var hints = map[string]string{
+	"modern": `RKE2's kube-proxy image accepts only IPTABLES_MODE=legacy or nft; "modern" would make every iptables call in kube-proxy fail`,
+	"legacy": `"legacy" is the IPTABLES_MODE value; the backend is called iptables-legacy`,
+	"nft":    `"nft" is the IPTABLES_MODE value; use iptables-nft for iptables over nf_tables, or nftables for kube-proxy's native nftables mode`,
+}
+
+func checkBackendChoice(v string) (string, error) {
+	if v == Auto || v == Off {
+		return v, nil
+	}
+	if _, err := backend.Parse(v); err == nil {
+		return v, nil
+	}
+	msg := fmt.Sprintf("%q is not a backend: use auto, off, iptables-legacy, iptables-nft or nftables", v)
+	if h, ok := hints[strings.ToLower(v)]; ok {
+		msg += " (" + h + ")"
+	}
+	return "", fmt.Errorf("%s", msg)
+}
+
+func checkBackendName(v string) (string, error) {
+	if _, err := backend.Parse(v); err == nil {
+		return v, nil
+	}
+	msg := fmt.Sprintf("%q is not a backend: use iptables-legacy, iptables-nft or nftables", v)
+	if h, ok := hints[strings.ToLower(v)]; ok {
+		msg += " (" + h + ")"
+	}
+	return "", fmt.Errorf("%s", msg)
+}
+
+func checkOnFailure(v string) (string, error) {
+	if v == OnFailureWarn || v == OnFailureBlock {
+		return v, nil
+	}
+	return "", fmt.Errorf("%q is not valid: use warn (RKE2 starts anyway) or block (RKE2 does not start)", v)
+}
+
+// checkGlob accepts path.Match patterns; the check runs the pattern once
+// because path.Match reports a bad pattern only when it gets that far.
+func checkGlob(v string) (string, error) {
+	if v == "" {
+		return "", fmt.Errorf("an empty pattern matches nothing: remove it")
+	}
+	if strings.ContainsAny(v, "\n\x00") {
+		return "", fmt.Errorf("%q contains a newline or NUL", v)
+	}
+	if _, err := path.Match(v, v); err != nil {
+		return "", fmt.Errorf("%q is not a valid glob (use *, ? and [...] as in shell patterns): %w", v, err)
+	}
+	return v, nil
+}
+
+// checkModuleGlob also normalises "-" to "_", as the kernel does for module names.
+func checkModuleGlob(v string) (string, error) {
+	if _, err := checkGlob(v); err != nil {
+		return "", err
+	}
+	if strings.Contains(v, "/") {
+		return "", fmt.Errorf("%q is a path: give a module or driver name such as \"ahci\" or \"mv_*\"", v)
+	}
+	return strings.ReplaceAll(v, "-", "_"), nil
+}
+
+var pciID = regexp.MustCompile(`^[0-9a-fA-F]{4}:[0-9a-fA-F]{4}$`)
+
+func checkPCIID(v string) (string, error) {
+	id := strings.TrimPrefix(strings.ReplaceAll(v, ":0x", ":"), "0x")
+	if !pciID.MatchString(id) {
+		return "", fmt.Errorf("%q is not a PCI id: use \"vendor:device\" in hex as lspci -n prints it, e.g. \"1b4b:9235\"", v)
+	}
+	return strings.ToLower(id), nil
+}
+
+var flagName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
+
+// ownedFlags are kube-proxy flags the tool writes itself: a second value
+// from the operator would silently fight the decision.
+var ownedFlags = map[string]string{
+	"proxy-mode": "rke2-proxy-backend sets proxy-mode from the decision; choose the backend with backend: instead",
+}
+
+func checkExtraArg(v string) (string, error) {
+	if strings.ContainsAny(v, "\n\r\x00") {
+		return "", fmt.Errorf("%q contains a newline or NUL", v)
+	}
+	v = strings.TrimPrefix(v, "--")
+	name, value, ok := strings.Cut(v, "=")
+	if !ok || !flagName.MatchString(name) {
+		return "", fmt.Errorf("%q is not flag=value: write kube-proxy flags like \"iptables-min-sync-period=1s\" (lower-case name, =, value)", v)
+	}
+	if why, owned := ownedFlags[name]; owned {
+		return "", fmt.Errorf("%q cannot be set here: %s", v, why)
+	}
+	if name == "feature-gates" && strings.Contains(value, "NFTablesProxyMode") {
+		return "", fmt.Errorf("%q cannot be set here: rke2-proxy-backend adds NFTablesProxyMode=true itself, only on Kubernetes 1.29-1.30 where the gate exists (passing it to a version that removed it stops kube-proxy)", v)
+	}
+	return v, nil
+}
+
+func checkWait(v string) (string, error) {
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return "", fmt.Errorf("%q is not a duration: use a number with a unit, e.g. 5m, 90s or 0s (do not wait)", v)
+	}
+	if d < 0 || d > 24*time.Hour {
+		return "", fmt.Errorf("%q is out of range: use 0s to 24h", v)
+	}
+	return v, nil
+}
+
+// checkTextfileDir accepts "" (no metrics file) or an absolute path.
+func checkTextfileDir(v string) (string, error) {
+	if v == "" {
+		return v, nil
+	}
+	if !strings.HasPrefix(v, "/") || strings.ContainsAny(v, "\n\r\x00") {
+		return "", fmt.Errorf("%q is not an absolute path: use e.g. /var/lib/prometheus/node-exporter, or \"\" to write no metrics", v)
+	}
+	return path.Clean(v), nil
+}
