@@ -80,10 +80,13 @@ func TestLegacyTracepacketFixture(t *testing.T) {
 	nstest.Sh(t, "iptables-legacy-restore < "+filepath.Join(ref, "derived/iptables-tracepacket-fixture-v4.quoted.save"))
 	rs, text := readText(t, backend.IptablesLegacy)
 	assertBaseJumps(t, rs, map[string][]string{
-		"filter/INPUT":    {"KUBE-PROXY-FIREWALL", "KUBE-NODEPORTS", "KUBE-EXTERNAL-SERVICES", "KUBE-FIREWALL"},
+		// The fixture's own base-chain jumps (it has no firewall chains).
+		"filter/INPUT":    {"KUBE-NODEPORTS", "KUBE-EXTERNAL-SERVICES"},
+		"filter/FORWARD":  {"KUBE-FORWARD", "KUBE-SERVICES", "KUBE-EXTERNAL-SERVICES"},
+		"filter/OUTPUT":   {"KUBE-SERVICES"},
 		"nat/PREROUTING":  {"KUBE-SERVICES"},
+		"nat/OUTPUT":      {"KUBE-SERVICES"},
 		"nat/POSTROUTING": {"KUBE-POSTROUTING"},
-		"filter/FORWARD":  {"KUBE-PROXY-FIREWALL", "KUBE-FORWARD", "KUBE-SERVICES", "KUBE-EXTERNAL-SERVICES"},
 	})
 	nstest.Sh(t, `for t in $(cat /proc/net/ip_tables_names); do iptables-legacy -t $t -F; iptables-legacy -t $t -X; done`)
 	loadCanonical(t, text, map[rules.Family][]string{rules.IPv4: {"iptables-legacy-restore"}})
