@@ -1,0 +1,152 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
+)
+
+func init() { register(newRenderCommand) }
+
+func newRenderCommand(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "render",
+		Short: "Print kube-proxy rules as canonical, loadable text",
+		Long: `render prints netfilter rules in one canonical text: sorted, without counters,
+and loadable (iptables-restore input per family for the iptables backends,
+nft -f input for nftables; "# family" lines separate IPv4 and IPv6).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return usageError(fmt.Errorf("render needs a subcommand: expected or live"))
+		},
+	}
+	cmd.AddCommand(newRenderExpectedCommand(g), newRenderLiveCommand(g))
+	return cmd
+}
+
+func newRenderExpectedCommand(g *globals) *cobra.Command {
+	var (
+		backendName, kube, family string
+		services                  int
+	)
+	cmd := &cobra.Command{
+		Use:   "expected --backend B [--kubernetes v1.33] [--family ipv4|ipv6] [--services N]",
+		Short: "Print the rules kube-proxy is expected to write",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts, err := expectedOptions(backendName, kube, family, services)
+			if err != nil {
+				return usageError(err)
+			}
+			rs, err := expected.Render(opts)
+			if err != nil {
+				return failure("render expected: %w", err)
+			}
+			return printRulesets(g, []*rules.Ruleset{rs})
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&backendName, "backend", "", "backend: "+backend.Names()+" (required)")
+	f.StringVar(&kube, "kubernetes", "", "Kubernetes version, e.g. v1.33 (default: the newest layout known)")
+	f.StringVar(&family, "family", "", "only this IP family: ipv4 or ipv6 (default: both)")
+	f.IntVar(&services, "services", 0, "add N synthetic services")
+	return cmd
+}
+
+func expectedOptions(backendName, kube, family string, services int) (expected.Options, error) {
+	var opts expected.Options
+	if backendName == "" {
+		return opts, fmt.Errorf("--backend is required: one of %s", backend.Names())
+	}
+	b, err := backend.Parse(backendName)
+	if err != nil {
+		return opts, fmt.Errorf("--backend: %w", err)
+	}
+	opts.Backend = b
+	if kube != "" {
+		v, err := rke2.ParseVersion(kube)
+		if err != nil {
+			return opts, fmt.Errorf("--kubernetes: %w", err)
+		}
+		opts.Kubernetes = v
+	}
+	switch rules.Family(family) {
+	case "":
+	case rules.IPv4, rules.IPv6:
+		opts.Families = []rules.Family{rules.Family(family)}
+	default:
+		return opts, fmt.Errorf("--family %q: valid families are ipv4, ipv6", family)
+	}
+	if services < 0 {
+		return opts, fmt.Errorf("--services %d: must be 0 or more", services)
+	}
+	opts.Services = services
+	return opts, nil
+}
+
+func newRenderLiveCommand(g *globals) *cobra.Command {
+	var backendName string
+	cmd := &cobra.Command{
+		Use:   "live [--backend B|all]",
+		Short: "Print the live rules of each backend, canonical and diffable",
+		Long: `live reads the kernel's current rules without changing anything (one
+iptables-legacy-save call per family for iptables-legacy, netlink dumps for
+iptables-nft and nftables) and prints them per backend, each under a
+"# backend NAME" line. iptables-nft shows the ip/ip6 filter, nat, mangle, raw
+and security tables; nftables shows the kube-proxy tables.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			backends := backend.All
+			if backendName != "all" {
+				b, err := backend.Parse(backendName)
+				if err != nil {
+					return usageError(fmt.Errorf("--backend: %w (or all)", err))
+				}
+				backends = []backend.Backend{b}
+			}
+			reader := netfilter.NewSystem(g.hostRoot())
+			var out []*rules.Ruleset
+			for _, b := range backends {
+				rs, err := reader.Read(cmd.Context(), b)
+				if netfilter.IsNotInstalled(err) && len(backends) > 1 {
+					// One missing tool must not hide the other backends.
+					fmt.Fprintf(g.stderr, "rke2-proxy-backend: skipping %s: %v\n", b, err)
+					continue
+				}
+				if err != nil {
+					return failure("render live: %w", err)
+				}
+				out = append(out, rs)
+			}
+			return printRulesets(g, out)
+		},
+	}
+	cmd.Flags().StringVar(&backendName, "backend", "all", "backend to read: "+backend.Names()+" or all")
+	return cmd
+}
+
+func printRulesets(g *globals, rulesets []*rules.Ruleset) error {
+	if g.json() {
+		sorted := make([]*rules.Ruleset, len(rulesets))
+		for i, rs := range rulesets {
+			sorted[i] = rules.Normalize(rs)
+		}
+		enc := json.NewEncoder(g.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(sorted)
+	}
+	var b strings.Builder
+	for _, rs := range rulesets {
+		b.WriteString(rules.Format(rs))
+	}
+	_, err := fmt.Fprint(g.stdout, b.String())
+	return err
+}
