@@ -11,8 +11,6 @@ package expected
 
 import (
 	"fmt"
-	"regexp"
-	"strconv"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
@@ -71,28 +69,4 @@ func Render(opts Options) (*rules.Ruleset, error) {
 		rs.Tables = append(rs.Tables, tables...)
 	}
 	return rs, nil
-}
-
-var kubeVersionRE = regexp.MustCompile(`^v?(\d+)\.(\d+)(?:\.(\d+))?(?:[+-].*)?$`)
-
-// ParseKubernetes reads "v1.33", "1.33", "v1.33.2" or "v1.33.2+rke2r1".
-// The empty string is the zero (unknown) version.
-func ParseKubernetes(s string) (rke2.KubeVersion, error) {
-	if s == "" {
-		return rke2.KubeVersion{}, nil
-	}
-	m := kubeVersionRE.FindStringSubmatch(s)
-	if m == nil {
-		return rke2.KubeVersion{}, fmt.Errorf("kubernetes version %q: want vMAJOR.MINOR, e.g. v1.33", s)
-	}
-	major, _ := strconv.Atoi(m[1])
-	minor, _ := strconv.Atoi(m[2])
-	patch := -1
-	if m[3] != "" {
-		patch, _ = strconv.Atoi(m[3])
-	}
-	if major != 1 || minor > 1000 {
-		return rke2.KubeVersion{}, fmt.Errorf("kubernetes version %q: want vMAJOR.MINOR, e.g. v1.33", s)
-	}
-	return rke2.KubeVersion{Major: major, Minor: minor, Patch: patch}, nil
 }

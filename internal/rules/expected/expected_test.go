@@ -293,35 +293,6 @@ func TestOwner(t *testing.T) {
 	}
 }
 
-func TestParseKubernetes(t *testing.T) {
-	for in, want := range map[string]rke2.KubeVersion{
-		"v1.33": {Major: 1, Minor: 33, Patch: -1}, "1.31.2": {Major: 1, Minor: 31, Patch: 2},
-		"v1.31.2+rke2r1": {Major: 1, Minor: 31, Patch: 2}, "": {},
-	} {
-		got, err := ParseKubernetes(in)
-		if err != nil || got != want {
-			t.Errorf("ParseKubernetes(%q) = %+v, %v; want %+v", in, got, err, want)
-		}
-	}
-	for _, bad := range []string{"1", "v2.1", "latest", "v1.x"} {
-		if _, err := ParseKubernetes(bad); err == nil {
-			t.Errorf("ParseKubernetes(%q) gave no error", bad)
-		}
-	}
-}
-
-func FuzzParseKubernetes(f *testing.F) {
-	for _, s := range []string{"v1.33", "1.31.2+rke2r1", "", "v1.99999999999999999999"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		v, err := ParseKubernetes(s)
-		if err == nil && s != "" && (v.Major != 1 || v.Minor < 0) {
-			t.Fatalf("ParseKubernetes(%q) = %+v without error", s, v)
-		}
-	})
-}
-
 func itoa(i int) string { return strconv.Itoa(i) }
 
 func contains(lines []string, s string) bool {

@@ -1,0 +1,116 @@
+package expected
+
+import (
+	"strings"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
+)
+
+// ChainRef names one chain of a live ruleset.
+type ChainRef struct {
+	Family rules.Family `json:"family"`
+	Table  string       `json:"table"`
+	Chain  string       `json:"chain"`
+}
+
+func (c ChainRef) String() string { return string(c.Family) + " " + c.Table + " " + c.Chain }
+
+// JumpRef is a rule in a chain kube-proxy does not own (a built-in chain)
+// that jumps into one it does.
+type JumpRef struct {
+	ChainRef
+	Rule rules.Rule `json:"rule"`
+}
+
+// Owned is kube-proxy's and kubelet's footprint found in one live backend.
+type Owned struct {
+	// Tables are kube-proxy's nftables tables (family and name).
+	Tables []ChainRef `json:"tables,omitempty"`
+	// Chains are kube-proxy-owned iptables chains, or the chains of
+	// kube-proxy's nftables tables.
+	Chains []ChainRef `json:"chains,omitempty"`
+	// Jumps lead from chains kube-proxy does not own into its chains.
+	Jumps []JumpRef `json:"jumps,omitempty"`
+	// Rules counts the rules in Chains plus Jumps.
+	Rules int `json:"rules"`
+	// KubeletHints are kubelet's hint chains (mangle KUBE-IPTABLES-HINT,
+	// KUBE-KUBELET-CANARY).
+	KubeletHints []ChainRef `json:"kubelet_hints,omitempty"`
+}
+
+// Empty reports whether no kube-proxy object was found.
+func (o Owned) Empty() bool { return len(o.Tables) == 0 && len(o.Chains) == 0 && len(o.Jumps) == 0 }
+
+// iptablesTableNames are the tables iptables (legacy or nft) can hold; an
+// nftables reader may also return iptables-nft's tables, and an iptables-nft
+// reader must not count kube-proxy's native table, so each side only looks
+// at its own kind.
+var iptablesTableNames = map[string]bool{"filter": true, "nat": true, "mangle": true, "raw": true, "security": true}
+
+// FindOwned walks a live ruleset. nftables says whether rs comes from the
+// native nftables backend (only tables named NFTablesTable count) or from
+// an iptables backend (only iptables tables count). Empty legacy tables
+// created by a probe are not evidence of anything and are not reported.
+func FindOwned(rs *rules.Ruleset, nftables bool) Owned {
+	var o Owned
+	if rs == nil {
+		return o
+	}
+	for _, t := range rs.Tables {
+		if nftables {
+			if t.Name != NFTablesTable {
+				continue
+			}
+			o.Tables = append(o.Tables, ChainRef{Family: t.Family, Table: t.Name})
+			for _, c := range t.Chains {
+				o.Chains = append(o.Chains, ChainRef{Family: t.Family, Table: t.Name, Chain: c.Name})
+				o.Rules += len(c.Rules)
+			}
+			continue
+		}
+		if !iptablesTableNames[t.Name] {
+			continue
+		}
+		owned := map[string]bool{}
+		for _, c := range t.Chains {
+			ref := ChainRef{Family: t.Family, Table: t.Name, Chain: c.Name}
+			switch Owner(t.Name, c.Name) {
+			case OwnerKubeProxy:
+				owned[c.Name] = true
+				o.Chains = append(o.Chains, ref)
+				o.Rules += len(c.Rules)
+			case OwnerKubelet:
+				if IsKubeletHint(t.Name, c.Name) {
+					o.KubeletHints = append(o.KubeletHints, ref)
+				}
+			}
+		}
+		for _, c := range t.Chains {
+			if owned[c.Name] {
+				continue
+			}
+			for _, r := range c.Rules {
+				if target := jumpTarget(r); owned[target] {
+					o.Jumps = append(o.Jumps, JumpRef{ChainRef: ChainRef{Family: t.Family, Table: t.Name, Chain: c.Name}, Rule: r})
+					o.Rules++
+				}
+			}
+		}
+	}
+	return o
+}
+
+// jumpTarget is r.Jump, or the -j/-g target in its text when a reader left
+// Jump empty.
+func jumpTarget(r rules.Rule) string {
+	if r.Jump != "" {
+		return r.Jump
+	}
+	f := strings.Fields(r.Text)
+	for i := 0; i+1 < len(f); i++ {
+		if f[i] == "-j" || f[i] == "-g" || f[i] == "--jump" || f[i] == "--goto" {
+			return f[i+1]
+		}
+	}
+	return ""
+}

@@ -1,0 +1,174 @@
+package verify
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
+)
+
+// Finding kinds.
+const (
+	KindMissingTable     = "missing-table"
+	KindMissingChain     = "missing-chain"
+	KindMissingJump      = "missing-jump"
+	KindBaseChain        = "wrong-base-chain"
+	KindMissingSet       = "missing-set"
+	KindStranded         = "stranded-rules"
+	KindKubeletHint      = "kubelet-hint"
+	KindProxyMode        = "proxy-mode"
+	KindReadError        = "read-error"
+	KindTableUnreadable  = "unreadable"
+	restartKubeProxyHint = "restart kube-proxy so it rebuilds its rules: systemctl restart rke2-server (rke2-agent on agents)"
+)
+
+// Finding is one thing that does not hold, with the command that fixes it.
+type Finding struct {
+	Kind    string          `json:"kind"`
+	Backend backend.Backend `json:"backend"`
+	Family  rules.Family    `json:"family,omitempty"`
+	Table   string          `json:"table,omitempty"`
+	Message string          `json:"message"`
+	Fix     string          `json:"fix"`
+}
+
+// missingSkeleton compares the live ruleset of the expected backend with the
+// rendered skeleton and returns what is absent. Only the footprint every
+// kube-proxy of that layout writes is checked: tables, fixed chains,
+// base-chain jumps with their comments, nftables base chains and sets; never
+// per-service rules, which depend on the cluster.
+func missingSkeleton(want, live *rules.Ruleset) []Finding {
+	var out []Finding
+	for _, wt := range want.Tables {
+		lt := findTable(live, wt.Family, wt.Name)
+		where := fmt.Sprintf("%s %s table %s", want.Backend, wt.Family, wt.Name)
+		if lt == nil {
+			out = append(out, Finding{Kind: KindMissingTable, Backend: want.Backend, Family: wt.Family, Table: wt.Name,
+				Message: where + " is absent: kube-proxy has not synced in this backend", Fix: restartKubeProxyHint})
+			continue
+		}
+		var chains, jumps []string
+		for _, wc := range wt.Chains {
+			if kubeletOnly(wc.Name) {
+				continue // kubelet's; reported by the hint check, not here
+			}
+			lc := findChain(lt, wc.Name)
+			if lc == nil {
+				chains = append(chains, wc.Name)
+				continue
+			}
+			if want.Backend == backend.NFTables && wc.Hook != "" &&
+				(lc.Hook != wc.Hook || lc.Type != wc.Type || lc.Priority != wc.Priority) {
+				out = append(out, Finding{Kind: KindBaseChain, Backend: want.Backend, Family: wt.Family, Table: wt.Name,
+					Message: fmt.Sprintf("%s: base chain %s is type %q hook %q priority %d, want type %s hook %s priority %d",
+						where, wc.Name, lc.Type, lc.Hook, lc.Priority, wc.Type, wc.Hook, wc.Priority),
+					Fix: restartKubeProxyHint})
+			}
+			for _, wr := range requiredJumps(want.Backend, wt.Name, wc) {
+				if !slices.ContainsFunc(lc.Rules, func(r rules.Rule) bool { return jumpMatches(r, wr) }) {
+					jumps = append(jumps, describeJump(wc.Name, wr))
+				}
+			}
+		}
+		if len(chains) > 0 {
+			out = append(out, Finding{Kind: KindMissingChain, Backend: want.Backend, Family: wt.Family, Table: wt.Name,
+				Message: fmt.Sprintf("%s lacks %d kube-proxy chain(s): %s", where, len(chains), list(chains)), Fix: restartKubeProxyHint})
+		}
+		if len(jumps) > 0 {
+			out = append(out, Finding{Kind: KindMissingJump, Backend: want.Backend, Family: wt.Family, Table: wt.Name,
+				Message: fmt.Sprintf("%s lacks %d base-chain jump(s): %s", where, len(jumps), list(jumps)), Fix: restartKubeProxyHint})
+		}
+		var sets []string
+		for _, ws := range wt.Sets {
+			if ws.Name == expected.NodePortIPsSet {
+				continue // absent when NodePorts accept every address
+			}
+			if !slices.ContainsFunc(lt.Sets, func(s rules.Set) bool { return s.Name == ws.Name }) {
+				sets = append(sets, ws.Name)
+			}
+		}
+		if len(sets) > 0 {
+			out = append(out, Finding{Kind: KindMissingSet, Backend: want.Backend, Family: wt.Family, Table: wt.Name,
+				Message: fmt.Sprintf("%s lacks set(s)/map(s): %s", where, list(sets)), Fix: restartKubeProxyHint})
+		}
+	}
+	return out
+}
+
+func kubeletOnly(chain string) bool {
+	return chain == "KUBE-IPTABLES-HINT" || chain == "KUBE-KUBELET-CANARY"
+}
+
+// requiredJumps are the rules of c that must exist live: every jump in a
+// base chain, and for iptables the nat KUBE-SERVICES -> KUBE-NODEPORTS jump.
+func requiredJumps(b backend.Backend, table string, c rules.Chain) []rules.Rule {
+	var out []rules.Rule
+	for _, r := range c.Rules {
+		if r.Jump == "" {
+			continue
+		}
+		if c.Hook != "" || (b.UsesIptables() && table == "nat" && c.Name == "KUBE-SERVICES" && r.Jump == "KUBE-NODEPORTS") {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// jumpMatches compares by target and comment, not by text: readers of
+// different backends print the same rule's matches differently.
+func jumpMatches(live, want rules.Rule) bool {
+	if live.Jump != want.Jump && !textJumps(live.Text, want.Jump) {
+		return false
+	}
+	return live.Comment == want.Comment || (want.Comment != "" && strings.Contains(live.Text, want.Comment))
+}
+
+func textJumps(text, target string) bool {
+	for _, verb := range []string{"-j ", "-g ", "jump ", "goto "} {
+		if strings.HasSuffix(text, verb+target) || strings.Contains(text, verb+target+" ") {
+			return true
+		}
+	}
+	return false
+}
+
+func describeJump(chain string, r rules.Rule) string {
+	s := chain + " -> " + r.Jump
+	if r.Comment != "" {
+		s += fmt.Sprintf(" (%q)", r.Comment)
+	}
+	return s
+}
+
+func findTable(rs *rules.Ruleset, fam rules.Family, name string) *rules.Table {
+	if rs == nil {
+		return nil
+	}
+	for i := range rs.Tables {
+		if rs.Tables[i].Family == fam && rs.Tables[i].Name == name {
+			return &rs.Tables[i]
+		}
+	}
+	return nil
+}
+
+func findChain(t *rules.Table, name string) *rules.Chain {
+	for i := range t.Chains {
+		if t.Chains[i].Name == name {
+			return &t.Chains[i]
+		}
+	}
+	return nil
+}
+
+// list prints names, shortening long lists so a report stays readable.
+func list(names []string) string {
+	const max = 8
+	if len(names) <= max {
+		return strings.Join(names, ", ")
+	}
+	return strings.Join(names[:max], ", ") + fmt.Sprintf(" and %d more", len(names)-max)
+}

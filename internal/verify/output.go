@@ -1,0 +1,108 @@
+package verify
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+)
+
+// StatusPath is where the last result is kept for operators and tools.
+const StatusPath = "/run/rke2-proxy-backend/status.json"
+
+// MetricsFile is the textfile node_exporter picks up from its directory.
+const MetricsFile = "rke2_proxy_backend.prom"
+
+// JSON is the result as printed with -o json and stored in StatusPath.
+func JSON(r *Result) ([]byte, error) {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encode verify result: %w", err)
+	}
+	return append(b, '\n'), nil
+}
+
+// WriteStatus stores r atomically at StatusPath under root.
+func WriteStatus(root hostfs.Root, r *Result) error {
+	b, err := JSON(r)
+	if err != nil {
+		return err
+	}
+	if _, err := root.WriteFileAtomic(StatusPath, b, 0o644); err != nil {
+		return fmt.Errorf("write status %s: %w", root.Path(StatusPath), err)
+	}
+	return nil
+}
+
+// Metrics renders the Prometheus text exposition of r. now is the run's
+// end, the only timestamp the tool writes anywhere.
+func Metrics(r *Result, now time.Time) []byte {
+	var b strings.Builder
+	gauge := func(name, help string) {
+		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name)
+	}
+	gauge("rke2_proxy_backend_info", "Backend kube-proxy is expected to use on this node.")
+	fmt.Fprintf(&b, "rke2_proxy_backend_info{backend=%q} 1\n", r.Expect)
+	gauge("rke2_proxy_backend_verify_ok", "1 when kube-proxy's rules are complete in the expected backend and none are stranded elsewhere.")
+	ok := 0
+	if r.OK {
+		ok = 1
+	}
+	fmt.Fprintf(&b, "rke2_proxy_backend_verify_ok %d\n", ok)
+	gauge("rke2_proxy_backend_verify_findings", "Number of findings of the last verify run.")
+	fmt.Fprintf(&b, "rke2_proxy_backend_verify_findings %d\n", len(r.Findings))
+	gauge("rke2_proxy_backend_stranded_rules", "kube-proxy rules found in a backend kube-proxy does not use.")
+	for _, name := range backend.All {
+		fmt.Fprintf(&b, "rke2_proxy_backend_stranded_rules{backend=%q} %d\n", name, stranded(r, name, false))
+	}
+	gauge("rke2_proxy_backend_stranded_chains", "kube-proxy chains found in a backend kube-proxy does not use.")
+	for _, name := range backend.All {
+		fmt.Fprintf(&b, "rke2_proxy_backend_stranded_chains{backend=%q} %d\n", name, stranded(r, name, true))
+	}
+	gauge("rke2_proxy_backend_verify_duration_seconds", "Wall time of the last verify run, including the wait for kube-proxy.")
+	fmt.Fprintf(&b, "rke2_proxy_backend_verify_duration_seconds %g\n", r.Duration.Seconds())
+	gauge("rke2_proxy_backend_verify_last_run_timestamp_seconds", "Unix time the last verify run finished.")
+	fmt.Fprintf(&b, "rke2_proxy_backend_verify_last_run_timestamp_seconds %d\n", now.Unix())
+	return []byte(b.String())
+}
+
+func stranded(r *Result, b backend.Backend, chains bool) int {
+	for _, st := range r.Backends {
+		if st.Backend == b && !st.Expected {
+			if chains {
+				return st.KubeProxyChains
+			}
+			return st.KubeProxyRules
+		}
+	}
+	return 0
+}
+
+// WriteMetrics writes the textfile atomically into dir (a host path under
+// root). When dir does not exist node_exporter is not set up to read it:
+// nothing is written and note says so.
+func WriteMetrics(root hostfs.Root, dir string, r *Result, now time.Time) (note string, err error) {
+	if dir == "" {
+		return "metrics not written: no textfile directory configured", nil
+	}
+	fi, err := root.Stat(dir)
+	if err != nil || !fi.IsDir() {
+		if err != nil && !isNotExist(err) {
+			return "", fmt.Errorf("textfile directory %s: %w", root.Path(dir), err)
+		}
+		return fmt.Sprintf("metrics not written: textfile directory %s does not exist (set verify.textfile_dir or --textfile-dir)", dir), nil
+	}
+	file := path.Join(dir, MetricsFile)
+	if _, err := root.WriteFileAtomic(file, Metrics(r, now), 0o644); err != nil {
+		return "", fmt.Errorf("write metrics %s: %w", root.Path(file), err)
+	}
+	return "", nil
+}
+
+func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }

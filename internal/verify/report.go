@@ -1,0 +1,60 @@
+package verify
+
+import (
+	"fmt"
+	"io"
+)
+
+// WriteText prints the short human report: the verdict, one line per
+// backend, then each finding with the command that fixes it.
+func WriteText(w io.Writer, r *Result) error {
+	verdict := "OK"
+	if !r.OK {
+		verdict = "FAILED"
+	}
+	kube := r.Kubernetes
+	if kube == "" {
+		kube = "unknown (newest layout)"
+	}
+	p := &printer{w: w}
+	p.f("verify: %s: kube-proxy should use %s (from %s), Kubernetes %s\n", verdict, r.Expect, r.ExpectSource, kube)
+	for _, b := range r.Backends {
+		p.f("  %-16s %s\n", string(b.Backend)+":", backendLine(b))
+	}
+	if r.ProxyMode != "" {
+		p.f("  %-16s %s\n", "proxy mode:", r.ProxyMode)
+	}
+	for _, n := range r.Notes {
+		p.f("note: %s\n", n)
+	}
+	for i, f := range r.Findings {
+		p.f("%d. [%s] %s\n   fix: %s\n", i+1, f.Kind, f.Message, f.Fix)
+	}
+	return p.err
+}
+
+func backendLine(b BackendState) string {
+	switch {
+	case b.ReadError != "":
+		return "not readable: " + b.ReadError
+	case b.Expected && b.Complete:
+		return fmt.Sprintf("kube-proxy skeleton complete (%d kube-proxy chains, %d rules)", b.KubeProxyChains, b.KubeProxyRules)
+	case b.Expected:
+		return "kube-proxy skeleton INCOMPLETE"
+	case b.KubeProxyChains > 0:
+		return fmt.Sprintf("STRANDED: %d kube-proxy chains, %d rules", b.KubeProxyChains, b.KubeProxyRules)
+	}
+	return "no kube-proxy rules"
+}
+
+// printer keeps the first write error so the report code stays linear.
+type printer struct {
+	w   io.Writer
+	err error
+}
+
+func (p *printer) f(format string, args ...any) {
+	if p.err == nil {
+		_, p.err = fmt.Fprintf(p.w, format, args...)
+	}
+}

@@ -1,0 +1,199 @@
+package verify
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
+)
+
+func skeleton(t *testing.T, b backend.Backend, kv rke2.KubeVersion, services int) *rules.Ruleset {
+	t.Helper()
+	rs, err := expected.Render(expected.Options{Backend: b, Kubernetes: kv, Services: services})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rs
+}
+
+func run(t *testing.T, opts Options) *Result {
+	t.Helper()
+	res, err := Run(context.Background(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func kinds(r *Result) string {
+	var k []string
+	for _, f := range r.Findings {
+		k = append(k, f.Kind+"@"+string(f.Backend))
+	}
+	return strings.Join(k, ",")
+}
+
+func TestVerdicts(t *testing.T) {
+	legacy := skeleton(t, backend.IptablesLegacy, rke2.KubeVersion{}, 20)
+	nft := skeleton(t, backend.IptablesNFT, rke2.KubeVersion{}, 20)
+	native := skeleton(t, backend.NFTables, rke2.KubeVersion{}, 20)
+	native133 := skeleton(t, backend.NFTables, rke2.KubeVersion{Major: 1, Minor: 33}, 0)
+
+	noJump := rules.Clone(legacy)
+	for ti := range noJump.Tables {
+		for ci := range noJump.Tables[ti].Chains {
+			c := &noJump.Tables[ti].Chains[ci]
+			if noJump.Tables[ti].Name == "nat" && c.Name == "POSTROUTING" {
+				c.Rules = nil
+			}
+		}
+	}
+	hintOnly := &rules.Ruleset{Backend: backend.IptablesNFT, Tables: []rules.Table{{Family: rules.IPv4, Name: "mangle",
+		Chains: []rules.Chain{{Name: "KUBE-IPTABLES-HINT"}}}}}
+	kubeletOnly := &rules.Ruleset{Backend: backend.IptablesNFT, Tables: []rules.Table{{Family: rules.IPv4, Name: "filter",
+		Chains: []rules.Chain{{Name: "INPUT", Rules: []rules.Rule{{Text: "-j KUBE-FIREWALL", Jump: "KUBE-FIREWALL"}}}, {Name: "KUBE-FIREWALL"}}}}}
+	emptyLegacy := &rules.Ruleset{Backend: backend.IptablesLegacy, Tables: []rules.Table{{Family: rules.IPv4, Name: "mangle",
+		Chains: []rules.Chain{{Name: "PREROUTING"}, {Name: "OUTPUT"}}}}}
+
+	cases := []struct {
+		name   string
+		expect backend.Backend
+		live   []*rules.Ruleset
+		want   string
+	}{
+		{"clean legacy", backend.IptablesLegacy, []*rules.Ruleset{legacy}, ""},
+		{"clean iptables-nft with empty probe table in legacy", backend.IptablesNFT, []*rules.Ruleset{nft, emptyLegacy}, ""},
+		{"clean nftables", backend.NFTables, []*rules.Ruleset{native}, ""},
+		{"nftables 1.33 layout, version unknown", backend.NFTables, []*rules.Ruleset{native133}, ""},
+		{"nothing synced", backend.IptablesNFT, nil, "missing-table@iptables-nft,missing-table@iptables-nft,missing-table@iptables-nft,missing-table@iptables-nft,missing-table@iptables-nft,missing-table@iptables-nft"},
+		{"missing nat POSTROUTING jump", backend.IptablesLegacy, []*rules.Ruleset{noJump}, "missing-jump@iptables-legacy,missing-jump@iptables-legacy"},
+		{"stranded legacy rules", backend.IptablesNFT, []*rules.Ruleset{nft, legacy}, "stranded-rules@iptables-legacy,kubelet-hint@iptables-legacy"},
+		{"nftables next to iptables leftovers", backend.NFTables, []*rules.Ruleset{native, nft}, "stranded-rules@iptables-nft"},
+		{"kubelet hint in the other backend", backend.IptablesLegacy, []*rules.Ruleset{legacy, hintOnly}, "kubelet-hint@iptables-nft"},
+		{"kubelet's KUBE-FIREWALL alone is not stranded", backend.IptablesLegacy, []*rules.Ruleset{legacy, kubeletOnly}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res := run(t, Options{Expect: c.expect, Reader: netfilter.NewFake(c.live...)})
+			if got := kinds(res); got != c.want {
+				t.Errorf("findings %q, want %q\n%+v", got, c.want, res.Findings)
+			}
+			if res.OK != (c.want == "") {
+				t.Errorf("OK = %v with findings %q", res.OK, c.want)
+			}
+			for _, f := range res.Findings {
+				if f.Fix == "" || f.Message == "" {
+					t.Errorf("finding without message or fix: %+v", f)
+				}
+				if f.Kind == KindStranded && f.Fix != CleanupCommand(f.Backend) {
+					t.Errorf("stranded fix %q, want %q", f.Fix, CleanupCommand(f.Backend))
+				}
+			}
+		})
+	}
+}
+
+// verify waits for kube-proxy's first sync: rules that appear during the
+// wait count.
+func TestWaitsForFirstSync(t *testing.T) {
+	fake := netfilter.NewFake()
+	polls := 0
+	opts := Options{Expect: backend.IptablesNFT, Reader: fake, Wait: time.Hour, Poll: time.Second,
+		Sleep: func(ctx context.Context, d time.Duration) error {
+			polls++
+			if polls == 3 {
+				fake.Set(skeleton(t, backend.IptablesNFT, rke2.KubeVersion{}, 0))
+			}
+			return nil
+		}}
+	res := run(t, opts)
+	if !res.OK || !res.Synced || polls != 3 {
+		t.Errorf("OK=%v synced=%v after %d polls, want ok after 3: %+v", res.OK, res.Synced, polls, res.Findings)
+	}
+	res = run(t, Options{Expect: backend.NFTables, Reader: fake})
+	if res.Synced || res.OK {
+		t.Errorf("no wait, nothing in nftables: synced=%v ok=%v", res.Synced, res.OK)
+	}
+}
+
+func TestProxyMode(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/proxyMode" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Write([]byte("iptables"))
+	}))
+	defer srv.Close()
+	fake := netfilter.NewFake(skeleton(t, backend.NFTables, rke2.KubeVersion{}, 0))
+	res := run(t, Options{Expect: backend.NFTables, Reader: fake, ProxyModeURL: srv.URL + "/proxyMode"})
+	if kinds(res) != "proxy-mode@nftables" || res.ProxyMode != "iptables" {
+		t.Errorf("findings %q, mode %q; want a proxy-mode finding for iptables", kinds(res), res.ProxyMode)
+	}
+	res = run(t, Options{Expect: backend.NFTables, Reader: fake, ProxyModeURL: srv.URL + "/nothing"})
+	if !res.OK || len(res.Notes) != 1 || !strings.Contains(res.Notes[0], "proxy mode not checked") {
+		t.Errorf("unreachable endpoint: OK=%v notes %q; want ok with a note", res.OK, res.Notes)
+	}
+}
+
+func TestOutputs(t *testing.T) {
+	fake := netfilter.NewFake(skeleton(t, backend.IptablesNFT, rke2.KubeVersion{}, 0), skeleton(t, backend.IptablesLegacy, rke2.KubeVersion{}, 3))
+	res := run(t, Options{Expect: backend.IptablesNFT, Reader: fake})
+	m := string(Metrics(res, time.Unix(1700000000, 0)))
+	for _, want := range []string{
+		`rke2_proxy_backend_info{backend="iptables-nft"} 1`,
+		"rke2_proxy_backend_verify_ok 0",
+		`rke2_proxy_backend_stranded_rules{backend="iptables-nft"} 0`,
+		"rke2_proxy_backend_verify_last_run_timestamp_seconds 1700000000",
+		"# TYPE rke2_proxy_backend_verify_duration_seconds gauge",
+	} {
+		if !strings.Contains(m, want) {
+			t.Errorf("metrics lack %q:\n%s", want, m)
+		}
+	}
+	// 3 services: 3 KUBE-SVC + 6 KUBE-SEP chains with 3+6+6 rules, plus the skeleton's.
+	if !strings.Contains(m, `rke2_proxy_backend_stranded_rules{backend="iptables-legacy"} `) ||
+		strings.Contains(m, `rke2_proxy_backend_stranded_rules{backend="iptables-legacy"} 0`) {
+		t.Errorf("legacy stranded rules not counted:\n%s", m)
+	}
+
+	dir := t.TempDir()
+	root := hostfs.New(dir)
+	if err := WriteStatus(root, res); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, StatusPath)); err != nil || !strings.Contains(string(b), `"ok": false`) {
+		t.Errorf("status.json: %v\n%s", err, b)
+	}
+	note, err := WriteMetrics(root, "/var/lib/node-exporter", res, time.Now())
+	if err != nil || !strings.Contains(note, "does not exist") {
+		t.Errorf("absent textfile dir: note %q, err %v", note, err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "var/lib/node-exporter"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if note, err := WriteMetrics(root, "/var/lib/node-exporter", res, time.Now()); err != nil || note != "" {
+		t.Errorf("textfile dir present: note %q, err %v", note, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "var/lib/node-exporter", MetricsFile)); err != nil {
+		t.Error(err)
+	}
+	var text strings.Builder
+	if err := WriteText(&text, res); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "fix: "+CleanupCommand(backend.IptablesLegacy)) {
+		t.Errorf("report lacks the cleanup command:\n%s", text.String())
+	}
+}
