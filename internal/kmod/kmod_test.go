@@ -2,7 +2,6 @@ package kmod
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -12,27 +11,13 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kmod/kmodtest"
 )
 
 const release = "6.1.0-test"
 
-// fakeModprobe behaves like modprobe against the fixture tree: a module with
-// a .ko file under lib/modules/<release>/kernel "loads" (joins proc/modules),
-// anything else fails with modprobe's own message. Every call is recorded.
-const fakeModprobe = `#!/bin/sh
-root=$(cd "$(dirname "$0")/.." && pwd)
-[ "$1" = "--" ] && shift
-echo "$1" >> "$root/calls"
-if [ -n "$(find "$root/lib/modules/` + release + `/kernel" -name "$1.ko" 2>/dev/null)" ]; then
-  echo "$1 16384 0 - Live 0x0000000000000000" >> "$root/proc/modules"
-  exit 0
-fi
-echo "modprobe: FATAL: Module $1 not found in directory /lib/modules/` + release + `" >&2
-exit 1
-`
-
 // fakeTree lays out a host root: loaded modules in proc/modules, built-ins
-// in modules.builtin, loadable ones as .ko files, and the fake modprobe.
+// in modules.builtin, loadable ones in modules.dep, and the fake modprobe.
 func fakeTree(t *testing.T, loaded, builtin, loadable []string) hostfs.Root {
 	t.Helper()
 	dir := t.TempDir()
@@ -54,23 +39,16 @@ func fakeTree(t *testing.T, loaded, builtin, loadable []string) hostfs.Root {
 	}
 	write("proc/modules", procModules, 0o444)
 	write("lib/modules/"+release+"/modules.builtin", builtinList, 0o644)
+	var dep string
 	for _, m := range loadable {
-		write("lib/modules/"+release+"/kernel/net/netfilter/"+m+".ko", "", 0o644)
+		dep += "kernel/net/netfilter/" + m + ".ko.xz:\n"
 	}
-	write("sbin/modprobe", fakeModprobe, 0o755)
+	write("lib/modules/"+release+"/modules.dep", dep, 0o644)
+	kmodtest.Install(t, dir, release)
 	return hostfs.New(dir)
 }
 
-func calls(t *testing.T, root hostfs.Root) []string {
-	data, err := os.ReadFile(filepath.Join(root.Dir(), "calls"))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.Fields(string(data))
-}
+func calls(t *testing.T, root hostfs.Root) []string { return kmodtest.Calls(t, root.Dir()) }
 
 func TestLoadSkipsLoadedAndBuiltinLoadsTheRestNamesMissing(t *testing.T) {
 	root := fakeTree(t, []string{"nf_tables", "x_tables"}, []string{"nft_compat", "nf_conntrack"}, []string{"nft_chain_nat", "xt-comment"})

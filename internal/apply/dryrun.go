@@ -1,0 +1,60 @@
+package apply
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kmod"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
+)
+
+// dryRun prints what a real run would do: the modules it would load and the
+// drop-in it would write. It writes and loads nothing.
+func dryRun(o Options, in Input, state kmod.State, dropInPath string) error {
+	d := in.Decision
+	// after is the module state a real run would leave: what is present,
+	// plus what the probe saw as available (all of it when unknown).
+	after := kmod.State{Supported: state.Supported, Loaded: map[string]bool{}, Builtin: state.Builtin}
+	for m := range state.Loaded {
+		after.Loaded[m] = true
+	}
+	available := map[string]bool{}
+	for _, m := range in.Facts.Modules.Available {
+		available[kmod.Normalize(m)] = true
+	}
+	var load, unavailable []string
+	for _, m := range d.Modules {
+		if state.Present(m) {
+			continue
+		}
+		load = append(load, m)
+		if in.Facts.Modules.AvailableKnown && !available[kmod.Normalize(m)] {
+			unavailable = append(unavailable, m)
+			continue
+		}
+		after.Loaded[kmod.Normalize(m)] = true
+	}
+	w := o.Stdout
+	fmt.Fprintf(w, "# backend: %s (source %s)\n", d.Backend, d.Source)
+	switch {
+	case !state.Supported:
+		fmt.Fprintln(w, "# modules: kernel has no loadable modules, nothing to load")
+	case len(load) == 0:
+		fmt.Fprintln(w, "# modules: all present, nothing to load")
+	default:
+		fmt.Fprintf(w, "# modules to load: %s\n", strings.Join(load, " "))
+	}
+	if len(unavailable) > 0 {
+		fmt.Fprintf(w, "# not available on this kernel: %s\n", strings.Join(unavailable, " "))
+	}
+	for _, m := range kmod.MissingFeatures(d.Backend, in.Facts.Kernel, after) {
+		fmt.Fprintf(w, "# cannot run: %s\n", m)
+	}
+	data, err := rke2.RenderDropIn(dropIn(d))
+	if err != nil {
+		return fmt.Errorf("render RKE2 drop-in: %w", err)
+	}
+	fmt.Fprintf(w, "# would write %s (mode %04o):\n", o.Root.Path(dropInPath), rke2.DropInMode)
+	_, err = w.Write(data)
+	return err
+}
