@@ -1,0 +1,99 @@
+package cleanup
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os/exec"
+	"strings"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
+)
+
+// Runner runs a tool with stdin and returns its stdout; tests and the CLI
+// use Exec, which runs the real binary.
+type Runner func(ctx context.Context, stdin string, argv ...string) (string, error)
+
+// Exec runs argv[0] from PATH.
+func Exec(ctx context.Context, stdin string, argv ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return stdout.String(), fmt.Errorf("%s: %w: %s", strings.Join(argv, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	return stdout.String(), nil
+}
+
+// tools are the dump and load commands of one iptables backend and family.
+func tools(b backend.Backend, fam rules.Family) (save, restore string) {
+	prefix := "iptables"
+	if fam == rules.IPv6 {
+		prefix = "ip6tables"
+	}
+	flavour := "legacy"
+	if b == backend.IptablesNFT {
+		flavour = "nft"
+	}
+	return prefix + "-" + flavour + "-save", prefix + "-" + flavour + "-restore"
+}
+
+// Read returns backend b's live rules as cleanup needs them: for the
+// iptables backends exactly as *-save prints them (so every "-D" matches
+// the kernel's rule), one plain *-save call per family (no -t: on legacy
+// that would create tables); for nftables the kube-proxy tables `nft list
+// tables` names.
+func Read(ctx context.Context, run Runner, b backend.Backend) (*rules.Ruleset, error) {
+	rs := &rules.Ruleset{Backend: b}
+	if b == backend.NFTables {
+		out, err := run(ctx, "", "nft", "list", "tables")
+		if err != nil {
+			return nil, fmt.Errorf("list nftables tables: %w", err)
+		}
+		for _, line := range strings.Split(out, "\n") {
+			f := strings.Fields(line)
+			if len(f) == 3 && f[0] == "table" && (f[1] == "ip" || f[1] == "ip6") {
+				fam := rules.IPv4
+				if f[1] == "ip6" {
+					fam = rules.IPv6
+				}
+				rs.Tables = append(rs.Tables, rules.Table{Family: fam, Name: f[2]})
+			}
+		}
+		return rs, nil
+	}
+	for _, fam := range []rules.Family{rules.IPv4, rules.IPv6} {
+		save, _ := tools(b, fam)
+		out, err := run(ctx, "", save)
+		if err != nil {
+			return nil, fmt.Errorf("read %s %s rules: %w", b, fam, err)
+		}
+		tables, err := rules.ParseIptablesSave(strings.NewReader(out), fam)
+		if err != nil {
+			return nil, fmt.Errorf("parse %s output: %w", save, err)
+		}
+		rs.Tables = append(rs.Tables, tables...)
+	}
+	return rs, nil
+}
+
+// Apply runs p's transactions, one per family, each all-or-nothing.
+func Apply(ctx context.Context, run Runner, p *Plan) error {
+	for _, fam := range []rules.Family{rules.IPv4, rules.IPv6} {
+		script, ok := p.Scripts[fam]
+		if !ok {
+			continue
+		}
+		argv := []string{"nft", "-f", "-"}
+		if p.Backend != backend.NFTables {
+			_, restore := tools(p.Backend, fam)
+			argv = []string{restore, "-w", "5", "--noflush"}
+		}
+		if _, err := run(ctx, script, argv...); err != nil {
+			return fmt.Errorf("remove kube-proxy's %s %s rules: %w", p.Backend, fam, err)
+		}
+	}
+	return nil
+}

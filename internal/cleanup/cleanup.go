@@ -1,0 +1,116 @@
+// Package cleanup removes kube-proxy's rules from one backend: the rules a
+// backend switch stranded there, which kube-proxy itself never removes
+// (it cleans only the backend its wrapper chose). Only kube-proxy-owned
+// objects go: never kubelet's chains (KUBE-IPTABLES-HINT,
+// KUBE-KUBELET-CANARY, KUBE-FIREWALL), never anyone else's.
+package cleanup
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
+)
+
+// Plan is what one cleanup removes from one backend.
+type Plan struct {
+	Backend backend.Backend `json:"backend"`
+	// Removals lists each removed object, one plain line each, in the order
+	// they go.
+	Removals []string `json:"removals"`
+	// Scripts is the one transaction per family: iptables-restore --noflush
+	// input for the iptables backends, nft -f input for nftables.
+	Scripts map[rules.Family]string `json:"scripts"`
+}
+
+// Empty reports whether there is nothing to remove.
+func (p *Plan) Empty() bool { return len(p.Removals) == 0 }
+
+// Compute plans the removal of kube-proxy's objects from rs, a live read of
+// backend rs.Backend.
+func Compute(rs *rules.Ruleset) *Plan {
+	p := &Plan{Backend: rs.Backend, Removals: []string{}, Scripts: map[rules.Family]string{}}
+	owned := expected.FindOwned(rs, rs.Backend == backend.NFTables)
+	if rs.Backend == backend.NFTables {
+		for _, t := range owned.Tables {
+			fam := rules.NFTFamily(t.Family)
+			p.Removals = append(p.Removals, fmt.Sprintf("table %s %s with all its chains, sets and maps", fam, t.Table))
+			p.Scripts[t.Family] += fmt.Sprintf("delete table %s %s\n", fam, t.Table)
+		}
+		return p
+	}
+	for _, fam := range []rules.Family{rules.IPv4, rules.IPv6} {
+		var b strings.Builder
+		for _, table := range tablesOf(owned, fam) {
+			chains := chainsIn(owned.Chains, fam, table)
+			jumps := jumpsIn(owned.Jumps, fam, table)
+			// In --noflush mode a chain line flushes an existing chain, so
+			// every owned chain is empty before any is deleted and no
+			// reference between them blocks the -X.
+			fmt.Fprintf(&b, "*%s\n", table)
+			for _, c := range chains {
+				fmt.Fprintf(&b, ":%s - [0:0]\n", c)
+			}
+			for _, j := range jumps {
+				fmt.Fprintf(&b, "-D %s %s\n", j.Chain, j.Rule.Text)
+				p.Removals = append(p.Removals, fmt.Sprintf("%s %s rule: -A %s %s", fam, table, j.Chain, j.Rule.Text))
+			}
+			for _, c := range chains {
+				fmt.Fprintf(&b, "-X %s\n", c)
+				p.Removals = append(p.Removals, fmt.Sprintf("%s %s chain %s", fam, table, c))
+			}
+			b.WriteString("COMMIT\n")
+		}
+		if b.Len() > 0 {
+			p.Scripts[fam] = b.String()
+		}
+	}
+	return p
+}
+
+// tablesOf lists the tables of fam holding owned chains or jumps, in
+// iptables-save order.
+func tablesOf(o expected.Owned, fam rules.Family) []string {
+	seen := map[string]bool{}
+	for _, c := range o.Chains {
+		if c.Family == fam {
+			seen[c.Table] = true
+		}
+	}
+	for _, j := range o.Jumps {
+		if j.Family == fam {
+			seen[j.Table] = true
+		}
+	}
+	var out []string
+	for _, t := range []string{"raw", "mangle", "nat", "filter", "security"} {
+		if seen[t] {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func chainsIn(refs []expected.ChainRef, fam rules.Family, table string) []string {
+	var out []string
+	for _, c := range refs {
+		if c.Family == fam && c.Table == table {
+			out = append(out, c.Chain)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func jumpsIn(refs []expected.JumpRef, fam rules.Family, table string) []expected.JumpRef {
+	var out []expected.JumpRef
+	for _, j := range refs {
+		if j.Family == fam && j.Table == table {
+			out = append(out, j)
+		}
+	}
+	return out
+}

@@ -1,0 +1,73 @@
+package cleanup
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
+)
+
+func TestComputeIptables(t *testing.T) {
+	rs, err := expected.Render(expected.Options{Backend: backend.IptablesLegacy, Services: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Someone else's chain with a jump from INPUT must stay.
+	for i := range rs.Tables {
+		if rs.Tables[i].Name == "filter" && rs.Tables[i].Family == rules.IPv4 {
+			rs.Tables[i].Chains = append(rs.Tables[i].Chains, rules.Chain{Name: "KUBE-ROUTER-INPUT"})
+			rs.Tables[i].Chains[0].Rules = append(rs.Tables[i].Chains[0].Rules, rules.Rule{Text: "-j KUBE-ROUTER-INPUT", Jump: "KUBE-ROUTER-INPUT"})
+		}
+	}
+	p := Compute(rs)
+	v4 := p.Scripts[rules.IPv4]
+	for _, want := range []string{
+		"*nat\n:KUBE-MARK-MASQ - [0:0]\n",
+		"-D POSTROUTING -m comment --comment \"kubernetes postrouting rules\" -j KUBE-POSTROUTING\n",
+		"-X KUBE-PROXY-CANARY\n",
+		"-D INPUT -m conntrack --ctstate NEW -m comment --comment \"kubernetes load balancer firewall\" -j KUBE-PROXY-FIREWALL\n",
+	} {
+		if !strings.Contains(v4, want) {
+			t.Errorf("ipv4 script lacks %q:\n%s", want, v4)
+		}
+	}
+	for _, never := range []string{"KUBE-FIREWALL\n", "KUBE-IPTABLES-HINT", "KUBE-KUBELET-CANARY", "KUBE-ROUTER-INPUT", "-X INPUT"} {
+		if strings.Contains(v4, never) {
+			t.Errorf("ipv4 script touches %q:\n%s", never, v4)
+		}
+	}
+	// Per family: 12 kube-proxy jumps, 12 fixed chains (6 filter, 5 nat, 1
+	// mangle) and 2 services with 3 chains each.
+	if got, want := len(p.Removals), 2*(12+12+2*3); got != want {
+		t.Errorf("%d removals, want %d:\n%s", got, want, strings.Join(p.Removals, "\n"))
+	}
+}
+
+func TestComputeNFTables(t *testing.T) {
+	rs := &rules.Ruleset{Backend: backend.NFTables, Tables: []rules.Table{
+		{Family: rules.IPv4, Name: "kube-proxy"}, {Family: rules.IPv4, Name: "filter"}, {Family: rules.IPv6, Name: "kube-proxy"},
+	}}
+	p := Compute(rs)
+	if p.Scripts[rules.IPv4] != "delete table ip kube-proxy\n" || p.Scripts[rules.IPv6] != "delete table ip6 kube-proxy\n" || len(p.Removals) != 2 {
+		t.Errorf("plan %+v", p)
+	}
+	if !Compute(&rules.Ruleset{Backend: backend.IptablesNFT}).Empty() {
+		t.Error("an empty ruleset gives a non-empty plan")
+	}
+}
+
+func TestReadNFTablesParsesListTables(t *testing.T) {
+	run := func(ctx context.Context, stdin string, argv ...string) (string, error) {
+		return "table ip filter\ntable ip kube-proxy\ntable ip6 kube-proxy\ntable inet other\n", nil
+	}
+	rs, err := Read(context.Background(), run, backend.NFTables)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := Compute(rs); len(p.Removals) != 2 {
+		t.Errorf("removals %q, want the two kube-proxy tables", p.Removals)
+	}
+}

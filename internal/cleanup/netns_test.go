@@ -1,0 +1,113 @@
+package cleanup
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nstest"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
+)
+
+// snapshot is a backend's whole state as its own tool prints it, minus the
+// save tools' date comments.
+func snapshot(t *testing.T, b backend.Backend) string {
+	t.Helper()
+	if b == backend.NFTables {
+		return nstest.Sh(t, "nft list tables | grep -w kube-proxy | while read -r _ fam name; do nft list table $fam $name; done")
+	}
+	flavour := "legacy"
+	if b == backend.IptablesNFT {
+		flavour = "nft"
+	}
+	out := nstest.Sh(t, "iptables-"+flavour+"-save; ip6tables-"+flavour+"-save")
+	return regexp.MustCompile(`(?m)^#.*\n`).ReplaceAllString(out, "")
+}
+
+func loadRendered(t *testing.T, b backend.Backend) {
+	t.Helper()
+	rs, err := expected.Render(expected.Options{Backend: b, Services: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fam := range []rules.Family{rules.IPv4, rules.IPv6} {
+		argv := []string{"nft", "-f", "-"}
+		if b != backend.NFTables {
+			prefix := map[rules.Family]string{rules.IPv4: "iptables", rules.IPv6: "ip6tables"}[fam]
+			argv = []string{prefix + "-" + b.IptablesMode() + "-restore", "--noflush"}
+		}
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Stdin = strings.NewReader(rules.FormatFamily(rs, fam))
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("load rendered %s %s: %v\n%s", b, fam, err, out)
+		}
+	}
+}
+
+// cleanup leaves the stranded backend without kube-proxy objects, keeps
+// kubelet's chains and other chains, and does not change the chosen
+// backend by one byte.
+func TestCleanupInNetns(t *testing.T) {
+	cases := []struct{ chosen, stranded backend.Backend }{
+		{backend.IptablesNFT, backend.IptablesLegacy},
+		{backend.IptablesLegacy, backend.IptablesNFT},
+		{backend.NFTables, backend.IptablesNFT},
+		{backend.IptablesNFT, backend.NFTables},
+	}
+	for _, c := range cases {
+		t.Run(string(c.stranded)+" next to "+string(c.chosen), func(t *testing.T) {
+			ref := nstest.RefDir(t)
+			if !nstest.InNetns(t) {
+				return
+			}
+			nstest.Tool(t, "nfacct")
+			if c.stranded != backend.NFTables {
+				nstest.Sh(t, "sh "+filepath.Join(ref, "derived/simulate-startup.sh")+" "+c.stranded.IptablesMode()+" 2>&1")
+				nstest.Sh(t, "iptables-"+c.stranded.IptablesMode()+" -N KUBE-ROUTER-INPUT; iptables-"+c.stranded.IptablesMode()+" -A INPUT -j KUBE-ROUTER-INPUT")
+			} else {
+				nstest.Sh(t, "nft -f "+filepath.Join(ref, "derived/nftables-overall-v4.reordered.nft"))
+			}
+			loadRendered(t, c.chosen)
+			before := snapshot(t, c.chosen)
+
+			ctx := context.Background()
+			live, err := Read(ctx, Exec, c.stranded)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := Compute(live)
+			if p.Empty() {
+				t.Fatal("nothing to clean in the stranded backend")
+			}
+			if err := Apply(ctx, Exec, p); err != nil {
+				t.Fatalf("%v\nscripts:\n%s%s", err, p.Scripts[rules.IPv4], p.Scripts[rules.IPv6])
+			}
+			after, err := Read(ctx, Exec, c.stranded)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o := expected.FindOwned(after, c.stranded == backend.NFTables); !o.Empty() {
+				t.Errorf("kube-proxy objects left in %s: %+v", c.stranded, o)
+			}
+			if again := Compute(after); !again.Empty() {
+				t.Errorf("a second cleanup would remove %q", again.Removals)
+			}
+			if got := snapshot(t, c.chosen); got != before {
+				t.Errorf("the chosen backend %s changed:\n--- before\n%s\n--- after\n%s", c.chosen, before, got)
+			}
+			if c.stranded != backend.NFTables {
+				left := snapshot(t, c.stranded)
+				for _, keep := range []string{":KUBE-IPTABLES-HINT", ":KUBE-KUBELET-CANARY", ":KUBE-FIREWALL", "-A INPUT -j KUBE-FIREWALL", "-A INPUT -j KUBE-ROUTER-INPUT", "block incoming localnet connections"} {
+					if !strings.Contains(left, keep) {
+						t.Errorf("cleanup removed %q, which is not kube-proxy's:\n%s", keep, left)
+					}
+				}
+			}
+		})
+	}
+}
