@@ -1,0 +1,163 @@
+// Package generator is rke2-proxy-backend's systemd generator mode
+// (systemd.generator(7)). At every boot and daemon-reload, before any unit
+// starts, it probes the host read-only, decides the backend and writes a
+// drop-in for each installed RKE2 unit into the normal generator directory.
+// It never fails the boot: on any problem it logs one line and writes
+// nothing, and RKE2 then starts with its own defaults.
+package generator
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/units"
+)
+
+// InitrdRelease marks an initrd when SYSTEMD_IN_INITRD is not set (systemd
+// before 251 does not set it).
+const InitrdRelease = "/etc/initrd-release"
+
+// Decider probes the host and decides; the generator calls it only once it
+// knows there is work to do.
+type Decider func() (facts.Facts, config.Config, decide.Decision, error)
+
+// Options are one generator run's inputs.
+type Options struct {
+	Root hostfs.Root
+	// Dirs are the normal, early and late output directories (at least
+	// the normal one). Only the normal one is written.
+	Dirs []string
+	// Getenv reads the generator's environment (SYSTEMD_IN_INITRD).
+	Getenv func(string) string
+	// ConfigFile is the operator config file when it is not the default;
+	// apply and verify are then pointed at it too.
+	ConfigFile string
+	Decide     Decider
+	Log        *Logger
+}
+
+// Outcome says what a run did.
+type Outcome string
+
+const (
+	Wrote    Outcome = "wrote"
+	Initrd   Outcome = "initrd"
+	Disabled Outcome = "disabled"
+	NoRKE2   Outcome = "no-rke2"
+	Failed   Outcome = "failed"
+)
+
+// Run does one generator run and logs what it did. The error (with Failed)
+// is for tests; callers exit 0 regardless, as systemd.generator(7) asks.
+func Run(o Options) (Outcome, error) {
+	if inInitrd(o.Root, o.Getenv) {
+		o.Log.Info("running in the initrd; RKE2 starts from the real root, nothing to do")
+		return Initrd, nil
+	}
+	out, err := run(o)
+	if err != nil {
+		o.Log.Error("%v; wrote nothing, RKE2 will start with its own kube-proxy defaults", err)
+		return Failed, err
+	}
+	return out, nil
+}
+
+func run(o Options) (Outcome, error) {
+	if len(o.Dirs) == 0 || o.Dirs[0] == "" {
+		return Failed, errors.New("no output directory given")
+	}
+	normal := o.Dirs[0]
+	if !filepath.IsAbs(normal) {
+		return Failed, fmt.Errorf("output directory %q is not an absolute path", normal)
+	}
+	f, cfg, d, err := o.Decide()
+	if err != nil {
+		return Failed, err
+	}
+	for _, p := range f.Unreadable {
+		o.Log.Warn("%s", p)
+	}
+	if d.Disabled {
+		o.Log.Info("disabled by the operator (backend: off, source %s); wrote nothing", cfg.BackendSource)
+		return Disabled, nil
+	}
+	var names []string
+	for _, u := range f.RKE2.Units {
+		names = append(names, u.Name)
+	}
+	if len(names) == 0 {
+		o.Log.Info("no rke2-server or rke2-agent unit installed; nothing to do")
+		return NoRKE2, nil
+	}
+	files, err := units.Generate(units.Input{
+		Backend:    d.Backend,
+		Units:      names,
+		VerifyWait: cfg.Verify.Wait,
+		ConfigFile: o.ConfigFile,
+	})
+	if err != nil {
+		return Failed, fmt.Errorf("render drop-ins: %w", err)
+	}
+	if err := writeAll(normal, files); err != nil {
+		return Failed, err
+	}
+	o.Log.Info("kube-proxy backend %s (source %s) for %s: %s",
+		d.Backend, d.Source, strings.Join(names, ", "), strings.Join(d.Reasons, " "))
+	return Wrote, nil
+}
+
+// inInitrd follows systemd: SYSTEMD_IN_INITRD when set (systemd >= 251),
+// else the presence of /etc/initrd-release.
+func inInitrd(root hostfs.Root, getenv func(string) string) bool {
+	if v := getenv("SYSTEMD_IN_INITRD"); v != "" {
+		return v == "1"
+	}
+	return root.Exists(InitrdRelease)
+}
+
+// writeAll writes every file under dir, or, if any write fails, removes
+// what it wrote so systemd sees none of our drop-ins. The generator
+// directory is an empty tmpfs for each run, so plain writes suffice.
+func writeAll(dir string, files []units.File) error {
+	var created []string // files and directories, in creation order
+	undo := func() {
+		for i := len(created) - 1; i >= 0; i-- {
+			os.Remove(created[i])
+		}
+	}
+	for _, f := range files {
+		p := filepath.Join(dir, filepath.FromSlash(f.Path))
+		sub := filepath.Dir(p)
+		if _, err := os.Lstat(sub); errors.Is(err, os.ErrNotExist) {
+			if err := os.MkdirAll(sub, 0o755); err != nil {
+				undo()
+				return fmt.Errorf("create %s: %w", sub, err)
+			}
+			created = append(created, sub)
+		}
+		// O_NOFOLLOW: never write through a symlink someone left there.
+		w, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o644)
+		if err != nil {
+			undo()
+			return fmt.Errorf("write %s: %w", p, err)
+		}
+		created = append(created, p)
+		_, err = w.Write(f.Data)
+		if cerr := w.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			undo()
+			return fmt.Errorf("write %s: %w", p, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,166 @@
+package generator
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+)
+
+func fixedDecider(f facts.Facts, d decide.Decision, err error) Decider {
+	return func() (facts.Facts, config.Config, decide.Decision, error) {
+		return f, config.Config{BackendSource: config.SourceConfig}, d, err
+	}
+}
+
+var serverFacts = facts.Facts{RKE2: facts.RKE2{Units: []facts.RKE2Unit{{Name: "rke2-server.service", Role: "server"}}}}
+
+// runGen runs the generator into fresh dirs and returns the outcome, the
+// files written (relative path -> content) and the log.
+func runGen(t *testing.T, root hostfs.Root, env map[string]string, dec Decider) (Outcome, map[string]string, string) {
+	t.Helper()
+	base := t.TempDir()
+	dirs := []string{filepath.Join(base, "normal"), filepath.Join(base, "early"), filepath.Join(base, "late")}
+	for _, d := range dirs {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var log bytes.Buffer
+	called := false
+	out, _ := Run(Options{
+		Root: root, Dirs: dirs, Getenv: func(k string) string { return env[k] }, Log: NewLogger(&log),
+		Decide: func() (facts.Facts, config.Config, decide.Decision, error) { called = true; return dec() },
+	})
+	if out == Initrd && called {
+		t.Error("the generator probed the host in the initrd")
+	}
+	files := map[string]string{}
+	for i, d := range dirs {
+		err := filepath.Walk(d, func(p string, info os.FileInfo, err error) error {
+			if err != nil || info.IsDir() {
+				return err
+			}
+			if i > 0 {
+				t.Errorf("wrote %s outside the normal directory", p)
+			}
+			data, err := os.ReadFile(p)
+			rel, _ := filepath.Rel(d, p)
+			files[rel] = string(data)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out, files, log.String()
+}
+
+func TestGeneratorWritesDropIns(t *testing.T) {
+	d := decide.Decision{Backend: backend.IptablesLegacy, Source: "auto", Reasons: []string{"A legacy trigger matched."}}
+	out, files, log := runGen(t, hostfs.New(t.TempDir()), nil, fixedDecider(serverFacts, d, nil))
+	if out != Wrote || len(files) != 2 {
+		t.Fatalf("outcome %s, files %v\n%s", out, files, log)
+	}
+	if !strings.Contains(files["rke2-server.service.d/50-rke2-proxy-backend.conf"], "apply --backend=iptables-legacy") {
+		t.Errorf("server drop-in: %q", files["rke2-server.service.d/50-rke2-proxy-backend.conf"])
+	}
+	want := Name + ": info: kube-proxy backend iptables-legacy (source auto) for rke2-server.service: A legacy trigger matched.\n"
+	if log != want {
+		t.Errorf("log %q, want %q", log, want)
+	}
+}
+
+func TestGeneratorDoesNothingInInitrd(t *testing.T) {
+	root := t.TempDir()
+	for name, c := range map[string]struct {
+		env  map[string]string
+		file bool
+	}{
+		"env":                   {env: map[string]string{"SYSTEMD_IN_INITRD": "1"}},
+		"initrd-release":        {file: true},
+		"env says not, no file": {env: map[string]string{"SYSTEMD_IN_INITRD": "0"}},
+	} {
+		dir := filepath.Join(root, name)
+		if c.file {
+			if err := os.MkdirAll(filepath.Join(dir, "etc"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "etc/initrd-release"), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		d := decide.Decision{Backend: backend.IptablesNFT}
+		out, files, log := runGen(t, hostfs.New(dir), c.env, fixedDecider(serverFacts, d, nil))
+		wantInitrd := name != "env says not, no file"
+		if (out == Initrd) != wantInitrd || (wantInitrd && (len(files) != 0 || !strings.Contains(log, "initrd"))) {
+			t.Errorf("%s: outcome %s, %d files, log %q", name, out, len(files), log)
+		}
+	}
+}
+
+func TestGeneratorNeverFailsTheBoot(t *testing.T) {
+	for name, dec := range map[string]Decider{
+		"config error": fixedDecider(facts.Facts{}, decide.Decision{}, errors.New(`/etc/rke2-proxy-backend/config.yaml: key "backend": value "modern" is not valid`)),
+		"bad unit name": fixedDecider(facts.Facts{RKE2: facts.RKE2{Units: []facts.RKE2Unit{{Name: "../x.service"}}}},
+			decide.Decision{Backend: backend.IptablesNFT}, nil),
+		"no backend": fixedDecider(serverFacts, decide.Decision{}, nil),
+	} {
+		out, files, log := runGen(t, hostfs.New(t.TempDir()), nil, dec)
+		if out != Failed || len(files) != 0 || strings.Count(log, "\n") != 1 || !strings.Contains(log, ": error: ") {
+			t.Errorf("%s: outcome %s, files %v, log %q; want one error line and nothing written", name, out, files, log)
+		}
+	}
+}
+
+func TestGeneratorDisabledAndNoRKE2(t *testing.T) {
+	out, files, log := runGen(t, hostfs.New(t.TempDir()), nil, fixedDecider(serverFacts, decide.Decision{Disabled: true}, nil))
+	if out != Disabled || len(files) != 0 || strings.Count(log, "\n") != 1 || !strings.Contains(log, "info: disabled") {
+		t.Errorf("disabled: outcome %s, files %v, log %q", out, files, log)
+	}
+	out, files, log = runGen(t, hostfs.New(t.TempDir()), nil, fixedDecider(facts.Facts{}, decide.Decision{Backend: backend.IptablesNFT}, nil))
+	if out != NoRKE2 || len(files) != 0 || !strings.Contains(log, "no rke2-server or rke2-agent unit") {
+		t.Errorf("no RKE2: outcome %s, files %v, log %q", out, files, log)
+	}
+}
+
+// A write that fails half way leaves nothing behind.
+func TestGeneratorWriteFailureLeavesNothing(t *testing.T) {
+	base := t.TempDir()
+	normal := filepath.Join(base, "normal")
+	// rke2-server.service.d is a file: the second drop-in cannot be written.
+	if err := os.MkdirAll(normal, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(normal, "rke2-server.service.d"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	out, err := Run(Options{Root: hostfs.New(base), Dirs: []string{normal}, Getenv: func(string) string { return "" }, Log: NewLogger(&log),
+		Decide: fixedDecider(serverFacts, decide.Decision{Backend: backend.NFTables}, nil)})
+	if out != Failed || err == nil {
+		t.Fatalf("outcome %s, err %v", out, err)
+	}
+	entries, _ := os.ReadDir(normal)
+	if len(entries) != 1 {
+		t.Errorf("normal dir holds %d entries after a failed run, want only the obstacle", len(entries))
+	}
+}
+
+func TestKmsgFormat(t *testing.T) {
+	var buf bytes.Buffer
+	l := &Logger{w: &buf, kmsg: true}
+	l.Warn("line one\nline two %s", strings.Repeat("x", 2000))
+	got := buf.String()
+	if !strings.HasPrefix(got, "<4>"+Name+": line one line two xxx") || strings.Count(got, "\n") != 1 || len(got) > 1024 {
+		t.Errorf("kmsg record %q (len %d): want one <4> record under 1 KiB", got[:60], len(got))
+	}
+}
