@@ -1,0 +1,160 @@
+package decide
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
+)
+
+// planPath is plan.Path, spelled out because package plan imports this one.
+const planPath = "/run/rke2-proxy-backend/plan.json"
+
+// usable reports whether auto may pick b: allowed by RKE2's pins and not
+// ruled out by a fact.
+func (s *state) usable(b backend.Backend) bool {
+	if s.iptablesOnly && b == backend.NFTables {
+		return false
+	}
+	return s.caps[b].support != unsupported
+}
+
+// auto follows DESIGN.md's order: what already runs, legacy triggers, what
+// the kernel can run, the host's iptables alternative, then prefer.
+func (s *state) auto() backend.Backend {
+	if s.d.Source == "" {
+		s.d.Source = config.SourceAuto
+	}
+	if (kernelView{k: s.f.Kernel, m: s.f.Modules}).nothingKnown() {
+		s.say("No kernel config and no module lists could be read, so every backend is assumed to work.")
+	}
+	if p := backend.Backend(s.f.PreviousPlan); p != "" && s.usable(p) {
+		s.say("This boot already applied %s (recorded in %s) and kube-proxy runs with it, so it is kept: a daemon-reload must not switch a running node.", p, planPath)
+		return p
+	}
+	if live := s.f.LiveRules; live.Probed {
+		switch {
+		case len(live.KubeProxy) == 1 && s.usable(backend.Backend(live.KubeProxy[0])):
+			b := backend.Backend(live.KubeProxy[0])
+			s.say("Live kube-proxy rules are in %s right now, so it is kept: switching would strand them there.", b)
+			return b
+		case len(live.KubeProxy) > 1:
+			s.say("Live kube-proxy rules are in more than one backend (%s), so they cannot tell which one to keep.", strings.Join(live.KubeProxy, ", "))
+		}
+	}
+	if matched := matchTriggers(s.c.LegacyTriggers, s.f); len(matched) > 0 {
+		if s.usable(backend.IptablesLegacy) {
+			s.say("The legacy trigger %s, so iptables-legacy is used.", strings.Join(matched, "; "))
+			return backend.IptablesLegacy
+		}
+		s.say("The legacy trigger %s, but %s, so the trigger is ignored.", strings.Join(matched, "; "), s.caps[backend.IptablesLegacy].why)
+	}
+	if len(s.c.Prefer) > 0 && s.c.Prefer[0] == backend.NFTables && !s.iptablesOnly {
+		if s.usable(backend.NFTables) {
+			s.say("The prefer list puts nftables first, and kernel %s with Kubernetes %s can run kube-proxy's nftables mode.", s.f.Kernel.Release, s.f.RKE2.Kubernetes)
+			return backend.NFTables
+		}
+		s.say("The prefer list puts nftables first, but %s, so an iptables backend is used.", s.caps[backend.NFTables].why)
+	}
+	return s.autoIptables()
+}
+
+// autoIptables chooses between the two iptables backends.
+func (s *state) autoIptables() backend.Backend {
+	legacy, nft := s.usable(backend.IptablesLegacy), s.usable(backend.IptablesNFT)
+	switch {
+	case legacy && !nft:
+		s.say("%s, so only iptables-legacy can work.", capital(s.caps[backend.IptablesNFT].why))
+		return backend.IptablesLegacy
+	case nft && !legacy:
+		s.say("%s, so only iptables-nft can work.", capital(s.caps[backend.IptablesLegacy].why))
+		return backend.IptablesNFT
+	case !legacy && !nft:
+		if s.usable(backend.NFTables) {
+			s.say("Neither iptables backend can work (%s; %s), so kube-proxy's nftables mode is used.", s.caps[backend.IptablesLegacy].why, s.caps[backend.IptablesNFT].why)
+			return backend.NFTables
+		}
+		s.say("No backend can work on this host as far as the facts show (%s; %s); iptables-nft, RKE2's usual choice, is written anyway and kube-proxy will probably fail until the kernel is fixed.", s.caps[backend.IptablesLegacy].why, s.caps[backend.IptablesNFT].why)
+		return backend.IptablesNFT
+	}
+	u := s.f.Userspace
+	switch u.IptablesAlternative {
+	case "legacy", "nft":
+		b := byIptablesMode(u.IptablesAlternative)
+		where := ""
+		if u.IptablesPath != "" {
+			where = " (" + u.IptablesPath + ")"
+		}
+		s.say("The host's iptables command is %s%s, and kubelet writes its KUBE-IPTABLES-HINT and KUBE-KUBELET-CANARY chains with it, so kube-proxy uses the same backend.", b, where)
+		return b
+	}
+	if live := s.f.LiveRules; live.Probed && len(live.KubeletHint) == 1 && slices.Contains([]string{string(backend.IptablesLegacy), string(backend.IptablesNFT)}, live.KubeletHint[0]) {
+		b := backend.Backend(live.KubeletHint[0])
+		s.say("The kubelet's KUBE-IPTABLES-HINT chain is in %s, so kube-proxy uses the same backend.", b)
+		return b
+	}
+	for _, p := range s.c.Prefer {
+		if p != backend.NFTables && s.usable(p) {
+			s.say("Both iptables backends can work and nothing on the host favours one, so prefer's first choice, %s, is used.", p)
+			return p
+		}
+	}
+	s.say("Both iptables backends can work and prefer names neither, so iptables-nft is used.")
+	return backend.IptablesNFT
+}
+
+// finish fills in what follows from the backend: modules, kube-proxy args
+// and env, node label, and the remaining reasons.
+func (s *state) finish(b backend.Backend) {
+	d := s.d
+	d.Backend, d.ProxyMode, d.IptablesMode, d.Modules = b, b.ProxyMode(), b.IptablesMode(), b.Modules()
+	if cp := s.caps[b]; cp.support == unconfirmed && !(kernelView{k: s.f.Kernel, m: s.f.Modules}).nothingKnown() {
+		s.say("Support for %s is assumed, not confirmed: %s.", b, cp.why)
+	}
+	keep := func(pin string) bool {
+		return pin != "" && s.c.RespectRKE2Config && (d.Source == SourceRKE2Config || s.iptablesOnly)
+	}
+	if keep(s.pins.proxyMode) {
+		s.respect(fmt.Sprintf("proxy-mode=%s in %s", s.pins.proxyMode, s.pins.proxyModeFile))
+	} else {
+		d.KubeProxyArgs = append(d.KubeProxyArgs, "proxy-mode="+d.ProxyMode)
+		if s.pins.proxyMode != "" && s.pins.proxyMode != d.ProxyMode {
+			s.say("RKE2's config sets proxy-mode=%s in %s; the drop-in's proxy-mode=%s overrides it because RKE2 reads the drop-in later.", s.pins.proxyMode, s.pins.proxyModeFile, d.ProxyMode)
+		}
+	}
+	if b == backend.NFTables && needsGate(s.f.RKE2.Kubernetes) && !s.pins.gate {
+		d.KubeProxyArgs = append(d.KubeProxyArgs, "feature-gates="+nftablesGate)
+		s.say("Kubernetes %s needs the feature gate %s for nftables mode, so it is added.", s.f.RKE2.Kubernetes, nftablesGate)
+	}
+	d.KubeProxyArgs = append(d.KubeProxyArgs, s.c.KubeProxy.ExtraArgs...)
+	if keep(s.pins.iptablesMode) {
+		s.respect(fmt.Sprintf("IPTABLES_MODE=%s in %s", s.pins.iptablesMode, s.pins.iptablesModeFile))
+	} else {
+		d.KubeProxyEnv = append(d.KubeProxyEnv, "IPTABLES_MODE="+d.IptablesMode)
+		if s.pins.iptablesMode != "" && s.pins.iptablesMode != d.IptablesMode {
+			s.say("RKE2's config sets IPTABLES_MODE=%s in %s; the drop-in's IPTABLES_MODE=%s overrides it because RKE2 reads the drop-in later.", s.pins.iptablesMode, s.pins.iptablesModeFile, d.IptablesMode)
+		}
+	}
+	if s.c.NodeLabel {
+		d.NodeLabels = []string{NodeLabelKey + "=" + string(b)}
+	}
+	if b == backend.NFTables {
+		s.say(cniSentence)
+	}
+	if live := s.f.LiveRules; live.Probed {
+		for _, other := range live.KubeProxy {
+			if other != string(b) {
+				s.say("The kube-proxy rules in %s are stranded once kube-proxy runs on %s: remove them with `rke2-proxy-backend cleanup --backend %s`.", other, b, other)
+			}
+		}
+	}
+}
+
+// respect records a kept RKE2 setting once.
+func (s *state) respect(item string) {
+	if !slices.Contains(s.d.Respected, item) {
+		s.d.Respected = append(s.d.Respected, item)
+	}
+}

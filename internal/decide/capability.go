@@ -1,0 +1,176 @@
+package decide
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
+)
+
+// support is what the facts say about one backend on this host.
+type support int
+
+const (
+	supported   support = iota // the facts show everything it needs
+	unconfirmed                // nothing says it cannot work, but not everything was readable
+	unsupported                // a fact shows it cannot work
+)
+
+// capability is a backend's support with the sentence that explains it.
+type capability struct {
+	support support
+	// why is a clause such as "the kernel has no nf_tables (CONFIG_NF_TABLES
+	// is not set in /proc/config.gz)"; set for unsupported and unconfirmed.
+	why string
+}
+
+// nftablesModeOptions are nf_tables expressions kube-proxy's nftables mode
+// uses beyond nf_tables itself (DOMAIN.md section 4). Only an explicit "not
+// set" in the kernel config counts against them: option names move between
+// kernel versions, so a missing option proves nothing.
+var nftablesModeOptions = []backend.Requirement{
+	{Feature: "nft_ct", Options: []string{"NFT_CT"}, Modules: []string{"nft_ct"}},
+	{Feature: "nft_nat", Options: []string{"NFT_NAT"}, Modules: []string{"nft_nat"}},
+	{Feature: "nft_masq", Options: []string{"NFT_MASQ"}, Modules: []string{"nft_masq"}},
+	{Feature: "nft_numgen", Options: []string{"NFT_NUMGEN"}, Modules: []string{"nft_numgen"}},
+	{Feature: "nft_fib_ipv4", Options: []string{"NFT_FIB_IPV4"}, Modules: []string{"nft_fib_ipv4"}},
+	{Feature: "nft_reject", Options: []string{"NFT_REJECT"}, Modules: []string{"nft_reject"}},
+}
+
+// kernelView answers "does the kernel have feature X" from everything the
+// probe read, and words the evidence.
+type kernelView struct {
+	k facts.Kernel
+	m facts.Modules
+}
+
+// nothingKnown is true when neither a kernel config nor any module list
+// could be read: every backend is then unconfirmed.
+func (v kernelView) nothingKnown() bool {
+	return v.k.ConfigSource == "" && !v.m.LoadedKnown && !v.m.BuiltinKnown && !v.m.AvailableKnown
+}
+
+func (v kernelView) atLeast(major, minor int) bool {
+	return v.k.Major > major || (v.k.Major == major && v.k.Minor >= minor)
+}
+
+// feature judges one requirement. Evidence order: a loaded or built-in
+// module, a y/m config option, an available module file, then absence in
+// the config, then absence from every (known) module list.
+func (v kernelView) feature(req backend.Requirement) capability {
+	for _, mod := range req.Modules {
+		if hasModule(v.m.Loaded, mod) || hasModule(v.m.Builtin, mod) {
+			return capability{support: supported}
+		}
+	}
+	notSet := ""
+	for _, opt := range req.Options {
+		switch v.k.Config[opt] {
+		case facts.Builtin, facts.Module:
+			return capability{support: supported}
+		case facts.Absent:
+			if notSet == "" {
+				notSet = opt
+			}
+		}
+	}
+	for _, mod := range req.Modules {
+		if hasModule(v.m.Available, mod) {
+			return capability{support: supported}
+		}
+	}
+	if notSet != "" && allAbsent(v.k, req.Options) {
+		return capability{support: unsupported, why: fmt.Sprintf("the kernel has no %s (%s in %s)", req.Feature, notSetText(req.Options), v.k.ConfigSource)}
+	}
+	if len(req.Modules) > 0 && v.m.LoadedKnown && v.m.BuiltinKnown && v.m.AvailableKnown && v.k.ConfigSource == "" {
+		return capability{support: unsupported, why: fmt.Sprintf("the kernel has no %s (no %s module is loaded, built in or installed, and no kernel config was found)", req.Feature, strings.Join(req.Modules, " or "))}
+	}
+	return capability{support: unconfirmed, why: fmt.Sprintf("whether the kernel has %s could not be read", req.Feature)}
+}
+
+// assess judges every backend.
+func assess(f facts.Facts) map[backend.Backend]capability {
+	v := kernelView{k: f.Kernel, m: f.Modules}
+	out := map[backend.Backend]capability{}
+	for _, b := range backend.All {
+		out[b] = v.backend(b, f)
+	}
+	return out
+}
+
+func (v kernelView) backend(b backend.Backend, f facts.Facts) capability {
+	// Live proof beats configuration: rules or tables already in the kernel.
+	if f.LiveRules.Probed && slices.Contains(f.LiveRules.KubeProxy, string(b)) {
+		return capability{support: supported}
+	}
+	if b == backend.IptablesLegacy && len(f.Userspace.LegacyTablesIPv4)+len(f.Userspace.LegacyTablesIPv6) > 0 {
+		return capability{support: supported}
+	}
+	reqs := b.Requirements()
+	if b == backend.IptablesLegacy && v.atLeast(backend.XtablesLegacyGateFrom[0], backend.XtablesLegacyGateFrom[1]) {
+		reqs = append(reqs, backend.Requirement{
+			Feature: fmt.Sprintf("legacy xtables, which iptables-legacy needs from kernel %d.%d on", backend.XtablesLegacyGateFrom[0], backend.XtablesLegacyGateFrom[1]),
+			Options: []string{"NETFILTER_XTABLES_LEGACY", "IP_NF_IPTABLES_LEGACY"},
+			Modules: []string{"ip_tables"},
+		})
+	}
+	result := capability{support: supported}
+	for _, req := range reqs {
+		c := v.feature(req)
+		if c.support > result.support {
+			result = c
+		}
+	}
+	if b != backend.NFTables || result.support == unsupported {
+		return result
+	}
+	for _, req := range nftablesModeOptions {
+		if c := v.feature(req); c.support == unsupported && allAbsent(v.k, req.Options) {
+			return c
+		}
+	}
+	minK := backend.NFTablesMinKernel
+	if f.Kernel.Release == "" {
+		return capability{support: unsupported, why: "the kernel release is unknown, and kube-proxy's nftables mode needs " + fmt.Sprintf("%d.%d or later", minK[0], minK[1])}
+	}
+	if !v.atLeast(minK[0], minK[1]) {
+		return capability{support: unsupported, why: fmt.Sprintf("kernel %s is older than %d.%d, which kube-proxy's nftables mode needs", f.Kernel.Release, minK[0], minK[1])}
+	}
+	if c := kubeSupportsNFTables(f); c.support == unsupported {
+		return c
+	}
+	return result
+}
+
+func hasModule(list []string, name string) bool {
+	name = strings.ReplaceAll(name, "-", "_")
+	for _, m := range list {
+		if strings.ReplaceAll(m, "-", "_") == name {
+			return true
+		}
+	}
+	return false
+}
+
+// allAbsent reports whether every option is explicitly not set.
+func allAbsent(k facts.Kernel, opts []string) bool {
+	for _, o := range opts {
+		if k.Config[o] != facts.Absent {
+			return false
+		}
+	}
+	return true
+}
+
+func notSetText(opts []string) string {
+	names := make([]string, len(opts))
+	for i, o := range opts {
+		names[i] = "CONFIG_" + o
+	}
+	if len(names) == 1 {
+		return names[0] + " is not set"
+	}
+	return strings.Join(names, " and ") + " are not set"
+}

@@ -1,0 +1,391 @@
+package decide
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
+)
+
+// Facts built by hand, as the probe would report these hosts; the
+// probe-driven twins of these tests are in profiles_test.go.
+
+func kernel(release string, major, minor int, src string, opts map[string]facts.Tristate) facts.Kernel {
+	return facts.Kernel{Release: release, Major: major, Minor: minor, ConfigSource: src, Config: opts}
+}
+
+func modernOpts() map[string]facts.Tristate {
+	return map[string]facts.Tristate{
+		"NF_TABLES": "m", "NFT_COMPAT": "m", "NFT_CT": "m", "NFT_NAT": "m", "NFT_MASQ": "m",
+		"NFT_NUMGEN": "m", "NFT_FIB_IPV4": "m", "NFT_REJECT": "m",
+		"IP_NF_IPTABLES": "m", "NETFILTER_XTABLES_LEGACY": "n", "IP_NF_IPTABLES_LEGACY": "n",
+	}
+}
+
+func synology() facts.Facts {
+	return facts.Facts{
+		Kernel: kernel("4.4.302+", 4, 4, "/proc/config.gz", map[string]facts.Tristate{
+			"NF_TABLES": "n", "NFT_COMPAT": "n", "IP_NF_IPTABLES": "m", "NETFILTER_XTABLES_LEGACY": "n", "IP_NF_IPTABLES_LEGACY": "n",
+		}),
+		Modules:   facts.Modules{Loaded: []string{"ip_tables", "x_tables", "ahci"}, LoadedKnown: true},
+		Hardware:  facts.Hardware{PCI: []facts.PCIDevice{{Address: "0000:01:00.0", Vendor: "1b4b", Device: "9235", Driver: "ahci"}}, DMIVendor: "Synology Inc.", DMIProduct: "DS918+", Drivers: []string{"ahci", "igb"}},
+		Userspace: facts.Userspace{IptablesAlternative: "legacy", LegacyTablesIPv4: []string{"filter", "nat"}},
+	}
+}
+
+func debian12() facts.Facts {
+	return facts.Facts{
+		Kernel:    kernel("6.1.0-18-amd64", 6, 1, "/boot/config-6.1.0-18-amd64", modernOpts()),
+		Modules:   facts.Modules{Loaded: []string{"nf_tables", "nft_compat"}, LoadedKnown: true, Available: []string{"ip_tables", "nf_tables"}, AvailableKnown: true, BuiltinKnown: true},
+		Userspace: facts.Userspace{IptablesAlternative: "nft", IptablesPath: "/usr/sbin/iptables"},
+	}
+}
+
+func rhel9() facts.Facts {
+	f := debian12()
+	f.Kernel = kernel("5.14.0-427.13.1.el9_4.x86_64", 5, 14, "/boot/config-5.14.0-427.13.1.el9_4.x86_64", modernOpts())
+	return f
+}
+
+func ubuntuDockerLegacy() facts.Facts {
+	f := debian12()
+	f.Kernel = kernel("5.15.0-91-generic", 5, 15, "/boot/config-5.15.0-91-generic", modernOpts())
+	f.Userspace = facts.Userspace{IptablesAlternative: "legacy", IptablesPath: "/usr/sbin/iptables", LegacyTablesIPv4: []string{"filter", "nat"}}
+	return f
+}
+
+func alpine617() facts.Facts {
+	opts := modernOpts()
+	opts["IP_NF_IPTABLES"] = "m"
+	return facts.Facts{
+		Kernel:    kernel("6.17.3-0-lts", 6, 17, "/boot/config-6.17.3-0-lts", opts),
+		Modules:   facts.Modules{Loaded: []string{"nf_tables", "nft_compat"}, LoadedKnown: true, Available: []string{"nf_tables", "x_tables"}, AvailableKnown: true, BuiltinKnown: true},
+		Userspace: facts.Userspace{IptablesAlternative: "nft"},
+	}
+}
+
+func withRKE2(f facts.Facts, version string, files ...rke2.File) facts.Facts {
+	v, err := rke2.ParseVersion(version)
+	if err != nil {
+		panic(err)
+	}
+	f.RKE2.Version, f.RKE2.Kubernetes, f.RKE2.ConfigFile = version, v, rke2.DefaultConfigFile
+	f.RKE2.Config = rke2.Merge(files)
+	return f
+}
+
+func rke2File(name string, values map[string]any) rke2.File {
+	return rke2.File{Path: name, Values: values}
+}
+
+func cfg(mut func(*config.Config)) config.Config {
+	c := config.Defaults()
+	if mut != nil {
+		mut(&c)
+	}
+	return c
+}
+
+type want struct {
+	backend   backend.Backend
+	source    string
+	args      []string
+	env       []string
+	disabled  bool
+	reasons   []string // each must be a substring of some reason
+	refused   int
+	respected []string
+}
+
+func check(t *testing.T, d Decision, w want) {
+	t.Helper()
+	if d.Backend != w.backend || d.Source != w.source || d.Disabled != w.disabled {
+		t.Errorf("decision %q from %q (disabled %v), want %q from %q (disabled %v)\nreasons: %q", d.Backend, d.Source, d.Disabled, w.backend, w.source, w.disabled, d.Reasons)
+	}
+	if w.args == nil {
+		w.args = []string{}
+	}
+	if w.env == nil {
+		w.env = []string{}
+	}
+	if !w.disabled {
+		if !reflect.DeepEqual(d.KubeProxyArgs, w.args) {
+			t.Errorf("args %q, want %q", d.KubeProxyArgs, w.args)
+		}
+		if !reflect.DeepEqual(d.KubeProxyEnv, w.env) {
+			t.Errorf("env %q, want %q", d.KubeProxyEnv, w.env)
+		}
+		if !reflect.DeepEqual(d.Modules, w.backend.Modules()) {
+			t.Errorf("modules %q, want %s's", d.Modules, w.backend)
+		}
+	}
+	for _, r := range w.reasons {
+		found := false
+		for _, got := range d.Reasons {
+			if strings.Contains(got, r) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no reason contains %q; reasons:\n  %s", r, strings.Join(d.Reasons, "\n  "))
+		}
+	}
+	if len(d.Refused) != w.refused {
+		t.Errorf("refused %q, want %d", d.Refused, w.refused)
+	}
+	if !reflect.DeepEqual(d.Respected, w.respected) {
+		t.Errorf("respected %q, want %q", d.Respected, w.respected)
+	}
+	for _, r := range d.Reasons {
+		if r == "" || !strings.HasSuffix(r, ".") || strings.ToUpper(r[:1]) != r[:1] {
+			t.Errorf("reason %q is not a sentence", r)
+		}
+	}
+}
+
+func TestDecide(t *testing.T) {
+	legacyLabel := []string{"rke2-proxy-backend/backend=iptables-legacy"}
+	tests := []struct {
+		name string
+		f    facts.Facts
+		c    config.Config
+		want want
+	}{
+		{"synology without nf_tables", synology(), cfg(nil), want{
+			backend: backend.IptablesLegacy, source: "auto",
+			args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=legacy"},
+			reasons: []string{"The kernel has no nf_tables (CONFIG_NF_TABLES is not set in /proc/config.gz), so only iptables-legacy can work."},
+		}},
+		{"debian 12 follows the nft alternative", debian12(), cfg(nil), want{
+			backend: backend.IptablesNFT, source: "auto",
+			args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=nft"},
+			reasons: []string{"The host's iptables command is iptables-nft (/usr/sbin/iptables), and kubelet writes"},
+		}},
+		{"rhel 9", rhel9(), cfg(nil), want{
+			backend: backend.IptablesNFT, source: "auto",
+			args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=nft"},
+			reasons: []string{"iptables command is iptables-nft"},
+		}},
+		{"ubuntu 22.04 with docker on legacy", ubuntuDockerLegacy(), cfg(nil), want{
+			backend: backend.IptablesLegacy, source: "auto",
+			args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=legacy"},
+			reasons: []string{"The host's iptables command is iptables-legacy"},
+		}},
+		{"alpine 6.17 without legacy xtables", alpine617(), cfg(nil), want{
+			backend: backend.IptablesNFT, source: "auto",
+			args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=nft"},
+			reasons: []string{"The kernel has no legacy xtables, which iptables-legacy needs from kernel 6.17 on (CONFIG_NETFILTER_XTABLES_LEGACY and CONFIG_IP_NF_IPTABLES_LEGACY are not set in /boot/config-6.17.3-0-lts), so only iptables-nft can work."},
+		}},
+		{"nothing known", facts.Facts{}, cfg(nil), want{
+			backend: backend.IptablesNFT, source: "auto",
+			args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=nft"},
+			reasons: []string{"No kernel config and no module lists could be read, so every backend is assumed to work.", "prefer's first choice, iptables-nft"},
+		}},
+		{"prefer legacy when nothing favours one", func() facts.Facts { f := debian12(); f.Userspace.IptablesAlternative = "unknown"; return f }(),
+			cfg(func(c *config.Config) { c.Prefer = []backend.Backend{backend.IptablesLegacy, backend.IptablesNFT} }), want{
+				backend: backend.IptablesLegacy, source: "auto",
+				args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=legacy"},
+				reasons: []string{"prefer's first choice, iptables-legacy, is used."},
+			}},
+		{"nftables first in prefer on v1.34: no gate", withRKE2(debian12(), "v1.34.2+rke2r1"),
+			cfg(func(c *config.Config) { c.Prefer = []backend.Backend{backend.NFTables, backend.IptablesNFT} }), want{
+				backend: backend.NFTables, source: "auto",
+				args: []string{"proxy-mode=nftables"}, env: []string{"IPTABLES_MODE=nft"},
+				reasons: []string{"The prefer list puts nftables first, and kernel 6.1.0-18-amd64 with Kubernetes v1.34.2", "experimental", "calico.felixIptablesBackend: nft"},
+			}},
+		{"nftables on v1.30.11: gate", withRKE2(debian12(), "v1.30.11+rke2r1"),
+			cfg(func(c *config.Config) { c.Prefer = []backend.Backend{backend.NFTables} }), want{
+				backend: backend.NFTables, source: "auto",
+				args: []string{"proxy-mode=nftables", "feature-gates=NFTablesProxyMode=true"}, env: []string{"IPTABLES_MODE=nft"},
+				reasons: []string{"Kubernetes v1.30.11 needs the feature gate NFTablesProxyMode=true for nftables mode, so it is added."},
+			}},
+		{"nftables refused on v1.30.10: no nft in the image", withRKE2(debian12(), "v1.30.10+rke2r1"),
+			cfg(func(c *config.Config) { c.Backend, c.BackendSource, c.File = "nftables", "config", config.DefaultFile }), want{
+				backend: backend.IptablesNFT, source: "auto", refused: 1,
+				args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=nft"},
+				reasons: []string{"The override backend: nftables in /etc/rke2-proxy-backend/config.yaml asks for nftables, but RKE2's kube-proxy image for Kubernetes v1.30.10 lacks the nft binary (it ships from v1.30.11 on), so it is refused and auto-detection decides instead."},
+			}},
+		{"nftables refused on kernel 4.4 from the cmdline", withRKE2(synology(), "v1.34.2+rke2r1"),
+			cfg(func(c *config.Config) { c.Backend, c.BackendSource = "nftables", "cmdline" }), want{
+				backend: backend.IptablesLegacy, source: "auto", refused: 1,
+				args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=legacy"},
+				reasons: []string{"rke2.proxy_backend=nftables on the kernel command line asks for nftables, but the kernel has no nf_tables", "only iptables-legacy can work"},
+			}},
+		{"nftables refused when Kubernetes is unknown", debian12(),
+			cfg(func(c *config.Config) { c.Backend, c.BackendSource = "nftables", "env" }), want{
+				backend: backend.IptablesNFT, source: "auto", refused: 1,
+				args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=nft"},
+				reasons: []string{"RKE2_PROXY_BACKEND=nftables in the environment asks for nftables, but RKE2's Kubernetes version is unknown"},
+			}},
+		{"legacy override refused on alpine 6.17", alpine617(),
+			cfg(func(c *config.Config) { c.Backend, c.BackendSource = "iptables-legacy", "env" }), want{
+				backend: backend.IptablesNFT, source: "auto", refused: 1,
+				args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=nft"},
+				reasons: []string{"RKE2_PROXY_BACKEND=iptables-legacy in the environment asks for iptables-legacy, but the kernel has no legacy xtables"},
+			}},
+		{"override accepted", debian12(),
+			cfg(func(c *config.Config) {
+				c.Backend, c.BackendSource = "iptables-legacy", "cmdline"
+				c.KubeProxy.ExtraArgs = []string{"iptables-min-sync-period=1s"}
+			}), want{
+				backend: backend.IptablesLegacy, source: "cmdline",
+				args: []string{"proxy-mode=iptables", "iptables-min-sync-period=1s"}, env: []string{"IPTABLES_MODE=legacy"},
+				reasons: []string{"rke2.proxy_backend=iptables-legacy on the kernel command line sets the backend to iptables-legacy."},
+			}},
+		{"legacy trigger by PCI id", debian12WithMarvell(),
+			cfg(func(c *config.Config) { c.LegacyTriggers.PCIIDs = []string{"1b4b:9235"} }), want{
+				backend: backend.IptablesLegacy, source: "auto",
+				args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=legacy"},
+				reasons: []string{`The legacy trigger PCI device 0000:01:00.0 (1b4b:9235) matches legacy_triggers.pci_ids "1b4b:9235", so iptables-legacy is used.`},
+			}},
+		{"legacy trigger by driver glob and DMI", debian12WithMarvell(),
+			cfg(func(c *config.Config) {
+				c.LegacyTriggers.Modules = []string{"mv_*"}
+				c.LegacyTriggers.DMI = []string{"Synology*"}
+			}), want{
+				backend: backend.IptablesLegacy, source: "auto",
+				args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=legacy"},
+				reasons: []string{`module or driver "mv_sata" matches legacy_triggers.modules "mv_*"; DMI vendor "Synology Inc." matches legacy_triggers.dmi "Synology*"`},
+			}},
+		{"legacy trigger ignored when the kernel has no legacy", alpine617(),
+			cfg(func(c *config.Config) { c.LegacyTriggers.Modules = []string{"nf_tables"} }), want{
+				backend: backend.IptablesNFT, source: "auto",
+				args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=nft"},
+				reasons: []string{"so the trigger is ignored."},
+			}},
+		{"live rules in one backend are kept", func() facts.Facts {
+			f := debian12()
+			f.LiveRules = facts.LiveRules{Probed: true, KubeProxy: []string{"iptables-legacy"}}
+			return f
+		}(), cfg(nil), want{
+			backend: backend.IptablesLegacy, source: "auto",
+			args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=legacy"},
+			reasons: []string{"Live kube-proxy rules are in iptables-legacy right now, so it is kept"},
+		}},
+		{"live rules in two backends: stranded", func() facts.Facts {
+			f := debian12()
+			f.LiveRules = facts.LiveRules{Probed: true, KubeProxy: []string{"iptables-legacy", "iptables-nft"}}
+			return f
+		}(), cfg(nil), want{
+			backend: backend.IptablesNFT, source: "auto",
+			args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=nft"},
+			reasons: []string{"in more than one backend (iptables-legacy, iptables-nft)", "`rke2-proxy-backend cleanup --backend iptables-legacy`"},
+		}},
+		{"previous plan is kept", func() facts.Facts { f := debian12(); f.PreviousPlan = "iptables-legacy"; return f }(), cfg(nil), want{
+			backend: backend.IptablesLegacy, source: "auto",
+			args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=legacy"},
+			reasons: []string{"This boot already applied iptables-legacy (recorded in /run/rke2-proxy-backend/plan.json)"},
+		}},
+		{"pinned proxy-mode=nftables is respected", withRKE2(debian12(), "v1.34.2+rke2r1",
+			rke2File("/etc/rancher/rke2/config.yaml", map[string]any{"kube-proxy-arg": []string{"proxy-mode=nftables"}})), cfg(nil), want{
+			backend: backend.NFTables, source: "rke2-config",
+			env:       []string{"IPTABLES_MODE=nft"},
+			respected: []string{"proxy-mode=nftables in /etc/rancher/rke2/config.yaml"},
+			reasons:   []string{"RKE2's config already sets proxy-mode=nftables in /etc/rancher/rke2/config.yaml, and respect_rke2_config is true, so nftables is kept."},
+		}},
+		{"pinned IPTABLES_MODE=legacy is respected", withRKE2(debian12(), "v1.34.2+rke2r1",
+			rke2File("/etc/rancher/rke2/config.yaml.d/10-mine.yaml", map[string]any{"kube-proxy-extra-env": []string{"IPTABLES_MODE=legacy"}})), cfg(nil), want{
+			backend: backend.IptablesLegacy, source: "rke2-config",
+			args:      []string{"proxy-mode=iptables"},
+			respected: []string{"IPTABLES_MODE=legacy in /etc/rancher/rke2/config.yaml.d/10-mine.yaml"},
+		}},
+		{"pinned proxy-mode=iptables leaves the iptables backend to auto", withRKE2(ubuntuDockerLegacy(), "v1.34.2+rke2r1",
+			rke2File("/etc/rancher/rke2/config.yaml", map[string]any{"kube-proxy-arg": []string{"--proxy-mode=iptables"}})),
+			cfg(func(c *config.Config) { c.Prefer = []backend.Backend{backend.NFTables} }), want{
+				backend: backend.IptablesLegacy, source: "auto",
+				env:       []string{"IPTABLES_MODE=legacy"},
+				respected: []string{"proxy-mode=iptables in /etc/rancher/rke2/config.yaml"},
+				reasons:   []string{"only the iptables backends are considered"},
+			}},
+		{"our own drop-in is not a pin", withRKE2(debian12(), "v1.34.2+rke2r1",
+			rke2File("/etc/rancher/rke2/config.yaml.d/60-proxy-backend.yaml", map[string]any{"kube-proxy-arg+": []string{"proxy-mode=iptables"}, "kube-proxy-extra-env+": []string{"IPTABLES_MODE=legacy"}})), cfg(nil), want{
+			backend: backend.IptablesNFT, source: "auto",
+			args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=nft"},
+		}},
+		{"respect_rke2_config false overrides the pin", withRKE2(debian12(), "v1.34.2+rke2r1",
+			rke2File("/etc/rancher/rke2/config.yaml", map[string]any{"kube-proxy-arg": []string{"proxy-mode=nftables"}})),
+			cfg(func(c *config.Config) { c.RespectRKE2Config = false }), want{
+				backend: backend.IptablesNFT, source: "auto",
+				args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=nft"},
+				reasons: []string{"respect_rke2_config is false", "the drop-in's proxy-mode=iptables overrides it"},
+			}},
+		{"IPTABLES_MODE=modern in RKE2's config is not kept", withRKE2(debian12(), "v1.34.2+rke2r1",
+			rke2File("/etc/rancher/rke2/config.yaml", map[string]any{"kube-proxy-extra-env": []string{"IPTABLES_MODE=modern"}})), cfg(nil), want{
+			backend: backend.IptablesNFT, source: "auto",
+			args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=nft"},
+			reasons: []string{"IPTABLES_MODE=modern in /etc/rancher/rke2/config.yaml, which RKE2's kube-proxy image does not accept"},
+		}},
+		{"override beats a pin and says so", withRKE2(debian12(), "v1.34.2+rke2r1",
+			rke2File("/etc/rancher/rke2/config.yaml", map[string]any{"kube-proxy-arg": []string{"proxy-mode=nftables"}})),
+			cfg(func(c *config.Config) { c.Backend, c.BackendSource = "iptables-legacy", "env" }), want{
+				backend: backend.IptablesLegacy, source: "env",
+				args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=legacy"},
+				reasons: []string{"RKE2's config sets proxy-mode=nftables in /etc/rancher/rke2/config.yaml; the drop-in's proxy-mode=iptables overrides it"},
+			}},
+		{"disable-kube-proxy: nothing to do", withRKE2(debian12(), "v1.34.2+rke2r1",
+			rke2File("/etc/rancher/rke2/config.yaml", map[string]any{"disable-kube-proxy": true})), cfg(nil), want{
+			disabled: true, source: "rke2-config",
+			respected: []string{"disable-kube-proxy=true in /etc/rancher/rke2/config.yaml"},
+			reasons:   []string{"so this node runs no kube-proxy and there is nothing to do."},
+		}},
+		{"proxy-mode=ipvs is left alone", withRKE2(debian12(), "v1.34.2+rke2r1",
+			rke2File("/etc/rancher/rke2/config.yaml", map[string]any{"kube-proxy-arg": []string{"proxy-mode=ipvs"}})), cfg(nil), want{
+			disabled: true, source: "rke2-config",
+			respected: []string{"proxy-mode=ipvs in /etc/rancher/rke2/config.yaml"},
+			reasons:   []string{"a mode rke2-proxy-backend does not manage"},
+		}},
+		{"backend off", debian12(), cfg(func(c *config.Config) { c.Backend, c.BackendSource = "off", "cmdline" }), want{
+			disabled: true, source: "cmdline",
+			reasons: []string{"rke2.proxy_backend=off on the kernel command line turns rke2-proxy-backend off"},
+		}},
+		{"node label", synology(), cfg(nil), want{
+			backend: backend.IptablesLegacy, source: "auto",
+			args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=legacy"},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := Decide(tt.f, tt.c)
+			check(t, d, tt.want)
+			if tt.name == "node label" && !reflect.DeepEqual(d.NodeLabels, legacyLabel) {
+				t.Errorf("node labels %q, want %q", d.NodeLabels, legacyLabel)
+			}
+		})
+	}
+}
+
+func TestNodeLabelOff(t *testing.T) {
+	d := Decide(synology(), cfg(func(c *config.Config) { c.NodeLabel = false }))
+	if len(d.NodeLabels) != 0 {
+		t.Errorf("node_label: false still labels: %q", d.NodeLabels)
+	}
+}
+
+func debian12WithMarvell() facts.Facts {
+	f := debian12()
+	f.Hardware = facts.Hardware{
+		PCI:       []facts.PCIDevice{{Address: "0000:01:00.0", Vendor: "1b4b", Device: "9235", Driver: "mv-sata"}},
+		DMIVendor: "Synology Inc.", DMIProduct: "DS1621+",
+	}
+	return f
+}
+
+// TestDeterministic decides every case twice and compares the JSON bytes.
+func TestDeterministic(t *testing.T) {
+	for _, f := range []facts.Facts{synology(), debian12(), rhel9(), ubuntuDockerLegacy(), alpine617(), withRKE2(debian12WithMarvell(), "v1.30.11+rke2r1")} {
+		c := cfg(func(c *config.Config) {
+			c.Prefer = []backend.Backend{backend.NFTables, backend.IptablesLegacy}
+			c.LegacyTriggers.DMI = []string{"*"}
+		})
+		a, _ := json.Marshal(Decide(f, c))
+		b, _ := json.Marshal(Decide(f, c))
+		if string(a) != string(b) {
+			t.Errorf("two decisions differ:\n%s\n%s", a, b)
+		}
+	}
+}

@@ -1,0 +1,63 @@
+package decide
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
+)
+
+// pins are the kube-proxy settings the operator put in RKE2's own config.
+// Our drop-in is left out: what this tool wrote on an earlier boot is not
+// an operator's choice, and counting it would freeze the first decision.
+type pins struct {
+	proxyMode, proxyModeFile       string
+	iptablesMode, iptablesModeFile string
+	disabled                       bool
+	disabledFile                   string
+	// gate is true when a kube-proxy-arg already enables NFTablesProxyMode.
+	gate bool
+}
+
+func readPins(f facts.Facts) pins {
+	main := f.RKE2.ConfigFile
+	if main == "" {
+		main = rke2.DefaultConfigFile
+	}
+	ours := rke2.DropInPath(main)
+	eff := f.RKE2.Config
+	var p pins
+	p.proxyMode, p.proxyModeFile = eff.ProxyMode(ours)
+	p.iptablesMode, p.iptablesModeFile = eff.IptablesMode(ours)
+	if p.iptablesMode != "" {
+		p.iptablesMode = strings.TrimSpace(p.iptablesMode)
+	}
+	p.disabled, p.disabledFile = eff.DisableKubeProxy()
+	args := eff.Strings(rke2.KeyKubeProxyArg)
+	from := eff.ItemOrigin[rke2.KeyKubeProxyArg]
+	for i, a := range args {
+		if i < len(from) && from[i] == ours {
+			continue
+		}
+		name, value, _ := strings.Cut(strings.TrimPrefix(strings.TrimSpace(a), "--"), "=")
+		if name == "feature-gates" && strings.Contains(value, "NFTablesProxyMode=true") {
+			p.gate = true
+		}
+	}
+	return p
+}
+
+func (p pins) any() bool { return p.proxyMode != "" || p.iptablesMode != "" }
+
+// text lists the pinned settings with their files, for reasons and Respected.
+func (p pins) text() []string {
+	var out []string
+	if p.proxyMode != "" {
+		out = append(out, fmt.Sprintf("proxy-mode=%s in %s", p.proxyMode, p.proxyModeFile))
+	}
+	if p.iptablesMode != "" {
+		out = append(out, fmt.Sprintf("IPTABLES_MODE=%s in %s", p.iptablesMode, p.iptablesModeFile))
+	}
+	return out
+}
