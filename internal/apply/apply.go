@@ -41,6 +41,9 @@ type Input struct {
 	Facts    facts.Facts
 	Config   config.Config
 	Decision decide.Decision
+	// Problems found before Run (the planned backend was refused): Run then
+	// loads and writes nothing but the plan, and removes our drop-in.
+	Problems []string
 }
 
 // Result is what a run did; Problems are the ways it could not honour the
@@ -54,7 +57,7 @@ type Result struct {
 // own bookkeeping (the plan file); problems with the host are in Problems.
 func Run(ctx context.Context, o Options, in Input) (Result, error) {
 	d := in.Decision
-	res := Result{Plan: plan.Plan{Decision: d}}
+	res := Result{Plan: plan.Plan{Decision: d}, Problems: append([]string{}, in.Problems...)}
 	if k := in.Facts.RKE2.Kubernetes; k.Known() {
 		res.Plan.Kubernetes = k.String()
 	}
@@ -75,7 +78,13 @@ func Run(ctx context.Context, o Options, in Input) (Result, error) {
 		res.Problems = append(res.Problems, err.Error())
 	}
 	if o.DryRun {
+		for _, p := range res.Problems {
+			fmt.Fprintf(o.Stdout, "# problem: %s\n", p)
+		}
 		return res, dryRun(o, in, state, dropInPath)
+	}
+	if len(res.Problems) > 0 {
+		return res, giveUp(o, &res, dropInPath)
 	}
 	loaded := kmod.Loader{Root: o.Root, Modprobe: o.Modprobe, Log: o.Log}.Load(ctx, state, d.Modules)
 	res.Plan.ModulesLoaded = sorted(loaded.Present())
@@ -91,28 +100,32 @@ func Run(ctx context.Context, o Options, in Input) (Result, error) {
 	}
 	res.Problems = append(res.Problems, kmod.MissingFeatures(d.Backend, in.Facts.Kernel, state)...)
 
-	if len(res.Problems) == 0 {
-		data, err := rke2.RenderDropIn(dropIn(d))
-		if err != nil {
-			res.Problems = append(res.Problems, err.Error())
-		} else if err := writeDropIn(o, dropInPath, data); err != nil {
-			res.Problems = append(res.Problems, err.Error())
-		} else {
-			res.Plan.DropIn = dropInPath
-			res.Plan.Warnings = append(res.Plan.Warnings, laterOverrides(o, d)...)
-		}
-	} else {
-		// RKE2 must not be told to run a backend it cannot run: without our
-		// drop-in it starts on its own defaults (if on_failure lets it).
-		if err := remove(o, dropInPath); err != nil {
-			res.Problems = append(res.Problems, err.Error())
-		}
+	if len(res.Problems) > 0 {
+		return res, giveUp(o, &res, dropInPath)
+	}
+	data, err := rke2.RenderDropIn(dropIn(d))
+	if err == nil {
+		err = writeDropIn(o, dropInPath, data)
+	}
+	if err != nil {
+		res.Problems = append(res.Problems, err.Error())
+		return res, giveUp(o, &res, dropInPath)
+	}
+	res.Plan.DropIn = dropInPath
+	res.Plan.Warnings = append(res.Plan.Warnings, laterOverrides(o, d)...)
+	return res, writePlan(o, res.Plan)
+}
+
+// giveUp handles a plan that cannot be honoured. RKE2 must not be told to
+// run a backend the host cannot run: without our drop-in it starts on its
+// own defaults (if on_failure lets it start at all). The plan still records
+// what happened, for verify and operators.
+func giveUp(o Options, res *Result, dropInPath string) error {
+	if err := remove(o, dropInPath); err != nil {
+		res.Problems = append(res.Problems, err.Error())
 	}
 	res.Plan.Warnings = append(res.Plan.Warnings, res.Problems...)
-	if err := writePlan(o, res.Plan); err != nil {
-		return res, err
-	}
-	return res, nil
+	return writePlan(o, res.Plan)
 }
 
 func dropIn(d decide.Decision) rke2.DropIn {

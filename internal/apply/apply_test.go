@@ -206,3 +206,24 @@ func TestApplyDisabledRemovesOnlyOurDropIn(t *testing.T) {
 		t.Errorf("our drop-in survived backend: off (%v)", err)
 	}
 }
+
+// A plan refused before Run (the generator's backend no longer runs) loads
+// nothing, removes our drop-in and records why.
+func TestApplyRefusedPlanLoadsAndWritesNothing(t *testing.T) {
+	h := debianHost(t)
+	run(t, h, input(h, decision(backend.IptablesNFT)), false)
+	in := input(h, decision(backend.IptablesLegacy))
+	in.Problems = []string{"the planned backend nftables cannot run on this host: no nf_tables"}
+	before := len(kmodtest.Calls(t, h.Dir()))
+	res, _, _ := run(t, h, in, false)
+	if len(res.Problems) != 1 || len(kmodtest.Calls(t, h.Dir())) != before {
+		t.Errorf("problems %q; modprobe calls %d -> %d", res.Problems, before, len(kmodtest.Calls(t, h.Dir())))
+	}
+	if _, err := os.Lstat(h.Root().Path(dropInPath)); !os.IsNotExist(err) {
+		t.Errorf("drop-in kept after a refused plan (%v)", err)
+	}
+	p, err := plan.Read(h.Root())
+	if err != nil || p.DropIn != "" || !strings.Contains(strings.Join(p.Warnings, " "), "cannot run") {
+		t.Errorf("plan %+v, %v", p, err)
+	}
+}
