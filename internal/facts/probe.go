@@ -1,6 +1,13 @@
 package facts
 
-import "github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"syscall"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+)
 
 // Options tune a probe.
 type Options struct {
@@ -10,8 +17,64 @@ type Options struct {
 }
 
 // Probe reads every fact under root. It never fails: unreadable sources
-// become "unknown" values plus a sentence in Problems.
-// TODO(facts): implemented by the probe work; placeholder signature.
+// become "unknown" values plus a sentence in Problems (missing) or
+// Unreadable (present but broken). It never writes and never runs a program.
 func Probe(root hostfs.Root, opts Options) Facts {
-	return Facts{}
+	p := &probe{root: root}
+	p.f.Kernel = p.kernel()
+	p.f.Modules = p.modules(p.f.Kernel.Release)
+	p.f.Hardware = p.hardware()
+	p.f.Userspace = p.userspace()
+	p.f.LiveRules = p.liveRules(opts)
+	p.f.RKE2 = p.rke2()
+	p.f.Cmdline = p.cmdline()
+	p.f.PreviousPlan = p.previousPlan()
+	return p.f
+}
+
+// probe carries the root and collects the sentences while facts are read.
+type probe struct {
+	root hostfs.Root
+	f    Facts
+}
+
+// problem records a missing source (a normal situation on many hosts).
+func (p *probe) problem(format string, args ...any) {
+	p.f.Problems = append(p.f.Problems, fmt.Sprintf(format, args...))
+}
+
+// unreadable records a source that exists but cannot be used.
+func (p *probe) unreadable(format string, args ...any) {
+	p.f.Unreadable = append(p.f.Unreadable, fmt.Sprintf(format, args...))
+}
+
+// read reads a host file. A missing file returns ok=false silently (the
+// caller words the consequence); any other error is recorded as unreadable
+// with the consequence and returns ok=false too.
+func (p *probe) read(hostPath, consequence string) (data []byte, ok bool) {
+	data, err := p.root.ReadFile(hostPath)
+	if err == nil {
+		return data, true
+	}
+	if isNotExist(err) {
+		return nil, false
+	}
+	p.unreadable("%s: %s: %s; check the file's permissions or remove it", hostPath, errText(err), consequence)
+	return nil, false
+}
+
+// isNotExist treats "a path component is not a directory" like "missing":
+// under a fixture root /proc may be a plain file, on a host it never is.
+func isNotExist(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
+}
+
+// errText drops the root-prefixed path from *fs.PathError so that messages
+// name host paths only (and stay the same under any --root).
+func errText(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
 }

@@ -53,7 +53,7 @@ func ReadFiles(root hostfs.Root, mainFile string) ([]File, error) {
 	if _, err := root.Stat(mainFile); err == nil {
 		names = append(names, mainFile)
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("read RKE2 config %s: %w", mainFile, err)
+		return nil, fmt.Errorf("read RKE2 config %s: %w", mainFile, hostErr(err))
 	}
 	dropIns, err := dropInFiles(root, mainFile+".d")
 	if err != nil {
@@ -65,7 +65,7 @@ func ReadFiles(root hostfs.Root, mainFile string) ([]File, error) {
 	for _, name := range names {
 		data, err := root.ReadFile(name)
 		if err != nil {
-			return nil, fmt.Errorf("read RKE2 config %s: %w", name, err)
+			return nil, fmt.Errorf("read RKE2 config %s: %w", name, hostErr(err))
 		}
 		f, err := ParseFile(name, data)
 		if err != nil {
@@ -83,7 +83,7 @@ func dropInFiles(root hostfs.Root, dir string) ([]string, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("list RKE2 config drop-ins in %s: %w", dir, err)
+		return nil, fmt.Errorf("list RKE2 config drop-ins in %s: %w", dir, hostErr(err))
 	}
 	var names []string
 	for _, e := range entries {
@@ -94,4 +94,15 @@ func dropInFiles(root hostfs.Root, dir string) ([]string, error) {
 		names = append(names, path.Join(dir, e.Name()))
 	}
 	return names, nil
+}
+
+// hostErr drops *fs.PathError's path, which is the on-disk path under the
+// root; our messages name the host path themselves and must read the same
+// under any --root.
+func hostErr(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }

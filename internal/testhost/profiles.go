@@ -23,14 +23,15 @@ var nftModules = []string{
 }
 
 // modernConfig is a 5.x/6.x distribution kernel with both backends as
-// modules (Debian, Ubuntu and RHEL 9 ship it so). Since 5.1 the NAT chain
-// type is NFT_CHAIN_NAT for all families, and the counter expression lives
-// in nf_tables itself, so NFT_COUNTER is not an option any more.
+// modules (Debian, Ubuntu and RHEL 9 ship it so). NFT_CHAIN_NAT and
+// NFT_COUNTER are left out as current kernels have them: the nat chain type
+// is built with NFT_NAT and the counter expression lives in nf_tables
+// itself (a 6.18 /proc/config.gz has neither option).
 func modernConfig() map[string]string {
 	return map[string]string{
 		"NF_TABLES": "m", "NF_TABLES_INET": "y", "NF_TABLES_IPV4": "y", "NF_TABLES_IPV6": "y",
 		"NFT_COMPAT": "m", "NFT_CT": "m", "NFT_NAT": "m", "NFT_MASQ": "m", "NFT_NUMGEN": "m",
-		"NFT_FIB_IPV4": "m", "NFT_FIB_IPV6": "m", "NFT_REJECT": "m", "NFT_CHAIN_NAT": "m",
+		"NFT_FIB_IPV4": "m", "NFT_FIB_IPV6": "m", "NFT_REJECT": "m",
 		"NETFILTER_XTABLES": "m", "IP_NF_IPTABLES": "m", "IP6_NF_IPTABLES": "m",
 		"IP_NF_FILTER": "m", "IP_NF_NAT": "m", "IP_NF_MANGLE": "m",
 	}

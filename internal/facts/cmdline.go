@@ -1,0 +1,97 @@
+package facts
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// ParseCmdline splits a kernel command line into words the way systemd does
+// (extract_first_word with EXTRACT_UNQUOTE|EXTRACT_RELAX): whitespace
+// separates words, single or double quotes group (and are removed) even in
+// the middle of a word (foo="a b" is the word foo=a b), and an unterminated
+// quote runs to the end of the line. Empty words are dropped.
+func ParseCmdline(s string) []string {
+	words := []string{}
+	var cur strings.Builder
+	inWord := false
+	var quote rune
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		raw := s[i : i+size] // keeps invalid UTF-8 bytes as they are
+		i += size
+		switch {
+		case quote != 0:
+			if r == quote {
+				quote = 0
+			} else {
+				cur.WriteString(raw)
+			}
+		case r == '"' || r == '\'':
+			quote = r
+			inWord = true
+		case unicode.IsSpace(r) || r == 0:
+			if inWord && cur.Len() > 0 {
+				words = append(words, cur.String())
+			}
+			cur.Reset()
+			inWord = false
+		default:
+			cur.WriteString(raw)
+			inWord = true
+		}
+	}
+	if inWord && cur.Len() > 0 {
+		words = append(words, cur.String())
+	}
+	return words
+}
+
+// inContainer tells whether systemd would treat this root as a container:
+// systemd-nspawn and other managers write /run/systemd/container, and
+// every container manager puts container= into PID 1's environment.
+func (p *probe) inContainer() bool {
+	if p.root.Exists("/run/systemd/container") {
+		return true
+	}
+	env, err := p.root.ReadFile("/proc/1/environ")
+	if err != nil {
+		return false
+	}
+	for _, kv := range strings.Split(string(env), "\x00") {
+		if strings.HasPrefix(kv, "container=") {
+			return true
+		}
+	}
+	return false
+}
+
+// cmdline reads the command line systemd honours: /proc/cmdline, or inside
+// a container PID 1's arguments (minus argv[0] and PID 1's own --options,
+// which systemd filters out too).
+func (p *probe) cmdline() []string {
+	if p.inContainer() {
+		data, ok := p.read("/proc/1/cmdline", "the kernel command line is unknown")
+		if !ok {
+			p.problem("/proc/1/cmdline is missing in this container: kernel command line overrides are unknown.")
+			return []string{}
+		}
+		args := strings.Split(strings.TrimRight(string(data), "\x00"), "\x00")
+		words := []string{}
+		for i, a := range args {
+			if i == 0 || strings.HasPrefix(a, "--") || a == "" {
+				continue
+			}
+			words = append(words, a)
+		}
+		return words
+	}
+	data, ok := p.read("/proc/cmdline", "kernel command line overrides are unknown")
+	if !ok {
+		if !p.root.Exists("/proc/cmdline") {
+			p.problem("/proc/cmdline is missing: kernel command line overrides are unknown.")
+		}
+		return []string{}
+	}
+	return ParseCmdline(string(data))
+}

@@ -1,0 +1,109 @@
+package facts
+
+import (
+	"path"
+	"sort"
+	"strings"
+)
+
+const (
+	pciDevicesDir = "/sys/bus/pci/devices"
+	dmiDir        = "/sys/class/dmi/id"
+	busDir        = "/sys/bus"
+	// maxDrivers bounds the driver walk; a big server has a few hundred.
+	maxDrivers = 4096
+	// maxPCIDevices bounds the device walk for the same reason.
+	maxPCIDevices = 1024
+)
+
+func (p *probe) hardware() Hardware {
+	hw := Hardware{PCI: p.pciDevices(), Drivers: p.drivers()}
+	hw.DMIVendor = p.dmi("sys_vendor")
+	hw.DMIProduct = p.dmi("product_name")
+	if hw.DMIVendor == "" && hw.DMIProduct == "" {
+		p.problem("%s has no sys_vendor or product_name: DMI legacy triggers cannot match (normal in containers and on boards without DMI).", dmiDir)
+	}
+	return hw
+}
+
+func (p *probe) pciDevices() []PCIDevice {
+	devices := []PCIDevice{}
+	entries, err := p.root.ReadDir(pciDevicesDir)
+	if err != nil {
+		if isNotExist(err) {
+			p.problem("%s is missing: PCI legacy triggers cannot match (normal in containers and on hosts without PCI).", pciDevicesDir)
+		} else {
+			p.unreadable("%s: %s: PCI devices are unknown; check that sysfs is mounted and readable", pciDevicesDir, errText(err))
+		}
+		return devices
+	}
+	for i, e := range entries {
+		if i >= maxPCIDevices {
+			p.problem("%s lists more than %d devices: only the first %d were read.", pciDevicesDir, maxPCIDevices, maxPCIDevices)
+			break
+		}
+		dir := path.Join(pciDevicesDir, e.Name())
+		dev := PCIDevice{
+			Address: e.Name(),
+			Vendor:  p.pciID(dir + "/vendor"),
+			Device:  p.pciID(dir + "/device"),
+		}
+		if target, err := p.root.Readlink(dir + "/driver"); err == nil {
+			dev.Driver = path.Base(target)
+		}
+		devices = append(devices, dev)
+	}
+	return devices
+}
+
+// pciID turns sysfs's "0x1b4b\n" into "1b4b" ("" when unreadable).
+func (p *probe) pciID(hostPath string) string {
+	data, ok := p.read(hostPath, "this PCI device's id is unknown")
+	if !ok {
+		return ""
+	}
+	s := strings.ToLower(strings.TrimSpace(string(data)))
+	return strings.TrimPrefix(s, "0x")
+}
+
+func (p *probe) dmi(field string) string {
+	data, ok := p.read(path.Join(dmiDir, field), "DMI legacy triggers cannot match it")
+	if !ok {
+		return ""
+	}
+	return strings.TrimSpace(string(data))
+}
+
+// drivers lists the names under /sys/bus/*/drivers, sorted and unique.
+func (p *probe) drivers() []string {
+	seen := map[string]bool{}
+	buses, err := p.root.ReadDir(busDir)
+	if err != nil {
+		if isNotExist(err) {
+			p.problem("%s is missing: bound drivers are unknown, so driver legacy triggers cannot match.", busDir)
+		} else {
+			p.unreadable("%s: %s: bound drivers are unknown; check that sysfs is mounted and readable", busDir, errText(err))
+		}
+		return []string{}
+	}
+walk:
+	for _, bus := range buses {
+		drivers, err := p.root.ReadDir(path.Join(busDir, bus.Name(), "drivers"))
+		if err != nil {
+			continue // buses without drivers are normal
+		}
+		for _, d := range drivers {
+			if len(seen) >= maxDrivers {
+				p.problem("%s holds more than %d drivers: only the first %d were read.", busDir, maxDrivers, maxDrivers)
+				break walk
+			}
+			seen[d.Name()] = true
+		}
+	}
+	names := make([]string, 0, len(seen))
+	for n := range seen {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}

@@ -1,0 +1,136 @@
+package facts
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+const osreleasePath = "/proc/sys/kernel/osrelease"
+
+// releasePattern takes major.minor[.patch] off the front of a release such
+// as "6.1.0-18-amd64", "4.4.302+" or "5.14.0-427.el9.x86_64".
+var releasePattern = regexp.MustCompile(`^([0-9]{1,4})\.([0-9]{1,4})(?:\.([0-9]{1,6}))?`)
+
+// ParseRelease splits a kernel release into numbers; ok is false when it
+// does not start with major.minor.
+func ParseRelease(release string) (major, minor, patch int, ok bool) {
+	m := releasePattern.FindStringSubmatch(release)
+	if m == nil {
+		return 0, 0, 0, false
+	}
+	major, _ = strconv.Atoi(m[1]) // bounded digits: Atoi cannot fail
+	minor, _ = strconv.Atoi(m[2])
+	if m[3] != "" {
+		patch, _ = strconv.Atoi(m[3])
+	}
+	return major, minor, patch, true
+}
+
+// configCandidates are the places kubeadm's preflight (k8s.io/system-validators,
+// kernel_validator.go loadKConfigs) looks for the running kernel's config,
+// in its order, plus /lib/modules/$r/config next to its /usr twin for hosts
+// without a merged /usr.
+func configCandidates(release string) []string {
+	return []string{
+		"/proc/config.gz",
+		"/boot/config-" + release,
+		"/usr/src/linux-" + release + "/.config",
+		"/usr/src/linux/.config",
+		"/usr/lib/modules/" + release + "/config",
+		"/lib/modules/" + release + "/config",
+		"/usr/lib/ostree-boot/config-" + release,
+		"/usr/lib/kernel/config-" + release,
+		"/usr/src/linux-headers-" + release + "/.config",
+		"/lib/modules/" + release + "/build/.config",
+	}
+}
+
+func (p *probe) kernel() Kernel {
+	k := Kernel{Config: unknownConfig()}
+	data, ok := p.read(osreleasePath, "the kernel release is unknown")
+	if !ok {
+		if !p.root.Exists(osreleasePath) {
+			p.problem("%s is missing: the kernel release is unknown, so version-dependent kernel checks cannot be made.", osreleasePath)
+		}
+	} else {
+		k.Release = strings.TrimSpace(string(data))
+		var parsed bool
+		k.Major, k.Minor, k.Patch, parsed = ParseRelease(k.Release)
+		if !parsed {
+			p.unreadable("%s: release %q does not start with major.minor: the kernel version is unknown; a real kernel always writes one, so check --root", osreleasePath, clip(k.Release))
+		}
+	}
+	p.kernelConfig(&k)
+	return k
+}
+
+func unknownConfig() map[string]Tristate {
+	cfg := make(map[string]Tristate, len(KernelOptions))
+	for _, o := range KernelOptions {
+		cfg[o] = Unknown
+	}
+	return cfg
+}
+
+// kernelConfig reads the first config candidate that can be parsed. A
+// present but broken one is reported and the search goes on, so the
+// generator still decides on the best information there is.
+func (p *probe) kernelConfig(k *Kernel) {
+	candidates := configCandidates(k.Release)
+	if k.Release == "" {
+		candidates = []string{"/proc/config.gz", "/usr/src/linux/.config"}
+	}
+	for _, path := range candidates {
+		data, ok := p.read(path, "the kernel config cannot be read from it")
+		if !ok {
+			continue
+		}
+		opts, err := parseConfigFile(path, data)
+		if err != nil {
+			p.unreadable("%s: %s: the kernel config cannot be read; fix or remove the file, or set the backend explicitly", path, err)
+			continue
+		}
+		k.ConfigSource = path
+		for _, o := range KernelOptions {
+			if v, set := opts[o]; set {
+				k.Config[o] = v
+			} else {
+				k.Config[o] = Absent // not in the config: the option does not exist or is off
+			}
+		}
+		return
+	}
+	p.problem("No kernel config found (looked in %s): the kernel's netfilter options are unknown; the decision falls back on modules.", strings.Join(candidates, ", "))
+}
+
+// maxConfigSize bounds a decompressed config (real ones are ~300 KB).
+const maxConfigSize = 16 << 20
+
+func parseConfigFile(path string, data []byte) (map[string]Tristate, error) {
+	var r io.Reader = bytes.NewReader(data)
+	if strings.HasSuffix(path, ".gz") {
+		zr, err := gzip.NewReader(r)
+		if err != nil {
+			return nil, &configError{"not a gzip file", err}
+		}
+		r = io.LimitReader(zr, maxConfigSize)
+	}
+	opts, err := ParseKernelConfig(r)
+	if err != nil {
+		return nil, &configError{"not a kernel config", err}
+	}
+	return opts, nil
+}
+
+// configError renders as "not a gzip file (gzip: invalid header)".
+type configError struct {
+	what string
+	err  error
+}
+
+func (e *configError) Error() string { return e.what + " (" + e.err.Error() + ")" }
+func (e *configError) Unwrap() error { return e.err }

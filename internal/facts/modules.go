@@ -1,0 +1,128 @@
+package facts
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"path"
+	"sort"
+	"strings"
+)
+
+// Module files in modules.dep / modules.builtin end in one of these.
+var moduleSuffixes = []string{".ko", ".ko.xz", ".ko.zst", ".ko.gz"}
+
+// ParseProcModules reads /proc/modules ("name size refs deps state addr"
+// per line) and returns the loaded module names, sorted.
+func ParseProcModules(r io.Reader) ([]string, error) {
+	return parseModuleLines(r, func(line string) (string, bool) {
+		name, _, _ := strings.Cut(line, " ")
+		return name, true
+	})
+}
+
+// ParseModulesBuiltin reads modules.builtin (one "kernel/.../name.ko" per
+// line) and returns the built-in module names, sorted.
+func ParseModulesBuiltin(r io.Reader) ([]string, error) {
+	return parseModuleLines(r, moduleFromPath)
+}
+
+// ParseModulesDep reads modules.dep ("kernel/.../name.ko.xz: deps...") and
+// returns the names of the modules that can be loaded, sorted.
+func ParseModulesDep(r io.Reader) ([]string, error) {
+	return parseModuleLines(r, func(line string) (string, bool) {
+		file, _, found := strings.Cut(line, ":")
+		if !found {
+			return "", false
+		}
+		return moduleFromPath(strings.TrimSpace(file))
+	})
+}
+
+// moduleFromPath turns "kernel/net/netfilter/nf_tables.ko.zst" into "nf_tables".
+func moduleFromPath(p string) (string, bool) {
+	base := path.Base(p)
+	for _, s := range moduleSuffixes {
+		if name, ok := strings.CutSuffix(base, s); ok {
+			return name, true
+		}
+	}
+	return "", false
+}
+
+// parseModuleLines applies name to each non-empty line, checks the result
+// and returns the names normalised as the kernel compares them ('-' and
+// '_' are the same in module names), sorted and unique.
+func parseModuleLines(r io.Reader, name func(string) (string, bool)) ([]string, error) {
+	seen := map[string]bool{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 4096), maxConfigLine)
+	n := 0
+	for sc.Scan() {
+		n++
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		mod, ok := name(line)
+		if !ok || !validModule(mod) {
+			return nil, fmt.Errorf("line %d: %q does not name a module", n, clip(line))
+		}
+		seen[strings.ReplaceAll(mod, "-", "_")] = true
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("line %d: %w", n+1, err)
+	}
+	names := make([]string, 0, len(seen))
+	for m := range seen {
+		names = append(names, m)
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+func validModule(name string) bool {
+	if name == "" || len(name) > 64 {
+		return false
+	}
+	for _, c := range name {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func (p *probe) modules(release string) Modules {
+	m := Modules{Loaded: []string{}, Builtin: []string{}, Available: []string{}}
+	m.Loaded, m.LoadedKnown = p.moduleList("/proc/modules", ParseProcModules, "loaded modules are unknown",
+		"/proc/modules is missing: loaded modules are unknown (normal on kernels built without module support).")
+	if release == "" {
+		p.problem("Built-in and available modules are unknown: the kernel release is unknown, so /lib/modules/<release> cannot be found.")
+		return m
+	}
+	dir := "/lib/modules/" + release
+	m.Builtin, m.BuiltinKnown = p.moduleList(dir+"/modules.builtin", ParseModulesBuiltin, "built-in modules are unknown",
+		dir+"/modules.builtin is missing: built-in modules are unknown.")
+	m.Available, m.AvailableKnown = p.moduleList(dir+"/modules.dep", ParseModulesDep, "loadable modules are unknown",
+		dir+"/modules.dep is missing: which modules can be loaded is unknown (no modules installed for this kernel, or depmod never ran).")
+	return m
+}
+
+// moduleList reads one module list; missing and broken files give an empty
+// list with known=false.
+func (p *probe) moduleList(hostPath string, parse func(io.Reader) ([]string, error), consequence, missing string) ([]string, bool) {
+	data, ok := p.read(hostPath, consequence)
+	if !ok {
+		if !p.root.Exists(hostPath) {
+			p.problem("%s", missing)
+		}
+		return []string{}, false
+	}
+	names, err := parse(strings.NewReader(string(data)))
+	if err != nil {
+		p.unreadable("%s: %s: %s; fix or remove the file (depmod rebuilds modules.dep)", hostPath, err, consequence)
+		return []string{}, false
+	}
+	return names, true
+}

@@ -1,0 +1,111 @@
+package facts
+
+import (
+	"path"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
+)
+
+// defaultDataDir is RKE2's data-dir unless its config moves it.
+const defaultDataDir = "/var/lib/rancher/rke2"
+
+// dataDirPattern matches the runtime directories RKE2 extracts into
+// <data-dir>/data: the runtime image tag plus a 12-hex digest
+// (rancher/rke2 pkg/bootstrap releaseRefDigest), e.g. v1.31.2-rke2r1-0a1b2c3d4e5f.
+var dataDirPattern = regexp.MustCompile(`^(v[0-9]+\.[0-9]+\.[0-9]+)-(rke2r([0-9]+))-[0-9a-f]{12}$`)
+
+func (p *probe) rke2() RKE2 {
+	r := RKE2{Units: p.rke2Units(), ConfigFile: rke2.DefaultConfigFile}
+	for _, u := range r.Units { // server first: it is the role that runs when both exist
+		if u.ConfigFile != "" {
+			r.ConfigFile = u.ConfigFile
+			break
+		}
+	}
+	eff, err := rke2.LoadEffective(p.root, r.ConfigFile)
+	if err != nil {
+		p.unreadable("%s: RKE2's config cannot be read, and RKE2 will refuse it too; fix the file", err)
+		eff = rke2.Merge(nil)
+	} else if len(eff.Files) == 0 {
+		p.problem("No RKE2 config at %s or in %s.d: RKE2 runs with its defaults (kube-proxy in iptables mode).", r.ConfigFile, r.ConfigFile)
+	}
+	r.Config = eff
+
+	dataDir := defaultDataDir
+	if d, ok := eff.Values["data-dir"].(string); ok && path.IsAbs(d) {
+		dataDir = d
+	}
+	r.Version, r.VersionSource = p.rke2Version(dataDir)
+	if r.Version != "" {
+		if kv, err := rke2.ParseVersion(r.Version); err == nil {
+			r.Kubernetes = kv
+		}
+	}
+	return r
+}
+
+// rke2Version learns RKE2's version from files its first start leaves: the
+// <data-dir>/bin symlink to the current data/<tag>-<digest>/bin, else the
+// newest data/<tag>-<digest> directory. RPM and tarball installs leave no
+// version file (only the binary knows it, and the generator runs no
+// programs), so before RKE2's first start, or while /var is not mounted at
+// generator time, the version is unknown and apply settles it later.
+func (p *probe) rke2Version(dataDir string) (version, source string) {
+	binLink := path.Join(dataDir, "bin")
+	if target, err := p.root.Readlink(binLink); err == nil {
+		if v, ok := versionFromDataDir(path.Base(path.Dir(path.Clean(target)))); ok {
+			return v, binLink + " -> " + target
+		}
+	}
+	dataRoot := path.Join(dataDir, "data")
+	entries, err := p.root.ReadDir(dataRoot)
+	if err != nil && !isNotExist(err) {
+		p.unreadable("%s: %s: the RKE2 version is unknown; check the directory's permissions", dataRoot, errText(err))
+		return "", ""
+	}
+	best, bestName := "", ""
+	for _, e := range entries {
+		if v, ok := versionFromDataDir(e.Name()); ok && e.IsDir() && (best == "" || newerRKE2(v, best)) {
+			best, bestName = v, e.Name()
+		}
+	}
+	if best == "" {
+		p.problem("No RKE2 runtime in %s: RKE2 has not started here yet, or /var is not mounted (normal at generator time); the Kubernetes version is unknown.", dataRoot)
+		return "", ""
+	}
+	return best, path.Join(dataRoot, bestName)
+}
+
+// versionFromDataDir turns "v1.31.2-rke2r1-0a1b2c3d4e5f" into "v1.31.2+rke2r1".
+func versionFromDataDir(name string) (string, bool) {
+	m := dataDirPattern.FindStringSubmatch(name)
+	if m == nil {
+		return "", false
+	}
+	return m[1] + "+" + m[2], true
+}
+
+// newerRKE2 compares two "vX.Y.Z+rke2rN" versions.
+func newerRKE2(a, b string) bool {
+	ka, _ := rke2.ParseVersion(a)
+	kb, _ := rke2.ParseVersion(b)
+	if ka != kb {
+		if ka.Major != kb.Major {
+			return ka.Major > kb.Major
+		}
+		if ka.Minor != kb.Minor {
+			return ka.Minor > kb.Minor
+		}
+		return ka.Patch > kb.Patch
+	}
+	return rke2Revision(a) > rke2Revision(b)
+}
+
+func rke2Revision(v string) int {
+	_, rev, _ := strings.Cut(v, "+rke2r")
+	n, _ := strconv.Atoi(rev)
+	return n
+}

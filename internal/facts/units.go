@@ -1,0 +1,174 @@
+package facts
+
+import (
+	"bufio"
+	"path"
+	"strings"
+)
+
+// unitDirs are where RKE2's units land, in systemd's precedence order:
+// /etc/systemd/system (install.sh with a /opt/rke2 prefix), then
+// /usr/local/lib/systemd/system (tarball), then /usr/lib and /lib (RPM).
+var unitDirs = []string{
+	"/etc/systemd/system",
+	"/usr/local/lib/systemd/system",
+	"/usr/lib/systemd/system",
+	"/lib/systemd/system",
+}
+
+// defaultEnvFiles are RKE2's EnvironmentFile= lines, used when a unit has
+// none of its own (%N is the unit name without ".service").
+var defaultEnvFiles = []string{"/etc/default/%N", "/etc/sysconfig/%N", "/usr/local/lib/systemd/system/%N.env"}
+
+// unitFile is what the probe needs from a unit's [Service] section.
+type unitFile struct {
+	execStart []string // every ExecStart= value; "" resets the list
+	envFiles  []string
+	env       []string // Environment= values, unsplit
+}
+
+// parseUnit reads the [Service] keys we need; systemd's line continuations
+// (trailing backslash) and comments are honoured, everything else ignored.
+func parseUnit(text string) unitFile {
+	var u unitFile
+	section := ""
+	sc := bufio.NewScanner(strings.NewReader(text))
+	sc.Buffer(make([]byte, 0, 4096), maxConfigLine)
+	var pending string
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if cont, ok := strings.CutSuffix(line, "\\"); ok {
+			pending += cont + " "
+			continue
+		}
+		line, pending = pending+line, ""
+		if line == "" || line[0] == '#' || line[0] == ';' {
+			continue
+		}
+		if line[0] == '[' {
+			section = strings.Trim(line, "[]")
+			continue
+		}
+		key, value, found := strings.Cut(line, "=")
+		if !found || section != "Service" {
+			continue
+		}
+		value = strings.TrimSpace(value)
+		switch strings.TrimSpace(key) {
+		case "ExecStart":
+			if value == "" {
+				u.execStart = nil
+			} else {
+				u.execStart = append(u.execStart, value)
+			}
+		case "EnvironmentFile":
+			if value == "" {
+				u.envFiles = nil
+			} else {
+				u.envFiles = append(u.envFiles, value)
+			}
+		case "Environment":
+			if value == "" {
+				u.env = nil
+			} else {
+				u.env = append(u.env, value)
+			}
+		}
+	}
+	return u
+}
+
+// execBinary is the program of an ExecStart= value, without systemd's
+// prefixes (-, @, +, !, !!, :).
+func execBinary(value string) string {
+	words := ParseCmdline(value)
+	if len(words) == 0 {
+		return ""
+	}
+	return strings.TrimLeft(words[0], "-@+!:")
+}
+
+// parseEnvFile reads KEY=VALUE lines the way systemd's EnvironmentFile=
+// does for the cases RKE2 installs meet: # and ; comments, optional
+// surrounding quotes, later keys replacing earlier ones.
+func parseEnvFile(text string, env map[string]string) {
+	for _, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || line[0] == '#' || line[0] == ';' {
+			continue
+		}
+		key, value, found := strings.Cut(line, "=")
+		if !found {
+			continue
+		}
+		env[strings.TrimSpace(key)] = unquote(strings.TrimSpace(value))
+	}
+}
+
+func unquote(s string) string {
+	if len(s) >= 2 && (s[0] == '"' || s[0] == '\'') && s[len(s)-1] == s[0] {
+		return s[1 : len(s)-1]
+	}
+	return s
+}
+
+// unitEnv is the environment a unit's process gets: Environment= first,
+// then the environment files in order (systemd: files override Environment=).
+func (p *probe) unitEnv(name string, u unitFile) map[string]string {
+	env := map[string]string{}
+	for _, line := range u.env {
+		for _, word := range ParseCmdline(line) {
+			if k, v, ok := strings.Cut(word, "="); ok {
+				env[k] = v
+			}
+		}
+	}
+	files := u.envFiles
+	if len(files) == 0 {
+		files = defaultEnvFiles
+	}
+	short := strings.TrimSuffix(name, ".service")
+	for _, f := range files {
+		f = strings.TrimPrefix(f, "-") // "-" only makes a missing file fine, which it is here anyway
+		f = strings.NewReplacer("%N", short, "%n", name, "%p", short).Replace(f)
+		if !path.IsAbs(f) {
+			continue
+		}
+		data, ok := p.read(f, "settings in it (such as RKE2_CONFIG_FILE) are unknown")
+		if ok {
+			parseEnvFile(string(data), env)
+		}
+	}
+	return env
+}
+
+// rke2Units finds rke2-server.service and rke2-agent.service; for each name
+// the first directory in unitDirs wins, as in systemd.
+func (p *probe) rke2Units() []RKE2Unit {
+	units := []RKE2Unit{}
+	for _, role := range []string{"server", "agent"} {
+		name := "rke2-" + role + ".service"
+		for _, dir := range unitDirs {
+			unitPath := path.Join(dir, name)
+			data, ok := p.read(unitPath, "this RKE2 unit's binary and config file are unknown")
+			if !ok {
+				if p.root.Exists(unitPath) {
+					break // present but unreadable: already reported, and it still shadows later dirs
+				}
+				continue
+			}
+			u := parseUnit(string(data))
+			unit := RKE2Unit{Name: name, Path: unitPath, Role: role}
+			if len(u.execStart) > 0 {
+				unit.Binary = execBinary(u.execStart[len(u.execStart)-1])
+			}
+			unit.ConfigFile = p.unitEnv(name, u)["RKE2_CONFIG_FILE"]
+			units = append(units, unit)
+			break
+		}
+	}
+	if len(units) == 0 {
+		p.problem("No rke2-server.service or rke2-agent.service in %s: RKE2 is not installed (yet), so there is nothing to configure.", strings.Join(unitDirs, ", "))
+	}
+	return units
+}
