@@ -9,12 +9,12 @@ import (
 
 func TestParseCmdline(t *testing.T) {
 	for in, want := range map[string][]string{
-		"BOOT_IMAGE=/vmlinuz root=UUID=1 ro quiet\n": {"BOOT_IMAGE=/vmlinuz", "root=UUID=1", "ro", "quiet"},
-		`rke2.proxy_backend=iptables-legacy  a="b c" 'd e'`:  {"rke2.proxy_backend=iptables-legacy", "a=b c", "d e"},
-		`x="unterminated quote`:                              {"x=unterminated quote"},
-		`"" '' e`:                                             {"e"},
-		"":                                                    {},
-		"\t \n":                                               {},
+		"BOOT_IMAGE=/vmlinuz root=UUID=1 ro quiet\n":        {"BOOT_IMAGE=/vmlinuz", "root=UUID=1", "ro", "quiet"},
+		`rke2.proxy_backend=iptables-legacy  a="b c" 'd e'`: {"rke2.proxy_backend=iptables-legacy", "a=b c", "d e"},
+		`x="unterminated quote`:                             {"x=unterminated quote"},
+		`"" '' e`:                                           {"e"},
+		"":                                                  {},
+		"\t \n":                                             {},
 	} {
 		if got := ParseCmdline(in); !reflect.DeepEqual(got, want) {
 			t.Errorf("ParseCmdline(%q) = %q, want %q", in, got, want)
