@@ -1,0 +1,134 @@
+package netfilter
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nstest"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
+)
+
+func TestNFTablesReferenceDump(t *testing.T) {
+	ref := nstest.RefDir(t)
+	if !nstest.InNetns(t) {
+		return
+	}
+	nstest.Tool(t, "nft")
+	nstest.Sh(t, "nft -f "+filepath.Join(ref, "derived/nftables-overall-v4.reordered.nft"))
+	listed := nstest.Sh(t, "nft list ruleset")
+	rs, text := readText(t, backend.NFTables)
+	assertNFTSkeleton(t, rs)
+
+	// Round trip: flush, load the render, render again: identical. And
+	// the kernel holds the same ruleset as after loading the original, as
+	// nft itself lists it, so the render means what the original meant.
+	nstest.Sh(t, "nft flush ruleset")
+	loadCanonical(t, text, map[rules.Family][]string{rules.IPv4: {"nft", "-f", "-"}, rules.IPv6: {"nft", "-f", "-"}})
+	if _, again := readText(t, backend.NFTables); again != text {
+		t.Errorf("round trip differs:\n--- first\n%s\n--- second\n%s", text, again)
+	}
+	if again := nstest.Sh(t, "nft list ruleset"); sortedLines(again) != sortedLines(listed) {
+		t.Errorf("nft lists the loaded render differently from the original:\n--- original\n%s\n--- render\n%s", listed, again)
+	}
+	if strings.Contains(text, "UNSUPPORTED") {
+		t.Errorf("render has undecoded expressions:\n%s", text)
+	}
+}
+
+func TestNFTablesBaseDump(t *testing.T) {
+	ref := nstest.RefDir(t)
+	if !nstest.InNetns(t) {
+		return
+	}
+	nstest.Tool(t, "nft")
+	nstest.Sh(t, "nft -f "+filepath.Join(ref, "nftables-base-v4.knft"))
+	rs, _ := readText(t, backend.NFTables)
+	assertNFTSkeleton(t, rs)
+	// Nothing of kube-proxy's shows up as iptables-nft.
+	if ipt, _ := readText(t, backend.IptablesNFT); len(ipt.Tables) != 0 {
+		t.Errorf("iptables-nft reader sees %+v in a native nftables ruleset", ipt.Tables)
+	}
+}
+
+// sortedLines compares nft listings without depending on the order nft
+// prints set elements in.
+func sortedLines(s string) string {
+	var lines []string
+	for _, l := range strings.Split(s, "\n") {
+		for _, part := range strings.Split(l, ",") {
+			lines = append(lines, strings.TrimSpace(part))
+		}
+	}
+	slices.Sort(lines)
+	return strings.Join(lines, "\n")
+}
+
+// assertNFTSkeleton checks kube-proxy's 1.34+ base chains, hooks,
+// priorities, jumps and comments in the ip kube-proxy table.
+func assertNFTSkeleton(t *testing.T, rs *rules.Ruleset) {
+	t.Helper()
+	var table *rules.Table
+	for i := range rs.Tables {
+		if rs.Tables[i].Family == rules.IPv4 && rs.Tables[i].Name == "kube-proxy" {
+			table = &rs.Tables[i]
+		}
+	}
+	if table == nil {
+		t.Fatalf("no ip kube-proxy table in %+v", rs.Tables)
+	}
+	if table.Comment != "rules for kube-proxy" {
+		t.Errorf("table comment %q", table.Comment)
+	}
+	want := map[string]string{
+		"filter-prerouting-pre-dnat": "filter prerouting -110 firewall-check",
+		"filter-output-pre-dnat":     "filter output -110 firewall-check",
+		"filter-forward":             "filter forward 0 service-endpoints-check cluster-ips-check",
+		"filter-input":               "filter input 0 nodeport-endpoints-check service-endpoints-check",
+		"filter-output":              "filter output 0 service-endpoints-check cluster-ips-check",
+		"nat-prerouting":             "nat prerouting -100 services",
+		"nat-output":                 "nat output -100 services",
+		"nat-postrouting":            "nat postrouting 100 masquerading",
+		"reject-chain":               "  0",
+		"mark-for-masquerade":        "  0",
+	}
+	for _, c := range table.Chains {
+		w, ok := want[c.Name]
+		if !ok {
+			continue
+		}
+		delete(want, c.Name)
+		got := fmt.Sprintf("%s %s %d", c.Type, c.Hook, c.Priority)
+		for _, r := range c.Rules {
+			if r.Jump != "" {
+				got += " " + r.Jump
+			}
+		}
+		if got != w {
+			t.Errorf("chain %s = %q, want %q", c.Name, got, w)
+		}
+		if c.Name == "reject-chain" && c.Comment != "helper for @no-endpoint-services / @no-endpoint-nodeports" {
+			t.Errorf("reject-chain comment %q", c.Comment)
+		}
+	}
+	for name := range want {
+		t.Errorf("chain %s missing", name)
+	}
+	sets := map[string]string{}
+	for _, s := range table.Sets {
+		sets[s.Name] = s.Type
+	}
+	for name, typ := range map[string]string{
+		"cluster-ips": "ipv4_addr", "nodeport-ips": "ipv4_addr",
+		"service-ips": "ipv4_addr . inet_proto . inet_service : verdict", "service-nodeports": "inet_proto . inet_service : verdict",
+		"no-endpoint-services": "ipv4_addr . inet_proto . inet_service : verdict", "no-endpoint-nodeports": "inet_proto . inet_service : verdict",
+		"firewall-ips": "ipv4_addr . inet_proto . inet_service : verdict",
+	} {
+		if sets[name] != typ {
+			t.Errorf("set %s type %q, want %q", name, sets[name], typ)
+		}
+	}
+}

@@ -1,0 +1,309 @@
+package netfilter
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
+)
+
+// unsupported marks what this reader cannot decode. The marker is not valid
+// nft or iptables-restore syntax, so loading a render that holds one fails
+// loudly instead of silently loading something else.
+func unsupported(format string, args ...any) string {
+	return "UNSUPPORTED[" + fmt.Sprintf(format, args...) + "]"
+}
+
+// nftTypes are nft's datatype numbers (nftables src/datatype.h) with their
+// element size; a concatenated key packs one 6-bit type number per part.
+var nftTypes = map[uint32]struct {
+	name string
+	size int
+}{
+	2: {"nf_proto", 1}, 4: {"integer", 4}, 5: {"string", 0}, 7: {"ipv4_addr", 4}, 8: {"ipv6_addr", 16},
+	9: {"ether_addr", 6}, 10: {"ether_type", 2}, 12: {"inet_proto", 1}, 13: {"inet_service", 2},
+	19: {"mark", 4}, 20: {"iface_index", 4}, 26: {"ct_state", 4}, 28: {"ct_status", 4},
+	38: {"fib_addrtype", 4}, 41: {"ifname", 16},
+}
+
+// keyTypes splits a set's key type into its parts, first part first.
+func keyTypes(magic uint32) []uint32 {
+	var parts []uint32
+	for ; magic != 0; magic >>= 6 {
+		parts = append([]uint32{magic & 0x3f}, parts...)
+	}
+	return parts
+}
+
+func typeName(t uint32) string {
+	if nt, ok := nftTypes[t]; ok {
+		return nt.name
+	}
+	return unsupported("type %d", t)
+}
+
+func setTypeText(s *nlSet) string {
+	var names []string
+	for _, t := range keyTypes(s.keyType) {
+		names = append(names, typeName(t))
+	}
+	text := strings.Join(names, " . ")
+	if s.flags&unix.NFT_SET_MAP != 0 {
+		if s.dataType == verdictDataType {
+			text += " : verdict"
+		} else {
+			text += " : " + typeName(s.dataType)
+		}
+	}
+	return text
+}
+
+func setModel(s *nlSet) rules.Set {
+	m := rules.Set{Name: s.name, Map: s.flags&unix.NFT_SET_MAP != 0, Type: setTypeText(s), Comment: s.comment, Size: s.size}
+	for _, f := range []struct {
+		bit  uint32
+		name string
+	}{{unix.NFT_SET_CONSTANT, "constant"}, {unix.NFT_SET_INTERVAL, "interval"}, {unix.NFT_SET_TIMEOUT, "timeout"}, {unix.NFT_SET_EVAL, "dynamic"}} {
+		if s.flags&f.bit != 0 {
+			m.Flags = append(m.Flags, f.name)
+		}
+	}
+	if s.flags&unix.NFT_SET_OBJECT != 0 {
+		m.Flags = append(m.Flags, unsupported("object map"))
+	}
+	if s.timeoutMS != 0 {
+		m.Timeout = duration(s.timeoutMS)
+	}
+	m.Elements = elementTexts(s)
+	return m
+}
+
+func duration(ms uint64) string {
+	if ms%1000 == 0 {
+		return fmt.Sprintf("%ds", ms/1000)
+	}
+	return fmt.Sprintf("%dms", ms)
+}
+
+// elementTexts renders a set's elements in nft syntax, interval sets as
+// prefixes or ranges.
+func elementTexts(s *nlSet) []string {
+	var out []string
+	if s.flags&unix.NFT_SET_INTERVAL != 0 {
+		return intervalTexts(s)
+	}
+	// The kernel's element order depends on hashing; key order is stable.
+	elems := slices.Clone(s.elems)
+	slices.SortStableFunc(elems, func(a, b nlElem) int { return bytes.Compare(a.key, b.key) })
+	for _, e := range elems {
+		out = append(out, elementText(s, e, keyText(s, e.key)))
+	}
+	return out
+}
+
+func elementText(s *nlSet, e nlElem, key string) string {
+	text := key
+	if e.comment != "" {
+		text += " comment " + quote(e.comment)
+	}
+	if s.flags&unix.NFT_SET_MAP != 0 {
+		switch {
+		case e.verdict != nil:
+			text += " : " + verdictText(e.verdict.code, e.verdict.chain)
+		default:
+			text += " : " + valueText(typeName(s.dataType), e.data)
+		}
+	}
+	return text
+}
+
+// keyText renders a key, splitting a concatenation into its parts (each
+// part padded to a 4-byte register).
+func keyText(s *nlSet, key []byte) string {
+	types := keyTypes(s.keyType)
+	if len(types) == 1 {
+		return valueText(typeName(types[0]), key)
+	}
+	var parts []string
+	for _, t := range types {
+		size := nftTypes[t].size
+		if size == 0 || len(key) < size {
+			return unsupported("key %x of type %s", key, setTypeText(s))
+		}
+		parts = append(parts, valueText(typeName(t), key[:size]))
+		key = key[min(len(key), (size+3)/4*4):]
+	}
+	return strings.Join(parts, " . ")
+}
+
+// intervalTexts pairs each interval start with its end element (the end is
+// exclusive) and prints a prefix when the range is one, else a-b.
+func intervalTexts(s *nlSet) []string {
+	if s.flags&setConcat != 0 || len(keyTypes(s.keyType)) != 1 {
+		return []string{unsupported("concatenated interval set %s", s.name)}
+	}
+	elems := slices.Clone(s.elems)
+	slices.SortStableFunc(elems, func(a, b nlElem) int { return bytes.Compare(a.key, b.key) })
+	typ := typeName(keyTypes(s.keyType)[0])
+	var out []string
+	for i, e := range elems {
+		if e.flags&unix.NFT_SET_ELEM_INTERVAL_END != 0 {
+			continue
+		}
+		last := bytes.Repeat([]byte{0xff}, len(e.key))
+		if i+1 < len(elems) && elems[i+1].flags&unix.NFT_SET_ELEM_INTERVAL_END != 0 {
+			last = minusOne(elems[i+1].key)
+		}
+		out = append(out, elementText(s, e, rangeText(typ, e.key, last)))
+	}
+	return out
+}
+
+func minusOne(b []byte) []byte {
+	out := slices.Clone(b)
+	for i := len(out) - 1; i >= 0; i-- {
+		out[i]--
+		if out[i] != 0xff {
+			break
+		}
+	}
+	return out
+}
+
+func rangeText(typ string, first, last []byte) string {
+	if bytes.Equal(first, last) {
+		return valueText(typ, first)
+	}
+	if typ == "ipv4_addr" || typ == "ipv6_addr" {
+		if bits, ok := prefixOf(first, last); ok {
+			return fmt.Sprintf("%s/%d", valueText(typ, first), bits)
+		}
+	}
+	return valueText(typ, first) + "-" + valueText(typ, last)
+}
+
+// prefixOf reports whether [first, last] is exactly one CIDR prefix: equal
+// leading bits, then all host bits 0 in first and 1 in last.
+func prefixOf(first, last []byte) (int, bool) {
+	n := len(first) * 8
+	bit := func(b []byte, i int) byte { return (b[i/8] >> (7 - i%8)) & 1 }
+	p := 0
+	for p < n && bit(first, p) == bit(last, p) {
+		p++
+	}
+	for i := p; i < n; i++ {
+		if bit(first, i) != 0 || bit(last, i) != 1 {
+			return 0, false
+		}
+	}
+	return p, true
+}
+
+var protoNames = map[byte]string{1: "icmp", 6: "tcp", 17: "udp", 58: "ipv6-icmp", 132: "sctp"}
+
+var fibTypes = map[uint32]string{1: "unicast", 2: "local", 3: "broadcast", 4: "anycast", 5: "multicast", 6: "blackhole", 7: "unreachable", 8: "prohibit"}
+
+// ctStates are nft's ct state bits in nft's print order.
+var ctStates = []struct {
+	bit  uint32
+	name string
+}{{1, "invalid"}, {8, "new"}, {2, "established"}, {4, "related"}, {64, "untracked"}}
+
+// valueText renders bytes of an nft datatype as nft reads it back.
+func valueText(typ string, b []byte) string {
+	switch typ {
+	case "ipv4_addr", "ipv6_addr":
+		if a, ok := netip.AddrFromSlice(b); ok {
+			return a.String()
+		}
+	case "inet_proto":
+		if len(b) == 1 {
+			if n, ok := protoNames[b[0]]; ok {
+				return n
+			}
+			return fmt.Sprint(b[0])
+		}
+	case "inet_service":
+		if len(b) == 2 {
+			return fmt.Sprint(binary.BigEndian.Uint16(b))
+		}
+	case "mark", "ct_status":
+		if len(b) == 4 {
+			return fmt.Sprintf("0x%08x", binary.NativeEndian.Uint32(b))
+		}
+	case "integer":
+		switch len(b) {
+		case 1:
+			return fmt.Sprint(b[0])
+		case 2:
+			return fmt.Sprint(binary.NativeEndian.Uint16(b))
+		case 4:
+			return fmt.Sprint(binary.NativeEndian.Uint32(b))
+		case 8:
+			return fmt.Sprint(binary.NativeEndian.Uint64(b))
+		}
+	case "ifname", "string":
+		return quote(str(b))
+	case "nf_proto":
+		if len(b) == 1 {
+			switch b[0] {
+			case unix.NFPROTO_IPV4:
+				return "ipv4"
+			case unix.NFPROTO_IPV6:
+				return "ipv6"
+			}
+		}
+	case "fib_addrtype":
+		if len(b) == 4 {
+			if n, ok := fibTypes[binary.NativeEndian.Uint32(b)]; ok {
+				return n
+			}
+		}
+	case "ct_state":
+		if len(b) == 4 {
+			return bitNames(binary.NativeEndian.Uint32(b))
+		}
+	}
+	return unsupported("%s value %x", typ, b)
+}
+
+func bitNames(v uint32) string {
+	var names []string
+	for _, s := range ctStates {
+		if v&s.bit != 0 {
+			names = append(names, s.name)
+			v &^= s.bit
+		}
+	}
+	if v != 0 || len(names) == 0 {
+		return unsupported("ct state bits %#x", v)
+	}
+	return strings.Join(names, ",")
+}
+
+func verdictText(code int32, chain string) string {
+	switch code {
+	case 1: // NF_ACCEPT
+		return "accept"
+	case 0: // NF_DROP
+		return "drop"
+	case unix.NFT_CONTINUE:
+		return "continue"
+	case unix.NFT_RETURN:
+		return "return"
+	case unix.NFT_JUMP:
+		return "jump " + chain
+	case unix.NFT_GOTO:
+		return "goto " + chain
+	}
+	return unsupported("verdict %d", code)
+}
+
+// quote quotes an nft string; see rules.quoteNFT for why '"' is replaced.
+func quote(s string) string { return `"` + strings.ReplaceAll(s, `"`, `'`) + `"` }

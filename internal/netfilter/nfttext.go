@@ -1,0 +1,502 @@
+package netfilter
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"net/netip"
+	"strings"
+
+	"github.com/google/nftables/expr"
+	"golang.org/x/sys/unix"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
+)
+
+// regVal is what a register holds while a rule is decompiled.
+type regVal struct {
+	text      string // nft expression text ("ip daddr", "meta mark")
+	typ       string // nft datatype for rendering constants
+	size      int    // bytes loaded
+	full      int    // size of the whole field (a shorter load is a prefix)
+	mask, xor []byte // set by a bitwise expression
+	imm       []byte // an immediate constant
+}
+
+// slot maps nftables register numbers onto 4-byte slots: NFT_REG_1..4 are
+// 16 bytes wide and alias NFT_REG32_00.. (numbered from 8).
+func slot(reg uint32) int {
+	if reg >= 1 && reg <= 4 {
+		return int(reg-1) * 4
+	}
+	return int(reg) - 8
+}
+
+type nftDecompiler struct {
+	fam    byte
+	regs   map[int]regVal
+	out    []string
+	jump   string
+	lookup func(string) *nlSet
+}
+
+// nftRule renders a native nftables rule in nft syntax.
+func nftRule(r nlRule, lookup func(string) *nlSet) rules.Rule {
+	d := &nftDecompiler{fam: r.family, regs: map[int]regVal{}, lookup: lookup}
+	for _, e := range r.exprs {
+		d.expr(decodeExpr(r.family, e))
+	}
+	text := strings.Join(d.out, " ")
+	if r.comment != "" {
+		text += " comment " + quote(r.comment)
+	}
+	return rules.Rule{Text: strings.TrimSpace(text), Comment: r.comment, Jump: d.jump}
+}
+
+func (d *nftDecompiler) emit(s string) { d.out = append(d.out, s) }
+
+func (d *nftDecompiler) set(reg uint32, v regVal) { d.regs[slot(reg)] = v }
+
+func (d *nftDecompiler) get(reg uint32) regVal {
+	v, ok := d.regs[slot(reg)]
+	if !ok {
+		return regVal{text: unsupported("empty register %d", reg)}
+	}
+	return v
+}
+
+func (d *nftDecompiler) expr(e any) {
+	switch e := e.(type) {
+	case *expr.Payload:
+		if e.OperationType != expr.PayloadLoad {
+			d.emit(unsupported("payload write"))
+			return
+		}
+		d.set(e.DestRegister, payloadField(d.fam, e))
+	case *expr.Meta:
+		d.meta(e)
+	case ctExpr:
+		d.ct(e)
+	case *expr.Bitwise:
+		v := d.get(e.SourceRegister)
+		v.mask, v.xor = e.Mask, e.Xor
+		d.set(e.DestRegister, v)
+	case *expr.Cmp:
+		d.emit(cmpText(d.get(e.Register), cmpOp(e.Op), e.Data))
+	case *expr.Range:
+		v := d.get(e.Register)
+		op := ""
+		if e.Op == expr.CmpOpNeq {
+			op = "!= "
+		}
+		d.emit(fmt.Sprintf("%s %s%s-%s", v.text, op, valueText(v.typ, e.FromData), valueText(v.typ, e.ToData)))
+	case *expr.Lookup:
+		d.lookupExpr(e)
+	case immExpr:
+		if e.verdict != nil {
+			d.verdict(e.verdict.code, e.verdict.chain)
+			return
+		}
+		d.set(e.dreg, regVal{imm: e.data, size: len(e.data)})
+	case *expr.Numgen:
+		kind := map[uint32]string{0: "inc", 1: "random"}[e.Type]
+		text := fmt.Sprintf("numgen %s mod %d", kind, e.Modulus)
+		if e.Offset != 0 {
+			text += fmt.Sprintf(" offset %d", e.Offset)
+		}
+		d.set(e.Register, regVal{text: text, typ: "integer", size: 4, full: 4})
+	case *expr.Fib:
+		d.set(e.Register, fibField(e))
+	case *expr.NAT:
+		d.nat(e)
+	case *expr.Masq:
+		text := "masquerade"
+		if e.ToPorts {
+			text += " to :" + d.portText(e.RegProtoMin, e.RegProtoMax)
+		}
+		d.emit(text + natFlags(e.Random, e.FullyRandom, e.Persistent))
+	case *expr.Reject:
+		d.emit(rejectText(d.fam, e))
+	case *expr.Dynset:
+		d.dynset(e)
+	case *expr.Counter:
+		d.emit("counter")
+	case *expr.Limit:
+		d.emit(limitText(e))
+	case *expr.Objref:
+		if e.Type == 1 { // NFT_OBJECT_COUNTER
+			d.emit("counter name " + quote(e.Name))
+			return
+		}
+		d.emit(unsupported("objref type %d", e.Type))
+	case badExpr:
+		d.emit(unsupported("%s: %v", e.name, e.err))
+	case xtExpr:
+		d.emit(unsupported("xtables %s %s in an nftables table", map[bool]string{true: "target", false: "match"}[e.target], e.name))
+	default:
+		d.emit(unsupported("expression %T", e))
+	}
+}
+
+func payloadField(fam byte, e *expr.Payload) regVal {
+	off, n := int(e.Offset), int(e.Len)
+	v := regVal{size: n, full: n, typ: "integer"}
+	type field struct {
+		base      expr.PayloadBase
+		off, size int
+		text, typ string
+	}
+	fields := []field{
+		{expr.PayloadBaseTransportHeader, 0, 2, "th sport", "inet_service"},
+		{expr.PayloadBaseTransportHeader, 2, 2, "th dport", "inet_service"},
+	}
+	if fam == unix.NFPROTO_IPV6 {
+		fields = append(fields, field{expr.PayloadBaseNetworkHeader, 8, 16, "ip6 saddr", "ipv6_addr"},
+			field{expr.PayloadBaseNetworkHeader, 24, 16, "ip6 daddr", "ipv6_addr"},
+			field{expr.PayloadBaseNetworkHeader, 6, 1, "ip6 nexthdr", "inet_proto"})
+	} else {
+		fields = append(fields, field{expr.PayloadBaseNetworkHeader, 12, 4, "ip saddr", "ipv4_addr"},
+			field{expr.PayloadBaseNetworkHeader, 16, 4, "ip daddr", "ipv4_addr"},
+			field{expr.PayloadBaseNetworkHeader, 9, 1, "ip protocol", "inet_proto"})
+	}
+	for _, f := range fields {
+		if f.base == e.Base && f.off == off && (n == f.size || (n < f.size && strings.HasSuffix(f.typ, "_addr"))) {
+			v.text, v.typ, v.full = f.text, f.typ, f.size
+			return v
+		}
+	}
+	// A raw payload expression round-trips through nft as itself.
+	base := map[expr.PayloadBase]string{expr.PayloadBaseLLHeader: "ll", expr.PayloadBaseNetworkHeader: "nh", expr.PayloadBaseTransportHeader: "th"}[e.Base]
+	v.text = fmt.Sprintf("@%s,%d,%d", base, off*8, n*8)
+	return v
+}
+
+var metaKeys = map[expr.MetaKey]struct {
+	text, typ string
+	size      int
+}{
+	expr.MetaKeyMARK:    {"meta mark", "mark", 4},
+	expr.MetaKeyL4PROTO: {"meta l4proto", "inet_proto", 1},
+	expr.MetaKeyIIFNAME: {"iifname", "ifname", 16},
+	expr.MetaKeyOIFNAME: {"oifname", "ifname", 16},
+	expr.MetaKeyNFPROTO: {"meta nfproto", "nf_proto", 1},
+}
+
+func (d *nftDecompiler) meta(e *expr.Meta) {
+	k, ok := metaKeys[e.Key]
+	if !ok {
+		d.emit(unsupported("meta key %d", e.Key))
+		return
+	}
+	if e.SourceRegister {
+		d.emit(k.text + " set " + d.valueOf(d.get(e.Register), k.typ))
+		return
+	}
+	d.set(e.Register, regVal{text: k.text, typ: k.typ, size: k.size, full: k.size})
+}
+
+func (d *nftDecompiler) ct(e ctExpr) {
+	keys := map[uint32]regVal{
+		unix.NFT_CT_STATE:  {text: "ct state", typ: "ct_state", size: 4, full: 4},
+		unix.NFT_CT_STATUS: {text: "ct status", typ: "ct_status", size: 4, full: 4},
+		unix.NFT_CT_MARK:   {text: "ct mark", typ: "mark", size: 4, full: 4},
+	}
+	v, ok := keys[e.key]
+	if !ok || e.direction >= 0 {
+		d.emit(unsupported("ct key %d direction %d", e.key, e.direction))
+		return
+	}
+	if e.sreg != 0 {
+		d.emit(v.text + " set " + d.valueOf(d.get(e.sreg), v.typ))
+		return
+	}
+	d.set(e.dreg, v)
+}
+
+// valueOf renders a register used as a statement's value: a constant, a
+// field, or a field with a bitwise operation (meta mark | 0x4000).
+func (d *nftDecompiler) valueOf(v regVal, typ string) string {
+	if v.imm != nil {
+		return valueText(typ, v.imm)
+	}
+	if v.mask == nil {
+		return v.text
+	}
+	m, x := binary.NativeEndian.Uint32(pad4(v.mask)), binary.NativeEndian.Uint32(pad4(v.xor))
+	switch {
+	case x != 0 && m == ^x:
+		return fmt.Sprintf("%s | 0x%08x", v.text, x)
+	case m == 0xffffffff:
+		return fmt.Sprintf("%s ^ 0x%08x", v.text, x)
+	case x == 0:
+		return fmt.Sprintf("%s & 0x%08x", v.text, m)
+	}
+	return unsupported("%s & 0x%08x ^ 0x%08x", v.text, m, x)
+}
+
+func pad4(b []byte) []byte {
+	if len(b) >= 4 {
+		return b[:4]
+	}
+	return append(bytes.Clone(b), make([]byte, 4-len(b))...)
+}
+
+func cmpOp(op expr.CmpOp) string {
+	return map[expr.CmpOp]string{expr.CmpOpEq: "", expr.CmpOpNeq: "!= ", expr.CmpOpLt: "< ", expr.CmpOpLte: "<= ", expr.CmpOpGt: "> ", expr.CmpOpGte: ">= "}[op]
+}
+
+func cmpText(v regVal, op string, data []byte) string {
+	isAddr := v.typ == "ipv4_addr" || v.typ == "ipv6_addr"
+	switch {
+	case v.mask != nil && isAddr && allZero(v.xor):
+		if bits, ok := maskBits(v.mask); ok {
+			return fmt.Sprintf("%s %s%s/%d", v.text, op, valueText(v.typ, padTo(data, v.full)), bits+8*(v.full-v.size))
+		}
+	case v.mask != nil && v.typ == "ct_state" && allZero(v.xor) && allZero(data) && op == "!= ":
+		// "ct state new" compiles to (state & new) != 0.
+		return v.text + " " + valueText(v.typ, v.mask)
+	case v.mask != nil && allZero(v.xor):
+		return fmt.Sprintf("%s & %s %s%s", v.text, hexText(v.typ, v.mask), eqOp(op), hexText(v.typ, data))
+	case isAddr && v.size < v.full:
+		return fmt.Sprintf("%s %s%s/%d", v.text, op, valueText(v.typ, padTo(data, v.full)), v.size*8)
+	}
+	if v.mask != nil {
+		return unsupported("%s with mask %x xor %x", v.text, v.mask, v.xor)
+	}
+	return fmt.Sprintf("%s %s%s", v.text, op, valueText(v.typ, data))
+}
+
+func eqOp(op string) string {
+	if op == "" {
+		return "== "
+	}
+	return op
+}
+
+func hexText(typ string, b []byte) string {
+	if typ == "mark" || typ == "integer" || typ == "ct_status" || typ == "ct_state" {
+		return fmt.Sprintf("0x%08x", binary.NativeEndian.Uint32(pad4(b)))
+	}
+	return fmt.Sprintf("0x%x", b)
+}
+
+func allZero(b []byte) bool { return len(bytes.Trim(b, "\x00")) == 0 }
+
+func padTo(b []byte, n int) []byte {
+	if len(b) >= n {
+		return b
+	}
+	return append(bytes.Clone(b), make([]byte, n-len(b))...)
+}
+
+// maskBits reports the prefix length of a contiguous network mask.
+func maskBits(mask []byte) (int, bool) {
+	bits, done := 0, false
+	for _, m := range mask {
+		for b := 7; b >= 0; b-- {
+			set := m&(1<<b) != 0
+			if set && done {
+				return 0, false
+			}
+			if set {
+				bits++
+			} else {
+				done = true
+			}
+		}
+	}
+	return bits, true
+}
+
+func (d *nftDecompiler) lookupExpr(e *expr.Lookup) {
+	s := d.lookup(e.SetName)
+	if s == nil {
+		d.emit(unsupported("lookup in unknown set %s", e.SetName))
+		return
+	}
+	key := d.keyText(e.SourceRegister, int(s.keyLen))
+	ref := "@" + s.name
+	if s.flags&unix.NFT_SET_ANONYMOUS != 0 {
+		ref = "{ " + strings.Join(elementTexts(s), ", ") + " }"
+	}
+	switch {
+	case e.IsDestRegSet && e.DestRegister == 0:
+		d.emit(key + " vmap " + ref)
+	case e.IsDestRegSet:
+		d.set(e.DestRegister, regVal{text: key + " map " + ref, typ: typeName(s.dataType), size: int(s.dataLen), full: int(s.dataLen)})
+	case e.Invert:
+		d.emit(key + " != " + ref)
+	default:
+		d.emit(key + " " + ref)
+	}
+}
+
+// keyText joins the registers a set key of keyLen bytes spans, starting at
+// reg, into an nft concatenation.
+func (d *nftDecompiler) keyText(reg uint32, keyLen int) string {
+	s := slot(reg)
+	var parts []string
+	for used := 0; used < keyLen || len(parts) == 0; {
+		v, ok := d.regs[s]
+		if !ok || v.size == 0 {
+			return unsupported("key of %d bytes from register %d", keyLen, reg)
+		}
+		parts = append(parts, v.text)
+		step := (v.size + 3) / 4
+		used += step * 4
+		s += step
+	}
+	return strings.Join(parts, " . ")
+}
+
+func (d *nftDecompiler) verdict(code int32, chain string) {
+	if code == unix.NFT_JUMP || code == unix.NFT_GOTO {
+		d.jump = chain
+	}
+	d.emit(verdictText(code, chain))
+}
+
+func fibField(e *expr.Fib) regVal {
+	var flags []string
+	for _, f := range []struct {
+		on   bool
+		name string
+	}{{e.FlagSADDR, "saddr"}, {e.FlagDADDR, "daddr"}, {e.FlagMARK, "mark"}, {e.FlagIIF, "iif"}, {e.FlagOIF, "oif"}} {
+		if f.on {
+			flags = append(flags, f.name)
+		}
+	}
+	text := "fib " + strings.Join(flags, " . ")
+	switch {
+	case e.ResultADDRTYPE:
+		return regVal{text: text + " type", typ: "fib_addrtype", size: 4, full: 4}
+	case e.ResultOIFNAME:
+		return regVal{text: text + " oifname", typ: "ifname", size: 16, full: 16}
+	}
+	return regVal{text: unsupported("fib result"), size: 4}
+}
+
+func (d *nftDecompiler) nat(e *expr.NAT) {
+	kind := map[expr.NATType]string{expr.NATTypeDestNAT: "dnat", expr.NATTypeSourceNAT: "snat"}[e.Type]
+	if kind == "" || e.RegAddrMin == 0 || e.Prefix {
+		d.emit(unsupported("nat type %d", e.Type))
+		return
+	}
+	addr := d.get(e.RegAddrMin)
+	text := d.addrText(addr)
+	if e.RegAddrMax != 0 && e.RegAddrMax != e.RegAddrMin {
+		text += "-" + d.addrText(d.get(e.RegAddrMax))
+	}
+	if e.RegProtoMin != 0 {
+		if d.fam == unix.NFPROTO_IPV6 && addr.imm != nil {
+			text = "[" + text + "]"
+		}
+		text += ":" + d.portText(e.RegProtoMin, e.RegProtoMax)
+	}
+	d.emit(kind + " to " + text + natFlags(e.Random, e.FullyRandom, e.Persistent))
+}
+
+func (d *nftDecompiler) addrText(v regVal) string {
+	if v.imm == nil {
+		return v.text
+	}
+	if a, ok := netip.AddrFromSlice(v.imm); ok {
+		return a.String()
+	}
+	return unsupported("nat address %x", v.imm)
+}
+
+func (d *nftDecompiler) portText(minReg, maxReg uint32) string {
+	port := func(reg uint32) string {
+		v := d.get(reg)
+		if v.imm == nil {
+			return v.text
+		}
+		return valueText("inet_service", v.imm[:min(2, len(v.imm))])
+	}
+	text := port(minReg)
+	if maxReg != 0 && maxReg != minReg {
+		text += "-" + port(maxReg)
+	}
+	return text
+}
+
+func natFlags(random, fully, persistent bool) string {
+	var f []string
+	for _, x := range []struct {
+		on   bool
+		name string
+	}{{random, "random"}, {fully, "fully-random"}, {persistent, "persistent"}} {
+		if x.on {
+			f = append(f, x.name)
+		}
+	}
+	if len(f) == 0 {
+		return ""
+	}
+	return " " + strings.Join(f, ",")
+}
+
+var (
+	icmpCodes  = map[uint8]string{0: "net-unreachable", 1: "host-unreachable", 2: "prot-unreachable", 3: "port-unreachable", 9: "net-prohibited", 10: "host-prohibited", 13: "admin-prohibited"}
+	icmp6Codes = map[uint8]string{0: "no-route", 1: "admin-prohibited", 3: "addr-unreachable", 4: "port-unreachable", 5: "policy-fail", 6: "reject-route"}
+	icmpxCodes = map[uint8]string{0: "no-route", 1: "port-unreachable", 2: "host-unreachable", 3: "admin-prohibited"}
+)
+
+func rejectText(fam byte, e *expr.Reject) string {
+	switch e.Type {
+	case unix.NFT_REJECT_TCP_RST:
+		return "reject with tcp reset"
+	case unix.NFT_REJECT_ICMPX_UNREACH:
+		if n, ok := icmpxCodes[e.Code]; ok {
+			return "reject with icmpx " + n
+		}
+	case unix.NFT_REJECT_ICMP_UNREACH:
+		if fam == unix.NFPROTO_IPV6 {
+			if e.Code == 4 {
+				return "reject"
+			}
+			if n, ok := icmp6Codes[e.Code]; ok {
+				return "reject with icmpv6 " + n
+			}
+		} else {
+			if e.Code == 3 {
+				return "reject"
+			}
+			if n, ok := icmpCodes[e.Code]; ok {
+				return "reject with icmp " + n
+			}
+		}
+	}
+	return unsupported("reject type %d code %d", e.Type, e.Code)
+}
+
+func (d *nftDecompiler) dynset(e *expr.Dynset) {
+	s := d.lookup(e.SetName)
+	if s == nil || len(e.Exprs) > 0 || e.SrcRegData != 0 {
+		d.emit(unsupported("dynset on %s", e.SetName))
+		return
+	}
+	op := map[uint32]string{unix.NFT_DYNSET_OP_ADD: "add", unix.NFT_DYNSET_OP_UPDATE: "update", 2: "delete"}[e.Operation]
+	key := d.keyText(e.SrcRegKey, int(s.keyLen))
+	if e.Timeout != 0 {
+		key += " timeout " + duration(uint64(e.Timeout.Milliseconds()))
+	}
+	d.emit(fmt.Sprintf("%s @%s { %s }", op, s.name, key))
+}
+
+func limitText(e *expr.Limit) string {
+	unit := map[expr.LimitTime]string{expr.LimitTimeSecond: "second", expr.LimitTimeMinute: "minute", expr.LimitTimeHour: "hour", expr.LimitTimeDay: "day", expr.LimitTimeWeek: "week"}[e.Unit]
+	if unit == "" || e.Type != expr.LimitTypePkts {
+		return unsupported("limit type %d unit %d", e.Type, e.Unit)
+	}
+	text := "limit rate "
+	if e.Over {
+		text += "over "
+	}
+	text += fmt.Sprintf("%d/%s", e.Rate, unit)
+	if e.Burst != 0 {
+		text += fmt.Sprintf(" burst %d packets", e.Burst)
+	}
+	return text
+}
