@@ -79,6 +79,9 @@ func (s *state) autoIptables() backend.Backend {
 		s.say("No backend can work on this host as far as the facts show (%s; %s); iptables-nft, RKE2's usual choice, is written anyway and kube-proxy will probably fail until the kernel is fixed.", s.caps[backend.IptablesLegacy].why, s.caps[backend.IptablesNFT].why)
 		return backend.IptablesNFT
 	}
+	if s.caps[backend.IptablesLegacy].support == supported && s.caps[backend.IptablesNFT].support == supported {
+		s.say("The kernel can run both iptables-legacy and iptables-nft%s.", evidenceSuffix(s.f.Kernel.ConfigSource))
+	}
 	u := s.f.Userspace
 	switch u.IptablesAlternative {
 	case "legacy", "nft":
@@ -157,4 +160,11 @@ func (s *state) respect(item string) {
 	if !slices.Contains(s.d.Respected, item) {
 		s.d.Respected = append(s.d.Respected, item)
 	}
+}
+
+func evidenceSuffix(configSource string) string {
+	if configSource == "" {
+		return ""
+	}
+	return " (per " + configSource + ")"
 }

@@ -1,0 +1,169 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
+)
+
+func init() { register(newDetectCommand) }
+
+func newDetectCommand(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "detect",
+		Short: "Show the host facts, the backend decision and its reasons",
+		Long: `detect reads the host (kernel, modules, hardware, iptables, live kube-proxy
+rules, RKE2 install and config), loads the operator config and prints the
+backend kube-proxy should use, with the reasons in order. It changes nothing.
+
+Exit codes: 0 decided; 2 the operator config is invalid (nothing is printed
+but the error), or a host source exists but cannot be read (facts and
+decision are printed, then the unreadable sources on stderr: the decision
+may rest on a guess until they are fixed).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			f, c, d, err := g.loadDecision(facts.Options{LiveRules: true})
+			if err != nil {
+				return err
+			}
+			if g.json() {
+				err = writeDetectJSON(g.stdout, f, d)
+			} else {
+				err = writeDetectText(g.stdout, f, c, d)
+			}
+			if err != nil {
+				return failure("write output: %w", err)
+			}
+			if len(f.Unreadable) > 0 {
+				return usageError(errors.New("some host sources exist but cannot be read, so the decision may rest on a guess:\n  " +
+					strings.Join(f.Unreadable, "\n  ")))
+			}
+			return nil
+		},
+	}
+}
+
+// detectOutput is detect's JSON document (DESIGN.md's contract).
+type detectOutput struct {
+	Facts    facts.Facts     `json:"facts"`
+	Decision decide.Decision `json:"decision"`
+}
+
+func writeDetectJSON(w io.Writer, f facts.Facts, d decide.Decision) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(detectOutput{Facts: f, Decision: d})
+}
+
+// writeDetectText is the short human view: the decision, numbered reasons,
+// what was refused or kept, then the handful of facts the reasons lean on.
+func writeDetectText(w io.Writer, f facts.Facts, c config.Config, d decide.Decision) error {
+	var b strings.Builder
+	if d.Disabled {
+		fmt.Fprintf(&b, "backend: none, rke2-proxy-backend leaves kube-proxy alone (source: %s)\n", d.Source)
+	} else {
+		fmt.Fprintf(&b, "backend: %s (source: %s)\n", d.Backend, d.Source)
+		fmt.Fprintf(&b, "kube-proxy: %s\n", strings.Join(append(append([]string{}, d.KubeProxyArgs...), d.KubeProxyEnv...), " "))
+	}
+	b.WriteString("\nreasons:\n")
+	for i, r := range d.Reasons {
+		fmt.Fprintf(&b, "  %d. %s\n", i+1, r)
+	}
+	detectList(&b, "refused", d.Refused)
+	detectList(&b, "kept from RKE2's config", d.Respected)
+	b.WriteString("\nfacts:\n")
+	detectFact(&b, "kernel", detectKernelText(f.Kernel))
+	detectFact(&b, "iptables", detectOrUnknown(f.Userspace.IptablesAlternative)+detectPathSuffix(f.Userspace.IptablesPath))
+	detectFact(&b, "legacy tables", detectLegacyText(f.Userspace))
+	detectFact(&b, "live rules", detectLiveText(f.LiveRules))
+	detectFact(&b, "rke2", detectRKE2Text(f.RKE2))
+	configText := "defaults (no " + config.DefaultFile + ")"
+	if c.File != "" {
+		configText = c.File
+	}
+	detectFact(&b, "config", configText)
+	detectList(&b, "problems", f.Problems)
+	detectList(&b, "unreadable", f.Unreadable)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func detectList(b *strings.Builder, title string, items []string) {
+	if len(items) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\n%s:\n", title)
+	for _, it := range items {
+		fmt.Fprintf(b, "  - %s\n", it)
+	}
+}
+
+func detectFact(b *strings.Builder, name, value string) {
+	fmt.Fprintf(b, "  %-14s %s\n", name+":", value)
+}
+
+func detectKernelText(k facts.Kernel) string {
+	s := detectOrUnknown(k.Release)
+	if k.ConfigSource != "" {
+		return s + ", config " + k.ConfigSource
+	}
+	return s + ", no kernel config found"
+}
+
+func detectLegacyText(u facts.Userspace) string {
+	if len(u.LegacyTablesIPv4)+len(u.LegacyTablesIPv6) == 0 {
+		return "none"
+	}
+	return fmt.Sprintf("ipv4 [%s], ipv6 [%s]", strings.Join(u.LegacyTablesIPv4, " "), strings.Join(u.LegacyTablesIPv6, " "))
+}
+
+func detectLiveText(l facts.LiveRules) string {
+	if !l.Probed {
+		return "not probed"
+	}
+	s := "kube-proxy in " + detectOrNone(l.KubeProxy)
+	return s + "; kubelet hint in " + detectOrNone(l.KubeletHint)
+}
+
+func detectRKE2Text(r facts.RKE2) string {
+	if r.Version == "" && len(r.Units) == 0 {
+		return "not installed"
+	}
+	s := detectOrUnknown(r.Version)
+	if r.VersionSource != "" {
+		s += " (from " + r.VersionSource + ")"
+	}
+	if r.ConfigFile != "" {
+		s += ", config " + r.ConfigFile
+	}
+	return s
+}
+
+func detectOrUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+func detectOrNone(items []string) string {
+	if len(items) == 0 {
+		return "none"
+	}
+	return strings.Join(items, ", ")
+}
+
+func detectPathSuffix(p string) string {
+	if p == "" {
+		return ""
+	}
+	return " (" + p + ")"
+}
