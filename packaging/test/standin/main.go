@@ -1,0 +1,249 @@
+// Command standin plays RKE2 and its kube-proxy in packaging/test/boot.sh's
+// systemd-nspawn guest, installed as /usr/local/bin/rke2 (the tarball
+// layout) and started by a faithful copy of RKE2's rke2-server.service.
+//
+// It does what matters to rke2-proxy-backend and nothing more: it records
+// its arguments and environment, reads RKE2's config the way RKE2 does
+// (config.yaml, then config.yaml.d/*.yaml|*.yml in name order, "key+"
+// appends), picks kube-proxy's backend from proxy-mode= and IPTABLES_MODE=
+// the way kube-proxy's image does, loads `rke2-proxy-backend render
+// expected` for that backend into the guest's own network namespace, serves
+// kube-proxy's /proxyMode on 127.0.0.1:10249, and only then tells systemd
+// READY=1 (rke2-server is Type=notify).
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+
+	"github.com/coreos/go-systemd/v22/daemon"
+	"gopkg.in/yaml.v3"
+)
+
+const (
+	// Version is what `rke2 --version` prints: RKE2's own format.
+	Version    = "v1.33.5+rke2r1"
+	Kubernetes = "v1.33"
+	recordDir  = "/var/lib/rke2-standin"
+	tool       = "/usr/bin/rke2-proxy-backend"
+	dataDir    = "/var/lib/rancher/rke2/data/v1.33.5-rke2r1-5ca1ab1e"
+)
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == "--version" {
+		fmt.Printf("rke2 version %s (standin)\ngo version go1\n", Version)
+		return
+	}
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "rke2 standin: "+err.Error())
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	if err := os.MkdirAll(recordDir, 0o755); err != nil {
+		return err
+	}
+	// RKE2 unpacks its runtime here on first start; later boots can learn
+	// the version from the name without running the binary.
+	if err := os.MkdirAll(dataDir, 0o755); err != nil {
+		return err
+	}
+	env := os.Environ()
+	sort.Strings(env)
+	if err := record("args", strings.Join(os.Args, "\n")+"\n"); err != nil {
+		return err
+	}
+	if err := record("env", strings.Join(env, "\n")+"\n"); err != nil {
+		return err
+	}
+	mainFile := os.Getenv("RKE2_CONFIG_FILE")
+	if mainFile == "" {
+		mainFile = "/etc/rancher/rke2/config.yaml"
+	}
+	cfg, err := loadConfig(mainFile)
+	if err != nil {
+		return err
+	}
+	data, _ := json.MarshalIndent(cfg, "", "  ")
+	if err := record("config.json", string(data)+"\n"); err != nil {
+		return err
+	}
+	backend, mode, err := pickBackend(cfg.Values)
+	if err != nil {
+		return err
+	}
+	if err := record("backend", backend+"\n"); err != nil {
+		return err
+	}
+	for _, family := range []string{"ipv4", "ipv6"} {
+		if err := load(backend, family); err != nil {
+			return err
+		}
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:10249")
+	if err != nil {
+		return fmt.Errorf("kube-proxy metrics address: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/proxyMode", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, mode) })
+	go http.Serve(ln, mux)
+
+	if ok, err := daemon.SdNotify(false, daemon.SdNotifyReady); !ok {
+		return fmt.Errorf("sd_notify READY=1 not delivered (NOTIFY_SOCKET=%q): %v", os.Getenv("NOTIFY_SOCKET"), err)
+	}
+	fmt.Printf("rke2 standin: kube-proxy on %s (proxy-mode %s), ready\n", backend, mode)
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT)
+	<-stop
+	return nil
+}
+
+func record(name, content string) error {
+	return os.WriteFile(filepath.Join(recordDir, name), []byte(content), 0o644)
+}
+
+// Config is RKE2's merged config as the stand-in read it.
+type Config struct {
+	Files  []string       `json:"files"`
+	Values map[string]any `json:"values"`
+}
+
+func loadConfig(main string) (Config, error) {
+	cfg := Config{Values: map[string]any{}}
+	files := []string{}
+	if _, err := os.Stat(main); err == nil {
+		files = append(files, main)
+	}
+	entries, err := os.ReadDir(main + ".d")
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return cfg, err
+	}
+	var dropIns []string
+	for _, e := range entries {
+		ext := strings.ToLower(filepath.Ext(e.Name()))
+		if e.Type().IsRegular() && (ext == ".yaml" || ext == ".yml") {
+			dropIns = append(dropIns, filepath.Join(main+".d", e.Name()))
+		}
+	}
+	sort.Strings(dropIns)
+	files = append(files, dropIns...)
+	for _, f := range files {
+		if err := mergeFile(cfg.Values, f); err != nil {
+			return cfg, err
+		}
+	}
+	cfg.Files = files
+	return cfg, nil
+}
+
+// mergeFile applies one file's top-level keys in file order: "key+" appends
+// to what earlier files set, "key" replaces.
+func mergeFile(values map[string]any, file string) error {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	if len(doc.Content) == 0 {
+		return nil
+	}
+	m := doc.Content[0]
+	if m.Kind != yaml.MappingNode {
+		return fmt.Errorf("%s: not a mapping", file)
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		key := m.Content[i].Value
+		var v any
+		if err := m.Content[i+1].Decode(&v); err != nil {
+			return fmt.Errorf("%s: %s: %w", file, key, err)
+		}
+		if base, ok := strings.CutSuffix(key, "+"); ok {
+			values[base] = append(asList(values[base]), asList(v)...)
+			continue
+		}
+		values[key] = v
+	}
+	return nil
+}
+
+func asList(v any) []any {
+	switch x := v.(type) {
+	case nil:
+		return nil
+	case []any:
+		return x
+	default:
+		return []any{x}
+	}
+}
+
+// pickBackend follows RKE2 (default proxy-mode=iptables, last proxy-mode=
+// wins) and kube-proxy's image (k3s-root's iptables-detect.sh honours
+// IPTABLES_MODE=legacy|nft only and fails on anything else; without it a
+// fresh node counts no rules and follows the host's alternative, which on
+// Debian is iptables-nft).
+func pickBackend(values map[string]any) (backend, mode string, err error) {
+	mode = "iptables"
+	for _, a := range asList(values["kube-proxy-arg"]) {
+		s := strings.TrimLeft(fmt.Sprint(a), "-")
+		if v, ok := strings.CutPrefix(s, "proxy-mode="); ok {
+			mode = v
+		}
+	}
+	ipt := ""
+	for _, e := range asList(values["kube-proxy-extra-env"]) {
+		if v, ok := strings.CutPrefix(fmt.Sprint(e), "IPTABLES_MODE="); ok {
+			ipt = v
+		}
+	}
+	switch {
+	case mode == "nftables":
+		return "nftables", mode, nil
+	case mode != "iptables":
+		return "", "", fmt.Errorf("proxy-mode=%s is not handled by the stand-in", mode)
+	case ipt == "legacy":
+		return "iptables-legacy", mode, nil
+	case ipt == "nft" || ipt == "":
+		return "iptables-nft", mode, nil
+	}
+	return "", "", fmt.Errorf("IPTABLES_MODE=%s: kube-proxy's iptables wrapper accepts only legacy or nft; every iptables call would fail", ipt)
+}
+
+// load writes the expected kube-proxy skeleton for one family into the
+// backend, as kube-proxy's first sync would.
+func load(backend, family string) error {
+	render := exec.Command(tool, "render", "expected", "--backend", backend, "--family", family, "--kubernetes", Kubernetes)
+	render.Stderr = os.Stderr
+	text, err := render.Output()
+	if err != nil {
+		return fmt.Errorf("%s: %w", strings.Join(render.Args, " "), err)
+	}
+	var loader *exec.Cmd
+	switch {
+	case backend == "nftables":
+		loader = exec.Command("nft", "-f", "-")
+	case family == "ipv6":
+		loader = exec.Command(strings.Replace(backend, "iptables", "ip6tables", 1)+"-restore", "--noflush")
+	default:
+		loader = exec.Command(backend+"-restore", "--noflush")
+	}
+	loader.Stdin = strings.NewReader(string(text))
+	if out, err := loader.CombinedOutput(); err != nil {
+		return fmt.Errorf("%s: %w: %s", strings.Join(loader.Args, " "), err, out)
+	}
+	return record("rules-"+family, string(text))
+}
