@@ -1,0 +1,104 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testhost"
+)
+
+// runDetect runs the real command line against a fixture root.
+func runDetect(t *testing.T, root string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = Main(append([]string{"rke2-proxy-backend", "--root", root, "detect"}, args...), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func TestDetectExitCodes(t *testing.T) {
+	const cfg = "/etc/rke2-proxy-backend/config.yaml"
+	tests := []struct {
+		name       string
+		host       func(*testhost.Host)
+		env        map[string]string
+		wantCode   int
+		wantStdout string // substring
+		wantStderr string // whole stderr when the code is 2
+	}{
+		{name: "debian 12 decides", host: func(h *testhost.Host) { h.Debian12() },
+			wantCode: 0, wantStdout: "backend: iptables-nft (source: auto)\n"},
+		{name: "bad yaml", host: func(h *testhost.Host) { h.Debian12().File(cfg, "backend: auto\n  prefer: [x\n") },
+			wantCode: 2, wantStderr: "rke2-proxy-backend: " + cfg + ": not valid YAML: line 2: mapping values are not allowed in this context\n"},
+		{name: "unknown key", host: func(h *testhost.Host) { h.Debian12().File(cfg, "backnd: auto\n") },
+			wantCode: 2, wantStderr: "rke2-proxy-backend: " + cfg + `: unknown key "backnd" (valid keys: backend, prefer, legacy_triggers, respect_rke2_config, kube_proxy, node_label, on_failure, verify)` + "\n"},
+		{name: "backend modern", host: func(h *testhost.Host) { h.Debian12().File(cfg, "backend: modern\n") },
+			wantCode: 2, wantStderr: "rke2-proxy-backend: " + cfg + `: backend: "modern" is not a backend: use auto, off, iptables-legacy, iptables-nft or nftables (RKE2's kube-proxy image accepts only IPTABLES_MODE=legacy or nft; "modern" would make every iptables call in kube-proxy fail)` + "\n"},
+		{name: "garbage cmdline", host: func(h *testhost.Host) { h.Debian12().Cmdline("ro quiet rke2.proxy_backend=modern") },
+			wantCode: 2, wantStderr: `rke2-proxy-backend: /proc/cmdline: rke2.proxy_backend=modern: "modern" is not a backend: use auto, off, iptables-legacy, iptables-nft or nftables (RKE2's kube-proxy image accepts only IPTABLES_MODE=legacy or nft; "modern" would make every iptables call in kube-proxy fail)` + "\n"},
+		{name: "env backend", host: func(h *testhost.Host) { h.Debian12() }, env: map[string]string{"RKE2_PROXY_BACKEND": "legacy"},
+			wantCode: 2, wantStderr: `rke2-proxy-backend: environment variable RKE2_PROXY_BACKEND: "legacy" is not a backend: use auto, off, iptables-legacy, iptables-nft or nftables ("legacy" is the IPTABLES_MODE value; the backend is called iptables-legacy)` + "\n"},
+		{name: "unreadable kernel config still prints the decision", host: func(h *testhost.Host) {
+			h.Synology44().File("/proc/config.gz", "this is not gzip\n")
+		}, wantCode: 2, wantStdout: "backend: iptables-legacy (source: auto)\n"},
+		{name: "cmdline override", host: func(h *testhost.Host) { h.Debian12().Cmdline("ro rke2.proxy_backend=iptables-legacy") },
+			wantCode: 0, wantStdout: "backend: iptables-legacy (source: cmdline)\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
+			h := testhost.New(t)
+			tt.host(h)
+			code, stdout, stderr := runDetect(t, h.Dir())
+			if code != tt.wantCode {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.wantCode, stdout, stderr)
+			}
+			if !strings.Contains(stdout, tt.wantStdout) {
+				t.Errorf("stdout lacks %q:\n%s", tt.wantStdout, stdout)
+			}
+			if tt.wantStderr != "" && stderr != tt.wantStderr {
+				t.Errorf("stderr\n got %q\nwant %q", stderr, tt.wantStderr)
+			}
+			if code == 2 && tt.wantStderr == "" && !strings.Contains(stderr, "/proc/config.gz") {
+				t.Errorf("stderr does not name the unreadable file:\n%s", stderr)
+			}
+			if code == 0 && stderr != "" {
+				t.Errorf("stderr on success:\n%s", stderr)
+			}
+		})
+	}
+}
+
+func TestDetectJSONShape(t *testing.T) {
+	h := testhost.New(t).Synology44()
+	code, stdout, stderr := runDetect(t, h.Dir(), "-o", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var doc map[string]map[string]any
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, stdout)
+	}
+	if len(doc) != 2 || doc["facts"] == nil || doc["decision"] == nil {
+		t.Fatalf("top level keys: want exactly facts and decision, got %v", keys(doc))
+	}
+	for _, k := range []string{"backend", "proxy_mode", "iptables_mode", "source", "modules", "kube_proxy_args", "kube_proxy_env", "reasons"} {
+		if _, ok := doc["decision"][k]; !ok {
+			t.Errorf("decision lacks %q", k)
+		}
+	}
+	if doc["decision"]["backend"] != "iptables-legacy" {
+		t.Errorf("backend %v, want iptables-legacy", doc["decision"]["backend"])
+	}
+}
+
+func keys(m map[string]map[string]any) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
