@@ -57,8 +57,14 @@ func missingSkeleton(want, live *rules.Ruleset) []Finding {
 			}
 			lc := findChain(lt, wc.Name)
 			if lc == nil {
-				chains = append(chains, wc.Name)
-				continue
+				// iptables-nft creates a built-in chain only when a rule
+				// needs it: a missing one shows as missing jumps.
+				if want.Backend.UsesIptables() && rules.IsBuiltinChain(wt.Name, wc.Name) {
+					lc = &rules.Chain{Name: wc.Name}
+				} else {
+					chains = append(chains, wc.Name)
+					continue
+				}
 			}
 			if want.Backend == backend.NFTables && wc.Hook != "" &&
 				(lc.Hook != wc.Hook || lc.Type != wc.Type || lc.Priority != wc.Priority) {
