@@ -1,0 +1,137 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/apply"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/units"
+)
+
+func init() { register(newApplyCommand) }
+
+// envRKE2Config moves RKE2's main config file; the RKE2 unit's environment
+// files may set it, and apply runs in that environment.
+const envRKE2Config = "RKE2_CONFIG_FILE"
+
+type applyFlags struct {
+	backend  string
+	dryRun   bool
+	modprobe string
+}
+
+func newApplyCommand(g *globals) *cobra.Command {
+	var fl applyFlags
+	cmd := &cobra.Command{
+		Use:   "apply [--backend B] [--dry-run]",
+		Short: "Prepare the node for the backend and tell RKE2 (ExecStartPre of rke2-server/rke2-agent)",
+		Long: `apply runs before rke2-server or rke2-agent starts (the generator's drop-in adds
+it as ExecStartPre with the backend it decided). It re-reads the facts it needs,
+refuses a backend the kernel cannot run, loads that backend's kernel modules
+(and only those), writes <RKE2 config>.d/` + rke2.DropInName + ` (atomically, mode
+0600; RKE2_CONFIG_FILE moves it like it moves RKE2's config) and records
+` + "/run/rke2-proxy-backend/plan.json" + ` for verify. A second run with the same
+inputs changes nothing.
+
+When the backend cannot be honoured, on_failure in the config decides: warn
+(default) removes our drop-in, logs a warning and exits 0 so RKE2 starts on its
+own defaults; block exits 1 so systemd does not start RKE2.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runApply(cmd, g, fl) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&fl.backend, "backend", "", "backend to apply (the generator passes its decision); default: decide now. One of "+backend.Names())
+	f.BoolVar(&fl.dryRun, "dry-run", false, "print the drop-in and the modules to load; write and load nothing")
+	f.StringVar(&fl.modprobe, "modprobe", "", "modprobe's path under --root (default /sbin/modprobe)")
+	_ = f.MarkHidden("modprobe")
+	return cmd
+}
+
+func runApply(cmd *cobra.Command, g *globals, fl applyFlags) error {
+	logf := func(format string, args ...any) {
+		fmt.Fprintf(g.stderr, "rke2-proxy-backend apply: "+format+"\n", args...)
+	}
+	var forced backend.Backend
+	if fl.backend != "" {
+		b, err := backend.Parse(fl.backend)
+		if err != nil {
+			return usageError(fmt.Errorf("--backend: %w", err))
+		}
+		forced = b
+	}
+	// The generator's drop-in puts its decision into the unit's environment
+	// for operators to see; it is not a config setting.
+	os.Unsetenv(units.EnvDecision)
+
+	f, cfg, d, err := g.loadDecision(facts.Options{})
+	if err != nil {
+		return err // already a usage error naming file, key and value
+	}
+	mainFile := f.RKE2.ConfigFile
+	if env := os.Getenv(envRKE2Config); env != "" && env != mainFile {
+		// RKE2 will read this file, not the one the probe found: decide on it.
+		eff, err := rke2.LoadEffective(g.hostRoot(), env)
+		if err != nil {
+			return usageError(fmt.Errorf("%s=%s: %w", envRKE2Config, env, err))
+		}
+		mainFile, f.RKE2.ConfigFile, f.RKE2.Config = env, env, eff
+		d = decide.Decide(f, cfg)
+	}
+	if mainFile == "" {
+		mainFile = rke2.DefaultConfigFile
+	}
+	var problems []string
+	if forced != "" && !d.Disabled && d.Backend != forced {
+		d, problems = force(f, cfg, d, forced)
+	}
+	for _, u := range f.Unreadable {
+		logf("warning: %s", u)
+	}
+	logf("backend %s (source %s): %s", d.Backend, d.Source, strings.Join(d.Reasons, " "))
+
+	res, err := apply.Run(cmd.Context(), apply.Options{
+		Root: g.hostRoot(), RKE2Config: mainFile, DryRun: fl.dryRun, Modprobe: fl.modprobe,
+		Stdout: g.stdout, Log: logf,
+	}, apply.Input{Facts: f, Config: cfg, Decision: d, Problems: problems})
+	problems = res.Problems
+	if !fl.dryRun {
+		apply.Journal(res.Plan, problems)
+	}
+	if err != nil {
+		return failure("apply: %w", err)
+	}
+	if len(problems) == 0 {
+		return nil
+	}
+	msg := strings.Join(problems, "; ")
+	if cfg.OnFailure == config.OnFailureBlock {
+		return failure("apply: cannot honour the plan (on_failure: block, RKE2 will not start): %s", msg)
+	}
+	logf("warning: cannot honour the plan (on_failure: warn, RKE2 starts with its own defaults): %s", msg)
+	return nil
+}
+
+// force decides again with the backend the generator planned. If the host
+// cannot run it, decide refuses it and picks another; apply then reports the
+// refusal as a problem rather than silently applying something else.
+func force(f facts.Facts, cfg config.Config, fresh decide.Decision, b backend.Backend) (decide.Decision, []string) {
+	cfg.Backend, cfg.BackendSource, cfg.File = string(b), config.SourceConfig, "the generator's plan (apply --backend)"
+	d := decide.Decide(f, cfg)
+	d.Reasons = append([]string{fmt.Sprintf("A fresh decision would pick %s; apply keeps the backend planned at boot.", fresh.Backend)}, d.Reasons...)
+	if d.Backend == b {
+		return d, nil
+	}
+	why := strings.Join(d.Refused, "; ")
+	if why == "" {
+		why = strings.Join(d.Reasons, " ")
+	}
+	return d, []string{fmt.Sprintf("the planned backend %s cannot run on this host: %s", b, why)}
+}

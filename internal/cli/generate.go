@@ -1,0 +1,55 @@
+package cli
+
+import (
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/generator"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
+)
+
+func init() { register(newGenerateCommand) }
+
+func newGenerateCommand(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "generate NORMAL [EARLY [LATE]]",
+		Short: "Run as the systemd generator: write drop-ins for rke2-server/rke2-agent",
+		Long: `generate is the systemd generator (systemd.generator(7)); installed as
+/usr/lib/systemd/system-generators/rke2-proxy-backend-generator it runs at
+every boot and daemon-reload. It decides the backend and writes, into the
+NORMAL directory only, a drop-in for each installed RKE2 unit that records the
+decision, runs "rke2-proxy-backend apply" before RKE2 starts and pulls in
+rke2-proxy-backend-verify.service, plus one for the verify unit.
+
+It never fails: on any problem it logs one line to the kernel log (stderr when
+/dev/kmsg cannot be opened or --root is set), writes nothing and exits 0. It
+does nothing in the initrd (SYSTEMD_IN_INITRD=1 or /etc/initrd-release).`,
+		Args: cobra.RangeArgs(1, 3),
+		RunE: func(cmd *cobra.Command, dirs []string) error {
+			root := g.hostRoot()
+			log := generator.OpenLogger(root.IsHost(), g.stderr)
+			defer log.Close()
+			configFile := ""
+			if g.configFile != config.DefaultFile {
+				configFile = g.configFile
+			}
+			// The outcome is logged; a generator exits 0 whatever happened.
+			_, _ = generator.Run(generator.Options{
+				Root:       root,
+				Dirs:       dirs,
+				Getenv:     os.Getenv,
+				ConfigFile: configFile,
+				Decide: func() (facts.Facts, config.Config, decide.Decision, error) {
+					// Live rules are left out: at boot there are none, and on
+					// daemon-reload the previous plan keeps the node where it is.
+					return g.loadDecision(facts.Options{})
+				},
+				Log: log,
+			})
+			return nil
+		},
+	}
+}
