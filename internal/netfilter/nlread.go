@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
@@ -221,12 +222,16 @@ func buildRuleset(b backend.Backend, d *nlDump) *rules.Ruleset {
 		if c.hasHook {
 			ch.Hook, ch.Type, ch.Priority, ch.Policy = c.hook, c.typ, int(c.priority), c.policy
 			if b == backend.IptablesNFT {
-				// iptables names base chains by their hook and prints only
-				// the policy; type and priority are fixed per table.
+				// iptables names base chains by their hook and shows only
+				// the policy: type and priority are fixed per table.
+				ch.Type, ch.Priority = "", 0
 				ch.Policy = map[string]string{"accept": "ACCEPT", "drop": "DROP"}[c.policy]
 			}
 		}
 		t.Chains = append(t.Chains, ch)
+	}
+	if b == backend.IptablesNFT {
+		addBuiltinChains(rs)
 	}
 	sets := map[key]*nlSet{}
 	for i := range d.sets {
@@ -258,4 +263,18 @@ func buildRuleset(b backend.Backend, d *nlDump) *rules.Ruleset {
 		c.Rules = append(c.Rules, rule)
 	}
 	return rs
+}
+
+// addBuiltinChains adds the built-in chains iptables-nft has not created
+// yet (it creates base chains on first use) with their ACCEPT policy, as
+// iptables-nft-save prints them, so both show the same text.
+func addBuiltinChains(rs *rules.Ruleset) {
+	for i := range rs.Tables {
+		t := &rs.Tables[i]
+		for _, name := range rules.BuiltinChains(t.Name) {
+			if !slices.ContainsFunc(t.Chains, func(c rules.Chain) bool { return c.Name == name }) {
+				t.Chains = append(t.Chains, rules.Chain{Name: name, Hook: strings.ToLower(name), Policy: "ACCEPT"})
+			}
+		}
+	}
 }

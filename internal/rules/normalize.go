@@ -21,6 +21,9 @@ func IsBuiltinChain(table, chain string) bool {
 	return slices.Contains(builtinChains[table], chain)
 }
 
+// BuiltinChains returns iptables table's built-in chains in hook order.
+func BuiltinChains(table string) []string { return slices.Clone(builtinChains[table]) }
+
 // builtinRank orders built-in chains before user chains, in hook order.
 func builtinRank(table, chain string) int {
 	if i := slices.Index(builtinChains[table], chain); i >= 0 {
