@@ -49,6 +49,21 @@ func configCandidates(release string) []string {
 	}
 }
 
+// releaseForPaths is the release when it can name files under /lib/modules
+// and /boot: parsed and made of the characters kernel releases use. A
+// garbage release is reported once and then not used to build paths.
+func releaseForPaths(k Kernel) string {
+	if k.Major == 0 {
+		return ""
+	}
+	for _, c := range k.Release {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("._+~-", c)) {
+			return ""
+		}
+	}
+	return k.Release
+}
+
 func (p *probe) kernel() Kernel {
 	k := Kernel{Config: unknownConfig()}
 	data, ok := p.read(osreleasePath, "the kernel release is unknown")
@@ -80,8 +95,9 @@ func unknownConfig() map[string]Tristate {
 // present but broken one is reported and the search goes on, so the
 // generator still decides on the best information there is.
 func (p *probe) kernelConfig(k *Kernel) {
-	candidates := configCandidates(k.Release)
-	if k.Release == "" {
+	release := releaseForPaths(*k)
+	candidates := configCandidates(release)
+	if release == "" {
 		candidates = []string{"/proc/config.gz", "/usr/src/linux/.config"}
 	}
 	for _, path := range candidates {

@@ -22,7 +22,7 @@ type Options struct {
 func Probe(root hostfs.Root, opts Options) Facts {
 	p := &probe{root: root}
 	p.f.Kernel = p.kernel()
-	p.f.Modules = p.modules(p.f.Kernel.Release)
+	p.f.Modules = p.modules(releaseForPaths(p.f.Kernel))
 	p.f.Hardware = p.hardware()
 	p.f.Userspace = p.userspace()
 	p.f.LiveRules = p.liveRules(opts)

@@ -1,0 +1,32 @@
+package facts_test
+
+import (
+	"testing"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/plan"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testhost"
+)
+
+// The probe reads plan.json without importing package plan (plan -> decide
+// -> facts would be a cycle); this keeps the two in step.
+func TestPreviousPlanReadsWhatPlanWrites(t *testing.T) {
+	h := testhost.New(t)
+	data, err := plan.Marshal(plan.Plan{Decision: decide.Decision{Backend: backend.IptablesLegacy}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.File(plan.Path, string(data))
+	f := facts.Probe(h.Root(), facts.Options{})
+	if f.PreviousPlan != string(backend.IptablesLegacy) || len(f.Unreadable) != 0 {
+		t.Errorf("previous plan %q, unreadable %q", f.PreviousPlan, f.Unreadable)
+	}
+
+	h.File(plan.Path, `{"decision":{"backend":"modern"}}`)
+	f = facts.Probe(h.Root(), facts.Options{})
+	if f.PreviousPlan != "" || len(f.Unreadable) != 1 {
+		t.Errorf("previous plan %q, unreadable %q", f.PreviousPlan, f.Unreadable)
+	}
+}
