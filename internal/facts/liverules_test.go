@@ -12,7 +12,7 @@ import (
 
 func TestClassifyChains(t *testing.T) {
 	for _, c := range []struct {
-		chains           []string
+		chains          []string
 		kubeProxy, hint bool
 	}{
 		{[]string{"INPUT", "KUBE-FIREWALL"}, false, false},
