@@ -2,6 +2,7 @@ package generator_test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -9,7 +10,9 @@ import (
 	"testing"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cli"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kmod/kmodtest"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testhost"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/units"
 )
 
 // goldenCase is one fixture host root and how the generator is run on it.
@@ -204,8 +207,88 @@ func TestGolden(t *testing.T) {
 			// Same input, same bytes: a second run gives the same tree.
 			again, _ := runGenerator(t, c, h)
 			compareTrees(t, readTree(t, again), got)
+
+			// Then run what systemd would run before RKE2 starts.
+			written, applyLog := runApplyFromDropIn(t, h, got)
+			if update {
+				for rel, content := range written {
+					p := filepath.Join(golden, "host", filepath.FromSlash(rel))
+					if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if applyLog != "" {
+					if err := os.WriteFile(filepath.Join(golden, "apply.log"), []byte(applyLog), 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			compareTrees(t, written, readTree(t, filepath.Join(golden, "host")))
+			if applyLog != "" {
+				wantApply, err := os.ReadFile(filepath.Join(golden, "apply.log"))
+				if err != nil {
+					t.Fatalf("%v (UPDATE_GOLDEN=1 writes it)", err)
+				}
+				if applyLog != string(wantApply) {
+					t.Errorf("apply log:\n%s\nwant:\n%s", applyLog, wantApply)
+				}
+			}
 		})
 	}
+}
+
+// applyOutputs are the files apply writes (host paths).
+var applyOutputs = []string{"/etc/rancher/rke2/config.yaml.d/60-proxy-backend.yaml", "/run/rke2-proxy-backend/plan.json"}
+
+// runApplyFromDropIn runs the ExecStartPre= of the generated RKE2 drop-in
+// (as systemd would, against the fixture root with a fake modprobe) and
+// returns the files apply wrote and its log.
+func runApplyFromDropIn(t *testing.T, h *testhost.Host, generated map[string]string) (map[string]string, string) {
+	t.Helper()
+	var execLine string
+	for rel, content := range generated {
+		if strings.HasPrefix(rel, "rke2-") && !strings.HasPrefix(rel, units.VerifyUnit) {
+			for _, line := range strings.Split(content, "\n") {
+				if v, ok := strings.CutPrefix(line, "ExecStartPre="); ok {
+					execLine = v
+				}
+			}
+		}
+	}
+	if execLine == "" {
+		return map[string]string{}, ""
+	}
+	// The golden cases' command lines have plain words or one quoted
+	// --config; the escaping itself is proven in package units.
+	argv := strings.Fields(execLine)
+	if i := strings.Index(execLine, ` "--config=`); i >= 0 {
+		argv = append(strings.Fields(execLine[:i]), configFromLine(t, execLine[i+1:]))
+	}
+	if argv[0] != units.Binary {
+		t.Fatalf("ExecStartPre runs %s, want %s", argv[0], units.Binary)
+	}
+	kmodtest.Install(t, h.Dir(), h.Release())
+	var stdout, stderr bytes.Buffer
+	code := cli.Main(append([]string{"rke2-proxy-backend", "--root", h.Dir()}, argv[1:]...), &stdout, &stderr)
+	log := fmt.Sprintf("exit %d\n%s", code, strings.ReplaceAll(stderr.String(), h.Dir(), "$ROOT"))
+	written := map[string]string{}
+	for _, p := range applyOutputs {
+		if data, err := os.ReadFile(h.Root().Path(p)); err == nil {
+			written[strings.TrimPrefix(p, "/")] = string(data)
+		}
+	}
+	return written, log
+}
+
+// configFromLine undoes ExecLine's quoting of one "--config=..." word.
+func configFromLine(t *testing.T, quoted string) string {
+	t.Helper()
+	s := strings.NewReplacer("%%", "%", "$$", "$").Replace(quoted)
+	s = strings.TrimSuffix(strings.TrimPrefix(s, `"`), `"`)
+	return strings.NewReplacer(`\"`, `"`, `\\`, `\`).Replace(s)
 }
 
 func compareTrees(t *testing.T, got, want map[string]string) {
