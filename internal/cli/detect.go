@@ -122,7 +122,7 @@ func detectLegacyText(u facts.Userspace) string {
 	if len(u.LegacyTablesIPv4)+len(u.LegacyTablesIPv6) == 0 {
 		return "none"
 	}
-	return fmt.Sprintf("ipv4 [%s], ipv6 [%s]", strings.Join(u.LegacyTablesIPv4, " "), strings.Join(u.LegacyTablesIPv6, " "))
+	return fmt.Sprintf("ipv4 %s; ipv6 %s", detectOrNone(u.LegacyTablesIPv4), detectOrNone(u.LegacyTablesIPv6))
 }
 
 func detectLiveText(l facts.LiveRules) string {

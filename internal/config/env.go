@@ -62,14 +62,14 @@ func fromEnv(env []string) (map[string]any, error) {
 		if !ok || (name != EnvBackend && !strings.HasPrefix(name, envPrefix)) || envIgnored[name] {
 			continue
 		}
+		raw = strings.TrimSpace(raw)
+		if raw == "" {
+			continue
+		}
 		s, known := byName[name]
 		if !known {
 			return nil, fmt.Errorf("environment variable %s is not a setting of rke2-proxy-backend (valid: %s, and %s for --root)",
 				name, strings.Join(envNames(), ", "), hostfs.EnvRoot)
-		}
-		raw = strings.TrimSpace(raw)
-		if raw == "" {
-			continue
 		}
 		val, err := fromEnvValue(s, raw)
 		if err != nil {
