@@ -88,7 +88,7 @@ func (p *probe) cmdline() []string {
 	}
 	data, ok := p.read("/proc/cmdline", "kernel command line overrides are unknown")
 	if !ok {
-		if !p.root.Exists("/proc/cmdline") {
+		if p.absent("/proc/cmdline") {
 			p.problem("/proc/cmdline is missing: kernel command line overrides are unknown.")
 		}
 		return []string{}

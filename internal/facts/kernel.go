@@ -68,7 +68,7 @@ func (p *probe) kernel() Kernel {
 	k := Kernel{Config: unknownConfig()}
 	data, ok := p.read(osreleasePath, "the kernel release is unknown")
 	if !ok {
-		if !p.root.Exists(osreleasePath) {
+		if p.absent(osreleasePath) {
 			p.problem("%s is missing: the kernel release is unknown, so version-dependent kernel checks cannot be made.", osreleasePath)
 		}
 	} else {

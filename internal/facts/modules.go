@@ -114,7 +114,7 @@ func (p *probe) modules(release string) Modules {
 func (p *probe) moduleList(hostPath string, parse func(io.Reader) ([]string, error), consequence, missing string) ([]string, bool) {
 	data, ok := p.read(hostPath, consequence)
 	if !ok {
-		if !p.root.Exists(hostPath) {
+		if p.absent(hostPath) {
 			p.problem("%s", missing)
 		}
 		return []string{}, false

@@ -63,6 +63,13 @@ func (p *probe) read(hostPath, consequence string) (data []byte, ok bool) {
 	return nil, false
 }
 
+// absent reports whether hostPath is missing (as read treats it), so a
+// caller can tell "missing" from "present but unreadable" after read.
+func (p *probe) absent(hostPath string) bool {
+	_, err := p.root.Stat(hostPath)
+	return err != nil && isNotExist(err)
+}
+
 // isNotExist treats "a path component is not a directory" like "missing":
 // under a fixture root /proc may be a plain file, on a host it never is.
 func isNotExist(err error) bool {

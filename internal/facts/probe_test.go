@@ -197,3 +197,22 @@ func TestProbeRealHost(t *testing.T) {
 	}
 	t.Logf("problems: %q\nunreadable: %q", f.Problems, f.Unreadable)
 }
+
+func TestProbePresentButUnreadable(t *testing.T) {
+	h := testhost.New(t).Kernel("6.1.0-18-amd64").
+		Mkdir("/proc/modules").
+		Mkdir("/etc/systemd/system/rke2-server.service").
+		RKE2Unit("tarball", "server")
+	f := Probe(h.Root(), Options{})
+	want := []string{
+		"/proc/modules: is a directory: loaded modules are unknown; check the file's permissions or remove it",
+		"/etc/systemd/system/rke2-server.service: is a directory: this RKE2 unit's binary and config file are unknown; check the file's permissions or remove it",
+	}
+	if !slices.Equal(f.Unreadable, want) {
+		t.Errorf("unreadable:\n%s", strings.Join(f.Unreadable, "\n"))
+	}
+	// The broken unit in /etc shadows the good one below it, as in systemd.
+	if len(f.RKE2.Units) != 0 || f.Modules.LoadedKnown {
+		t.Errorf("units %+v, modules %+v", f.RKE2.Units, f.Modules)
+	}
+}

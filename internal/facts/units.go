@@ -152,7 +152,7 @@ func (p *probe) rke2Units() []RKE2Unit {
 			unitPath := path.Join(dir, name)
 			data, ok := p.read(unitPath, "this RKE2 unit's binary and config file are unknown")
 			if !ok {
-				if p.root.Exists(unitPath) {
+				if !p.absent(unitPath) {
 					break // present but unreadable: already reported, and it still shadows later dirs
 				}
 				continue

@@ -89,8 +89,9 @@ func UnitText(serverText, role string) string {
 //   - "opt": install.sh with prefix /opt/rke2 (read-only /usr): its sed
 //     rewrites the first /usr/local on each line to /opt/rke2 and moves the
 //     unit to /etc/systemd/system;
-//   - "rpm": units in /usr/lib/systemd/system, binary /usr/bin/rke2 (the same
-//     rewrite to /usr is assumed for the RPM's units).
+//   - "rpm": rancher/rke2-packaging's spec seds /usr/local/bin to /usr/bin and
+//     /usr/local/lib/systemd/system to the unit dir, installs the unit in
+//     /usr/lib/systemd/system and ships /etc/sysconfig/rke2-<role>.
 //
 // text is the server unit text (default UnitCurrent); it is adapted to the
 // role and the layout.
@@ -116,6 +117,7 @@ func (h *Host) RKE2Unit(layout, role string, text ...string) *Host {
 		return h.File("/opt/rke2/bin/rke2", "#!fake rke2\n")
 	case "rpm":
 		h.File("/usr/lib/systemd/system/"+name+".service", replaceFirstPerLine(unit, "/usr/local", "/usr"))
+		h.File("/etc/sysconfig/"+name, "HOME=/root\n")
 		return h.File("/usr/bin/rke2", "#!fake rke2\n")
 	}
 	h.t.Fatalf("testhost: RKE2Unit layout %q: want tarball, opt or rpm", layout)
