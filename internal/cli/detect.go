@@ -71,7 +71,11 @@ func writeDetectText(w io.Writer, f facts.Facts, c config.Config, d decide.Decis
 		fmt.Fprintf(&b, "backend: none, rke2-proxy-backend leaves kube-proxy alone (source: %s)\n", d.Source)
 	} else {
 		fmt.Fprintf(&b, "backend: %s (source: %s)\n", d.Backend, d.Source)
-		fmt.Fprintf(&b, "kube-proxy: %s\n", strings.Join(append(append([]string{}, d.KubeProxyArgs...), d.KubeProxyEnv...), " "))
+		settings := append(append([]string{}, d.KubeProxyArgs...), d.KubeProxyEnv...)
+		if len(settings) == 0 {
+			settings = []string{"nothing to add"}
+		}
+		fmt.Fprintf(&b, "kube-proxy: %s\n", strings.Join(settings, " "))
 	}
 	b.WriteString("\nreasons:\n")
 	for i, r := range d.Reasons {
