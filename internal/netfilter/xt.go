@@ -236,27 +236,3 @@ func markText(v regVal, data []byte, inv bool) string {
 	}
 	return fmt.Sprintf("%s0x%x/0x%x", prefix, val, binary.NativeEndian.Uint32(pad4(v.mask)))
 }
-
-// saveString quotes like iptables' xtables_save_string.
-func saveString(s string) string {
-	plain := s != ""
-	for _, c := range s {
-		if !(c == '_' || c == '-' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
-			plain = false
-			break
-		}
-	}
-	if plain {
-		return " " + s
-	}
-	var b strings.Builder
-	b.WriteString(` "`)
-	for _, c := range s {
-		if c == '"' || c == '\\' || c == '\'' {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(c)
-	}
-	b.WriteByte('"')
-	return b.String()
-}

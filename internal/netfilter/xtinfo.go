@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 )
 
 // The xtables info blobs are the kernel's x86_64/arm64 struct layouts
@@ -19,7 +21,7 @@ func xtMatchText(fam byte, x xtExpr) string {
 	b := x.info
 	switch {
 	case x.name == "comment" && len(b) == 256:
-		return " --comment" + saveString(str(b))
+		return " --comment " + rules.QuoteIptables(str(b))
 	case x.name == "addrtype" && x.rev == 1 && len(b) >= 8:
 		return addrtypeText(le.Uint16(b[0:]), le.Uint16(b[2:]), le.Uint32(b[4:]))
 	case x.name == "conntrack" && x.rev >= 1 && x.rev <= 3 && len(b) >= 152:
@@ -32,7 +34,7 @@ func xtMatchText(fam byte, x xtExpr) string {
 		return recentText(fam, x.rev, b)
 	case x.name == "nfacct" && len(b) >= 32:
 		// iptables prints the name after an extra space.
-		return " --nfacct-name " + saveString(str(b[:32]))
+		return " --nfacct-name  " + rules.QuoteIptables(str(b[:32]))
 	case x.name == "mark" && x.rev == 1 && len(b) >= 9:
 		prefix := " --mark "
 		if b[8] != 0 {

@@ -164,7 +164,7 @@ func IptablesRule(text string, isChain func(string) bool) Rule {
 }
 
 // SplitArgs splits iptables-save argument text into words, undoing its
-// quoting: "..." groups words, and \" and \\ escape inside quotes.
+// quoting: "..." groups words; \", \\ and \' escape inside quotes.
 func SplitArgs(text string) []string {
 	var (
 		args   []string
@@ -175,7 +175,7 @@ func SplitArgs(text string) []string {
 	for i := 0; i < len(text); i++ {
 		ch := text[i]
 		switch {
-		case quoted && ch == '\\' && i+1 < len(text) && (text[i+1] == '"' || text[i+1] == '\\'):
+		case quoted && ch == '\\' && i+1 < len(text) && strings.IndexByte(`"\\'`, text[i+1]) >= 0:
 			i++
 			cur.WriteByte(text[i])
 		case ch == '"':
@@ -196,4 +196,29 @@ func SplitArgs(text string) []string {
 		args = append(args, cur.String())
 	}
 	return args
+}
+
+// QuoteIptables quotes an argument the way iptables-save prints it
+// (xtables_save_string): bare when it is only letters, digits, '_' and
+// '-', else in double quotes with '"', '\' and '\” escaped. Rule text
+// built with it equals what iptables-save prints for the same rule.
+func QuoteIptables(s string) string {
+	plain := s != ""
+	for i := 0; i < len(s) && plain; i++ {
+		c := s[i]
+		plain = c == '_' || c == '-' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+	}
+	if plain {
+		return s
+	}
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c == '"' || c == '\\' || c == '\'' {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(s[i])
+	}
+	b.WriteByte('"')
+	return b.String()
 }

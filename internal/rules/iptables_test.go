@@ -141,3 +141,34 @@ func FuzzParseIptablesSave(f *testing.F) {
 		}
 	})
 }
+
+func TestQuoteIptables(t *testing.T) {
+	for in, want := range map[string]string{
+		"KUBE-SVC_1":                 "KUBE-SVC_1",
+		"ns1/svc1:p80":               `"ns1/svc1:p80"`,
+		"kubernetes service portals": `"kubernetes service portals"`,
+		"":                           `""`,
+		`a"b\c'd`:                    `"a\"b\\c\'d"`,
+	} {
+		got := QuoteIptables(in)
+		if got != want {
+			t.Errorf("QuoteIptables(%q) = %s, want %s", in, got, want)
+		}
+		if back := SplitArgs("--comment " + got); len(back) != 2 || back[1] != in {
+			t.Errorf("SplitArgs does not undo QuoteIptables(%q): %q", in, back)
+		}
+	}
+}
+
+func FuzzQuoteIptables(f *testing.F) {
+	f.Add("ns1/svc1:p80")
+	f.Add(`a"b\c'd`)
+	f.Fuzz(func(t *testing.T, s string) {
+		if strings.ContainsAny(s, "\x00\n") {
+			return // iptables arguments cannot hold these
+		}
+		if back := SplitArgs("-x " + QuoteIptables(s)); len(back) != 2 || back[1] != s {
+			t.Fatalf("SplitArgs(QuoteIptables(%q)) = %q", s, back)
+		}
+	})
+}
