@@ -120,7 +120,7 @@ func (p *probe) kernelConfig(k *Kernel) {
 		}
 		return
 	}
-	p.problem("No kernel config found (looked in %s): the kernel's netfilter options are unknown; the decision falls back on modules.", strings.Join(candidates, ", "))
+	p.problem("No kernel config found (looked in %s): the kernel's netfilter options are unknown; only module lists can tell what the kernel supports.", strings.Join(candidates, ", "))
 }
 
 // maxConfigSize bounds a decompressed config (real ones are ~300 KB).
