@@ -2,6 +2,7 @@ package netfilter
 
 import (
 	"fmt"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -130,5 +131,83 @@ func assertNFTSkeleton(t *testing.T, rs *rules.Ruleset) {
 		if sets[name] != typ {
 			t.Errorf("set %s type %q, want %q", name, sets[name], typ)
 		}
+	}
+}
+
+// extraNFT exercises what the reference dump does not: IPv6, interval
+// sets (anonymous and named), ranges, limits, counters, other rejects.
+const extraNFT = `add table ip6 kube-proxy { comment "rules for kube-proxy" ; }
+add chain ip6 kube-proxy services
+add chain ip6 kube-proxy mark-for-masquerade
+add chain ip6 kube-proxy endpoint-A
+add chain ip6 kube-proxy firewall-A
+add chain ip6 kube-proxy nat-postrouting { type nat hook postrouting priority 100 ; }
+add chain ip6 kube-proxy filter-input { type filter hook input priority 0 ; policy drop ; }
+add set ip6 kube-proxy cluster-ips { type ipv6_addr ; comment "Active ClusterIPs" ; }
+add set ip6 kube-proxy ranges { type ipv6_addr ; flags interval ; }
+add map ip6 kube-proxy service-ips { type ipv6_addr . inet_proto . inet_service : verdict ; }
+add rule ip6 kube-proxy services ip6 daddr . meta l4proto . th dport vmap @service-ips
+add rule ip6 kube-proxy services ip6 daddr fd00:20::/112 ip6 saddr != fd00:10::/64 counter jump mark-for-masquerade
+add rule ip6 kube-proxy mark-for-masquerade meta mark set meta mark | 0x00004000
+add rule ip6 kube-proxy endpoint-A ip6 saddr fd00:10::5 jump mark-for-masquerade
+add rule ip6 kube-proxy endpoint-A meta l4proto tcp dnat to [fd00:10::5]:8080
+add rule ip6 kube-proxy firewall-A ip6 saddr != { fd00:30::/64, fd00:31::/64 } drop
+add rule ip6 kube-proxy firewall-A ip6 saddr @ranges accept
+add rule ip6 kube-proxy firewall-A th dport 30000-32767 limit rate over 10/second drop
+add rule ip6 kube-proxy firewall-A reject with tcp reset
+add rule ip6 kube-proxy firewall-A reject
+add rule ip6 kube-proxy firewall-A iifname "eth0" fib daddr type local accept
+add rule ip6 kube-proxy nat-postrouting masquerade random,persistent
+add element ip6 kube-proxy cluster-ips { fd00:20::1 }
+add element ip6 kube-proxy ranges { fd00:40::/48, fd00:50::1-fd00:50::9 }
+add element ip6 kube-proxy service-ips { fd00:20::1 . tcp . 80 : goto endpoint-A }
+`
+
+func TestNFTablesIPv6AndMore(t *testing.T) {
+	if !nstest.InNetns(t) {
+		return
+	}
+	nstest.Tool(t, "nft")
+	nstest.Sh(t, "nft -f - <<'EOF'\n"+extraNFT+"EOF")
+	listed := nstest.Sh(t, "nft list ruleset")
+	_, text := readText(t, backend.NFTables)
+	if strings.Contains(text, "UNSUPPORTED") {
+		t.Errorf("render has undecoded expressions:\n%s", text)
+	}
+	nstest.Sh(t, "nft flush ruleset")
+	loadCanonical(t, text, map[rules.Family][]string{rules.IPv6: {"nft", "-f", "-"}})
+	if _, again := readText(t, backend.NFTables); again != text {
+		t.Errorf("round trip differs:\n--- first\n%s\n--- second\n%s", text, again)
+	}
+	if again := nstest.Sh(t, "nft list ruleset"); sortedLines(again) != sortedLines(listed) {
+		t.Errorf("nft lists the loaded render differently from the original:\n--- original\n%s\n--- render\n%s\n--- our text\n%s", listed, again, text)
+	}
+}
+
+// TestNFTablesUndecodableIsLoud checks that an expression the reader does
+// not decode shows as a marker that makes loading the render fail.
+func TestNFTablesUndecodableIsLoud(t *testing.T) {
+	if !nstest.InNetns(t) {
+		return
+	}
+	nstest.Tool(t, "nft")
+	nstest.Sh(t, `nft -f - <<'EOF'
+add table ip kube-proxy
+add chain ip kube-proxy services
+add rule ip kube-proxy services log prefix "x " accept
+EOF`)
+	_, text := readText(t, backend.NFTables)
+	if !strings.Contains(text, "UNSUPPORTED[") {
+		t.Fatalf("log expression rendered without a marker:\n%s", text)
+	}
+	nstest.Sh(t, "nft flush ruleset")
+	parts, err := rules.SplitFamilies(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("nft", "-f", "-")
+	cmd.Stdin = strings.NewReader(parts[rules.IPv4])
+	if out, err := cmd.CombinedOutput(); err == nil {
+		t.Errorf("nft loaded a render with an undecoded expression:\n%s\n%s", text, out)
 	}
 }
