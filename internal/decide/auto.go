@@ -12,9 +12,12 @@ import (
 // planPath is plan.Path, spelled out because package plan imports this one.
 const planPath = "/run/rke2-proxy-backend/plan.json"
 
-// usable reports whether auto may pick b: allowed by RKE2's pins and not
-// ruled out by a fact.
+// usable reports whether auto may pick b: a backend name, allowed by RKE2's
+// pins and not ruled out by a fact.
 func (s *state) usable(b backend.Backend) bool {
+	if !slices.Contains(backend.All, b) {
+		return false // a corrupt plan.json or an unexpected probe value
+	}
 	if s.iptablesOnly && b == backend.NFTables {
 		return false
 	}
