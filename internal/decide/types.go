@@ -10,8 +10,10 @@ const SourceRKE2Config = "rke2-config"
 
 // Decision is what the node should run and what to tell RKE2.
 type Decision struct {
-	// Disabled is true when the operator turned the tool off (backend: off);
-	// nothing is written then and Backend is empty.
+	// Disabled is true when there is nothing to do: the operator turned the
+	// tool off (backend: off), RKE2 runs no kube-proxy (disable-kube-proxy),
+	// or RKE2's config pins a proxy mode the tool does not manage (ipvs).
+	// Nothing is written then, Backend is empty and Reasons say which.
 	Disabled bool            `json:"disabled,omitempty"`
 	Backend  backend.Backend `json:"backend"`
 	// ProxyMode and IptablesMode are kube-proxy's --proxy-mode and the
