@@ -54,7 +54,7 @@ func dryRun(o Options, in Input, state kmod.State, dropInPath string) error {
 	if err != nil {
 		return fmt.Errorf("render RKE2 drop-in: %w", err)
 	}
-	fmt.Fprintf(w, "# would write %s (mode %04o):\n", o.Root.Path(dropInPath), rke2.DropInMode)
+	fmt.Fprintf(w, "# would write %s (mode %04o):\n", dropInPath, rke2.DropInMode)
 	_, err = w.Write(data)
 	return err
 }

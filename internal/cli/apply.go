@@ -75,6 +75,13 @@ func runApply(cmd *cobra.Command, g *globals, fl applyFlags) error {
 	if err != nil {
 		return err // already a usage error naming file, key and value
 	}
+	redecide := false
+	if forced != "" && f.PreviousPlan != "" {
+		// The generator already weighed this boot's plan when it chose
+		// --backend; weighing our own earlier output again would only change
+		// the reasons, and so the plan file, on every second run.
+		f.PreviousPlan, redecide = "", true
+	}
 	mainFile := f.RKE2.ConfigFile
 	if env := os.Getenv(envRKE2Config); env != "" && env != mainFile {
 		// RKE2 will read this file, not the one the probe found: decide on it.
@@ -83,6 +90,9 @@ func runApply(cmd *cobra.Command, g *globals, fl applyFlags) error {
 			return usageError(fmt.Errorf("%s=%s: %w", envRKE2Config, env, err))
 		}
 		mainFile, f.RKE2.ConfigFile, f.RKE2.Config = env, env, eff
+		redecide = true
+	}
+	if redecide {
 		d = decide.Decide(f, cfg)
 	}
 	if mainFile == "" {
