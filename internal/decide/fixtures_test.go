@@ -155,4 +155,3 @@ func debian12WithMarvell() facts.Facts {
 	}
 	return f
 }
-
