@@ -31,21 +31,23 @@ if [ "${1:-}" = --case ]; then
   cat /proc/net/ip_tables_names > "$root/proc/net/ip_tables_names" 2>/dev/null || true
   cat /proc/net/ip6_tables_names > "$root/proc/net/ip6_tables_names" 2>/dev/null || true
   verify=("$bin" --root "$root" verify --expect "$b" --wait 0s --no-status --proxy-mode-url "")
+  status=passes
   if ! out=$("${verify[@]}" 2>&1); then
-    echo "$b n=$n: verify does not pass on the rendered rules:"; echo "$out"; exit 1
+    # Still timed: the work is the same; the verdict is reported.
+    status="FAILS ($(echo "$out" | grep -m1 -o '\[[a-z-]*\].*' | cut -c1-100))"
   fi
-  us() { local s e; s=$(date +%s%N); "$@" >/dev/null 2>&1; e=$(date +%s%N); echo $(((e - s) / 1000)); }
+  us() { local s e; s=$(date +%s%N); "$@" >/dev/null 2>&1 || true; e=$(date +%s%N); echo $(((e - s) / 1000)); }
   median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
   tv=$(for _ in $(seq "$runs"); do us "${verify[@]}"; done | median)
   # shellcheck disable=SC2086 # $dump is a command line
   td=$(for _ in $(seq "$runs"); do us $dump; done | median)
   rss="-"
   if [ -x /usr/bin/time ]; then
-    rss=$( { /usr/bin/time -v "${verify[@]}" >/dev/null; } 2>&1 | awk -F': ' '/Maximum resident/ {printf "%.1f", $2/1024}')
+    rss=$( { /usr/bin/time -v "${verify[@]}" >/dev/null || true; } 2>&1 | awk -F': ' '/Maximum resident/ {printf "%.1f", $2/1024}')
   fi
-  awk -v b="$b" -v n="$n" -v tv="$tv" -v td="$td" -v d="${dump%% *}" -v rss="$rss" 'BEGIN {
-    printf "%-16s %6d  verify %8.1f ms  %-18s %8.1f ms  ratio %5.2f  verify peak RSS %s MiB\n",
-      b, n, tv / 1000, d, td / 1000, tv / td, rss }'
+  awk -v b="$b" -v n="$n" -v tv="$tv" -v td="$td" -v d="${dump%% *}" -v rss="$rss" -v st="$status" 'BEGIN {
+    printf "%-16s %6d  verify %8.1f ms  %-18s %8.1f ms  ratio %5.2f  verify peak RSS %s MiB  verify %s\n",
+      b, n, tv / 1000, d, td / 1000, tv / td, rss, st }'
   exit 0
 fi
 

@@ -1,7 +1,6 @@
 package verify
 
 import (
-	"context"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -129,7 +128,6 @@ func TestVerdictsInNetns(t *testing.T) {
 			for _, s := range c.steps {
 				s(t, ref)
 			}
-			skipUndecodedXt(t, c.expect)
 			res := run(t, Options{Expect: c.expect, Reader: netfilter.NewSystem(hostfs.New("/"))})
 			if got := kinds(res); got != c.want {
 				var b strings.Builder
@@ -149,7 +147,6 @@ func TestRenderedLoadsAndVerifiesInNetns(t *testing.T) {
 				return
 			}
 			loadExpected(t, b, 25, rules.IPv4, rules.IPv6)
-			skipUndecodedXt(t, b)
 			res := run(t, Options{Expect: b, Reader: netfilter.NewSystem(hostfs.New("/"))})
 			if !res.OK {
 				var out strings.Builder
@@ -160,29 +157,5 @@ func TestRenderedLoadsAndVerifiesInNetns(t *testing.T) {
 				t.Errorf("read %d kube-proxy chains, want the 25 services' and more", res.Backends[0].KubeProxyChains)
 			}
 		})
-	}
-}
-
-// skipUndecodedXt skips when the expected backend is iptables-nft and the
-// reader cannot yet decode xt compat expressions (jump targets and comments
-// of iptables-nft rules): the verdict would be about the reader, not the
-// node. The skip goes away by itself once the reader decodes them.
-func skipUndecodedXt(t *testing.T, b backend.Backend) {
-	t.Helper()
-	if b != backend.IptablesNFT {
-		return
-	}
-	rs, err := netfilter.NewSystem(hostfs.New("/")).Read(context.Background(), b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tbl := range rs.Tables {
-		for _, c := range tbl.Chains {
-			for _, r := range c.Rules {
-				if strings.Contains(r.Text, "UNSUPPORTED") {
-					t.Skipf("the iptables-nft reader does not decode this rule yet: %s %s %s: %q", tbl.Family, tbl.Name, c.Name, r.Text)
-				}
-			}
-		}
 	}
 }
