@@ -11,6 +11,9 @@
 #           the guest's own network namespace and then sends READY=1.
 #   boot 1  config backend: iptables-legacy (the NAS case)
 #   boot 2  same disk, kernel command line rke2.proxy_backend=iptables-nft
+#   boot 3  legacy again, then a live switch to iptables-nft (config edit,
+#           daemon-reload, RKE2 restart, no reboot): stranded legacy rules
+#           must be reported by verify and removed by cleanup
 #
 # In each boot the guest's boot-test.service asserts from inside (generator
 # ran, `systemctl cat rke2-server` shows our drop-in, apply wrote the RKE2
@@ -126,12 +129,21 @@ ln -sf /etc/systemd/system/boot-test.service "$R/etc/systemd/system/multi-user.t
 ln -sf /dev/null "$R/etc/systemd/system/console-getty.service"
 mkdir -p "$R/etc/boot-test"
 
-# boot N EXPECTED_BACKEND [KERNEL-CMDLINE-WORDS...]
+# host_iptables legacy|nft points the guest's iptables alternative (used by
+# kubelet) at a backend, as `update-alternatives --set` does on a node.
+host_iptables() {
+	chroot "$R" update-alternatives --quiet --set iptables "/usr/sbin/iptables-$1" &&
+		chroot "$R" update-alternatives --quiet --set ip6tables "/usr/sbin/ip6tables-$1" ||
+		fail "update-alternatives in the guest root failed"
+}
+
+# boot N EXPECTED_BACKEND MODE [KERNEL-CMDLINE-WORDS...]
 boot() {
-	local n=$1 expect=$2
-	shift 2
+	local n=$1 expect=$2 mode=$3
+	shift 3
 	echo "$n" >"$R/etc/boot-test/boot"
 	echo "$expect" >"$R/etc/boot-test/expect"
+	echo "$mode" >"$R/etc/boot-test/mode"
 	rm -f "$R/var/lib/boot-test/result-$n"
 	log "boot $n: expecting $expect${*:+, kernel command line: $*}"
 	local start=$SECONDS
@@ -151,10 +163,22 @@ boot() {
 	pass "boot $n on $expect in ${took}s (boot, RKE2 stand-in ready, verify, poweroff)"
 }
 
-boot 1 iptables-legacy
-boot 2 iptables-nft rke2.proxy_backend=iptables-nft
+# kubelet writes its hint chains with the host's iptables, so a node forced
+# to legacy has its alternative on legacy too (a NAS has nothing else).
+host_iptables legacy
+boot 1 iptables-legacy plain
+# The operator moves the node to iptables-nft: kernel command line, and the
+# host's alternative as verify's advice says.
+host_iptables nft
+boot 2 iptables-nft plain rke2.proxy_backend=iptables-nft
+# Back to the config's legacy (no command line), then switch to iptables-nft
+# in the running guest without a reboot: verify must find the stranded
+# kube-proxy rules in legacy, cleanup must remove them, and what remains is
+# kubelet's hint in legacy (its alternative was not switched).
+host_iptables legacy
+boot 3 iptables-legacy live-switch
 
-# The disk after two boots: the operator's RKE2 config untouched, our drop-in
+# The disk after three boots: the operator's RKE2 config untouched, our drop-in
 # rewritten for the new backend.
 cmp -s "$work/rke2-config.orig" "$R/etc/rancher/rke2/config.yaml" || fail "the operator's RKE2 config.yaml was modified"
-pass "the operator's RKE2 config is untouched after two boots"
+pass "the operator's RKE2 config is untouched after three boots"

@@ -42,6 +42,9 @@ finish() {
 		head -n 50 /etc/rancher/rke2/config.yaml.d/* 2>&1
 		echo "== stand-in records"
 		head -n 60 /var/lib/rke2-standin/backend /var/lib/rke2-standin/config.json 2>&1
+		echo "== iptables-legacy-save / iptables-nft-save (KUBE-)"
+		iptables-legacy-save 2>&1 | grep -e KUBE- -e '^\*'
+		iptables-nft-save 2>&1 | grep -e KUBE- -e '^\*' | head -n 40
 		echo "== /run/rke2-proxy-backend"
 		head -n 80 /run/rke2-proxy-backend/* 2>&1
 		echo "== journal (rke2-proxy-backend, rke2-server, verify)"
@@ -51,6 +54,54 @@ finish() {
 	sync
 	systemctl --no-block poweroff
 	exit 0
+}
+
+# wait_verify_after START_MONOTONIC: wait (bounded) for a verify run that
+# started after START_MONOTONIC to finish.
+wait_verify_after() {
+	local since=$1 d=$((SECONDS + 90)) st
+	while [ $SECONDS -lt $d ]; do
+		st=$(prop $verify ExecMainStartTimestampMonotonic)
+		if [ "${st:-0}" -gt "$since" ] && [ "$(prop $verify ActiveState)" != activating ]; then
+			return 0
+		fi
+		sleep 0.5
+	done
+	return 1
+}
+
+live_switch() {
+	local before from=$expect to=iptables-nft
+	before=$(prop $verify ExecMainStartTimestampMonotonic)
+	sed -i "s/^backend: .*/backend: $to/" /etc/rke2-proxy-backend/config.yaml
+	systemctl daemon-reload
+	if ! timeout 60 systemctl restart rke2-server.service; then
+		bad "live switch: rke2-server did not restart"
+		return
+	fi
+	wait_verify_after "${before:-0}" || bad "live switch: verify did not run again after the RKE2 restart"
+	got=$(cat /var/lib/rke2-standin/backend 2>/dev/null)
+	[ "$got" = "$to" ] && ok "live switch: kube-proxy (stand-in) now on $to" || bad "live switch: kube-proxy on '$got', want $to"
+	check "live switch: RKE2 drop-in now says IPTABLES_MODE=nft" grep -q 'IPTABLES_MODE=nft' /etc/rancher/rke2/config.yaml.d/60-proxy-backend.yaml
+	check "live switch: kube-proxy's old chains are still in $from (stranded)" sh -c "iptables-legacy-save | grep -q KUBE-"
+	check "live switch: verify fails" test "$(prop $verify Result)" != success
+	check "live switch: verify reports rules stranded in $from" sh -c "grep -i stranded /run/rke2-proxy-backend/status.json | grep -q . && grep -q '\"$from\"' /run/rke2-proxy-backend/status.json"
+	systemctl reset-failed $verify
+	if /usr/bin/rke2-proxy-backend cleanup --help >/dev/null 2>&1; then
+		before=$(prop $verify ExecMainStartTimestampMonotonic)
+		check "live switch: rke2-proxy-backend cleanup --backend $from" /usr/bin/rke2-proxy-backend cleanup --backend $from
+		# kubelet owns KUBE-IPTABLES-HINT, KUBE-KUBELET-CANARY and shares
+		# KUBE-FIREWALL with kube-proxy; cleanup must leave exactly those.
+		left=$( (iptables-legacy-save; ip6tables-legacy-save) 2>/dev/null | grep KUBE- |
+			grep -v -e KUBE-IPTABLES-HINT -e KUBE-KUBELET-CANARY -e KUBE-FIREWALL | tr '\n' ';')
+		if [ -z "$left" ]; then ok "live switch: only kubelet's chains left in $from"; else bad "live switch: left in $from after cleanup: $left"; fi
+		systemctl start $verify
+		check "live switch: verify no longer reports stranded rules" sh -c "! grep -qi stranded /run/rke2-proxy-backend/status.json"
+		check "live switch: verify still reports kubelet's hint in $from (host alternative not switched)" grep -q '"kubelet-hint"' /run/rke2-proxy-backend/status.json
+		systemctl reset-failed $verify
+	else
+		bad "live switch: the binary has no cleanup command to remove the stranded rules"
+	fi
 }
 
 # Wait (bounded) for rke2-server to be up and the verify run to be over.
@@ -100,6 +151,8 @@ iptables-nft) want_env=IPTABLES_MODE=nft ;;
 esac
 check "RKE2's merged config carries $want_env" grep -qF "$want_env" /var/lib/rke2-standin/config.json
 
+check "apply recorded the plan for $expect" grep -q "\"backend\": *\"$expect\"" /run/rke2-proxy-backend/plan.json
+
 # 4. verify ran after RKE2 was ready, and passed.
 vstarted=$(prop $verify ExecMainStartTimestampMonotonic)
 if [ "${vstarted:-0}" = 0 ]; then
@@ -124,7 +177,14 @@ if [ "$expect" != iptables-legacy ] && iptables-legacy-save 2>/dev/null | grep -
 	bad "rules stranded in iptables-legacy"
 fi
 
-# 6. Nothing failed.
+# 6. Optionally, switch backends WITHOUT a reboot (config edit, daemon-reload,
+# RKE2 restart): kube-proxy cleans only the backend it now uses, so its old
+# rules are stranded in the previous one, and verify must say so.
+if [ "$(cat /etc/boot-test/mode 2>/dev/null)" = live-switch ]; then
+	live_switch
+fi
+
+# 7. Nothing failed.
 failed_units=$(systemctl list-units --failed --plain --no-legend 2>/dev/null | awk '{print $1}' | tr '\n' ' ')
 if [ -z "$failed_units" ]; then ok "no failed units"; else bad "failed units: $failed_units"; fi
 

@@ -90,6 +90,9 @@ func run() error {
 		if err := load(backend, family); err != nil {
 			return err
 		}
+		if err := kubelet(family); err != nil {
+			return err
+		}
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:10249")
 	if err != nil {
@@ -241,9 +244,63 @@ func load(backend, family string) error {
 	default:
 		loader = exec.Command(backend+"-restore", "--noflush")
 	}
+	if backend != "nftables" {
+		text = withoutChains(text, kubeletChains)
+	}
 	loader.Stdin = strings.NewReader(string(text))
 	if out, err := loader.CombinedOutput(); err != nil {
 		return fmt.Errorf("%s: %w: %s", strings.Join(loader.Args, " "), err, out)
 	}
 	return record("rules-"+family, string(text))
+}
+
+// kubeletChains are kubelet's, not kube-proxy's: kubelet creates them with
+// the host's iptables (the Debian alternative), whatever backend kube-proxy
+// uses, so the stand-in's kube-proxy leaves them out of its own rules.
+var kubeletChains = []string{"KUBE-IPTABLES-HINT", "KUBE-KUBELET-CANARY"}
+
+const kubeletRules = `*mangle
+:KUBE-IPTABLES-HINT - [0:0]
+:KUBE-KUBELET-CANARY - [0:0]
+COMMIT
+*nat
+:KUBE-KUBELET-CANARY - [0:0]
+COMMIT
+*filter
+:KUBE-KUBELET-CANARY - [0:0]
+COMMIT
+`
+
+// kubelet plays kubelet's part: its hint and canary chains, written with
+// the host's iptables-restore (whatever the alternative points at).
+func kubelet(family string) error {
+	restore := "iptables-restore"
+	if family == "ipv6" {
+		restore = "ip6tables-restore"
+	}
+	cmd := exec.Command(restore, "--noflush")
+	cmd.Stdin = strings.NewReader(kubeletRules)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("kubelet's chains with %s: %w: %s", restore, err, out)
+	}
+	target, _ := filepath.EvalSymlinks("/usr/sbin/" + strings.TrimSuffix(restore, "-restore"))
+	return record("kubelet-"+family, target+"\n")
+}
+
+// withoutChains drops the declarations and rules of the named chains from
+// iptables-restore input.
+func withoutChains(text []byte, chains []string) []byte {
+	var out []string
+	for _, line := range strings.Split(string(text), "\n") {
+		drop := false
+		for _, c := range chains {
+			if strings.HasPrefix(line, ":"+c+" ") || strings.HasPrefix(line, "-A "+c+" ") {
+				drop = true
+			}
+		}
+		if !drop {
+			out = append(out, line)
+		}
+	}
+	return []byte(strings.Join(out, "\n"))
 }
