@@ -44,6 +44,7 @@ ensure_packages() {
 	fi
 	if [ ! -f "$stamp" ] || [ -n "$newer" ]; then
 		log "building packages (make packages)${newer:+: $newer changed}"
+		mkdir -p "$CACHE"
 		make -s -C "$REPO" packages >"$CACHE/make-packages.log" 2>&1 || {
 			cat "$CACHE/make-packages.log" >&2
 			fail "make packages failed"
