@@ -7,6 +7,7 @@
 package generator
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -143,6 +144,11 @@ func writeAll(dir string, files []units.File) error {
 			}
 			created = append(created, sub)
 		}
+		if sameFile(p, f.Data) {
+			// Only when run by hand into a used dir (systemd hands out empty
+			// ones): rewriting would make ext4 flush it on close, for nothing.
+			continue
+		}
 		// O_NOFOLLOW: never write through a symlink someone left there.
 		w, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o644)
 		if err != nil {
@@ -160,4 +166,14 @@ func writeAll(dir string, files []units.File) error {
 		}
 	}
 	return nil
+}
+
+// sameFile reports whether p is a regular file holding exactly data.
+func sameFile(p string, data []byte) bool {
+	fi, err := os.Lstat(p)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() != int64(len(data)) {
+		return false
+	}
+	old, err := os.ReadFile(p)
+	return err == nil && bytes.Equal(old, data)
 }
