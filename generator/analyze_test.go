@@ -11,6 +11,7 @@ import (
 
 	"github.com/coreos/go-systemd/v22/unit"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cli"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/units"
 )
 
@@ -146,6 +147,8 @@ func stubExecutables(t *testing.T, root string) {
 				stub := filepath.Join(root, prog)
 				if _, err := os.Stat(stub); os.IsNotExist(err) {
 					writeFile(t, stub, []byte("#!/bin/sh\n"), 0o755)
+				} else if err := os.Chmod(stub, 0o755); err != nil {
+					t.Fatal(err)
 				}
 			}
 		}
@@ -205,5 +208,84 @@ func copyTree(t *testing.T, from, to string) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestMain lets the test binary stand in for the installed generator: run
+// under the generator's name (a symlink), it is the real command line.
+func TestMain(m *testing.M) {
+	if filepath.Base(os.Args[0]) == cli.GeneratorName {
+		os.Exit(cli.Main(os.Args, os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// TestSystemdRunsGenerator lets systemd's own generator runner call ours
+// (systemd-analyze verify --generators=yes with SYSTEMD_GENERATOR_PATH), as
+// PID 1 does at boot, and verifies the units it then loads.
+func TestSystemdRunsGenerator(t *testing.T) {
+	analyze, err := exec.LookPath("systemd-analyze")
+	if err != nil {
+		t.Skip("systemd-analyze not installed (CI installs systemd)")
+	}
+	sysUnits := hostUnitDir()
+	if sysUnits == "" {
+		t.Skip("no systemd unit directory on this machine")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	genDir := t.TempDir()
+	if err := os.Symlink(self, filepath.Join(genDir, cli.GeneratorName)); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range goldenCases() {
+		if !strings.HasPrefix(c.name, "tarball_") && !strings.HasPrefix(c.name, "rpm_") && !strings.HasPrefix(c.name, "opt_") {
+			continue
+		}
+		t.Run(c.name, func(t *testing.T) {
+			h := c.host(t)
+			// The fixture root doubles as the analysis root: RKE2's units are
+			// where the install put them, systemd's own next to them.
+			copyTree(t, sysUnits, filepath.Join(h.Dir(), "usr/lib/systemd/system"))
+			var names []string
+			for _, dir := range unitDirs {
+				entries, _ := os.ReadDir(filepath.Join(h.Dir(), dir))
+				for _, e := range entries {
+					if strings.HasPrefix(e.Name(), "rke2-") && strings.HasSuffix(e.Name(), ".service") {
+						names = append(names, e.Name())
+					}
+				}
+			}
+			for name, data := range units.Shipped() {
+				writeFile(t, filepath.Join(h.Dir(), units.ShippedDir, name), data, 0o644)
+				names = append(names, name)
+			}
+			stubExecutables(t, h.Dir())
+			sort.Strings(names)
+			cmd := exec.Command(analyze, append([]string{"verify", "--root=" + h.Dir(), "--generators=yes", "--man=no"}, names...)...)
+			cmd.Env = append(os.Environ(), "SYSTEMD_GENERATOR_PATH="+genDir, "RKE2_PROXY_BACKEND_ROOT="+h.Dir(),
+				"SYSTEMD_LOG_COLOR=0", "SYSTEMD_LOG_LEVEL=debug")
+			out, err := cmd.CombinedOutput()
+			var loaded bool
+			for _, line := range strings.Split(string(out), "\n") {
+				if strings.Contains(line, "DropIn Path:") && strings.Contains(line, "/generator/rke2-") && strings.HasSuffix(line, units.DropInName) {
+					loaded = true
+				}
+			}
+			if err != nil || !loaded {
+				t.Fatalf("systemd-analyze --generators=yes: %v, our drop-in loaded: %v\n%s", err, loaded, out)
+			}
+			// Without debug output, only our generator's own info line may appear.
+			cmd = exec.Command(analyze, append([]string{"verify", "--root=" + h.Dir(), "--generators=yes", "--man=no"}, names...)...)
+			cmd.Env = append(os.Environ(), "SYSTEMD_GENERATOR_PATH="+genDir, "RKE2_PROXY_BACKEND_ROOT="+h.Dir(), "SYSTEMD_LOG_COLOR=0")
+			out, err = cmd.CombinedOutput()
+			for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+				if line != "" && !strings.HasPrefix(line, cli.GeneratorName+": info: kube-proxy backend ") {
+					t.Errorf("systemd-analyze --generators=yes printed %q (exit %v)", line, err)
+				}
+			}
+		})
 	}
 }
