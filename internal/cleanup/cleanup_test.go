@@ -71,3 +71,24 @@ func TestReadNFTablesParsesListTables(t *testing.T) {
 		t.Errorf("removals %q, want the two kube-proxy tables", p.Removals)
 	}
 }
+
+// FuzzReadNFTables feeds arbitrary `nft list tables` output: only ip/ip6
+// tables named kube-proxy may ever be planned for deletion.
+func FuzzReadNFTables(f *testing.F) {
+	f.Add("table ip filter\ntable ip kube-proxy\ntable ip6 kube-proxy\n")
+	f.Add("table inet kube-proxy\ntable ip  kube-proxy extra\n\x00")
+	f.Fuzz(func(t *testing.T, out string) {
+		run := func(ctx context.Context, stdin string, argv ...string) (string, error) { return out, nil }
+		rs, err := Read(context.Background(), run, backend.NFTables)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, script := range Compute(rs).Scripts {
+			for _, line := range strings.Split(strings.TrimSpace(script), "\n") {
+				if line != "delete table ip kube-proxy" && line != "delete table ip6 kube-proxy" {
+					t.Fatalf("plan line %q from input %q", line, out)
+				}
+			}
+		}
+	})
+}

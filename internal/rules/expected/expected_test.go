@@ -158,7 +158,7 @@ func TestIptablesJumpsMatchReference(t *testing.T) {
 }
 
 var (
-	nftChainRE = regexp.MustCompile(`^add chain ip kube-proxy (\S+)(?: \{ type (\S+) hook (\S+) priority (-?\d+) ; \}| \{ comment ".*" ; \})?$`)
+	nftChainRE = regexp.MustCompile(`^add chain ip kube-proxy (\S+)(?: \{ type (\S+) hook (\S+) priority (-?\d+) ; \}| \{ comment "(.*)" ; \})?$`)
 	nftSetRE   = regexp.MustCompile(`^add (set|map) ip kube-proxy (\S+) \{ type (.*) ; comment "(.*)" ; \}$`)
 	nftRuleRE  = regexp.MustCompile(`^add rule ip kube-proxy (\S+) (.*)$`)
 )
@@ -190,7 +190,7 @@ func TestNFTablesSkeletonMatchesReference(t *testing.T) {
 	}
 	got := map[string]string{}
 	for _, c := range rs.Tables[0].Chains {
-		v := ""
+		v := c.Comment
 		if c.Hook != "" {
 			v = c.Type + " " + c.Hook + " " + itoa(c.Priority)
 		}

@@ -123,6 +123,7 @@ func nftablesTable(kv rke2.KubeVersion, f rules.Family) rules.Table {
 	add("masquerading", "masquerade fully-random")
 	add("nodeport-endpoints-check", addr+" daddr @nodeport-ips meta l4proto . th dport vmap @no-endpoint-nodeports")
 	add("reject-chain", "reject")
+	chain("reject-chain").Comment = rejectChainComment
 	add("services", addr+" daddr . meta l4proto . th dport vmap @service-ips")
 	add("services", addr+" daddr @nodeport-ips meta l4proto . th dport vmap @service-nodeports")
 	add("service-endpoints-check", addr+" daddr . meta l4proto . th dport vmap @no-endpoint-services")
@@ -149,9 +150,8 @@ func nftablesTable(kv rke2.KubeVersion, f rules.Family) rules.Table {
 	return t
 }
 
-// ChainComment is the comment kube-proxy sets on reject-chain; kept for
-// renderers that print chain comments.
-const ChainComment = "helper for @no-endpoint-services / @no-endpoint-nodeports"
+// rejectChainComment is the one chain comment kube-proxy sets.
+const rejectChainComment = "helper for @no-endpoint-services / @no-endpoint-nodeports"
 
 // nftFamily returns the address match keyword (also the nft family) and
 // the address type for f.
