@@ -39,8 +39,8 @@ need_tools() {
 ensure_packages() {
 	local stamp=$DIST/.stamp newer=""
 	if [ -f "$stamp" ]; then
-		newer=$(cd "$REPO" && find cmd internal units packaging Makefile VERSION CHANGELOG.md LICENSE go.mod go.sum \
-			-path packaging/test -prune -o -type f -newer "$stamp" -print 2>/dev/null | head -n 1)
+		newer=$(cd "$REPO" && find . \( -path ./dist -o -path ./.cache -o -path ./.git -o -path ./packaging/test \) -prune \
+			-o -type f -newer "$stamp" -print 2>/dev/null | head -n 1 || true)
 	fi
 	if [ ! -f "$stamp" ] || [ -n "$newer" ]; then
 		log "building packages (make packages)${newer:+: $newer changed}"
