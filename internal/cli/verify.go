@@ -92,15 +92,15 @@ func runVerify(cmd *cobra.Command, g *globals, fl verifyFlags) error {
 		return failure("verify: %w", err)
 	}
 	if !fl.noStatus {
-		if err := verify.WriteStatus(root, res); err != nil {
-			return failure("verify: %w", err)
-		}
 		note, err := verify.WriteMetrics(root, textfileDir, res, time.Now())
 		if err != nil {
 			return failure("verify: %w", err)
 		}
 		if note != "" {
 			res.Notes = append(res.Notes, note)
+		}
+		if err := verify.WriteStatus(root, res); err != nil {
+			return failure("verify: %w", err)
 		}
 	}
 	if g.json() {

@@ -103,7 +103,8 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 				break
 			}
 		}
-		if time.Since(start) >= opts.Wait {
+		// Waiting cannot help when the tools are missing or we lack rights.
+		if time.Since(start) >= opts.Wait || netfilter.IsNotInstalled(err) || netfilter.IsPermission(err) {
 			break
 		}
 		if serr := opts.Sleep(ctx, opts.Poll); serr != nil {

@@ -197,3 +197,15 @@ func TestOutputs(t *testing.T) {
 		t.Errorf("report lacks the cleanup command:\n%s", text.String())
 	}
 }
+
+// A reader that cannot work (tool missing) ends the wait at once.
+func TestNoWaitOnMissingTools(t *testing.T) {
+	fake := netfilter.NewFake()
+	fake.SetError(backend.IptablesLegacy, &netfilter.NotInstalledError{Backend: backend.IptablesLegacy, Binary: "iptables-legacy-save", Err: os.ErrNotExist})
+	sleeps := 0
+	res := run(t, Options{Expect: backend.IptablesLegacy, Reader: fake, Wait: time.Hour,
+		Sleep: func(context.Context, time.Duration) error { sleeps++; return nil }})
+	if sleeps != 0 || kinds(res) != "read-error@iptables-legacy" {
+		t.Errorf("%d sleeps, findings %q; want no wait and one read-error", sleeps, kinds(res))
+	}
+}
