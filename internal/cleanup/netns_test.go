@@ -9,9 +9,12 @@ import (
 	"testing"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nstest"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
 
 // snapshot is a backend's whole state as its own tool prints it, minus the
@@ -96,6 +99,16 @@ func TestCleanupInNetns(t *testing.T) {
 			}
 			if again := Compute(after); !again.Empty() {
 				t.Errorf("a second cleanup would remove %q", again.Removals)
+			}
+			// verify agrees: nothing stranded, the chosen backend complete.
+			res, err := verify.Run(ctx, verify.Options{Expect: c.chosen, Reader: netfilter.NewSystem(hostfs.New("/"))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range res.Findings {
+				if f.Kind != verify.KindKubeletHint {
+					t.Errorf("verify after cleanup: [%s] %s", f.Kind, f.Message)
+				}
 			}
 			if got := snapshot(t, c.chosen); got != before {
 				t.Errorf("the chosen backend %s changed:\n--- before\n%s\n--- after\n%s", c.chosen, before, got)
