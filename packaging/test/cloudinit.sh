@@ -54,6 +54,17 @@ for ex in "${examples[@]}"; do
 			fail "$name: rke2-proxy-backend rejects the config it writes"
 		fi
 		pass "$name: its rke2-proxy-backend config loads (detect exit $rc)"
+		if [ "$name" = agent.yaml ]; then
+			# The NAS example must really force legacy on a NAS: a fixture
+			# host whose DMI says Synology.
+			mkdir -p "$root/sys/class/dmi/id"
+			echo "Synology Inc." >"$root/sys/class/dmi/id/sys_vendor"
+			echo "DS920+" >"$root/sys/class/dmi/id/product_name"
+			got=$("$bin" --root "$root" -o json detect | python3 -c 'import json,sys; print(json.load(sys.stdin)["decision"]["backend"])') ||
+				fail "$name: detect -o json on a Synology fixture failed"
+			[ "$got" = iptables-legacy ] || fail "$name: on a Synology host its config decides $got, want iptables-legacy"
+			pass "$name: on a Synology host (fixture root) its config decides iptables-legacy"
+		fi
 	else
 		echo "NOTE: $TEST: the binary has no detect command yet; config keys not checked by the loader"
 	fi
