@@ -5,7 +5,8 @@
 # Checks what the maintainer scripts promise: the operator's config survives
 # upgrades; remove keeps the RKE2 drop-in (so kube-proxy keeps its backend)
 # and purge removes it; the operator's RKE2 config is never touched.
-# Needs: root, dpkg, debootstrap (for the scratch root), make, go.
+# Needs: root, dpkg, debootstrap (for the scratch root), make, go;
+# systemd-nspawn (systemd-container) for the README's apt-get install.
 source "$(dirname "$0")/lib/common.sh"
 need_root
 need_tools dpkg dpkg-deb make
@@ -31,6 +32,26 @@ done
 pass "file list, conffile, version $VERSION-1 and depends of both .deb"
 
 ensure_bookworm_root
+
+# The README's install command, as a new user runs it: apt-get install of
+# the local file (the dependencies are already in the base root, so this
+# works offline).
+if command -v systemd-nspawn >/dev/null 2>&1; then
+	new_overlay "$work/readme"
+	mkdir -p "$work/readme/merged/root/dist"
+	cp "$deb" "$work/readme/merged/root/dist/"
+	timeout 120 systemd-nspawn -q --register=no --keep-unit --private-network -D "$work/readme/merged" --chdir=/root \
+		sh -c "DEBIAN_FRONTEND=noninteractive apt-get install -y -q ./dist/$(basename "$deb") && rke2-proxy-backend version" \
+		>"$work/readme.log" 2>&1 || {
+		cat "$work/readme.log" >&2
+		fail "the README's 'apt-get install ./dist/$(basename "$deb")' failed"
+	}
+	tr -d '\r' <"$work/readme.log" | grep -qx "rke2-proxy-backend $VERSION" || fail "after apt-get install, 'rke2-proxy-backend version' did not print $VERSION"
+	pass "README install: apt-get install ./dist/$(basename "$deb"), then rke2-proxy-backend version"
+else
+	echo "NOTE: $TEST: systemd-nspawn missing; the README's apt-get install was not tried"
+fi
+
 new_overlay "$work/root"
 R=$work/root/merged
 mkdir -p "$R/etc/rancher/rke2"
