@@ -89,6 +89,10 @@ func Run(ctx context.Context, o Options, in Input) (Result, error) {
 	loaded := kmod.Loader{Root: o.Root, Modprobe: o.Modprobe, Log: o.Log}.Load(ctx, state, d.Modules)
 	res.Plan.ModulesLoaded = sorted(loaded.Present())
 	res.Plan.ModulesMissing = loaded.MissingNames()
+	if len(loaded.NotInKernel) > 0 {
+		o.log("not in this kernel's module tree (built into another module, or absent; the feature check decides): %s",
+			strings.Join(loaded.NotInKernel, " "))
+	}
 	if err := loaded.Err(); err != nil {
 		// Module names differ between kernels; only a missing feature
 		// (below) means the backend cannot run.

@@ -13,26 +13,22 @@ import (
 func dryRun(o Options, in Input, state kmod.State, dropInPath string) error {
 	d := in.Decision
 	// after is the module state a real run would leave: what is present,
-	// plus what the probe saw as available (all of it when unknown).
+	// plus what the module tree has (all of it when that is unknown).
 	after := kmod.State{Supported: state.Supported, Loaded: map[string]bool{}, Builtin: state.Builtin}
 	for m := range state.Loaded {
 		after.Loaded[m] = true
 	}
-	available := map[string]bool{}
-	for _, m := range in.Facts.Modules.Available {
-		available[kmod.Normalize(m)] = true
-	}
 	var load, unavailable []string
 	for _, m := range d.Modules {
-		if state.Present(m) {
-			continue
-		}
-		load = append(load, m)
-		if in.Facts.Modules.AvailableKnown && !available[kmod.Normalize(m)] {
+		n := kmod.Normalize(m)
+		switch {
+		case state.Present(m):
+		case state.AvailableKnown && !state.Available[n]:
 			unavailable = append(unavailable, m)
-			continue
+		default:
+			load = append(load, m)
+			after.Loaded[n] = true
 		}
-		after.Loaded[kmod.Normalize(m)] = true
 	}
 	w := o.Stdout
 	fmt.Fprintf(w, "# backend: %s (source %s)\n", d.Backend, d.Source)
@@ -45,7 +41,7 @@ func dryRun(o Options, in Input, state kmod.State, dropInPath string) error {
 		fmt.Fprintf(w, "# modules to load: %s\n", strings.Join(load, " "))
 	}
 	if len(unavailable) > 0 {
-		fmt.Fprintf(w, "# not available on this kernel: %s\n", strings.Join(unavailable, " "))
+		fmt.Fprintf(w, "# not in this kernel's module tree: %s\n", strings.Join(unavailable, " "))
 	}
 	for _, m := range kmod.MissingFeatures(d.Backend, in.Facts.Kernel, after) {
 		fmt.Fprintf(w, "# cannot run: %s\n", m)

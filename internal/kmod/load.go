@@ -43,7 +43,13 @@ type Result struct {
 	AlreadyLoaded   []string
 	Builtin         []string
 	Loaded          []string // loaded by this call
-	Missing         []Failure
+	// NotInKernel are modules this kernel's module tree does not have: no
+	// .ko and no alias. Often the code is built into another module (e.g.
+	// nft_counter inside nf_tables.ko since Linux 5.x), so this alone is
+	// not a failure; the feature check decides.
+	NotInKernel []string
+	// Missing are modules modprobe failed to load.
+	Missing []Failure
 }
 
 // Present lists every module that is in the kernel after the call.
@@ -52,9 +58,9 @@ func (r Result) Present() []string {
 	return out
 }
 
-// MissingNames lists the modules that could not be loaded.
+// MissingNames lists the modules that are not in the kernel after the call.
 func (r Result) MissingNames() []string {
-	var out []string
+	out := append([]string{}, r.NotInKernel...)
 	for _, f := range r.Missing {
 		out = append(out, f.Module)
 	}
@@ -75,8 +81,9 @@ func (r Result) Err() error {
 }
 
 // Load makes sure each module is in the kernel: already loaded and built-in
-// ones are skipped, the rest go through modprobe one at a time so a failure
-// names its module. It never fails as a whole; see Result.Err.
+// ones are skipped, so are ones the module tree does not have, and the rest
+// go through modprobe one at a time so a failure names its module. It never
+// fails as a whole; see Result.Err.
 func (l Loader) Load(ctx context.Context, state State, modules []string) Result {
 	var r Result
 	if !state.Supported {
@@ -99,6 +106,9 @@ func (l Loader) Load(ctx context.Context, state State, modules []string) Result 
 			continue
 		case state.Builtin[n]:
 			r.Builtin = append(r.Builtin, m)
+			continue
+		case state.AvailableKnown && !state.Available[n]:
+			r.NotInKernel = append(r.NotInKernel, m)
 			continue
 		}
 		argv := []string{l.Root.Path(modprobe), "--", m}

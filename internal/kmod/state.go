@@ -28,6 +28,11 @@ type State struct {
 	Supported bool
 	Loaded    map[string]bool
 	Builtin   map[string]bool
+	// Available holds the modules (and exact aliases) modprobe can load,
+	// from modules.dep and modules.alias; AvailableKnown is false when
+	// neither could be read, and then every module is worth a try.
+	Available      map[string]bool
+	AvailableKnown bool
 }
 
 // Present reports whether name is loaded or built in.
@@ -40,11 +45,11 @@ func (s State) Present(name string) bool {
 // treats "-" and "_" alike, /proc/modules always shows "_".
 func Normalize(name string) string { return strings.ReplaceAll(name, "-", "_") }
 
-// ReadState reads /proc/modules and /lib/modules/<release>/modules.builtin
-// under root. A missing modules.builtin means nothing is known to be built
-// in; an unreadable one is an error.
+// ReadState reads /proc/modules and /lib/modules/<release>/modules.builtin,
+// modules.dep and modules.alias under root. A missing file means nothing is
+// known from it; an unreadable one is an error.
 func ReadState(root hostfs.Root, release string) (State, error) {
-	s := State{Loaded: map[string]bool{}, Builtin: map[string]bool{}}
+	s := State{Loaded: map[string]bool{}, Builtin: map[string]bool{}, Available: map[string]bool{}}
 	data, err := root.ReadFile(ProcModules)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -61,24 +66,72 @@ func ReadState(root hostfs.Root, release string) (State, error) {
 	if release == "" || strings.Contains(release, "/") {
 		return s, nil
 	}
-	builtinFile := path.Join(ModulesDir, release, "modules.builtin")
-	data, err = root.ReadFile(builtinFile)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return s, nil
-	case err != nil:
-		return s, fmt.Errorf("read %s: %w", root.Path(builtinFile), err)
-	}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
+	dir := path.Join(ModulesDir, release)
+	if err := readLines(root, path.Join(dir, "modules.builtin"), func(line string) {
 		// kernel/net/netfilter/nf_tables.ko -> nf_tables
-		base := path.Base(strings.TrimSpace(sc.Text()))
-		if name, ok := strings.CutSuffix(base, ".ko"); ok {
-			s.Builtin[Normalize(name)] = true
+		if name, ok := moduleName(line); ok {
+			s.Builtin[name] = true
 		}
+	}); err != nil {
+		return s, err
 	}
-	if err := sc.Err(); err != nil {
-		return s, fmt.Errorf("read %s: %w", root.Path(builtinFile), err)
+	for _, f := range []struct {
+		file  string
+		parse func(string)
+	}{
+		// "kernel/net/netfilter/nft_ct.ko.xz: kernel/.../nf_tables.ko.xz"
+		{"modules.dep", func(line string) {
+			file, _, _ := strings.Cut(line, ":")
+			if name, ok := moduleName(file); ok {
+				s.Available[name] = true
+			}
+		}},
+		// "alias ipt_MASQUERADE xt_MASQUERADE"; device aliases have globs
+		{"modules.alias", func(line string) {
+			if f := strings.Fields(line); len(f) == 3 && f[0] == "alias" && !strings.ContainsAny(f[1], "*?[") {
+				s.Available[Normalize(f[1])] = true
+			}
+		}},
+	} {
+		p := path.Join(dir, f.file)
+		if _, err := root.Stat(p); err != nil {
+			continue
+		}
+		if err := readLines(root, p, f.parse); err != nil {
+			return s, err
+		}
+		s.AvailableKnown = true
 	}
 	return s, nil
+}
+
+// moduleName turns a module file path into the kernel's module name.
+func moduleName(file string) (string, bool) {
+	base := path.Base(strings.TrimSpace(file))
+	for _, ext := range []string{".ko", ".ko.xz", ".ko.zst", ".ko.gz"} {
+		if name, ok := strings.CutSuffix(base, ext); ok && name != "" {
+			return Normalize(name), true
+		}
+	}
+	return "", false
+}
+
+// readLines calls fn for each line of a host file; a missing file has none.
+func readLines(root hostfs.Root, hostPath string, fn func(string)) error {
+	data, err := root.ReadFile(hostPath)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read %s: %w", root.Path(hostPath), err)
+	}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 64*1024), 1024*1024)
+	for sc.Scan() {
+		fn(sc.Text())
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("read %s: %w", root.Path(hostPath), err)
+	}
+	return nil
 }
