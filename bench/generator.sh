@@ -5,7 +5,7 @@
 # Targets (issue 3): generator / systemd-getty-generator <= 1.0 (median wall
 # time), on a realistic fixture root and on this host; apply without module
 # loading <= 20 ms.
-# Env: RUNS=200 (runs per command), WARMUP=10.
+# Env: RUNS=200 (runs per command), WARMUP=10. Needs python3 (the timer).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"
@@ -98,33 +98,62 @@ trap 'rm -rf "$work" "$out"' EXIT
 n=$out/normal e=$out/early l=$out/late
 mkdir -p "$n" "$e" "$l"
 
-median_ms() { # command... -> median wall time in ms
-  if command -v hyperfine >/dev/null; then
-    hyperfine -N --style none --runs "$runs" --warmup "$warmup" --export-json "$work/h.json" "$*" >/dev/null 2>&1
-    python3 -c 'import json,sys; print("%.3f" % (json.load(open(sys.argv[1]))["results"][0]["median"]*1000))' "$work/h.json"
-  else
-    local i s t
-    for ((i = 0; i < runs; i++)); do
-      s=$(date +%s%N)
-      "$@" >/dev/null 2>&1 || true
-      t=$(date +%s%N)
-      echo $(((t - s) / 1000))
-    done | sort -n | awk '{a[NR]=$1} END {printf "%.3f\n", a[int((NR+1)/2)]/1000}'
-  fi
+# Interleaved runs (getty, ours on the fixture, ours on this host, getty,
+# ...) so that load from other processes hits every command alike; each
+# command is spawned directly (no shell) and timed by wall clock and by the
+# CPU time the kernel charged it (user + system, from wait4).
+timing() { # runs warmup json-commands -> one "name wall_ms cpu_ms" line per command
+  python3 - "$@" <<'PY'
+import json, os, statistics, sys, time
+runs, warmup, cmds = int(sys.argv[1]), int(sys.argv[2]), json.loads(sys.argv[3])
+null = os.open(os.devnull, os.O_WRONLY)
+def run(c):
+    env = dict(os.environ, **c.get("env", {}))
+    t = time.perf_counter()
+    pid = os.posix_spawn(c["argv"][0], c["argv"], env,
+                         file_actions=[(os.POSIX_SPAWN_DUP2, null, 1), (os.POSIX_SPAWN_DUP2, null, 2)])
+    _, status, ru = os.wait4(pid, 0)
+    wall = time.perf_counter() - t
+    if status != 0:
+        sys.exit("%s exited with status %d" % (c["name"], status))
+    return wall * 1000, (ru.ru_utime + ru.ru_stime) * 1000
+for _ in range(warmup):
+    for c in cmds:
+        run(c)
+res = {c["name"]: ([], []) for c in cmds}
+for _ in range(runs):
+    for c in cmds:
+        w, u = run(c)
+        res[c["name"]][0].append(w)
+        res[c["name"]][1].append(u)
+for c in cmds:
+    w, u = res[c["name"]]
+    print("%s %.3f %.3f" % (c["name"], statistics.median(w), statistics.median(u)))
+PY
 }
 
-echo "bench/generator.sh: median of $runs runs each ($(command -v hyperfine >/dev/null && echo hyperfine || echo shell loop)), same three temp dirs"
+echo "bench/generator.sh: medians of $runs interleaved runs each, same three temp dirs (tmpfs)"
 # Sanity: the fixture really generates drop-ins.
 RKE2_PROXY_BACKEND_ROOT=$fix "$gen" "$n" "$e" "$l" 2>/dev/null
 [ -f "$n/rke2-server.service.d/50-rke2-proxy-backend.conf" ] || { echo "fixture produced no drop-in" >&2; exit 1; }
 
-g_ms=$(median_ms "$getty" "$n" "$e" "$l")
-f_ms=$(median_ms env RKE2_PROXY_BACKEND_ROOT="$fix" "$gen" "$n" "$e" "$l")
-h_ms=$(median_ms "$gen" "$n" "$e" "$l")
+cmds=$(python3 -c 'import json, sys
+getty, gen, fix, n, e, l = sys.argv[1:]
+print(json.dumps([
+  {"name": "getty", "argv": [getty, n, e, l]},
+  {"name": "fixture", "argv": [gen, n, e, l], "env": {"RKE2_PROXY_BACKEND_ROOT": fix}},
+  {"name": "host", "argv": [gen, n, e, l], "env": {"RKE2_PROXY_BACKEND_ROOT": "/"}},
+]))' "$getty" "$gen" "$fix" "$n" "$e" "$l")
+timing "$runs" "$warmup" "$cmds" >"$work/t.txt"
+read -r _ g_ms g_cpu < <(grep '^getty ' "$work/t.txt")
+read -r _ f_ms f_cpu < <(grep '^fixture ' "$work/t.txt")
+read -r _ h_ms h_cpu < <(grep '^host ' "$work/t.txt")
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
-printf '  %-46s %8s ms\n' "systemd-getty-generator" "$g_ms"
-printf '  %-46s %8s ms  ratio %sx (target <= 1.0x)\n' "rke2-proxy-backend-generator, fixture root" "$f_ms" "$(ratio "$f_ms" "$g_ms")"
-printf '  %-46s %8s ms  ratio %sx (target <= 1.0x)\n' "rke2-proxy-backend-generator, this host" "$h_ms" "$(ratio "$h_ms" "$g_ms")"
+printf '  %-44s %7s ms wall %7s ms cpu\n' "systemd-getty-generator" "$g_ms" "$g_cpu"
+printf '  %-44s %7s ms wall %7s ms cpu  ratio %sx wall, %sx cpu (target <= 1.0x)\n' \
+  "rke2-proxy-backend-generator, fixture root" "$f_ms" "$f_cpu" "$(ratio "$f_ms" "$g_ms")" "$(ratio "$f_cpu" "$g_cpu")"
+printf '  %-44s %7s ms wall %7s ms cpu  ratio %sx wall, %sx cpu (target <= 1.0x)\n' \
+  "rke2-proxy-backend-generator, this host" "$h_ms" "$h_cpu" "$(ratio "$h_ms" "$g_ms")" "$(ratio "$h_cpu" "$g_cpu")"
 
 # apply as ExecStartPre, every module already loaded (no modprobe runs);
 # the first run writes, the timed ones find everything up to date.
@@ -134,5 +163,6 @@ for m in x_tables ip_tables iptable_filter iptable_nat iptable_mangle ip6_tables
   echo "$m 16384 0 - Live 0x0000000000000000" >>"$fix/proc/modules"
 done
 "$bin" --root "$fix" apply --backend=iptables-nft 2>/dev/null
-a_ms=$(median_ms "$bin" --root "$fix" apply --backend=iptables-nft)
-printf '  %-46s %8s ms  (target <= 20 ms)\n' "apply --backend=iptables-nft, no module loading" "$a_ms"
+acmd=$(python3 -c 'import json, sys; print(json.dumps([{"name": "apply", "argv": [sys.argv[1], "--root", sys.argv[2], "apply", "--backend=iptables-nft"]}]))' "$bin" "$fix")
+read -r _ a_ms a_cpu < <(timing "$runs" "$warmup" "$acmd")
+printf '  %-44s %7s ms wall %7s ms cpu  (target <= 20 ms)\n' "apply --backend=iptables-nft, no modprobe" "$a_ms" "$a_cpu"
