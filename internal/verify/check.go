@@ -12,18 +12,20 @@ import (
 
 // Finding kinds.
 const (
-	KindMissingTable     = "missing-table"
-	KindMissingChain     = "missing-chain"
-	KindMissingJump      = "missing-jump"
-	KindBaseChain        = "wrong-base-chain"
-	KindMissingSet       = "missing-set"
-	KindStranded         = "stranded-rules"
-	KindKubeletHint      = "kubelet-hint"
-	KindProxyMode        = "proxy-mode"
-	KindReadError        = "read-error"
-	KindTableUnreadable  = "unreadable"
-	restartKubeProxyHint = "restart kube-proxy so it rebuilds its rules: systemctl restart rke2-server (rke2-agent on agents)"
+	KindMissingTable = "missing-table"
+	KindMissingChain = "missing-chain"
+	KindMissingJump  = "missing-jump"
+	KindBaseChain    = "wrong-base-chain"
+	KindMissingSet   = "missing-set"
+	KindStranded     = "stranded-rules"
+	KindKubeletHint  = "kubelet-hint"
+	KindProxyMode    = "proxy-mode"
+	KindReadError    = "read-error"
 )
+
+// restartKubeProxyHint fixes a missing skeleton: kube-proxy rebuilds its
+// chains and jumps on its first full sync after a restart.
+const restartKubeProxyHint = "restart kube-proxy so it rebuilds its rules: systemctl restart rke2-server (rke2-agent on agents)"
 
 // Finding is one thing that does not hold, with the command that fixes it.
 type Finding struct {

@@ -54,10 +54,15 @@ func Render(opts Options) (*rules.Ruleset, error) {
 		families = []rules.Family{rules.IPv4, rules.IPv6}
 	}
 	rs := &rules.Ruleset{Backend: opts.Backend}
+	seen := map[rules.Family]bool{}
 	for _, f := range families {
 		if f != rules.IPv4 && f != rules.IPv6 {
 			return nil, fmt.Errorf("family %q: valid families are ipv4, ipv6", f)
 		}
+		if seen[f] {
+			return nil, fmt.Errorf("family %q given twice", f)
+		}
+		seen[f] = true
 		if opts.Backend == backend.NFTables {
 			t := nftablesTable(kv, f)
 			addNFTablesServices(&t, f, opts.Services)
