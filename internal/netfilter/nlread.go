@@ -27,7 +27,7 @@ const nativeTable = "kube-proxy"
 // before and after; if another process committed in between, the read is
 // repeated so the result is one consistent ruleset.
 func readNetlink(ctx context.Context, b backend.Backend) (*rules.Ruleset, error) {
-	conn, err := netlink.Dial(unix.NETLINK_NETFILTER, nil)
+	conn, err := dialNetfilter()
 	if err != nil {
 		return nil, wrapNetlink(b, "opening a netfilter netlink socket", err)
 	}
@@ -45,6 +45,9 @@ func readNetlink(ctx context.Context, b backend.Backend) (*rules.Ruleset, error)
 			return nil, wrapNetlink(b, "reading the ruleset generation", err)
 		}
 		d, err := dumpTables(conn, want)
+		if errors.Is(err, errDumpInterrupted) {
+			continue
+		}
 		if err != nil {
 			return nil, wrapNetlink(b, "dumping nftables", err)
 		}
@@ -66,22 +69,11 @@ func wrapNetlink(b backend.Backend, what string, err error) error {
 	return fmt.Errorf("reading %s rules: %s: %w", b, what, err)
 }
 
-func request(conn *netlink.Conn, msgType uint16, flags netlink.HeaderFlags, family byte, as []netlink.Attribute) ([]netlink.Message, error) {
-	data := []byte{family, unix.NFNETLINK_V0, 0, 0}
-	if len(as) > 0 {
-		b, err := netlink.MarshalAttributes(as)
-		if err != nil {
-			return nil, err
-		}
-		data = append(data, b...)
-	}
-	return conn.Execute(netlink.Message{
-		Header: netlink.Header{Type: netlink.HeaderType(unix.NFNL_SUBSYS_NFTABLES<<8 | msgType), Flags: netlink.Request | flags},
-		Data:   data,
-	})
+func request(conn *nlConn, msgType uint16, flags netlink.HeaderFlags, family byte, as []netlink.Attribute) ([]netlink.Message, error) {
+	return conn.execute(msgType, flags, family, as)
 }
 
-func generation(conn *netlink.Conn) (uint32, error) {
+func generation(conn *nlConn) (uint32, error) {
 	msgs, err := request(conn, unix.NFT_MSG_GETGEN, 0, unix.AF_UNSPEC, nil)
 	if err != nil {
 		return 0, err
@@ -114,9 +106,11 @@ type nlDump struct {
 
 var families = []byte{unix.NFPROTO_IPV4, unix.NFPROTO_IPV6}
 
-func dumpTables(conn *netlink.Conn, want func(string) bool) (*nlDump, error) {
+// dumpTables reads the wanted tables. Sets and rules are dumped per table:
+// the kernel resumes each dump chunk by walking the dump from its start,
+// skipping other tables cheaply, so per-table dumps keep that walk short.
+func dumpTables(conn *nlConn, want func(string) bool) (*nlDump, error) {
 	d := &nlDump{}
-	keep := func(fam byte, table string) bool { return slices.Contains(families, fam) && want(table) }
 	msgs, err := request(conn, unix.NFT_MSG_GETTABLE, netlink.Dump, unix.AF_UNSPEC, nil)
 	if err != nil {
 		return nil, fmt.Errorf("tables: %w", err)
@@ -126,13 +120,14 @@ func dumpTables(conn *netlink.Conn, want func(string) bool) (*nlDump, error) {
 		if err != nil {
 			return nil, fmt.Errorf("table: %w", err)
 		}
-		if keep(t.family, t.name) {
+		if slices.Contains(families, t.family) && want(t.name) {
 			d.tables = append(d.tables, t)
 		}
 	}
 	if len(d.tables) == 0 {
 		return d, nil
 	}
+	// The kernel ignores a table filter on chain dumps: dump them all once.
 	msgs, err = request(conn, unix.NFT_MSG_GETCHAIN, netlink.Dump, unix.AF_UNSPEC, nil)
 	if err != nil {
 		return nil, fmt.Errorf("chains: %w", err)
@@ -142,52 +137,63 @@ func dumpTables(conn *netlink.Conn, want func(string) bool) (*nlDump, error) {
 		if err != nil {
 			return nil, fmt.Errorf("chain: %w", err)
 		}
-		if keep(c.family, c.table) {
+		if slices.ContainsFunc(d.tables, func(t nlTable) bool { return t.family == c.family && t.name == c.table }) {
 			d.chains = append(d.chains, c)
 		}
 	}
-	msgs, err = request(conn, unix.NFT_MSG_GETSET, netlink.Dump, unix.AF_UNSPEC, nil)
-	if err != nil {
-		return nil, fmt.Errorf("sets: %w", err)
+	for _, t := range d.tables {
+		if err := dumpTable(conn, t, d); err != nil {
+			return nil, fmt.Errorf("table %s %s: %w", familyOf(t.family), t.name, err)
+		}
 	}
+	return d, nil
+}
+
+func dumpTable(conn *nlConn, t nlTable, d *nlDump) error {
+	name := append([]byte(t.name), 0)
+	msgs, err := request(conn, unix.NFT_MSG_GETSET, netlink.Dump, t.family, []netlink.Attribute{{Type: unix.NFTA_SET_TABLE, Data: name}})
+	if err != nil {
+		return fmt.Errorf("sets: %w", err)
+	}
+	first := len(d.sets)
 	for _, m := range msgs {
 		s, err := decodeSet(m)
 		if err != nil {
-			return nil, fmt.Errorf("set: %w", err)
+			return fmt.Errorf("set: %w", err)
 		}
-		if keep(s.family, s.table) {
+		if s.table == t.name {
 			d.sets = append(d.sets, s)
 		}
 	}
-	for i := range d.sets {
+	for i := first; i < len(d.sets); i++ {
 		s := &d.sets[i]
 		msgs, err := request(conn, unix.NFT_MSG_GETSETELEM, netlink.Dump, s.family, []netlink.Attribute{
-			{Type: unix.NFTA_SET_ELEM_LIST_TABLE, Data: append([]byte(s.table), 0)},
+			{Type: unix.NFTA_SET_ELEM_LIST_TABLE, Data: name},
 			{Type: unix.NFTA_SET_ELEM_LIST_SET, Data: append([]byte(s.name), 0)},
 		})
 		if err != nil {
-			return nil, fmt.Errorf("elements of set %s: %w", s.name, err)
+			return fmt.Errorf("elements of set %s: %w", s.name, err)
 		}
 		for _, m := range msgs {
 			if err := decodeElems(m, s); err != nil {
-				return nil, err
+				return err
 			}
 		}
 	}
-	msgs, err = request(conn, unix.NFT_MSG_GETRULE, netlink.Dump, unix.AF_UNSPEC, nil)
+	msgs, err = request(conn, unix.NFT_MSG_GETRULE, netlink.Dump, t.family, []netlink.Attribute{{Type: unix.NFTA_RULE_TABLE, Data: name}})
 	if err != nil {
-		return nil, fmt.Errorf("rules: %w", err)
+		return fmt.Errorf("rules: %w", err)
 	}
 	for _, m := range msgs {
 		r, err := decodeRule(m)
 		if err != nil {
-			return nil, fmt.Errorf("rule: %w", err)
+			return fmt.Errorf("rule: %w", err)
 		}
-		if keep(r.family, r.table) {
+		if r.table == t.name {
 			d.rules = append(d.rules, r)
 		}
 	}
-	return d, nil
+	return nil
 }
 
 func familyOf(f byte) rules.Family {

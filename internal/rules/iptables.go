@@ -145,22 +145,72 @@ func annotateJumps(t *Table) {
 // IptablesRule returns a Rule for iptables argument text with Comment and
 // Jump filled in. isChain tells chain targets (KUBE-MARK-MASQ) from
 // extension targets (MARK): only a chain of the same table is a jump.
+// It runs for every rule of a large ruleset, so it scans words in place
+// instead of splitting the text.
 func IptablesRule(text string, isChain func(string) bool) Rule {
 	r := Rule{Text: text}
-	args := SplitArgs(text)
-	for i := 0; i+1 < len(args); i++ {
-		switch args[i] {
+	prev := ""
+	for i := 0; i < len(text); {
+		word, next := nextArg(text, i)
+		switch prev {
 		case "--comment":
 			if r.Comment == "" {
-				r.Comment = args[i+1]
+				r.Comment = word
 			}
 		case "-j", "--jump", "-g", "--goto":
-			if isChain(args[i+1]) {
-				r.Jump = args[i+1]
+			if isChain(word) {
+				r.Jump = word
 			}
 		}
+		prev, i = word, next
 	}
 	return r
+}
+
+// nextArg returns the word starting at or after i, unquoted, and where the
+// scan continues. Only a word with escapes is copied.
+func nextArg(text string, i int) (string, int) {
+	for i < len(text) && text[i] == ' ' {
+		i++
+	}
+	start, simple := i, true
+	for j := i; j < len(text); j++ {
+		c := text[j]
+		if c == ' ' {
+			if simple {
+				return text[start:j], j
+			}
+			break
+		}
+		if c == '"' || c == '\\' {
+			simple = false
+		}
+	}
+	if simple {
+		return text[start:], len(text)
+	}
+	// Quoted or escaped: undo the quoting of this one word.
+	args := SplitArgs(text[start:])
+	if len(args) == 0 {
+		return "", len(text)
+	}
+	return args[0], start + argLen(text[start:])
+}
+
+// argLen is the length of the first (possibly quoted) word of text.
+func argLen(text string) int {
+	quoted := false
+	for i := 0; i < len(text); i++ {
+		switch c := text[i]; {
+		case quoted && c == '\\' && i+1 < len(text):
+			i++
+		case c == '"':
+			quoted = !quoted
+		case c == ' ' && !quoted:
+			return i
+		}
+	}
+	return len(text)
 }
 
 // SplitArgs splits iptables-save argument text into words, undoing its

@@ -172,3 +172,32 @@ func FuzzQuoteIptables(f *testing.F) {
 		}
 	})
 }
+
+// FuzzIptablesRule checks the in-place scanner against the plain
+// SplitArgs reading of the same text.
+func FuzzIptablesRule(f *testing.F) {
+	f.Add(`-m comment --comment "a \"b\" -j X" -j KUBE-X`)
+	f.Add(`-m comment --comment ns1/svc1 -g KUBE-Y`)
+	f.Add(`-j MARK --set-xmark 0x4000/0x4000`)
+	f.Fuzz(func(t *testing.T, text string) {
+		isChain := func(s string) bool { return strings.HasPrefix(s, "KUBE-") }
+		var want Rule
+		args := SplitArgs(text)
+		for i := 0; i+1 < len(args); i++ {
+			switch args[i] {
+			case "--comment":
+				if want.Comment == "" {
+					want.Comment = args[i+1]
+				}
+			case "-j", "--jump", "-g", "--goto":
+				if isChain(args[i+1]) {
+					want.Jump = args[i+1]
+				}
+			}
+		}
+		got := IptablesRule(text, isChain)
+		if got.Comment != want.Comment || got.Jump != want.Jump {
+			t.Fatalf("IptablesRule(%q) = comment %q jump %q; SplitArgs gives %q %q", text, got.Comment, got.Jump, want.Comment, want.Jump)
+		}
+	})
+}

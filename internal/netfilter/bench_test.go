@@ -1,0 +1,72 @@
+package netfilter
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nstest"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
+)
+
+// BenchmarkReaders compares each reader with the backend's own dump tool
+// on N synthetic kube-proxy services (both families), in a network
+// namespace: go test -run '^$' -bench Readers ./internal/netfilter
+func BenchmarkReaders(b *testing.B) {
+	if !nstest.InNetns(b) {
+		return
+	}
+	loaders := map[backend.Backend]map[rules.Family][]string{
+		backend.IptablesLegacy: {rules.IPv4: {"iptables-legacy-restore"}, rules.IPv6: {"ip6tables-legacy-restore"}},
+		backend.IptablesNFT:    {rules.IPv4: {"iptables-nft-restore"}, rules.IPv6: {"ip6tables-nft-restore"}},
+		backend.NFTables:       {rules.IPv4: {"nft", "-f", "-"}, rules.IPv6: {"nft", "-f", "-"}},
+	}
+	tools := map[backend.Backend]string{
+		backend.IptablesLegacy: "iptables-legacy-save; ip6tables-legacy-save",
+		backend.IptablesNFT:    "iptables-nft-save; ip6tables-nft-save",
+		backend.NFTables:       "nft list ruleset",
+	}
+	for _, n := range []int{1000, 5000} {
+		for _, be := range backend.All {
+			nstest.Sh(b, `nft flush ruleset
+for t in $(cat /proc/net/ip_tables_names); do iptables-legacy -t $t -F; iptables-legacy -t $t -X; done
+for t in $(cat /proc/net/ip6_tables_names); do ip6tables-legacy -t $t -F; ip6tables-legacy -t $t -X; done`)
+			rs, err := expected.Render(expected.Options{Backend: be, Services: n})
+			if err != nil {
+				b.Fatal(err)
+			}
+			parts, err := rules.SplitFamilies(rules.Format(rs))
+			if err != nil {
+				b.Fatal(err)
+			}
+			for fam, body := range parts {
+				argv := loaders[be][fam]
+				cmd := exec.Command(argv[0], argv[1:]...)
+				cmd.Stdin = strings.NewReader(body)
+				if out, err := cmd.CombinedOutput(); err != nil {
+					b.Fatalf("loading %d %s services: %v\n%s", n, be, err, out)
+				}
+			}
+			sys := NewSystem(hostfs.New("/"))
+			b.Run(fmt.Sprintf("%s/%d/reader", be, n), func(b *testing.B) {
+				for b.Loop() {
+					if _, err := sys.Read(context.Background(), be); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.Run(fmt.Sprintf("%s/%d/tool", be, n), func(b *testing.B) {
+				for b.Loop() {
+					if out, err := exec.Command("sh", "-c", tools[be]+" >/dev/null").CombinedOutput(); err != nil {
+						b.Fatalf("%s: %v\n%s", tools[be], err, out)
+					}
+				}
+			})
+		}
+	}
+}
