@@ -20,7 +20,7 @@ if [ "${1:-}" = --case ]; then
   root=$(mktemp -d)
   trap 'rm -rf "$root"' EXIT
   case $b in
-    iptables-legacy) load4="iptables-legacy-restore"; load6="ip6tables-legacy-restore"; dump="iptables-legacy-save" ;;
+    iptables-legacy) load4="iptables-legacy-restore -w 5"; load6="ip6tables-legacy-restore -w 5"; dump="iptables-legacy-save" ;;
     iptables-nft) load4="iptables-nft-restore"; load6="ip6tables-nft-restore"; dump="iptables-nft-save" ;;
     nftables) load4="nft -f -"; load6="nft -f -"; dump="nft list ruleset" ;;
   esac

@@ -42,7 +42,7 @@ func loadRendered(t *testing.T, b backend.Backend) {
 		argv := []string{"nft", "-f", "-"}
 		if b != backend.NFTables {
 			prefix := map[rules.Family]string{rules.IPv4: "iptables", rules.IPv6: "ip6tables"}[fam]
-			argv = []string{prefix + "-" + b.IptablesMode() + "-restore", "--noflush"}
+			argv = []string{prefix + "-" + b.IptablesMode() + "-restore", "-w", "5", "--noflush"}
 		}
 		cmd := exec.Command(argv[0], argv[1:]...)
 		cmd.Stdin = strings.NewReader(rules.FormatFamily(rs, fam))
@@ -71,7 +71,7 @@ func TestCleanupInNetns(t *testing.T) {
 			nstest.Tool(t, "nfacct")
 			if c.stranded != backend.NFTables {
 				nstest.Sh(t, "sh "+filepath.Join(ref, "derived/simulate-startup.sh")+" "+c.stranded.IptablesMode()+" 2>&1")
-				nstest.Sh(t, "iptables-"+c.stranded.IptablesMode()+" -N KUBE-ROUTER-INPUT; iptables-"+c.stranded.IptablesMode()+" -A INPUT -j KUBE-ROUTER-INPUT")
+				nstest.Sh(t, "iptables-"+c.stranded.IptablesMode()+" -w -N KUBE-ROUTER-INPUT; iptables-"+c.stranded.IptablesMode()+" -w -A INPUT -j KUBE-ROUTER-INPUT")
 			} else {
 				nstest.Sh(t, "nft -f "+filepath.Join(ref, "derived/nftables-overall-v4.reordered.nft"))
 			}

@@ -28,7 +28,8 @@ func loader(b backend.Backend, fam rules.Family) []string {
 		flavour = "nft"
 	}
 	// --noflush: the family may already hold the reference dump's rules.
-	return []string{prefix + "-" + flavour + "-restore", "--noflush"}
+	// -w: the xtables lock is one file for every namespace on the machine.
+	return []string{prefix + "-" + flavour + "-restore", "-w", "5", "--noflush"}
 }
 
 // loadExpected renders kube-proxy's expected footprint and loads it.
@@ -96,7 +97,7 @@ func TestVerdictsInNetns(t *testing.T) {
 		{"clean iptables-legacy", backend.IptablesLegacy, []step{simulated(backend.IptablesLegacy)}, ""},
 		{"clean iptables-nft", backend.IptablesNFT, []step{simulated(backend.IptablesNFT)}, ""},
 		{"clean iptables-nft with an empty legacy table from a probe", backend.IptablesNFT,
-			[]step{simulated(backend.IptablesNFT), sh("iptables-legacy -t nat -L -n >/dev/null")}, ""},
+			[]step{simulated(backend.IptablesNFT), sh("iptables-legacy -w -t nat -L -n >/dev/null")}, ""},
 		{"clean nftables", backend.NFTables, []step{nftablesNode(true)}, ""},
 		{"nftables without the ip6 table", backend.NFTables, []step{nftablesNode(false)}, "missing-table@nftables"},
 		{"rules stranded in legacy", backend.IptablesNFT,
@@ -104,17 +105,17 @@ func TestVerdictsInNetns(t *testing.T) {
 		{"legacy node switched to nft", backend.IptablesNFT,
 			[]step{simulated(backend.IptablesLegacy), simulated(backend.IptablesNFT)}, "stranded-rules@iptables-legacy,kubelet-hint@iptables-legacy"},
 		{"missing base-chain jump", backend.IptablesLegacy,
-			[]step{simulated(backend.IptablesLegacy), sh(`iptables-legacy -t nat -D POSTROUTING -m comment --comment "kubernetes postrouting rules" -j KUBE-POSTROUTING`)},
+			[]step{simulated(backend.IptablesLegacy), sh(`iptables-legacy -w -t nat -D POSTROUTING -m comment --comment "kubernetes postrouting rules" -j KUBE-POSTROUTING`)},
 			"missing-jump@iptables-legacy"},
 		{"flushed nat table", backend.IptablesNFT,
-			[]step{simulated(backend.IptablesNFT), sh("iptables-nft -t nat -F; iptables-nft -t nat -X")},
+			[]step{simulated(backend.IptablesNFT), sh("iptables-nft -w -t nat -F; iptables-nft -w -t nat -X")},
 			"missing-chain@iptables-nft,missing-jump@iptables-nft"},
 		{"nftables next to iptables leftovers", backend.NFTables,
 			[]step{nftablesNode(true), simulated(backend.IptablesNFT)}, "stranded-rules@iptables-nft"},
 		{"nftables next to legacy leftovers", backend.NFTables,
 			[]step{nftablesNode(true), simulated(backend.IptablesLegacy)}, "stranded-rules@iptables-legacy,kubelet-hint@iptables-legacy"},
 		{"kubelet hint in the other backend", backend.IptablesLegacy,
-			[]step{simulated(backend.IptablesLegacy), sh("iptables-nft -t mangle -N KUBE-IPTABLES-HINT; iptables-nft -t mangle -N KUBE-KUBELET-CANARY")},
+			[]step{simulated(backend.IptablesLegacy), sh("iptables-nft -w -t mangle -N KUBE-IPTABLES-HINT; iptables-nft -w -t mangle -N KUBE-KUBELET-CANARY")},
 			"kubelet-hint@iptables-nft"},
 		{"iptables-nft rules while nftables expected, nothing in nftables", backend.NFTables,
 			[]step{simulated(backend.IptablesNFT)}, "missing-table@nftables,missing-table@nftables,stranded-rules@iptables-nft"},
