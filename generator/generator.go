@@ -87,7 +87,8 @@ func run(o Options) (Outcome, error) {
 		o.Log.Warn("%s", p)
 	}
 	if d.Disabled {
-		o.Log.Info("disabled by the operator (backend: off, source %s); wrote nothing", cfg.BackendSource)
+		// backend: off, or RKE2 itself runs no kube-proxy we manage.
+		o.Log.Info("disabled (source %s): %s", d.Source, strings.Join(d.Reasons, " "))
 		return Disabled, nil
 	}
 	var names []string

@@ -77,6 +77,9 @@ func goldenCases() []goldenCase {
 		{name: "disabled_by_cmdline", host: host(func(h *testhost.Host) *testhost.Host {
 			return h.Debian12().RKE2Unit("tarball", "server").Cmdline("root=/dev/sda1 rke2.proxy_backend=off")
 		})},
+		{name: "disabled_rke2_runs_no_kube_proxy", host: host(func(h *testhost.Host) *testhost.Host {
+			return h.Debian12().RKE2Unit("tarball", "server").RKE2Config("config.yaml", "disable-kube-proxy: true\n")
+		})},
 		{name: "initrd_env", env: map[string]string{"SYSTEMD_IN_INITRD": "1"}, host: host(func(h *testhost.Host) *testhost.Host {
 			return h.Debian12().RKE2Unit("tarball", "server")
 		})},

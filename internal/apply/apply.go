@@ -194,7 +194,6 @@ func remove(o Options, hostPath string) error {
 // disable removes a drop-in left from before the operator turned us off,
 // so RKE2 goes back to its own defaults.
 func disable(o Options, hostPath string) error {
-	o.log("disabled by the operator (backend: off); RKE2 keeps its own kube-proxy defaults")
 	if o.DryRun {
 		fmt.Fprintf(o.Stdout, "# disabled: would remove %s if present\n", hostPath)
 		return nil

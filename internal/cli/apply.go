@@ -105,7 +105,11 @@ func runApply(cmd *cobra.Command, g *globals, fl applyFlags) error {
 	for _, u := range f.Unreadable {
 		logf("warning: %s", u)
 	}
-	logf("backend %s (source %s): %s", d.Backend, d.Source, strings.Join(d.Reasons, " "))
+	if d.Disabled {
+		logf("disabled (source %s): %s", d.Source, strings.Join(d.Reasons, " "))
+	} else {
+		logf("backend %s (source %s): %s", d.Backend, d.Source, strings.Join(d.Reasons, " "))
+	}
 
 	res, err := apply.Run(cmd.Context(), apply.Options{
 		Root: g.hostRoot(), RKE2Config: mainFile, DryRun: fl.dryRun, Modprobe: fl.modprobe,
