@@ -2,6 +2,7 @@ package verify
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 )
@@ -70,8 +71,8 @@ func hintFindings(expect backend.Backend, states []BackendState) []Finding {
 			Kind:    KindKubeletHint,
 			Backend: st.Backend,
 			Message: fmt.Sprintf("kubelet's hint chains are in %s but kube-proxy uses %s: %s", st.Backend, expect, list(st.KubeletHints)),
-			Fix: fmt.Sprintf("point the host's iptables at %s (update-alternatives --set iptables /usr/sbin/%s; update-alternatives --set ip6tables /usr/sbin/ip6%s) and reboot the node",
-				alt, alt, alt),
+			Fix: fmt.Sprintf("point the host's iptables at %s (update-alternatives --set iptables /usr/sbin/%s; update-alternatives --set ip6tables /usr/sbin/%s) and reboot the node",
+				alt, alt, "ip6"+strings.TrimPrefix(alt, "ip")),
 		})
 	}
 	return out

@@ -209,3 +209,10 @@ func TestNoWaitOnMissingTools(t *testing.T) {
 		t.Errorf("%d sleeps, findings %q; want no wait and one read-error", sleeps, kinds(res))
 	}
 }
+
+func TestHintFixNamesRealTools(t *testing.T) {
+	f := hintFindings(backend.IptablesNFT, []BackendState{{Backend: backend.IptablesLegacy, KubeletHints: []string{"ipv4 mangle KUBE-IPTABLES-HINT"}}})
+	if len(f) != 1 || !strings.Contains(f[0].Fix, "/usr/sbin/iptables-nft;") || !strings.Contains(f[0].Fix, "/usr/sbin/ip6tables-nft)") {
+		t.Errorf("fix %+v", f)
+	}
+}
