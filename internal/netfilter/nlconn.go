@@ -39,14 +39,15 @@ func dialNetfilter() (*nlConn, error) {
 
 func (c *nlConn) Close() error { return unix.Close(c.fd) }
 
-// execute sends one request and collects its replies: all messages of a
-// dump, or the single reply of a get.
-func (c *nlConn) execute(msgType uint16, flags netlink.HeaderFlags, family byte, attrs []netlink.Attribute) ([]netlink.Message, error) {
+// execute sends one request and passes each reply (all messages of a
+// dump, or the single reply of a get) to each. A message's Data is only
+// valid during the call: the read buffer is reused.
+func (c *nlConn) execute(msgType uint16, flags netlink.HeaderFlags, family byte, attrs []netlink.Attribute, each func(netlink.Message) error) error {
 	data := []byte{family, unix.NFNETLINK_V0, 0, 0}
 	if len(attrs) > 0 {
 		b, err := netlink.MarshalAttributes(attrs)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		data = append(data, b...)
 	}
@@ -58,49 +59,70 @@ func (c *nlConn) execute(msgType uint16, flags netlink.HeaderFlags, family byte,
 	binary.NativeEndian.PutUint32(req[8:], c.seq)
 	req = append(req, data...)
 	if err := unix.Sendto(c.fd, req, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
-		return nil, err
+		return err
 	}
 	dump := flags&netlink.Dump != 0
-	var out []netlink.Message
 	for {
 		n, _, err := unix.Recvfrom(c.fd, c.buf, 0)
 		if errors.Is(err, unix.EINTR) {
 			continue
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
-		// The messages are decoded after the next read reuses the buffer.
-		chunk := append([]byte(nil), c.buf[:n]...)
-		msgs, err := syscall.ParseNetlinkMessage(chunk)
+		msgs, err := syscall.ParseNetlinkMessage(c.buf[:n])
 		if err != nil {
-			return nil, fmt.Errorf("parsing a netlink reply: %w", err)
+			return fmt.Errorf("parsing a netlink reply: %w", err)
 		}
 		for _, m := range msgs {
 			if m.Header.Seq != c.seq {
 				continue
 			}
 			if m.Header.Flags&unix.NLM_F_DUMP_INTR != 0 {
-				return nil, errDumpInterrupted
+				return errDumpInterrupted
 			}
 			switch m.Header.Type {
 			case unix.NLMSG_DONE:
-				return out, nil
+				return nil
 			case unix.NLMSG_ERROR:
 				if len(m.Data) < 4 {
-					return nil, errors.New("short netlink error message")
+					return errors.New("short netlink error message")
 				}
 				if errno := -int32(binary.NativeEndian.Uint32(m.Data)); errno != 0 {
-					return nil, unix.Errno(errno)
+					return unix.Errno(errno)
 				}
-				return out, nil
+				return nil
 			}
-			out = append(out, netlink.Message{
+			err := each(netlink.Message{
 				Header: netlink.Header{Length: m.Header.Len, Type: netlink.HeaderType(m.Header.Type), Flags: netlink.HeaderFlags(m.Header.Flags), Sequence: m.Header.Seq, PID: m.Header.Pid},
 				Data:   m.Data,
 			})
+			if err != nil {
+				// Drain the rest of the dump so the socket stays usable.
+				c.drain()
+				return err
+			}
 			if !dump {
-				return out, nil
+				return nil
+			}
+		}
+	}
+}
+
+// drain reads and drops replies until the current request's dump ends.
+func (c *nlConn) drain() {
+	for {
+		n, _, err := unix.Recvfrom(c.fd, c.buf, 0)
+		if err != nil {
+			return
+		}
+		msgs, err := syscall.ParseNetlinkMessage(c.buf[:n])
+		if err != nil {
+			return
+		}
+		for _, m := range msgs {
+			if m.Header.Seq == c.seq && (m.Header.Type == unix.NLMSG_DONE || m.Header.Type == unix.NLMSG_ERROR) {
+				return
 			}
 		}
 	}

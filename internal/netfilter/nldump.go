@@ -1,6 +1,7 @@
 package netfilter
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -273,9 +274,9 @@ func decodeElem(b []byte) (nlElem, error) {
 	for _, a := range as {
 		switch a.Type {
 		case unix.NFTA_SET_ELEM_KEY:
-			e.key = dataValue(a.Data)
+			e.key = bytes.Clone(dataValue(a.Data))
 		case attrElemKeyEnd:
-			e.keyEnd = dataValue(a.Data)
+			e.keyEnd = bytes.Clone(dataValue(a.Data))
 		case unix.NFTA_SET_ELEM_FLAGS:
 			e.flags = be32(a.Data)
 		case unix.NFTA_SET_ELEM_USERDATA:
@@ -285,7 +286,7 @@ func decodeElem(b []byte) (nlElem, error) {
 			for _, d := range ds {
 				switch d.Type {
 				case unix.NFTA_DATA_VALUE:
-					e.data = d.Data
+					e.data = bytes.Clone(d.Data)
 				case unix.NFTA_DATA_VERDICT:
 					v := decodeVerdict(d.Data)
 					e.verdict = &v

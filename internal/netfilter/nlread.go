@@ -22,8 +22,11 @@ var iptablesNFTTables = []string{"filter", "nat", "mangle", "raw", "security"}
 const nativeTable = "kube-proxy"
 
 // readNetlink reads the iptables-nft or native nftables tables of both
-// families over one netlink connection: one dump each of tables, chains,
-// sets and rules, one element dump per set. The generation id is read
+// families over one netlink connection: one dump each of tables and
+// chains, per table one of sets and rules, one element dump per set
+// (dynamic sets excepted: their elements are runtime state). Each
+// message is decoded as it arrives and rules are rendered at once, so no
+// raw dump is held in memory. The generation id is read
 // before and after; if another process committed in between, the read is
 // repeated so the result is one consistent ruleset.
 func readNetlink(ctx context.Context, b backend.Backend) (*rules.Ruleset, error) {
@@ -44,7 +47,7 @@ func readNetlink(ctx context.Context, b backend.Backend) (*rules.Ruleset, error)
 		if err != nil {
 			return nil, wrapNetlink(b, "reading the ruleset generation", err)
 		}
-		d, err := dumpTables(conn, want)
+		rs, err := dumpTables(conn, b, want)
 		if errors.Is(err, errDumpInterrupted) {
 			continue
 		}
@@ -56,7 +59,10 @@ func readNetlink(ctx context.Context, b backend.Backend) (*rules.Ruleset, error)
 			return nil, wrapNetlink(b, "reading the ruleset generation", err)
 		}
 		if before == after {
-			return buildRuleset(b, d), nil
+			if b == backend.IptablesNFT {
+				addBuiltinChains(rs)
+			}
+			return rs, nil
 		}
 	}
 	return nil, fmt.Errorf("reading %s rules: the ruleset kept changing during 5 reads; retry when kube-proxy is idle", b)
@@ -69,132 +75,29 @@ func wrapNetlink(b backend.Backend, what string, err error) error {
 	return fmt.Errorf("reading %s rules: %s: %w", b, what, err)
 }
 
-func request(conn *nlConn, msgType uint16, flags netlink.HeaderFlags, family byte, as []netlink.Attribute) ([]netlink.Message, error) {
-	return conn.execute(msgType, flags, family, as)
-}
-
 func generation(conn *nlConn) (uint32, error) {
-	msgs, err := request(conn, unix.NFT_MSG_GETGEN, 0, unix.AF_UNSPEC, nil)
-	if err != nil {
-		return 0, err
-	}
-	for _, m := range msgs {
+	var id uint32
+	found := false
+	err := conn.execute(unix.NFT_MSG_GETGEN, 0, unix.AF_UNSPEC, nil, func(m netlink.Message) error {
 		_, body, err := payload(m)
 		if err != nil {
-			return 0, err
+			return err
 		}
 		as, err := attrs(body)
-		if err != nil {
-			return 0, err
-		}
 		for _, a := range as {
 			if a.Type == unix.NFTA_GEN_ID {
-				return be32(a.Data), nil
+				id, found = be32(a.Data), true
 			}
 		}
+		return err
+	})
+	if err == nil && !found {
+		err = errors.New("no generation id in the kernel's reply")
 	}
-	return 0, errors.New("no generation id in the kernel's reply")
-}
-
-// nlDump is everything read from the kernel for the wanted tables.
-type nlDump struct {
-	tables []nlTable
-	chains []nlChain
-	sets   []nlSet
-	rules  []nlRule
+	return id, err
 }
 
 var families = []byte{unix.NFPROTO_IPV4, unix.NFPROTO_IPV6}
-
-// dumpTables reads the wanted tables. Sets and rules are dumped per table:
-// the kernel resumes each dump chunk by walking the dump from its start,
-// skipping other tables cheaply, so per-table dumps keep that walk short.
-func dumpTables(conn *nlConn, want func(string) bool) (*nlDump, error) {
-	d := &nlDump{}
-	msgs, err := request(conn, unix.NFT_MSG_GETTABLE, netlink.Dump, unix.AF_UNSPEC, nil)
-	if err != nil {
-		return nil, fmt.Errorf("tables: %w", err)
-	}
-	for _, m := range msgs {
-		t, err := decodeTable(m)
-		if err != nil {
-			return nil, fmt.Errorf("table: %w", err)
-		}
-		if slices.Contains(families, t.family) && want(t.name) {
-			d.tables = append(d.tables, t)
-		}
-	}
-	if len(d.tables) == 0 {
-		return d, nil
-	}
-	// The kernel ignores a table filter on chain dumps: dump them all once.
-	msgs, err = request(conn, unix.NFT_MSG_GETCHAIN, netlink.Dump, unix.AF_UNSPEC, nil)
-	if err != nil {
-		return nil, fmt.Errorf("chains: %w", err)
-	}
-	for _, m := range msgs {
-		c, err := decodeChain(m)
-		if err != nil {
-			return nil, fmt.Errorf("chain: %w", err)
-		}
-		if slices.ContainsFunc(d.tables, func(t nlTable) bool { return t.family == c.family && t.name == c.table }) {
-			d.chains = append(d.chains, c)
-		}
-	}
-	for _, t := range d.tables {
-		if err := dumpTable(conn, t, d); err != nil {
-			return nil, fmt.Errorf("table %s %s: %w", familyOf(t.family), t.name, err)
-		}
-	}
-	return d, nil
-}
-
-func dumpTable(conn *nlConn, t nlTable, d *nlDump) error {
-	name := append([]byte(t.name), 0)
-	msgs, err := request(conn, unix.NFT_MSG_GETSET, netlink.Dump, t.family, []netlink.Attribute{{Type: unix.NFTA_SET_TABLE, Data: name}})
-	if err != nil {
-		return fmt.Errorf("sets: %w", err)
-	}
-	first := len(d.sets)
-	for _, m := range msgs {
-		s, err := decodeSet(m)
-		if err != nil {
-			return fmt.Errorf("set: %w", err)
-		}
-		if s.table == t.name {
-			d.sets = append(d.sets, s)
-		}
-	}
-	for i := first; i < len(d.sets); i++ {
-		s := &d.sets[i]
-		msgs, err := request(conn, unix.NFT_MSG_GETSETELEM, netlink.Dump, s.family, []netlink.Attribute{
-			{Type: unix.NFTA_SET_ELEM_LIST_TABLE, Data: name},
-			{Type: unix.NFTA_SET_ELEM_LIST_SET, Data: append([]byte(s.name), 0)},
-		})
-		if err != nil {
-			return fmt.Errorf("elements of set %s: %w", s.name, err)
-		}
-		for _, m := range msgs {
-			if err := decodeElems(m, s); err != nil {
-				return err
-			}
-		}
-	}
-	msgs, err = request(conn, unix.NFT_MSG_GETRULE, netlink.Dump, t.family, []netlink.Attribute{{Type: unix.NFTA_RULE_TABLE, Data: name}})
-	if err != nil {
-		return fmt.Errorf("rules: %w", err)
-	}
-	for _, m := range msgs {
-		r, err := decodeRule(m)
-		if err != nil {
-			return fmt.Errorf("rule: %w", err)
-		}
-		if r.table == t.name {
-			d.rules = append(d.rules, r)
-		}
-	}
-	return nil
-}
 
 func familyOf(f byte) rules.Family {
 	if f == unix.NFPROTO_IPV6 {
@@ -203,72 +106,136 @@ func familyOf(f byte) rules.Family {
 	return rules.IPv4
 }
 
-// buildRuleset turns the dump into the model, rendering each rule as
-// iptables-save text (iptables-nft) or nft text (nftables).
-func buildRuleset(b backend.Backend, d *nlDump) *rules.Ruleset {
+// tableReader collects one table while its dumps stream in.
+type tableReader struct {
+	fam    byte
+	table  *rules.Table
+	chains map[string]int    // chain name -> index in table.Chains
+	sets   map[string]*nlSet // all sets, anonymous ones too
+}
+
+func dumpTables(conn *nlConn, b backend.Backend, want func(string) bool) (*rules.Ruleset, error) {
 	rs := &rules.Ruleset{Backend: b}
-	type key struct {
-		fam         byte
-		table, name string
-	}
-	tableIdx := map[key]int{}
-	for _, t := range d.tables {
-		tableIdx[key{t.family, t.name, ""}] = len(rs.Tables)
-		rs.Tables = append(rs.Tables, rules.Table{Family: familyOf(t.family), Name: t.name, Comment: t.comment})
-	}
-	chainIdx := map[key]int{}
-	for _, c := range d.chains {
-		ti, ok := tableIdx[key{c.family, c.table, ""}]
-		if !ok {
-			continue
+	var readers []*tableReader
+	err := conn.execute(unix.NFT_MSG_GETTABLE, netlink.Dump, unix.AF_UNSPEC, nil, func(m netlink.Message) error {
+		t, err := decodeTable(m)
+		if err != nil {
+			return fmt.Errorf("table: %w", err)
 		}
-		t := &rs.Tables[ti]
-		chainIdx[key{c.family, c.table, c.name}] = len(t.Chains)
-		ch := rules.Chain{Name: c.name, Comment: c.comment}
-		if c.hasHook {
-			ch.Hook, ch.Type, ch.Priority, ch.Policy = c.hook, c.typ, int(c.priority), c.policy
-			if b == backend.IptablesNFT {
-				// iptables names base chains by their hook and shows only
-				// the policy: type and priority are fixed per table.
-				ch.Type, ch.Priority = "", 0
-				ch.Policy = map[string]string{"accept": "ACCEPT", "drop": "DROP"}[c.policy]
+		if slices.Contains(families, t.family) && want(t.name) {
+			rs.Tables = append(rs.Tables, rules.Table{Family: familyOf(t.family), Name: t.name, Comment: t.comment})
+			readers = append(readers, &tableReader{fam: t.family, chains: map[string]int{}, sets: map[string]*nlSet{}})
+		}
+		return nil
+	})
+	if err != nil || len(readers) == 0 {
+		return rs, err
+	}
+	for i, r := range readers {
+		r.table = &rs.Tables[i]
+	}
+	// The kernel ignores a table filter on chain dumps: dump them all once.
+	err = conn.execute(unix.NFT_MSG_GETCHAIN, netlink.Dump, unix.AF_UNSPEC, nil, func(m netlink.Message) error {
+		c, err := decodeChain(m)
+		if err != nil {
+			return fmt.Errorf("chain: %w", err)
+		}
+		for _, r := range readers {
+			if r.fam == c.family && r.table.Name == c.table {
+				r.addChain(b, c)
 			}
 		}
-		t.Chains = append(t.Chains, ch)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("chains: %w", err)
 	}
-	if b == backend.IptablesNFT {
-		addBuiltinChains(rs)
-	}
-	sets := map[key]*nlSet{}
-	for i := range d.sets {
-		s := &d.sets[i]
-		sets[key{s.family, s.table, s.name}] = s
-		ti, ok := tableIdx[key{s.family, s.table, ""}]
-		if !ok || s.flags&unix.NFT_SET_ANONYMOUS != 0 {
-			continue // anonymous sets are printed inline in their rule
+	for _, r := range readers {
+		if err := r.dump(conn, b); err != nil {
+			return nil, fmt.Errorf("table %s %s: %w", familyOf(r.fam), r.table.Name, err)
 		}
-		rs.Tables[ti].Sets = append(rs.Tables[ti].Sets, setModel(s))
 	}
-	for _, r := range d.rules {
-		ti, ok := tableIdx[key{r.family, r.table, ""}]
-		if !ok {
+	return rs, nil
+}
+
+func (r *tableReader) addChain(b backend.Backend, c nlChain) {
+	ch := rules.Chain{Name: c.name, Comment: c.comment}
+	if c.hasHook {
+		ch.Hook, ch.Type, ch.Priority, ch.Policy = c.hook, c.typ, int(c.priority), c.policy
+		if b == backend.IptablesNFT {
+			// iptables names base chains by their hook and shows only
+			// the policy: type and priority are fixed per table.
+			ch.Type, ch.Priority = "", 0
+			ch.Policy = map[string]string{"accept": "ACCEPT", "drop": "DROP"}[c.policy]
+		}
+	}
+	r.chains[c.name] = len(r.table.Chains)
+	r.table.Chains = append(r.table.Chains, ch)
+}
+
+// dump reads the table's sets, their elements and its rules.
+func (r *tableReader) dump(conn *nlConn, b backend.Backend) error {
+	name := append([]byte(r.table.Name), 0)
+	var order []*nlSet
+	err := conn.execute(unix.NFT_MSG_GETSET, netlink.Dump, r.fam, []netlink.Attribute{{Type: unix.NFTA_SET_TABLE, Data: name}}, func(m netlink.Message) error {
+		s, err := decodeSet(m)
+		if err != nil {
+			return fmt.Errorf("set: %w", err)
+		}
+		if s.table == r.table.Name {
+			r.sets[s.name] = &s
+			order = append(order, &s)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("sets: %w", err)
+	}
+	for _, s := range order {
+		if s.flags&unix.NFT_SET_EVAL != 0 {
+			// A dynamic set's elements (kube-proxy's session-affinity
+			// entries) are written by packets and expire: runtime state
+			// like counters, left out so two moments diff cleanly.
+			r.table.Sets = append(r.table.Sets, setModel(s))
 			continue
 		}
-		ci, ok := chainIdx[key{r.family, r.table, r.chain}]
-		if !ok {
-			continue
+		err := conn.execute(unix.NFT_MSG_GETSETELEM, netlink.Dump, r.fam, []netlink.Attribute{
+			{Type: unix.NFTA_SET_ELEM_LIST_TABLE, Data: name},
+			{Type: unix.NFTA_SET_ELEM_LIST_SET, Data: append([]byte(s.name), 0)},
+		}, func(m netlink.Message) error { return decodeElems(m, s) })
+		if err != nil {
+			return fmt.Errorf("elements of set %s: %w", s.name, err)
 		}
-		lookup := func(name string) *nlSet { return sets[key{r.family, r.table, name}] }
+		if s.flags&unix.NFT_SET_ANONYMOUS == 0 {
+			// anonymous sets are printed inline in their rule
+			r.table.Sets = append(r.table.Sets, setModel(s))
+		}
+	}
+	isChain := func(n string) bool { _, ok := r.chains[n]; return ok }
+	lookup := func(n string) *nlSet { return r.sets[n] }
+	err = conn.execute(unix.NFT_MSG_GETRULE, netlink.Dump, r.fam, []netlink.Attribute{{Type: unix.NFTA_RULE_TABLE, Data: name}}, func(m netlink.Message) error {
+		nr, err := decodeRule(m)
+		if err != nil {
+			return fmt.Errorf("rule: %w", err)
+		}
+		ci, ok := r.chains[nr.chain]
+		if nr.table != r.table.Name || !ok {
+			return nil
+		}
 		var rule rules.Rule
 		if b == backend.IptablesNFT {
-			rule = xtRule(r, func(n string) bool { _, ok := chainIdx[key{r.family, r.table, n}]; return ok })
+			rule = xtRule(nr, isChain)
 		} else {
-			rule = nftRule(r, lookup)
+			rule = nftRule(nr, lookup)
 		}
-		c := &rs.Tables[ti].Chains[ci]
+		c := &r.table.Chains[ci]
 		c.Rules = append(c.Rules, rule)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("rules: %w", err)
 	}
-	return rs
+	return nil
 }
 
 // addBuiltinChains adds the built-in chains iptables-nft has not created
