@@ -13,7 +13,6 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/units"
 )
 
 func init() { register(newApplyCommand) }
@@ -67,10 +66,6 @@ func runApply(cmd *cobra.Command, g *globals, fl applyFlags) error {
 		}
 		forced = b
 	}
-	// The generator's drop-in puts its decision into the unit's environment
-	// for operators to see; it is not a config setting.
-	os.Unsetenv(units.EnvDecision)
-
 	f, cfg, d, err := g.loadDecision(facts.Options{})
 	if err != nil {
 		return err // already a usage error naming file, key and value
