@@ -51,7 +51,7 @@ packages: $(NFPM)
 	    -o $(PKG_BUILD)/$$a/rke2-proxy-backend ./cmd/rke2-proxy-backend || exit 1; \
 	done
 	env -u RKE2_PROXY_BACKEND_ROOT SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) \
-	  $(PKG_BUILD)/host/rke2-proxy-backend docs --dir $(PKG_BUILD)/docs
+	  $(GO) run -trimpath -ldflags '$(LDFLAGS)' ./cmd/rke2-proxy-backend-docs --dir $(PKG_BUILD)/docs
 	gzip -9n $(PKG_BUILD)/docs/man1/*.1
 	gzip -9nc CHANGELOG.md > $(PKG_BUILD)/doc/changelog.gz
 	{ printf 'rke2-proxy-backend (%s-1) unstable; urgency=medium\n\n' '$(VERSION)'; \

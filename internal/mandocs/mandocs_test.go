@@ -1,4 +1,4 @@
-package cli
+package mandocs
 
 import (
 	"bytes"
@@ -8,13 +8,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cli"
 )
 
 func TestWriteDocs(t *testing.T) {
 	date := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	gen := func() string {
 		dir := t.TempDir()
-		if err := writeDocs(NewRootCommand(io.Discard, io.Discard), dir, date); err != nil {
+		if err := Write(cli.NewRootCommand(io.Discard, io.Discard), dir, date); err != nil {
 			t.Fatalf("writeDocs: %v", err)
 		}
 		return dir
@@ -24,9 +26,9 @@ func TestWriteDocs(t *testing.T) {
 	for _, rel := range []string{
 		"man1/rke2-proxy-backend.1",
 		"man1/rke2-proxy-backend-version.1",
-		"completions/" + bashCompletionFile,
-		"completions/" + zshCompletionFile,
-		"completions/" + fishCompletionFile,
+		"completions/" + BashCompletionFile,
+		"completions/" + ZshCompletionFile,
+		"completions/" + FishCompletionFile,
 	} {
 		x, err := os.ReadFile(filepath.Join(a, rel))
 		if err != nil {
@@ -41,10 +43,6 @@ func TestWriteDocs(t *testing.T) {
 		}
 	}
 
-	// The packaging-only command must not show up in the operator's manual.
-	if _, err := os.Stat(filepath.Join(a, "man1", "rke2-proxy-backend-docs.1")); err == nil {
-		t.Error("hidden docs command got a man page")
-	}
 	top, _ := os.ReadFile(filepath.Join(a, "man1", "rke2-proxy-backend.1"))
 	if !strings.Contains(string(top), "Jan 2026") {
 		t.Errorf("man page does not carry the given date:\n%s", top)
@@ -56,12 +54,12 @@ func TestWriteDocs(t *testing.T) {
 
 func TestDocsDateFromSourceDateEpoch(t *testing.T) {
 	t.Setenv("SOURCE_DATE_EPOCH", "1700000000")
-	d, err := docsDate()
+	d, err := DateFromEnv()
 	if err != nil || d.Unix() != 1700000000 {
-		t.Fatalf("docsDate() = %v, %v; want 1700000000", d, err)
+		t.Fatalf("DateFromEnv() = %v, %v; want 1700000000", d, err)
 	}
 	t.Setenv("SOURCE_DATE_EPOCH", "yesterday")
-	if _, err := docsDate(); err == nil || !strings.Contains(err.Error(), "SOURCE_DATE_EPOCH") {
+	if _, err := DateFromEnv(); err == nil || !strings.Contains(err.Error(), "SOURCE_DATE_EPOCH") {
 		t.Fatalf("bad SOURCE_DATE_EPOCH: got %v, want an error naming it", err)
 	}
 }

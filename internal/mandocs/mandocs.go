@@ -1,4 +1,9 @@
-package cli
+// Package mandocs turns the command tree into man pages and shell
+// completions at package build time, so they never drift from the flags the
+// binary really has. It lives outside the binary (cmd/rke2-proxy-backend-docs)
+// because the man-page renderer's start-up cost would otherwise land on every
+// generator run, on every boot and daemon-reload.
+package mandocs
 
 import (
 	"fmt"
@@ -13,44 +18,17 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/version"
 )
 
-func init() { register(newDocsCommand) }
-
 // Completion file names as the shells look them up in their vendor
 // directories (packaging installs them there without renaming).
 const (
-	bashCompletionFile = "rke2-proxy-backend.bash"
-	zshCompletionFile  = "_rke2-proxy-backend"
-	fishCompletionFile = "rke2-proxy-backend.fish"
+	BashCompletionFile = "rke2-proxy-backend.bash"
+	ZshCompletionFile  = "_rke2-proxy-backend"
+	FishCompletionFile = "rke2-proxy-backend.fish"
 )
 
-// newDocsCommand is hidden: packaging runs it at build time to turn the
-// command tree into man pages and shell completions, so they can never drift
-// from the flags the binary really has.
-func newDocsCommand(g *globals) *cobra.Command {
-	var dir string
-	cmd := &cobra.Command{
-		Use:    "docs --dir DIR",
-		Short:  "Write man pages and shell completions (used by packaging)",
-		Hidden: true,
-		Args:   cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if dir == "" {
-				return usageError(fmt.Errorf("--dir is required: the directory to write man1/ and completions/ into"))
-			}
-			date, err := docsDate()
-			if err != nil {
-				return usageError(err)
-			}
-			return writeDocs(cmd.Root(), dir, date)
-		},
-	}
-	cmd.Flags().StringVar(&dir, "dir", "", "output directory (created): man1/*.1 and completions/")
-	return cmd
-}
-
-// docsDate honours SOURCE_DATE_EPOCH (reproducible-builds.org) so the same
+// DateFromEnv honours SOURCE_DATE_EPOCH (reproducible-builds.org) so the same
 // source always yields byte-identical man pages and packages.
-func docsDate() (time.Time, error) {
+func DateFromEnv() (time.Time, error) {
 	s := os.Getenv("SOURCE_DATE_EPOCH")
 	if s == "" {
 		return time.Now().UTC(), nil
@@ -62,13 +40,13 @@ func docsDate() (time.Time, error) {
 	return time.Unix(sec, 0).UTC(), nil
 }
 
-func writeDocs(root *cobra.Command, dir string, date time.Time) error {
+func Write(root *cobra.Command, dir string, date time.Time) error {
 	disableAutoGenTag(root)
 	manDir := filepath.Join(dir, "man1")
 	compDir := filepath.Join(dir, "completions")
 	for _, d := range []string{manDir, compDir} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
-			return failure("create %s: %w", d, err)
+			return fmt.Errorf("create %s: %w", d, err)
 		}
 	}
 	header := &doc.GenManHeader{
@@ -79,20 +57,20 @@ func writeDocs(root *cobra.Command, dir string, date time.Time) error {
 		Manual:  "rke2-proxy-backend manual",
 	}
 	if err := doc.GenManTree(root, header, manDir); err != nil {
-		return failure("write man pages into %s: %w", manDir, err)
+		return fmt.Errorf("write man pages into %s: %w", manDir, err)
 	}
 	shells := []struct {
 		file string
 		gen  func(path string) error
 	}{
-		{bashCompletionFile, func(p string) error { return root.GenBashCompletionFileV2(p, true) }},
-		{zshCompletionFile, root.GenZshCompletionFile},
-		{fishCompletionFile, func(p string) error { return root.GenFishCompletionFile(p, true) }},
+		{BashCompletionFile, func(p string) error { return root.GenBashCompletionFileV2(p, true) }},
+		{ZshCompletionFile, root.GenZshCompletionFile},
+		{FishCompletionFile, func(p string) error { return root.GenFishCompletionFile(p, true) }},
 	}
 	for _, s := range shells {
 		p := filepath.Join(compDir, s.file)
 		if err := s.gen(p); err != nil {
-			return failure("write completion %s: %w", p, err)
+			return fmt.Errorf("write completion %s: %w", p, err)
 		}
 	}
 	return nil
