@@ -1,10 +1,9 @@
 package facts
 
 import (
-	"bufio"
+	"bytes"
 	"fmt"
 	"io"
-	"strings"
 )
 
 // KernelOptions are the netfilter options the probe records (names without
@@ -29,39 +28,56 @@ const maxConfigLine = 64 * 1024
 // input is not text of a kernel config at all (no CONFIG_ line), so a
 // corrupt file is reported instead of read as "nothing enabled".
 func ParseKernelConfig(r io.Reader) (map[string]Tristate, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	return parseKernelConfig(data, nil)
+}
+
+// parseKernelConfig is ParseKernelConfig on bytes, keeping only the options
+// in want (all when want is nil). The probe runs on every boot's critical
+// path and a distro config has ~10,000 lines of which it needs ~25, so the
+// scan works on bytes and allocates only for kept options.
+func parseKernelConfig(data []byte, want map[string]bool) (map[string]Tristate, error) {
 	opts := map[string]Tristate{}
 	sawConfig := false
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 4096), maxConfigLine)
-	line := 0
-	for sc.Scan() {
-		line++
-		text := strings.TrimSpace(sc.Text())
+	for line := 1; len(data) > 0; line++ {
+		raw := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			raw, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		if len(raw) > maxConfigLine {
+			return nil, fmt.Errorf("line %d: longer than %d bytes: not a kernel config line", line, maxConfigLine)
+		}
+		text := bytes.TrimSpace(raw)
 		if name, ok := notSet(text); ok {
-			opts[name] = Absent
+			keep(opts, want, name, Absent)
 			sawConfig = true
 			continue
 		}
-		if text == "" || text[0] == '#' {
+		if len(text) == 0 || text[0] == '#' {
 			continue
 		}
-		key, value, found := strings.Cut(text, "=")
-		name, isConfig := strings.CutPrefix(key, "CONFIG_")
+		key, value, found := bytes.Cut(text, []byte("="))
+		name, isConfig := bytes.CutPrefix(key, []byte("CONFIG_"))
 		if !found || !isConfig || !validOption(name) {
-			return nil, fmt.Errorf("line %d: %q is not a CONFIG_NAME=value line", line, clip(text))
+			return nil, fmt.Errorf("line %d: %q is not a CONFIG_NAME=value line", line, clip(string(text)))
 		}
 		sawConfig = true
-		switch value {
-		case "y":
-			opts[name] = Builtin
-		case "m":
-			opts[name] = Module
-		case "n":
-			opts[name] = Absent
+		if len(value) != 1 {
+			continue
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("line %d: %w", line+1, err)
+		switch value[0] {
+		case 'y':
+			keep(opts, want, name, Builtin)
+		case 'm':
+			keep(opts, want, name, Module)
+		case 'n':
+			keep(opts, want, name, Absent)
+		}
 	}
 	if !sawConfig {
 		return nil, fmt.Errorf("no CONFIG_ lines: not a kernel config")
@@ -69,21 +85,30 @@ func ParseKernelConfig(r io.Reader) (map[string]Tristate, error) {
 	return opts, nil
 }
 
-// notSet recognises "# CONFIG_X is not set".
-func notSet(text string) (string, bool) {
-	rest, ok := strings.CutPrefix(text, "# CONFIG_")
-	if !ok {
-		return "", false
+// keep records an option when it is wanted; the map lookup with a
+// string(bytes) key does not allocate.
+func keep(opts map[string]Tristate, want map[string]bool, name []byte, v Tristate) {
+	if want != nil && !want[string(name)] {
+		return
 	}
-	name, ok := strings.CutSuffix(rest, " is not set")
+	opts[string(name)] = v
+}
+
+// notSet recognises "# CONFIG_X is not set".
+func notSet(text []byte) ([]byte, bool) {
+	rest, ok := bytes.CutPrefix(text, []byte("# CONFIG_"))
+	if !ok {
+		return nil, false
+	}
+	name, ok := bytes.CutSuffix(rest, []byte(" is not set"))
 	if !ok || !validOption(name) {
-		return "", false
+		return nil, false
 	}
 	return name, true
 }
 
-func validOption(name string) bool {
-	if name == "" {
+func validOption(name []byte) bool {
+	if len(name) == 0 {
 		return false
 	}
 	for _, c := range name {

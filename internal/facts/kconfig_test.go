@@ -87,7 +87,7 @@ func FuzzParseKernelConfig(f *testing.F) {
 			return
 		}
 		for name, v := range opts {
-			if !validOption(name) {
+			if !validOption([]byte(name)) {
 				t.Fatalf("invalid option name %q", name)
 			}
 			if v != Builtin && v != Module && v != Absent {

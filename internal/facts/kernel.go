@@ -123,19 +123,29 @@ func (p *probe) kernelConfig(k *Kernel) {
 	p.problem("No kernel config found (looked in %s): the kernel's netfilter options are unknown; only module lists can tell what the kernel supports.", strings.Join(candidates, ", "))
 }
 
+// wantedOptions is KernelOptions as a set, for the parser's filter.
+var wantedOptions = func() map[string]bool {
+	m := make(map[string]bool, len(KernelOptions))
+	for _, o := range KernelOptions {
+		m[o] = true
+	}
+	return m
+}()
+
 // maxConfigSize bounds a decompressed config (real ones are ~300 KB).
 const maxConfigSize = 16 << 20
 
 func parseConfigFile(path string, data []byte) (map[string]Tristate, error) {
-	var r io.Reader = bytes.NewReader(data)
 	if strings.HasSuffix(path, ".gz") {
-		zr, err := gzip.NewReader(r)
+		zr, err := gzip.NewReader(bytes.NewReader(data))
 		if err != nil {
 			return nil, &configError{"not a gzip file", err}
 		}
-		r = io.LimitReader(zr, maxConfigSize)
+		if data, err = io.ReadAll(io.LimitReader(zr, maxConfigSize)); err != nil {
+			return nil, &configError{"not a gzip file", err}
+		}
 	}
-	opts, err := ParseKernelConfig(r)
+	opts, err := parseKernelConfig(data, wantedOptions)
 	if err != nil {
 		return nil, &configError{"not a kernel config", err}
 	}
