@@ -10,6 +10,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nstest"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
 )
@@ -35,17 +36,22 @@ func loader(b backend.Backend, fam rules.Family) []string {
 // loadExpected renders kube-proxy's expected footprint and loads it.
 func loadExpected(t *testing.T, b backend.Backend, services int, fams ...rules.Family) {
 	t.Helper()
-	rs, err := expected.Render(expected.Options{Backend: b, Services: services, Families: fams})
+	loadRendered(t, expected.Options{Backend: b, Services: services, Families: fams})
+}
+
+func loadRendered(t *testing.T, opts expected.Options) {
+	t.Helper()
+	rs, err := expected.Render(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, fam := range fams {
-		argv := loader(b, fam)
+	for _, fam := range opts.Families {
+		argv := loader(opts.Backend, fam)
 		cmd := exec.Command(argv[0], argv[1:]...)
 		body := rules.FormatFamily(rs, fam)
 		cmd.Stdin = strings.NewReader(body)
 		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("loading rendered %s %s with %v: %v\n%s", b, fam, argv, err, out)
+			t.Fatalf("loading rendered %s %s with %v: %v\n%s", opts.Backend, fam, argv, err, out)
 		}
 	}
 }
@@ -142,13 +148,27 @@ func TestVerdictsInNetns(t *testing.T) {
 // The rendered footprint loads with the backend's own tool and verifies
 // clean, for every backend and both families, with services.
 func TestRenderedLoadsAndVerifiesInNetns(t *testing.T) {
-	for _, b := range backend.All {
-		t.Run(string(b), func(t *testing.T) {
+	cases := []struct {
+		b    backend.Backend
+		kube rke2.KubeVersion
+	}{
+		{backend.IptablesLegacy, rke2.KubeVersion{}},
+		{backend.IptablesNFT, rke2.KubeVersion{}},
+		{backend.NFTables, rke2.KubeVersion{}},
+		{backend.NFTables, rke2.KubeVersion{Major: 1, Minor: 33, Patch: -1}},
+		{backend.IptablesLegacy, rke2.KubeVersion{Major: 1, Minor: 27, Patch: -1}},
+	}
+	for _, c := range cases {
+		name := string(c.b) + "@newest"
+		if c.kube.Known() {
+			name = string(c.b) + "@" + c.kube.String()
+		}
+		t.Run(name, func(t *testing.T) {
 			if !nstest.InNetns(t) {
 				return
 			}
-			loadExpected(t, b, 25, rules.IPv4, rules.IPv6)
-			res := run(t, Options{Expect: b, Reader: netfilter.NewSystem(hostfs.New("/"))})
+			loadRendered(t, expected.Options{Backend: c.b, Kubernetes: c.kube, Services: 25, Families: []rules.Family{rules.IPv4, rules.IPv6}})
+			res := run(t, Options{Expect: c.b, Kubernetes: c.kube, Reader: netfilter.NewSystem(hostfs.New("/"))})
 			if !res.OK {
 				var out strings.Builder
 				WriteText(&out, res)

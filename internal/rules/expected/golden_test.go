@@ -1,0 +1,46 @@
+package expected
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
+)
+
+// The canonical text of each footprint is pinned: a change to kube-proxy's
+// expected rules must show up in review. UPDATE_GOLDEN=1 rewrites.
+func TestGolden(t *testing.T) {
+	cases := map[string]Options{
+		"iptables-legacy.golden":    {Backend: backend.IptablesLegacy, Services: 2},
+		"iptables-nft-v1.27.golden": {Backend: backend.IptablesNFT, Kubernetes: rke2.KubeVersion{Major: 1, Minor: 27}},
+		"nftables.golden":           {Backend: backend.NFTables, Services: 2},
+		"nftables-v1.33.golden":     {Backend: backend.NFTables, Kubernetes: rke2.KubeVersion{Major: 1, Minor: 33}},
+	}
+	for name, opts := range cases {
+		rs, err := Render(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := rules.Format(rs)
+		path := filepath.Join("testdata", name)
+		if os.Getenv("UPDATE_GOLDEN") == "1" {
+			if err := os.MkdirAll("testdata", 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatalf("%v (UPDATE_GOLDEN=1 creates it)", err)
+		}
+		if got != string(want) {
+			t.Errorf("%s differs from the render; UPDATE_GOLDEN=1 go test ./internal/rules/expected rewrites it after review\n--- got:\n%s", path, got)
+		}
+	}
+}
