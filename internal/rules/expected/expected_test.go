@@ -98,8 +98,8 @@ func TestIptablesSkeletonPerFamily(t *testing.T) {
 				}
 			}
 		}
-		if jumps != BaseJumpCount {
-			t.Errorf("%s: %d base-chain jumps, want %d", fam, jumps, BaseJumpCount)
+		if jumps != baseJumpCount {
+			t.Errorf("%s: %d base-chain jumps, want %d", fam, jumps, baseJumpCount)
 		}
 		fw := findChain(rs, fam, "filter", "KUBE-FIREWALL")
 		if fw == nil {

@@ -33,8 +33,8 @@ var kubeProxyJumps = []jump{
 	{"filter", "OUTPUT", "KUBE-FIREWALL", "", ""},
 }
 
-// BaseJumpCount is how many base-chain jumps each family carries.
-var BaseJumpCount = len(kubeProxyJumps)
+// baseJumpCount is how many base-chain jumps each family carries.
+var baseJumpCount = len(kubeProxyJumps)
 
 // builtins are the built-in chains of each table kube-proxy touches, in
 // hook order, with the hook name the readers use.
@@ -44,9 +44,9 @@ var builtins = map[string][]string{
 	"mangle": {"PREROUTING", "INPUT", "FORWARD", "OUTPUT", "POSTROUTING"},
 }
 
-// IptablesTables is the order tables are rendered in (the order kube-proxy
+// iptablesTableOrder is the order tables are rendered in (the order kube-proxy
 // and iptables-save use for the ones it touches).
-var IptablesTables = []string{"filter", "nat", "mangle"}
+var iptablesTableOrder = []string{"filter", "nat", "mangle"}
 
 const (
 	localnetComment   = "block incoming localnet connections"
@@ -115,7 +115,7 @@ func quote(s string) string {
 // family as they stand after kube-proxy's first sync with no services.
 func iptablesTables(kv rke2.KubeVersion, f rules.Family) []rules.Table {
 	b := &builder{family: f, tables: map[string]map[string]*rules.Chain{}}
-	for _, t := range IptablesTables {
+	for _, t := range iptablesTableOrder {
 		for _, name := range builtins[t] {
 			c := b.chain(t, name)
 			c.Hook = hookOf(name)
@@ -171,13 +171,13 @@ func iptablesTables(kv rke2.KubeVersion, f rules.Family) []rules.Table {
 	}
 	// KUBE-SERVICES in nat ends with the jump to KUBE-NODEPORTS; services
 	// insert their rules before it (services.go).
-	b.add("nat", kubeServicesChain, NodePortsRule())
+	b.add("nat", kubeServicesChain, nodePortsRule())
 	return b.finish()
 }
 
-// NodePortsRule is the last rule of nat KUBE-SERVICES when NodePorts accept
+// nodePortsRule is the last rule of nat KUBE-SERVICES when NodePorts accept
 // every local address (the default in iptables mode).
-func NodePortsRule() rules.Rule {
+func nodePortsRule() rules.Rule {
 	return rules.Rule{
 		Text:    "-m comment --comment " + quote(nodeportsComment) + " -m addrtype --dst-type LOCAL -j KUBE-NODEPORTS",
 		Comment: nodeportsComment,
@@ -213,7 +213,7 @@ func hookOf(builtin string) string {
 // finish orders each table: built-ins in hook order, then the rest by name.
 func (b *builder) finish() []rules.Table {
 	var out []rules.Table
-	for _, tname := range IptablesTables {
+	for _, tname := range iptablesTableOrder {
 		chains := b.tables[tname]
 		t := rules.Table{Family: b.family, Name: tname}
 		for _, name := range builtins[tname] {
