@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os/exec"
 	"strings"
+	"sync"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
@@ -32,24 +33,37 @@ func (s *System) legacyFamilies() []legacyFamily {
 // readLegacy runs exactly one *-legacy-save per family, without -t: -t, -L
 // and -S create the tables they name, and a reader must not write. A family
 // whose table list is empty or absent has nothing to read, so nothing runs.
+// The two families are read at the same time, each parsed as it streams.
 func (s *System) readLegacy(ctx context.Context) (*rules.Ruleset, error) {
-	rs := &rules.Ruleset{Backend: backend.IptablesLegacy}
-	for _, lf := range s.legacyFamilies() {
+	fams := s.legacyFamilies()
+	results := make([][]rules.Table, len(fams))
+	errs := make([]error, len(fams))
+	var wg sync.WaitGroup
+	for i, lf := range fams {
 		names, err := s.Root.ReadFile(lf.names)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("reading legacy table list %s: %w", s.Root.Path(lf.names), err)
+			errs[i] = fmt.Errorf("reading legacy table list %s: %w", s.Root.Path(lf.names), err)
+			continue
 		}
 		if len(bytes.TrimSpace(names)) == 0 {
 			continue
 		}
-		tables, err := s.runSave(ctx, lf)
-		if err != nil {
-			return nil, err
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i], errs[i] = s.runSave(ctx, lf)
+		}()
+	}
+	wg.Wait()
+	rs := &rules.Ruleset{Backend: backend.IptablesLegacy}
+	for i := range fams {
+		if errs[i] != nil {
+			return nil, errs[i]
 		}
-		rs.Tables = append(rs.Tables, tables...)
+		rs.Tables = append(rs.Tables, results[i]...)
 	}
 	return rs, nil
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
@@ -34,10 +35,15 @@ func ptr(s string) *string { return &s }
 
 func TestLegacyCallsOnePlainSavePerFamily(t *testing.T) {
 	s := NewSystem(fakeProc(t, ptr("nat\nfilter\n"), ptr("")))
-	var calls []string
+	var (
+		mu    sync.Mutex
+		calls []string
+	)
 	s.lookPath = func(name string) (string, error) { return "/sbin/" + name, nil }
 	s.run = func(_ context.Context, path string, parse func(io.Reader)) (string, error) {
+		mu.Lock()
 		calls = append(calls, path)
+		mu.Unlock()
 		parse(strings.NewReader("*nat\n:PREROUTING ACCEPT [3:4]\n:KUBE-SERVICES - [0:0]\n-A PREROUTING -m comment --comment \"kubernetes service portals\" -j KUBE-SERVICES\nCOMMIT\n"))
 		return "", nil
 	}
@@ -97,5 +103,25 @@ func TestLegacyErrors(t *testing.T) {
 func TestUnknownBackend(t *testing.T) {
 	if _, err := NewSystem(hostfs.New("/")).Read(context.Background(), "ipvs"); err == nil {
 		t.Error("unknown backend accepted")
+	}
+}
+
+func TestLegacyBothFamiliesInOrder(t *testing.T) {
+	s := NewSystem(fakeProc(t, ptr("filter\n"), ptr("nat\n")))
+	s.lookPath = func(name string) (string, error) { return "/sbin/" + name, nil }
+	s.run = func(_ context.Context, path string, parse func(io.Reader)) (string, error) {
+		table := "filter"
+		if strings.Contains(path, "ip6tables") {
+			table = "nat"
+		}
+		parse(strings.NewReader("*" + table + "\n:OUTPUT ACCEPT [0:0]\nCOMMIT\n"))
+		return "", nil
+	}
+	rs, err := s.Read(context.Background(), backend.IptablesLegacy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs.Tables) != 2 || rs.Tables[0].Family != rules.IPv4 || rs.Tables[0].Name != "filter" || rs.Tables[1].Family != rules.IPv6 || rs.Tables[1].Name != "nat" {
+		t.Errorf("tables = %+v, want ipv4 filter then ipv6 nat", rs.Tables)
 	}
 }

@@ -168,49 +168,49 @@ func IptablesRule(text string, isChain func(string) bool) Rule {
 }
 
 // nextArg returns the word starting at or after i, unquoted, and where the
-// scan continues. Only a word with escapes is copied.
+// scan continues. Only a word with quotes or escapes is copied.
 func nextArg(text string, i int) (string, int) {
 	for i < len(text) && text[i] == ' ' {
 		i++
 	}
-	start, simple := i, true
-	for j := i; j < len(text); j++ {
-		c := text[j]
-		if c == ' ' {
-			if simple {
-				return text[start:j], j
-			}
-			break
-		}
-		if c == '"' || c == '\\' {
-			simple = false
+	start := i
+	for ; i < len(text) && text[i] != ' '; i++ {
+		if text[i] == '"' || text[i] == '\\' {
+			return unquoteArg(text, start)
 		}
 	}
-	if simple {
-		return text[start:], len(text)
-	}
-	// Quoted or escaped: undo the quoting of this one word.
-	args := SplitArgs(text[start:])
-	if len(args) == 0 {
-		return "", len(text)
-	}
-	return args[0], start + argLen(text[start:])
+	return text[start:i], i
 }
 
-// argLen is the length of the first (possibly quoted) word of text.
-func argLen(text string) int {
-	quoted := false
-	for i := 0; i < len(text); i++ {
-		switch c := text[i]; {
-		case quoted && c == '\\' && i+1 < len(text):
-			i++
-		case c == '"':
-			quoted = !quoted
-		case c == ' ' && !quoted:
-			return i
+// unquoteArg reads one word at start the way SplitArgs does.
+func unquoteArg(text string, start int) (string, int) {
+	// The common case, "a plain quoted comment", needs no copy.
+	if text[start] == '"' {
+		if end := strings.IndexAny(text[start+1:], `"\\`); end >= 0 && text[start+1+end] == '"' {
+			after := start + 1 + end + 1
+			if after == len(text) || text[after] == ' ' {
+				return text[start+1 : start+1+end], after
+			}
 		}
 	}
-	return len(text)
+	var b strings.Builder
+	quoted := false
+	i := start
+	for ; i < len(text); i++ {
+		ch := text[i]
+		switch {
+		case quoted && ch == '\\' && i+1 < len(text) && strings.IndexByte(`"\\'`, text[i+1]) >= 0:
+			i++
+			b.WriteByte(text[i])
+		case ch == '"':
+			quoted = !quoted
+		case ch == ' ' && !quoted:
+			return b.String(), i
+		default:
+			b.WriteByte(ch)
+		}
+	}
+	return b.String(), i
 }
 
 // SplitArgs splits iptables-save argument text into words, undoing its
