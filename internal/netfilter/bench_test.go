@@ -60,6 +60,17 @@ for t in $(cat /proc/net/ip6_tables_names); do ip6tables-legacy -t $t -F; ip6tab
 					}
 				}
 			})
+			if be == backend.NFTables {
+				shallow := NewSystem(hostfs.New("/"))
+				shallow.Shallow = true
+				b.Run(fmt.Sprintf("%s/%d/reader-shallow", be, n), func(b *testing.B) {
+					for b.Loop() {
+						if _, err := shallow.Read(context.Background(), be); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
 			b.Run(fmt.Sprintf("%s/%d/tool", be, n), func(b *testing.B) {
 				for b.Loop() {
 					if out, err := exec.Command("sh", "-c", tools[be]+" >/dev/null").CombinedOutput(); err != nil {

@@ -1,6 +1,7 @@
 package netfilter
 
 import (
+	"context"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -37,6 +38,25 @@ func TestNFTablesReferenceDump(t *testing.T) {
 	}
 	if strings.Contains(text, "UNSUPPORTED") {
 		t.Errorf("render has undecoded expressions:\n%s", text)
+	}
+
+	// A shallow read differs only in the rules using anonymous sets.
+	shallow, err := (&System{Shallow: true}).Read(context.Background(), backend.NFTables)
+	if err != nil {
+		t.Fatal(err)
+	}
+	marked := 0
+	for _, l := range strings.Split(rules.Format(shallow), "\n") {
+		if strings.Contains(l, "{ UNSUPPORTED[elements not read] }") {
+			marked++
+			continue
+		}
+		if !strings.Contains(text, l+"\n") {
+			t.Errorf("shallow read has a line the full read does not: %q", l)
+		}
+	}
+	if marked != 5 {
+		t.Errorf("shallow read marked %d rules, want the 5 numgen vmap rules", marked)
 	}
 }
 

@@ -318,6 +318,9 @@ func (d *nftDecompiler) lookupExpr(e *expr.Lookup) {
 	ref := "@" + s.name
 	if s.flags&unix.NFT_SET_ANONYMOUS != 0 {
 		ref = "{ " + strings.Join(elementTexts(s), ", ") + " }"
+		if s.notRead {
+			ref = "{ " + unsupported("elements not read") + " }"
+		}
 	}
 	switch {
 	case e.IsDestRegSet && e.DestRegister == 0:

@@ -56,6 +56,7 @@ type nlSet struct {
 	size              uint32
 	comment           string
 	elems             []nlElem
+	notRead           bool // elements skipped (System.Shallow)
 }
 
 type nlElem struct {

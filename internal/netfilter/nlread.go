@@ -29,7 +29,7 @@ const nativeTable = "kube-proxy"
 // raw dump is held in memory. The generation id is read
 // before and after; if another process committed in between, the read is
 // repeated so the result is one consistent ruleset.
-func readNetlink(ctx context.Context, b backend.Backend) (*rules.Ruleset, error) {
+func readNetlink(ctx context.Context, b backend.Backend, shallow bool) (*rules.Ruleset, error) {
 	conn, err := dialNetfilter()
 	if err != nil {
 		return nil, wrapNetlink(b, "opening a netfilter netlink socket", err)
@@ -47,7 +47,7 @@ func readNetlink(ctx context.Context, b backend.Backend) (*rules.Ruleset, error)
 		if err != nil {
 			return nil, wrapNetlink(b, "reading the ruleset generation", err)
 		}
-		rs, err := dumpTables(conn, b, want)
+		rs, err := dumpTables(conn, b, want, shallow)
 		if errors.Is(err, errDumpInterrupted) {
 			continue
 		}
@@ -114,7 +114,7 @@ type tableReader struct {
 	sets   map[string]*nlSet // all sets, anonymous ones too
 }
 
-func dumpTables(conn *nlConn, b backend.Backend, want func(string) bool) (*rules.Ruleset, error) {
+func dumpTables(conn *nlConn, b backend.Backend, want func(string) bool, shallow bool) (*rules.Ruleset, error) {
 	rs := &rules.Ruleset{Backend: b}
 	var readers []*tableReader
 	err := conn.execute(unix.NFT_MSG_GETTABLE, netlink.Dump, unix.AF_UNSPEC, nil, func(m netlink.Message) error {
@@ -151,7 +151,7 @@ func dumpTables(conn *nlConn, b backend.Backend, want func(string) bool) (*rules
 		return nil, fmt.Errorf("chains: %w", err)
 	}
 	for _, r := range readers {
-		if err := r.dump(conn, b); err != nil {
+		if err := r.dump(conn, b, shallow); err != nil {
 			return nil, fmt.Errorf("table %s %s: %w", familyOf(r.fam), r.table.Name, err)
 		}
 	}
@@ -174,7 +174,7 @@ func (r *tableReader) addChain(b backend.Backend, c nlChain) {
 }
 
 // dump reads the table's sets, their elements and its rules.
-func (r *tableReader) dump(conn *nlConn, b backend.Backend) error {
+func (r *tableReader) dump(conn *nlConn, b backend.Backend, shallow bool) error {
 	name := append([]byte(r.table.Name), 0)
 	var order []*nlSet
 	err := conn.execute(unix.NFT_MSG_GETSET, netlink.Dump, r.fam, []netlink.Attribute{{Type: unix.NFTA_SET_TABLE, Data: name}}, func(m netlink.Message) error {
@@ -192,6 +192,10 @@ func (r *tableReader) dump(conn *nlConn, b backend.Backend) error {
 		return fmt.Errorf("sets: %w", err)
 	}
 	for _, s := range order {
+		if shallow && s.flags&unix.NFT_SET_ANONYMOUS != 0 {
+			s.notRead = true
+			continue
+		}
 		if s.flags&unix.NFT_SET_EVAL != 0 {
 			// A dynamic set's elements (kube-proxy's session-affinity
 			// entries) are written by packets and expire: runtime state

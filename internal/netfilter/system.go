@@ -18,6 +18,13 @@ type System struct {
 	// Legacy dump tools, looked up in PATH.
 	IptablesLegacySave  string
 	Ip6tablesLegacySave string
+	// Shallow skips the elements of nftables anonymous sets (kube-proxy's
+	// per-service endpoint vmaps). The kernel finds each set by a linear
+	// walk over the table's sets, so listing every one is quadratic in the
+	// number of services, for nft too. A rule using one then shows
+	// "{ UNSUPPORTED[elements not read] }", which does not load. verify,
+	// which checks the skeleton, sets it; render live does not.
+	Shallow bool
 
 	// Seams for unit tests: lookPath finds a tool, run runs it with no
 	// arguments, streaming stdout to parse, and returns its stderr.
@@ -42,7 +49,7 @@ func (s *System) Read(ctx context.Context, b backend.Backend) (*rules.Ruleset, e
 	case backend.IptablesLegacy:
 		return s.readLegacy(ctx)
 	case backend.IptablesNFT, backend.NFTables:
-		return readNetlink(ctx, b)
+		return readNetlink(ctx, b, s.Shallow)
 	}
 	return nil, fmt.Errorf("reading rules: unknown backend %q (valid: %s)", b, backend.Names())
 }
