@@ -83,13 +83,21 @@ type nlExpr struct {
 	data []byte
 }
 
-// attrs decodes one level of netlink attributes.
+// attrs decodes one level of netlink attributes without copying: Data
+// points into b, so whatever outlives the message is copied by the caller
+// (str, bytes.Clone). netlink.UnmarshalAttributes copies every attribute,
+// which dominated a large read.
 func attrs(b []byte) ([]netlink.Attribute, error) {
-	as, err := netlink.UnmarshalAttributes(b)
-	for i := range as {
-		as[i].Type &= attrTypeMask
+	as := make([]netlink.Attribute, 0, 8)
+	for len(b) >= 4 {
+		n := int(binary.NativeEndian.Uint16(b))
+		if n < 4 || n > len(b) {
+			return as, fmt.Errorf("netlink attribute of length %d in %d bytes", n, len(b))
+		}
+		as = append(as, netlink.Attribute{Type: binary.NativeEndian.Uint16(b[2:]) & attrTypeMask, Data: b[4:n:n]})
+		b = b[min(len(b), (n+3)&^3):]
 	}
-	return as, err
+	return as, nil
 }
 
 func str(b []byte) string {

@@ -1,14 +1,17 @@
 package netfilter
 
 import (
+	"errors"
 	"fmt"
+
+	"github.com/mdlayher/netlink"
 
 	"github.com/google/nftables/expr"
 	"golang.org/x/sys/unix"
 )
 
 // Expressions google/nftables v0.3.0 gets wrong or does not keep raw are
-// decoded here: ct (it reads the 1-byte direction as a u32 and ignores
+// decoded here (and, for speed, the hot ones, see decodeHot): ct (it reads the 1-byte direction as a u32 and ignores
 // SREG), immediate (verdict and data in one type), and the xtables
 // match/target blobs (iptables-nft), which are decoded per extension in
 // xt.go.
@@ -83,6 +86,8 @@ func decodeExpr(fam byte, e nlExpr) any {
 			}
 		}
 		return im
+	case "payload", "cmp", "meta", "bitwise", "lookup":
+		return decodeHot(e.name, as)
 	case "match", "target":
 		x := xtExpr{target: e.name == "target"}
 		for _, a := range as {
@@ -136,4 +141,96 @@ func decodeExpr(fam byte, e nlExpr) any {
 		return badExpr{e.name, err}
 	}
 	return ex
+}
+
+// decodeHot decodes the expressions nearly every kube-proxy rule holds
+// directly from their attributes, without google/nftables' copying
+// decoder; the result uses its types. A shift (bitwise op) is refused:
+// google/nftables has no field for it and would read it as a mask.
+func decodeHot(name string, as []netlink.Attribute) any {
+	value := func(b []byte) []byte { return dataValue(b) }
+	switch name {
+	case "payload":
+		p := &expr.Payload{}
+		for _, a := range as {
+			switch a.Type {
+			case unix.NFTA_PAYLOAD_DREG:
+				p.DestRegister = be32(a.Data)
+			case unix.NFTA_PAYLOAD_BASE:
+				p.Base = expr.PayloadBase(be32(a.Data))
+			case unix.NFTA_PAYLOAD_OFFSET:
+				p.Offset = be32(a.Data)
+			case unix.NFTA_PAYLOAD_LEN:
+				p.Len = be32(a.Data)
+			case unix.NFTA_PAYLOAD_SREG:
+				p.OperationType, p.SourceRegister = expr.PayloadWrite, be32(a.Data)
+			}
+		}
+		return p
+	case "cmp":
+		c := &expr.Cmp{}
+		for _, a := range as {
+			switch a.Type {
+			case unix.NFTA_CMP_SREG:
+				c.Register = be32(a.Data)
+			case unix.NFTA_CMP_OP:
+				c.Op = expr.CmpOp(be32(a.Data))
+			case unix.NFTA_CMP_DATA:
+				c.Data = value(a.Data)
+			}
+		}
+		return c
+	case "meta":
+		m := &expr.Meta{}
+		for _, a := range as {
+			switch a.Type {
+			case unix.NFTA_META_DREG:
+				m.Register = be32(a.Data)
+			case unix.NFTA_META_KEY:
+				m.Key = expr.MetaKey(be32(a.Data))
+			case unix.NFTA_META_SREG:
+				m.Register, m.SourceRegister = be32(a.Data), true
+			}
+		}
+		return m
+	case "bitwise":
+		bw := &expr.Bitwise{}
+		for _, a := range as {
+			switch a.Type {
+			case unix.NFTA_BITWISE_SREG:
+				bw.SourceRegister = be32(a.Data)
+			case unix.NFTA_BITWISE_DREG:
+				bw.DestRegister = be32(a.Data)
+			case unix.NFTA_BITWISE_LEN:
+				bw.Len = be32(a.Data)
+			case unix.NFTA_BITWISE_MASK:
+				bw.Mask = value(a.Data)
+			case unix.NFTA_BITWISE_XOR:
+				bw.Xor = value(a.Data)
+			case 6: // NFTA_BITWISE_OP
+				if op := be32(a.Data); op != 0 {
+					return badExpr{name, fmt.Errorf("bitwise operation %d (shift) is not decoded", op)}
+				}
+			}
+		}
+		return bw
+	case "lookup":
+		l := &expr.Lookup{}
+		for _, a := range as {
+			switch a.Type {
+			case unix.NFTA_LOOKUP_SET:
+				l.SetName = str(a.Data)
+			case unix.NFTA_LOOKUP_SREG:
+				l.SourceRegister = be32(a.Data)
+			case unix.NFTA_LOOKUP_DREG:
+				l.DestRegister, l.IsDestRegSet = be32(a.Data), true
+			case unix.NFTA_LOOKUP_SET_ID:
+				l.SetID = be32(a.Data)
+			case unix.NFTA_LOOKUP_FLAGS:
+				l.Invert = be32(a.Data)&unix.NFT_LOOKUP_F_INV != 0
+			}
+		}
+		return l
+	}
+	return badExpr{name, errors.New("not a hot expression")}
 }
