@@ -23,6 +23,25 @@ type regVal struct {
 	imm       []byte // an immediate constant
 }
 
+// registers holds the 16 32-bit data registers, each marked when loaded.
+type registers struct {
+	val    [16]regVal
+	loaded [16]bool
+}
+
+func (r *registers) set(slot int, v regVal) {
+	if slot >= 0 && slot < len(r.val) {
+		r.val[slot], r.loaded[slot] = v, true
+	}
+}
+
+func (r *registers) get(slot int) (regVal, bool) {
+	if slot < 0 || slot >= len(r.val) || !r.loaded[slot] {
+		return regVal{}, false
+	}
+	return r.val[slot], true
+}
+
 // slot maps nftables register numbers onto 4-byte slots: NFT_REG_1..4 are
 // 16 bytes wide and alias NFT_REG32_00.. (numbered from 8).
 func slot(reg uint32) int {
@@ -34,7 +53,7 @@ func slot(reg uint32) int {
 
 type nftDecompiler struct {
 	fam    byte
-	regs   map[int]regVal
+	regs   registers
 	out    []string
 	jump   string
 	lookup func(string) *nlSet
@@ -42,7 +61,7 @@ type nftDecompiler struct {
 
 // nftRule renders a native nftables rule in nft syntax.
 func nftRule(r nlRule, lookup func(string) *nlSet) rules.Rule {
-	d := &nftDecompiler{fam: r.family, regs: map[int]regVal{}, lookup: lookup}
+	d := &nftDecompiler{fam: r.family, lookup: lookup}
 	for _, e := range r.exprs {
 		d.expr(decodeExpr(r.family, e))
 	}
@@ -55,10 +74,10 @@ func nftRule(r nlRule, lookup func(string) *nlSet) rules.Rule {
 
 func (d *nftDecompiler) emit(s string) { d.out = append(d.out, s) }
 
-func (d *nftDecompiler) set(reg uint32, v regVal) { d.regs[slot(reg)] = v }
+func (d *nftDecompiler) set(reg uint32, v regVal) { d.regs.set(slot(reg), v) }
 
 func (d *nftDecompiler) get(reg uint32) regVal {
-	v, ok := d.regs[slot(reg)]
+	v, ok := d.regs.get(slot(reg))
 	if !ok {
 		return regVal{text: unsupported("empty register %d", reg)}
 	}
@@ -340,7 +359,7 @@ func (d *nftDecompiler) keyText(reg uint32, keyLen int) string {
 	s := slot(reg)
 	var parts []string
 	for used := 0; used < keyLen || len(parts) == 0; {
-		v, ok := d.regs[s]
+		v, ok := d.regs.get(s)
 		if !ok || v.size == 0 {
 			return unsupported("key of %d bytes from register %d", keyLen, reg)
 		}

@@ -18,7 +18,7 @@ import (
 // -m mark as native payload/meta expressions, the rest as xtables
 // "match"/"target" blobs), then the target.
 func xtRule(r nlRule, isChain func(string) bool) rules.Rule {
-	x := &xtDecompiler{fam: r.family, regs: map[int]regVal{}}
+	x := &xtDecompiler{fam: r.family}
 	for _, e := range r.exprs {
 		x.expr(decodeExpr(r.family, e))
 	}
@@ -44,7 +44,7 @@ func xtRule(r nlRule, isChain func(string) bool) rules.Rule {
 
 type xtDecompiler struct {
 	fam               byte
-	regs              map[int]regVal
+	regs              registers
 	src, dst, in, out string
 	proto             string
 	srcInv, dstInv    bool
@@ -55,10 +55,10 @@ type xtDecompiler struct {
 	lastPortMatch     int // index+1 in matches of the last native port match
 }
 
-func (x *xtDecompiler) set(reg uint32, v regVal) { x.regs[slot(reg)] = v }
+func (x *xtDecompiler) set(reg uint32, v regVal) { x.regs.set(slot(reg), v) }
 
 func (x *xtDecompiler) get(reg uint32) regVal {
-	if v, ok := x.regs[slot(reg)]; ok {
+	if v, ok := x.regs.get(slot(reg)); ok {
 		return v
 	}
 	return regVal{text: unsupported("empty register %d", reg)}
