@@ -70,6 +70,11 @@ func TestDecodeRuleBothSyntaxes(t *testing.T) {
 	if want := "-d 10.0.0.0/8 -p tcp -m tcp --dport 80 -j KUBE-X"; ipt.Text != want || ipt.Jump != "KUBE-X" {
 		t.Errorf("iptables text = %q (jump %q), want %q", ipt.Text, ipt.Jump, want)
 	}
+	r.comment = "from userdata"
+	if got := xtRule(r, func(string) bool { return true }); got.Comment != "from userdata" || got.Text != `-d 10.0.0.0/8 -p tcp -m tcp --dport 80 -m comment --comment "from userdata" -j KUBE-X` {
+		t.Errorf("iptables rule with a userdata comment = %+v", got)
+	}
+	r.comment = ""
 	nft := nftRule(r, func(string) *nlSet { return nil })
 	if want := "ip daddr 10.0.0.0/8 meta l4proto tcp th dport 80 counter jump KUBE-X"; nft.Text != want || nft.Jump != "KUBE-X" {
 		t.Errorf("nft text = %q (jump %q), want %q", nft.Text, nft.Jump, want)

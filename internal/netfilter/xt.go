@@ -36,6 +36,11 @@ func xtRule(r nlRule, isChain func(string) bool) rules.Rule {
 		parts = append(parts, f.flag, f.val)
 	}
 	parts = append(parts, x.matches...)
+	if r.comment != "" && !x.sawComment {
+		// Newer iptables-nft keeps -m comment in the rule's userdata and
+		// prints it after the other matches.
+		parts = append(parts, "-m comment --comment "+rules.QuoteIptables(r.comment))
+	}
 	if x.target != "" {
 		parts = append(parts, x.target)
 	}
@@ -53,6 +58,7 @@ type xtDecompiler struct {
 	matches           []string
 	target            string
 	lastPortMatch     int // index+1 in matches of the last native port match
+	sawComment        bool
 }
 
 func (x *xtDecompiler) set(reg uint32, v regVal) { x.regs.set(slot(reg), v) }
@@ -106,6 +112,8 @@ func (x *xtDecompiler) expr(e any) {
 			x.target = "-j " + e.name + xtTargetText(x.fam, e)
 			return
 		}
+		x.sawComment = x.sawComment || e.name == "comment"
+		x.sawComment = x.sawComment || e.name == "comment"
 		x.matches = append(x.matches, "-m "+e.name+xtMatchText(x.fam, e))
 	case badExpr:
 		x.matches = append(x.matches, unsupported("%s: %v", e.name, e.err))
