@@ -65,8 +65,12 @@ func runVerify(cmd *cobra.Command, g *globals, fl verifyFlags) error {
 	if err != nil {
 		return usageError(err)
 	}
+	// verify checks kube-proxy's skeleton and where its chains live, never
+	// per-service map elements: reading those is quadratic in services.
+	reader := netfilter.NewSystem(root)
+	reader.Shallow = true
 	opts := verify.Options{
-		Reader:       netfilter.NewSystem(root),
+		Reader:       reader,
 		Wait:         cfg.Verify.Wait,
 		ProxyModeURL: fl.proxyModeURL,
 	}
