@@ -64,23 +64,7 @@ fixture() {
   touch "$r/usr/sbin/xtables-nft-multi"
   ln -s /usr/sbin/xtables-nft-multi "$r/etc/alternatives/iptables"
   ln -s /etc/alternatives/iptables "$r/usr/sbin/iptables"
-  cat >"$r/usr/local/lib/systemd/system/rke2-server.service" <<'UNIT'
-[Unit]
-Description=Rancher Kubernetes Engine v2 (server)
-Wants=network-online.target
-After=network-online.target
-
-[Service]
-Type=notify
-EnvironmentFile=-/etc/default/%N
-EnvironmentFile=-/etc/sysconfig/%N
-EnvironmentFile=-/usr/local/lib/systemd/system/%N.env
-KillMode=process
-Delegate=yes
-ExecStartPre=-/sbin/modprobe br_netfilter
-ExecStartPre=-/sbin/modprobe overlay
-ExecStart=/usr/local/bin/rke2 server
-UNIT
+  cp internal/testhost/units/rke2-server.service "$r/usr/local/lib/systemd/system/rke2-server.service"
   echo "HOME=/root" >"$r/usr/local/lib/systemd/system/rke2-server.env"
   echo "#!fake rke2" >"$r/usr/local/bin/rke2"
   printf 'token: secret\nwrite-kubeconfig-mode: "0644"\ntls-san: [k8s.example.com]\n' >"$r/etc/rancher/rke2/config.yaml"

@@ -2,6 +2,7 @@ package testhost
 
 import (
 	"crypto/sha256"
+	_ "embed"
 	"encoding/hex"
 	"path"
 	"strings"
@@ -11,68 +12,18 @@ import (
 // (rancher/rke2 bundle/lib/systemd/system, with the ExecCondition that
 // refuses to start while the agent runs). The agent unit is the same text
 // with "server" and "agent" swapped (see UnitText).
-const UnitCurrent = `[Unit]
-Description=Rancher Kubernetes Engine v2 (server)
-Documentation=https://github.com/rancher/rke2#readme
-Wants=network-online.target
-After=network-online.target
-
-[Install]
-WantedBy=multi-user.target
-
-[Service]
-Type=notify
-EnvironmentFile=-/etc/default/%N
-EnvironmentFile=-/etc/sysconfig/%N
-EnvironmentFile=-/usr/local/lib/systemd/system/%N.env
-KillMode=process
-Delegate=yes
-LimitNOFILE=1048576
-LimitNPROC=infinity
-LimitCORE=infinity
-TasksMax=infinity
-TimeoutStartSec=0
-Restart=always
-RestartSec=5s
-ExecCondition=/bin/sh -c 'if systemctl is-active --quiet rke2-agent.service; then echo "Error: rke2-agent is running!"; exit 1; fi'
-ExecStartPre=-/sbin/modprobe br_netfilter
-ExecStartPre=-/sbin/modprobe overlay
-ExecStart=/usr/local/bin/rke2 server
-ExecStopPost=-/bin/sh -c "systemd-cgls /system.slice/%n | grep -Eo '[0-9]+ (containerd|kubelet)' | awk '{print $1}' | xargs -r kill"
-`
+//
+// The text lives in units/rke2-server.service so the shell tests (the nspawn
+// boot test, the generator benchmark) install the very same file.
+//
+//go:embed units/rke2-server.service
+var UnitCurrent string
 
 // UnitLegacy is rke2-server.service as older releases shipped it (until
 // rancher/rke2 920bd0b, 2025): Conflicts= and the nm-cloud-setup check.
-const UnitLegacy = `[Unit]
-Description=Rancher Kubernetes Engine v2 (server)
-Documentation=https://github.com/rancher/rke2#readme
-Wants=network-online.target
-After=network-online.target
-Conflicts=rke2-agent.service
-
-[Install]
-WantedBy=multi-user.target
-
-[Service]
-Type=notify
-EnvironmentFile=-/etc/default/%N
-EnvironmentFile=-/etc/sysconfig/%N
-EnvironmentFile=-/usr/local/lib/systemd/system/%N.env
-KillMode=process
-Delegate=yes
-LimitNOFILE=1048576
-LimitNPROC=infinity
-LimitCORE=infinity
-TasksMax=infinity
-TimeoutStartSec=0
-Restart=always
-RestartSec=5s
-ExecStartPre=/bin/sh -xc '! /usr/bin/systemctl is-enabled --quiet nm-cloud-setup.service'
-ExecStartPre=-/sbin/modprobe br_netfilter
-ExecStartPre=-/sbin/modprobe overlay
-ExecStart=/usr/local/bin/rke2 server
-ExecStopPost=-/bin/sh -c "systemd-cgls /system.slice/%n | grep -Eo '[0-9]+ (containerd|kubelet)' | awk '{print $1}' | xargs -r kill"
-`
+//
+//go:embed units/rke2-server.legacy.service
+var UnitLegacy string
 
 // UnitText turns a server unit text (UnitCurrent, UnitLegacy) into role's
 // unit: RKE2's agent unit differs from the server's only by the two words.

@@ -63,38 +63,10 @@ log "building the RKE2 stand-in"
 	fail "go build of packaging/test/standin failed"
 
 # RKE2's rke2-server.service as its tarball installs it (rancher/rke2,
-# bundle/lib/systemd/system/rke2-server.service, 2026), verbatim.
+# bundle/lib/systemd/system/rke2-server.service), verbatim; the same file
+# the Go fixtures embed.
 mkdir -p "$R/usr/local/lib/systemd/system" "$R/etc/systemd/system/multi-user.target.wants"
-cat >"$R/usr/local/lib/systemd/system/rke2-server.service" <<'UNIT'
-[Unit]
-Description=Rancher Kubernetes Engine v2 (server)
-Documentation=https://github.com/rancher/rke2#readme
-Wants=network-online.target
-After=network-online.target
-
-[Install]
-WantedBy=multi-user.target
-
-[Service]
-Type=notify
-EnvironmentFile=-/etc/default/%N
-EnvironmentFile=-/etc/sysconfig/%N
-EnvironmentFile=-/usr/local/lib/systemd/system/%N.env
-KillMode=process
-Delegate=yes
-LimitNOFILE=1048576
-LimitNPROC=infinity
-LimitCORE=infinity
-TasksMax=infinity
-TimeoutStartSec=0
-Restart=always
-RestartSec=5s
-ExecCondition=/bin/sh -c 'if systemctl is-active --quiet rke2-agent.service; then echo "Error: rke2-agent is running!"; exit 1; fi'
-ExecStartPre=-/sbin/modprobe br_netfilter
-ExecStartPre=-/sbin/modprobe overlay
-ExecStart=/usr/local/bin/rke2 server
-ExecStopPost=-/bin/sh -c "systemd-cgls /system.slice/%n | grep -Eo '[0-9]+ (containerd|kubelet)' | awk '{print $1}' | xargs -r kill"
-UNIT
+cp "$REPO/internal/testhost/units/rke2-server.service" "$R/usr/local/lib/systemd/system/rke2-server.service"
 ln -sf /usr/local/lib/systemd/system/rke2-server.service "$R/etc/systemd/system/multi-user.target.wants/rke2-server.service"
 
 # The operator's RKE2 config, and our config: the shipped example edited the
