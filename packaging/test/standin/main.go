@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/coreos/go-iptables/iptables"
 	"net"
 	"net/http"
 	"os"
@@ -259,31 +260,46 @@ func load(backend, family string) error {
 // uses, so the stand-in's kube-proxy leaves them out of its own rules.
 var kubeletChains = []string{"KUBE-IPTABLES-HINT", "KUBE-KUBELET-CANARY"}
 
-const kubeletRules = `*mangle
-:KUBE-IPTABLES-HINT - [0:0]
-:KUBE-KUBELET-CANARY - [0:0]
-COMMIT
-*nat
-:KUBE-KUBELET-CANARY - [0:0]
-COMMIT
-*filter
-:KUBE-KUBELET-CANARY - [0:0]
-COMMIT
-`
+// kubeletTables are where kubelet ensures each of its chains
+// (pkg/kubelet/kubelet_network_linux.go): the hint in mangle, the canary in
+// mangle, nat and filter.
+var kubeletTables = []struct{ table, chain string }{
+	{"mangle", "KUBE-IPTABLES-HINT"},
+	{"mangle", "KUBE-KUBELET-CANARY"},
+	{"nat", "KUBE-KUBELET-CANARY"},
+	{"filter", "KUBE-KUBELET-CANARY"},
+}
 
-// kubelet plays kubelet's part: its hint and canary chains, written with
-// the host's iptables-restore (whatever the alternative points at).
+// kubelet plays kubelet's part: it ensures its hint and canary chains one
+// call at a time through the host's iptables command (whatever the
+// alternative points at), as kubelet's own iptables utility does.
 func kubelet(family string) error {
-	restore := "iptables-restore"
+	proto := iptables.ProtocolIPv4
 	if family == "ipv6" {
-		restore = "ip6tables-restore"
+		proto = iptables.ProtocolIPv6
 	}
-	cmd := exec.Command(restore, "--noflush")
-	cmd.Stdin = strings.NewReader(kubeletRules)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("kubelet's chains with %s: %w: %s", restore, err, out)
+	ipt, err := iptables.NewWithProtocol(proto)
+	if err != nil {
+		return fmt.Errorf("kubelet's chains (%s): %w", family, err)
 	}
-	target, _ := filepath.EvalSymlinks("/usr/sbin/" + strings.TrimSuffix(restore, "-restore"))
+	for _, c := range kubeletTables {
+		exists, err := ipt.ChainExists(c.table, c.chain)
+		if err != nil {
+			return fmt.Errorf("kubelet's chain %s/%s (%s): %w", c.table, c.chain, family, err)
+		}
+		if exists {
+			continue
+		}
+		if err := ipt.NewChain(c.table, c.chain); err != nil {
+			return fmt.Errorf("kubelet's chain %s/%s (%s): %w", c.table, c.chain, family, err)
+		}
+	}
+	cmd := "iptables"
+	if proto == iptables.ProtocolIPv6 {
+		cmd = "ip6tables"
+	}
+	path, _ := exec.LookPath(cmd)
+	target, _ := filepath.EvalSymlinks(path)
 	return record("kubelet-"+family, target+"\n")
 }
 
