@@ -64,7 +64,8 @@ func releaseForPaths(k Kernel) string {
 	return k.Release
 }
 
-func (p *probe) kernel() Kernel {
+// kernelRelease reads the release; kernelConfig fills in the config.
+func (p *probe) kernelRelease() Kernel {
 	k := Kernel{Config: unknownConfig()}
 	data, ok := p.read(osreleasePath, "the kernel release is unknown")
 	if !ok {
@@ -79,7 +80,6 @@ func (p *probe) kernel() Kernel {
 			p.unreadable("%s: release %q does not start with major.minor: the kernel version is unknown; a real kernel always writes one, so check --root", osreleasePath, clip(k.Release))
 		}
 	}
-	p.kernelConfig(&k)
 	return k
 }
 

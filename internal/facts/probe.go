@@ -20,15 +20,33 @@ type Options struct {
 // become "unknown" values plus a sentence in Problems (missing) or
 // Unreadable (present but broken). It never writes and never runs a program.
 func Probe(root hostfs.Root, opts Options) Facts {
+	// The kernel config (often /proc/config.gz: gunzip and a 10,000-line
+	// scan) is CPU work that would otherwise be half of every boot's
+	// generator run; it goes on beside the file-by-file probes below. Its
+	// sentences are collected apart and put first, so the output is the
+	// same as a serial probe's.
+	kp := &probe{root: root}
+	kernel := kp.kernelRelease()
+	release := releaseForPaths(kernel)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		kp.kernelConfig(&kernel)
+	}()
+
 	p := &probe{root: root}
-	p.f.Kernel = p.kernel()
-	p.f.Modules = p.modules(releaseForPaths(p.f.Kernel))
+	p.f.Modules = p.modules(release)
 	p.f.Hardware = p.hardware()
 	p.f.Userspace = p.userspace()
 	p.f.LiveRules = p.liveRules(opts)
 	p.f.RKE2 = p.rke2()
 	p.f.Cmdline = p.cmdline()
 	p.f.PreviousPlan = p.previousPlan()
+
+	<-done
+	p.f.Kernel = kernel
+	p.f.Problems = append(kp.f.Problems, p.f.Problems...)
+	p.f.Unreadable = append(kp.f.Unreadable, p.f.Unreadable...)
 	return p.f
 }
 

@@ -51,6 +51,12 @@ func (r Root) Path(hostPath string) string {
 // were "/": an absolute link target restarts at the root and ".." never
 // climbs above it. The last component may be missing.
 func (r Root) Resolve(hostPath string) (string, error) {
+	if r.IsHost() {
+		// Rooted at "/", the kernel's own resolution is already contained,
+		// and the generator probes ~100 host paths on every boot: one
+		// readlink per component would be a quarter of its run time.
+		return filepath.Clean("/" + hostPath), nil
+	}
 	rest := strings.Split(strings.TrimPrefix(filepath.Clean("/"+hostPath), "/"), "/")
 	resolved := "/"
 	links := 0
