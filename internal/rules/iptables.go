@@ -20,6 +20,12 @@ func ParseIptablesSave(r io.Reader, fam Family) ([]Table, error) {
 		cur    *Table
 		index  map[string]int // chain name -> index in cur.Chains
 		n      int
+		// Rules are annotated as they are read, so parsing overlaps the
+		// save tool's streaming output; a chain declared after a rule (never
+		// in iptables-save output) makes the table be annotated again.
+		isChain     = func(s string) bool { _, ok := index[s]; return ok }
+		ruleSeen    bool
+		lateDeclare bool
 	)
 	for sc.Scan() {
 		n++
@@ -37,11 +43,14 @@ func ParseIptablesSave(r io.Reader, fam Family) ([]Table, error) {
 				return nil, fmt.Errorf("line %d: bad table name %q", n, name)
 			}
 			cur, index = &Table{Family: fam, Name: name}, map[string]int{}
+			ruleSeen, lateDeclare = false, false
 		case line == "COMMIT":
 			if cur == nil {
 				return nil, fmt.Errorf("line %d: COMMIT outside a table", n)
 			}
-			annotateJumps(cur)
+			if lateDeclare {
+				annotateJumps(cur)
+			}
 			tables = append(tables, *cur)
 			cur = nil
 		case strings.HasPrefix(line, ":"):
@@ -55,6 +64,7 @@ func ParseIptablesSave(r io.Reader, fam Family) ([]Table, error) {
 			if _, dup := index[f[0]]; dup {
 				return nil, fmt.Errorf("line %d: chain %q declared twice in table %q", n, f[0], cur.Name)
 			}
+			lateDeclare = lateDeclare || ruleSeen
 			c := Chain{Name: f[0]}
 			switch {
 			case IsBuiltinChain(cur.Name, c.Name):
@@ -79,7 +89,8 @@ func ParseIptablesSave(r io.Reader, fam Family) ([]Table, error) {
 			if !ok {
 				return nil, fmt.Errorf("line %d: rule for undeclared chain %q in table %q", n, chain, cur.Name)
 			}
-			cur.Chains[i].Rules = append(cur.Chains[i].Rules, Rule{Text: text})
+			ruleSeen = true
+			cur.Chains[i].Rules = append(cur.Chains[i].Rules, IptablesRule(text, isChain))
 		}
 	}
 	if err := sc.Err(); err != nil {
