@@ -148,7 +148,7 @@ func TestApplyRefusesBackendTheKernelCannotRun(t *testing.T) {
 	in := input(h, decision(backend.NFTables))
 	in.Facts.Kernel = facts.Kernel{Release: h.Release(), Major: 4, Minor: 4, Config: map[string]facts.Tristate{"NF_TABLES": facts.Absent}}
 	res, _, log := run(t, h, in, false)
-	if len(res.Problems) == 0 || !strings.Contains(strings.Join(res.Problems, " "), "needs nf_tables") {
+	if len(res.Problems) == 0 || !strings.Contains(strings.Join(res.Problems, " "), "lacks nf_tables") {
 		t.Fatalf("problems %q, want one naming nf_tables\n%s", res.Problems, log)
 	}
 	if _, err := os.Lstat(h.Root().Path(dropInPath)); !os.IsNotExist(err) {

@@ -1,5 +1,7 @@
 package backend
 
+import "fmt"
+
 // Requirement is one kernel feature a backend cannot run without. Any one of
 // Options (CONFIG_ names without the prefix) being y or m satisfies it.
 type Requirement struct {
@@ -40,6 +42,22 @@ func (b Backend) Requirements() []Requirement {
 		return []Requirement{nfTables}
 	}
 	return nil
+}
+
+// RequirementsOn is Requirements for a kernel major.minor: from 6.17 on,
+// iptables-legacy also needs the legacy xtables socket API, which new
+// distro kernels often leave out. Unknown (0.0) adds nothing.
+func (b Backend) RequirementsOn(major, minor int) []Requirement {
+	reqs := b.Requirements()
+	gate := XtablesLegacyGateFrom
+	if b == IptablesLegacy && (major > gate[0] || major == gate[0] && minor >= gate[1]) {
+		reqs = append(reqs, Requirement{
+			Feature: fmt.Sprintf("legacy xtables, which iptables-legacy needs from kernel %d.%d on", gate[0], gate[1]),
+			Options: []string{"NETFILTER_XTABLES_LEGACY", "IP_NF_IPTABLES_LEGACY"},
+			Modules: []string{"ip_tables"},
+		})
+	}
+	return reqs
 }
 
 // XtablesLegacyGateFrom is the first kernel (major, minor) whose legacy

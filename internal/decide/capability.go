@@ -108,14 +108,7 @@ func (v kernelView) backend(b backend.Backend, f facts.Facts) capability {
 	if b == backend.IptablesLegacy && len(f.Userspace.LegacyTablesIPv4)+len(f.Userspace.LegacyTablesIPv6) > 0 {
 		return capability{support: supported}
 	}
-	reqs := b.Requirements()
-	if b == backend.IptablesLegacy && v.atLeast(backend.XtablesLegacyGateFrom[0], backend.XtablesLegacyGateFrom[1]) {
-		reqs = append(reqs, backend.Requirement{
-			Feature: fmt.Sprintf("legacy xtables, which iptables-legacy needs from kernel %d.%d on", backend.XtablesLegacyGateFrom[0], backend.XtablesLegacyGateFrom[1]),
-			Options: []string{"NETFILTER_XTABLES_LEGACY", "IP_NF_IPTABLES_LEGACY"},
-			Modules: []string{"ip_tables"},
-		})
-	}
+	reqs := b.RequirementsOn(v.k.Major, v.k.Minor)
 	result := capability{support: supported}
 	for _, req := range reqs {
 		c := v.feature(req)

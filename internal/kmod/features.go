@@ -16,7 +16,7 @@ import (
 // module support nothing can be judged and nothing is reported.
 func MissingFeatures(b backend.Backend, k facts.Kernel, s State) []string {
 	var out []string
-	for _, req := range requirements(b, k) {
+	for _, req := range b.RequirementsOn(k.Major, k.Minor) {
 		if hasFeature(req, k, s) {
 			continue
 		}
@@ -28,23 +28,10 @@ func MissingFeatures(b backend.Backend, k facts.Kernel, s State) []string {
 			}
 			opts = append(opts, fmt.Sprintf("CONFIG_%s=%s", o, v))
 		}
-		out = append(out, fmt.Sprintf("%s needs %s, which kernel %s lacks (%s; modules %s neither loaded nor built in)",
-			b, req.Feature, orUnknown(k.Release), strings.Join(opts, ", "), strings.Join(req.Modules, "/")))
+		out = append(out, fmt.Sprintf("%s: kernel %s lacks %s (%s; modules %s neither loaded nor built in)",
+			b, orUnknown(k.Release), req.Feature, strings.Join(opts, ", "), strings.Join(req.Modules, "/")))
 	}
 	return out
-}
-
-// requirements adds the 6.17+ legacy gate to the backend's own list.
-func requirements(b backend.Backend, k facts.Kernel) []backend.Requirement {
-	reqs := b.Requirements()
-	gate := backend.XtablesLegacyGateFrom
-	if b == backend.IptablesLegacy && (k.Major > gate[0] || k.Major == gate[0] && k.Minor >= gate[1]) {
-		reqs = append(reqs, backend.Requirement{
-			Feature: "the legacy xtables socket API",
-			Options: []string{"NETFILTER_XTABLES_LEGACY"},
-		})
-	}
-	return reqs
 }
 
 func hasFeature(req backend.Requirement, k facts.Kernel, s State) bool {
