@@ -101,15 +101,10 @@ func jumpRule(j jump) rules.Rule {
 	return rules.Rule{Text: text + "-j " + j.dst, Comment: j.comment, Jump: j.dst}
 }
 
-// quote quotes a comment as iptables-save does: only when it needs it.
-func quote(s string) string {
-	for _, r := range s {
-		if r == ' ' || r == '"' || r == '\'' || r == '\\' {
-			return `"` + s + `"`
-		}
-	}
-	return s
-}
+// quote quotes a comment as iptables-save prints it (xtables_save_string:
+// bare only when it is letters, digits, '_' and '-'), so "ns1/svc1:p80" is
+// quoted and rule text equals what the live readers print.
+func quote(s string) string { return rules.QuoteIptables(s) }
 
 // iptablesTables renders kubelet's and kube-proxy's fixed chains for one
 // family as they stand after kube-proxy's first sync with no services.

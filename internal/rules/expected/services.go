@@ -185,8 +185,10 @@ func addNFTablesServices(t *rules.Table, f rules.Family, n int) {
 				{Text: fmt.Sprintf("meta l4proto tcp dnat to %s", hp)},
 			}})
 		}
+		// ", " between elements, as nft list ruleset (and the nftables
+		// reader) prints an anonymous map; kube-proxy's own " , " loads the same.
 		sc.Rules = append(sc.Rules, rules.Rule{
-			Text: fmt.Sprintf("numgen random mod %d vmap { %s }", len(s.endpoints), strings.Join(vmap, " , ")),
+			Text: fmt.Sprintf("numgen random mod %d vmap { %s }", len(s.endpoints), strings.Join(vmap, ", ")),
 		})
 		t.Chains = append(t.Chains, sc)
 		t.Chains = append(t.Chains, epChains...)
