@@ -12,6 +12,7 @@ import (
 	"github.com/coreos/go-systemd/v22/unit"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cli"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/units"
 )
 
@@ -64,7 +65,7 @@ func TestSystemdAnalyzeVerify(t *testing.T) {
 				}
 			}
 			for name, data := range units.Shipped() {
-				writeFile(t, filepath.Join(root, units.ShippedDir, name), data, 0o644)
+				writeFile(t, filepath.Join(root, hostfs.ShippedUnitDir, name), data, 0o644)
 				names = append(names, name)
 			}
 			for rel, data := range generated {
@@ -109,7 +110,7 @@ func TestSystemdAnalyzeSeesGeneratorDropIns(t *testing.T) {
 	root := t.TempDir()
 	copyTree(t, sysUnits, filepath.Join(root, "usr/lib/systemd/system"))
 	for name, data := range units.Shipped() {
-		writeFile(t, filepath.Join(root, units.ShippedDir, name), data, 0o644)
+		writeFile(t, filepath.Join(root, hostfs.ShippedUnitDir, name), data, 0o644)
 	}
 	writeFile(t, filepath.Join(root, "run/systemd/generator", units.VerifyUnit+".d", units.DropInName),
 		[]byte("[Service]\nExecStartPre=/usr/bin/x %q\nBogusKey=1\n"), 0o644)
@@ -259,7 +260,7 @@ func TestSystemdRunsGenerator(t *testing.T) {
 				}
 			}
 			for name, data := range units.Shipped() {
-				writeFile(t, filepath.Join(h.Dir(), units.ShippedDir, name), data, 0o644)
+				writeFile(t, filepath.Join(h.Dir(), hostfs.ShippedUnitDir, name), data, 0o644)
 				names = append(names, name)
 			}
 			stubExecutables(t, h.Dir())

@@ -22,10 +22,6 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/units"
 )
 
-// InitrdRelease marks an initrd when SYSTEMD_IN_INITRD is not set (systemd
-// before 251 does not set it).
-const InitrdRelease = "/etc/initrd-release"
-
 // Decider probes the host and decides; the generator calls it only once it
 // knows there is work to do.
 type Decider func() (facts.Facts, config.Config, decide.Decision, error)
@@ -122,7 +118,7 @@ func inInitrd(root hostfs.Root, getenv func(string) string) bool {
 	if v := getenv("SYSTEMD_IN_INITRD"); v != "" {
 		return v == "1"
 	}
-	return root.Exists(InitrdRelease)
+	return root.Exists(hostfs.InitrdRelease)
 }
 
 // writeAll writes every file under dir, or, if any write fails, removes

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cli"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kmod/kmodtest"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testhost"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/units"
@@ -270,8 +271,8 @@ func runApplyFromDropIn(t *testing.T, h *testhost.Host, generated map[string]str
 	if i := strings.Index(execLine, ` "--config=`); i >= 0 {
 		argv = append(strings.Fields(execLine[:i]), configFromLine(t, execLine[i+1:]))
 	}
-	if argv[0] != units.Binary {
-		t.Fatalf("ExecStartPre runs %s, want %s", argv[0], units.Binary)
+	if argv[0] != hostfs.Binary {
+		t.Fatalf("ExecStartPre runs %s, want %s", argv[0], hostfs.Binary)
 	}
 	kmodtest.Install(t, h.Dir(), h.Release())
 	var stdout, stderr bytes.Buffer

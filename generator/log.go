@@ -5,6 +5,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 )
 
 // Name is how the generator signs its log lines (journald shows it as the
@@ -17,10 +19,6 @@ const (
 	prioWarning = 4
 	prioInfo    = 6
 )
-
-// kmsgPath is the kernel log device. Generators run before journald, and
-// systemd.generator(7) asks them to log there.
-const kmsgPath = "/dev/kmsg"
 
 // kmsgMax keeps one record under the kernel's per-write limit (1 KiB less
 // the prefix), so a long reason list is cut, never split into records.
@@ -38,7 +36,7 @@ type Logger struct {
 // writing, else logs to fallback.
 func OpenLogger(useKmsg bool, fallback io.Writer) *Logger {
 	if useKmsg {
-		if f, err := os.OpenFile(kmsgPath, os.O_WRONLY|os.O_APPEND, 0); err == nil {
+		if f, err := os.OpenFile(hostfs.Kmsg, os.O_WRONLY|os.O_APPEND, 0); err == nil {
 			return &Logger{w: f, kmsg: true, file: f}
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/coreos/go-systemd/v22/unit"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 )
 
 // File is one generated file; Path is relative to the generator's output
@@ -101,7 +102,7 @@ func rke2Options(in Input) ([]*unit.UnitOption, error) {
 	if err != nil {
 		return nil, err
 	}
-	argv := append([]string{Binary, "apply", "--backend=" + string(in.Backend)}, commonFlags(in)...)
+	argv := append([]string{hostfs.Binary, "apply", "--backend=" + string(in.Backend)}, commonFlags(in)...)
 	exec, err := ExecLine(argv)
 	if err != nil {
 		return nil, fmt.Errorf("apply command line: %w", err)
@@ -122,7 +123,7 @@ func verifyOptions(in Input) ([]*unit.UnitOption, error) {
 	if wait <= 0 {
 		wait = DefaultVerifyWait
 	}
-	argv := append([]string{Binary, "verify", "--wait=" + wait.String()}, commonFlags(in)...)
+	argv := append([]string{hostfs.Binary, "verify", "--wait=" + wait.String()}, commonFlags(in)...)
 	exec, err := ExecLine(argv)
 	if err != nil {
 		return nil, fmt.Errorf("verify command line: %w", err)

@@ -9,6 +9,7 @@ import (
 	"github.com/coreos/go-systemd/v22/unit"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 )
 
 func TestGenerateServer(t *testing.T) {
@@ -149,7 +150,7 @@ func TestShipped(t *testing.T) {
 	for key, want := range map[string]string{
 		"Service.Type":      "oneshot",
 		"Unit.After":        "rke2-server.service rke2-agent.service",
-		"Service.ExecStart": Binary + " verify --wait=" + DefaultVerifyWait.String(),
+		"Service.ExecStart": hostfs.Binary + " verify --wait=" + DefaultVerifyWait.String(),
 	} {
 		if found[key] != want {
 			t.Errorf("%s %s = %q, want %q", VerifyUnit, key, found[key], want)

@@ -11,11 +11,6 @@ import (
 	"sort"
 )
 
-// Binary is where packages install the tool; the drop-ins run it from there.
-// A distro that installs elsewhere sets it at link time:
-// -X github.com/rke2-proxy-backend/rke2-proxy-backend/units.Binary=/opt/bin/rke2-proxy-backend
-var Binary = "/usr/bin/rke2-proxy-backend"
-
 // Names and files the generator and packaging share.
 const (
 	// VerifyUnit is the shipped post-start check.
@@ -29,8 +24,6 @@ const (
 	// EnvDecision records the generator's decision in the RKE2 unit's
 	// environment (visible in `systemctl show -p Environment`).
 	EnvDecision = config.EnvDecision
-	// ShippedDir is where packages install the shipped units.
-	ShippedDir = "/usr/lib/systemd/system"
 )
 
 //go:embed *.service

@@ -29,7 +29,7 @@ type Options struct {
 	// probed one, else RKE2's default).
 	RKE2Config string
 	DryRun     bool
-	// Modprobe overrides kmod.DefaultModprobe.
+	// Modprobe overrides hostfs.Modprobe.
 	Modprobe string
 	// Stdout gets the dry run's report; Log gets one line per side effect.
 	Stdout io.Writer
@@ -155,13 +155,13 @@ func writeDropIn(o Options, hostPath string, data []byte) error {
 }
 
 func writePlan(o Options, p plan.Plan) error {
-	o.log("[started]  writing %s", o.Root.Path(plan.Path))
+	o.log("[started]  writing %s", o.Root.Path(hostfs.PlanFile))
 	changed, err := plan.Write(o.Root, p)
 	if err != nil {
-		o.log("[failed]   writing %s: %v", o.Root.Path(plan.Path), err)
+		o.log("[failed]   writing %s: %v", o.Root.Path(hostfs.PlanFile), err)
 		return err
 	}
-	o.log("[finished] writing %s (%s)", o.Root.Path(plan.Path), changedWord(changed))
+	o.log("[finished] writing %s (%s)", o.Root.Path(hostfs.PlanFile), changedWord(changed))
 	return nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kmod/kmodtest"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/plan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
@@ -22,7 +23,7 @@ import (
 
 const operatorConfig = "token: secret\nkube-proxy-arg:\n  - metrics-bind-address=0.0.0.0:10249\n"
 
-var dropInPath = rke2.DropInPath(rke2.DefaultConfigFile)
+var dropInPath = rke2.DropInPath(hostfs.RKE2ConfigFile)
 
 // debianHost is a Debian 12 fixture with RKE2's config and the fake modprobe.
 func debianHost(t *testing.T) *testhost.Host {
@@ -50,7 +51,7 @@ func input(h *testhost.Host, d decide.Decision) Input {
 func run(t *testing.T, h *testhost.Host, in Input, dry bool) (Result, string, string) {
 	t.Helper()
 	var out, log bytes.Buffer
-	o := Options{Root: h.Root(), RKE2Config: rke2.DefaultConfigFile, DryRun: dry, Stdout: &out,
+	o := Options{Root: h.Root(), RKE2Config: hostfs.RKE2ConfigFile, DryRun: dry, Stdout: &out,
 		Log: func(f string, a ...any) { fmt.Fprintf(&log, f+"\n", a...) }}
 	res, err := Run(context.Background(), o, in)
 	if err != nil {
@@ -100,15 +101,15 @@ func TestApplyWritesDropInAndPlanIdempotently(t *testing.T) {
 		return string(b), fi.ModTime()
 	}
 	d1, m1 := stamp(dropInPath)
-	p1, pm1 := stamp(plan.Path)
+	p1, pm1 := stamp(hostfs.PlanFile)
 	time.Sleep(20 * time.Millisecond)
 	_, _, log2 := run(t, h, in, false)
 	d2, m2 := stamp(dropInPath)
-	p2, pm2 := stamp(plan.Path)
+	p2, pm2 := stamp(hostfs.PlanFile)
 	if d1 != d2 || !m1.Equal(m2) || p1 != p2 || !pm1.Equal(pm2) {
 		t.Errorf("second run changed files (drop-in same=%v mtime same=%v, plan same=%v mtime same=%v)\n%s", d1 == d2, m1.Equal(m2), p1 == p2, pm1.Equal(pm2), log2)
 	}
-	if got, _ := os.ReadFile(h.Root().Path(rke2.DefaultConfigFile)); string(got) != operatorConfig {
+	if got, _ := os.ReadFile(h.Root().Path(hostfs.RKE2ConfigFile)); string(got) != operatorConfig {
 		t.Errorf("operator config.yaml changed:\n%s", got)
 	}
 }
@@ -157,7 +158,7 @@ func TestApplyRefusesBackendTheKernelCannotRun(t *testing.T) {
 	if !strings.Contains(log, "[finished] removing") {
 		t.Errorf("removal not logged:\n%s", log)
 	}
-	if got, _ := os.ReadFile(h.Root().Path(rke2.DefaultConfigFile)); string(got) != operatorConfig {
+	if got, _ := os.ReadFile(h.Root().Path(hostfs.RKE2ConfigFile)); string(got) != operatorConfig {
 		t.Errorf("operator config.yaml changed")
 	}
 }
@@ -186,7 +187,7 @@ func TestApplyDryRunWritesNothing(t *testing.T) {
 	if kmodtest.Calls(t, h.Dir()) != nil {
 		t.Error("dry run called modprobe")
 	}
-	for _, p := range []string{dropInPath, plan.Path} {
+	for _, p := range []string{dropInPath, hostfs.PlanFile} {
 		if _, err := os.Lstat(h.Root().Path(p)); !os.IsNotExist(err) {
 			t.Errorf("dry run wrote %s", p)
 		}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cli"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/plan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testhost"
@@ -60,7 +61,7 @@ func applyCmd(root, b string) *exec.Cmd {
 // JSON, and the operator's config.yaml untouched.
 func TestKillApplyAtRandomPoints(t *testing.T) {
 	backends := []string{"iptables-legacy", "iptables-nft"}
-	dropIn := rke2.DropInPath(rke2.DefaultConfigFile)
+	dropIn := rke2.DropInPath(hostfs.RKE2ConfigFile)
 
 	// The complete drop-in for each backend, and how long a warm run takes.
 	complete := map[string]bool{}
@@ -110,13 +111,13 @@ func TestKillApplyAtRandomPoints(t *testing.T) {
 		} else if !os.IsNotExist(err) {
 			t.Fatal(err)
 		}
-		if data, err := os.ReadFile(h.Root().Path(plan.Path)); err == nil {
+		if data, err := os.ReadFile(h.Root().Path(hostfs.PlanFile)); err == nil {
 			var p plan.Plan
 			if err := json.Unmarshal(data, &p); err != nil {
 				t.Fatalf("run %d left a partial plan: %v\n%s", i, err, data)
 			}
 		}
-		if data, _ := os.ReadFile(h.Root().Path(rke2.DefaultConfigFile)); string(data) != operatorYAML {
+		if data, _ := os.ReadFile(h.Root().Path(hostfs.RKE2ConfigFile)); string(data) != operatorYAML {
 			t.Fatalf("run %d changed the operator's config.yaml:\n%s", i, data)
 		}
 		entries, _ := os.ReadDir(filepath.Dir(h.Root().Path(dropIn)))

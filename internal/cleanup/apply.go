@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 )
 
@@ -29,15 +30,15 @@ func Exec(ctx context.Context, stdin string, argv ...string) (string, error) {
 
 // tools are the dump and load commands of one iptables backend and family.
 func tools(b backend.Backend, fam rules.Family) (save, restore string) {
-	prefix := "iptables"
-	if fam == rules.IPv6 {
-		prefix = "ip6tables"
+	switch {
+	case b == backend.IptablesNFT && fam == rules.IPv6:
+		return hostfs.Ip6tablesNFTSave, hostfs.Ip6tablesNFTRestore
+	case b == backend.IptablesNFT:
+		return hostfs.IptablesNFTSave, hostfs.IptablesNFTRestore
+	case fam == rules.IPv6:
+		return hostfs.Ip6tablesLegacySave, hostfs.Ip6tablesLegacyRestore
 	}
-	flavour := "legacy"
-	if b == backend.IptablesNFT {
-		flavour = "nft"
-	}
-	return prefix + "-" + flavour + "-save", prefix + "-" + flavour + "-restore"
+	return hostfs.IptablesLegacySave, hostfs.IptablesLegacyRestore
 }
 
 // Read returns backend b's live rules as cleanup needs them: for the
@@ -48,7 +49,7 @@ func tools(b backend.Backend, fam rules.Family) (save, restore string) {
 func Read(ctx context.Context, run Runner, b backend.Backend) (*rules.Ruleset, error) {
 	rs := &rules.Ruleset{Backend: b}
 	if b == backend.NFTables {
-		out, err := run(ctx, "", "nft", "list", "tables")
+		out, err := run(ctx, "", hostfs.NFT, "list", "tables")
 		if err != nil {
 			return nil, fmt.Errorf("list nftables tables: %w", err)
 		}
@@ -86,7 +87,7 @@ func Apply(ctx context.Context, run Runner, p *Plan) error {
 		if !ok {
 			continue
 		}
-		argv := []string{"nft", "-f", "-"}
+		argv := []string{hostfs.NFT, "-f", "-"}
 		if p.Backend != backend.NFTables {
 			_, restore := tools(p.Backend, fam)
 			argv = []string{restore, "-w", "5", "--noflush"}

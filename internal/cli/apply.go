@@ -12,6 +12,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 )
 
@@ -37,7 +38,7 @@ it as ExecStartPre with the backend it decided). It re-reads the facts it needs,
 refuses a backend the kernel cannot run, loads that backend's kernel modules
 (and only those), writes <RKE2 config>.d/` + rke2.DropInName + ` (atomically, mode
 0600; RKE2_CONFIG_FILE moves it like it moves RKE2's config) and records
-` + "/run/rke2-proxy-backend/plan.json" + ` for verify. A second run with the same
+` + hostfs.PlanFile + ` for verify. A second run with the same
 inputs changes nothing.
 
 When the backend cannot be honoured, on_failure in the config decides: warn
@@ -49,7 +50,7 @@ own defaults; block exits 1 so systemd does not start RKE2.`,
 	f := cmd.Flags()
 	f.StringVar(&fl.backend, "backend", "", "backend to apply (the generator passes its decision); default: decide now. One of "+backend.Names())
 	f.BoolVar(&fl.dryRun, "dry-run", false, "print the drop-in and the modules to load; write and load nothing")
-	f.StringVar(&fl.modprobe, "modprobe", "", "modprobe's path under --root (default /sbin/modprobe)")
+	f.StringVar(&fl.modprobe, "modprobe", "", "modprobe's path under --root (default "+hostfs.Modprobe+")")
 	_ = f.MarkHidden("modprobe")
 	return cmd
 }
@@ -91,7 +92,7 @@ func runApply(cmd *cobra.Command, g *globals, fl applyFlags) error {
 		d = decide.Decide(f, cfg)
 	}
 	if mainFile == "" {
-		mainFile = rke2.DefaultConfigFile
+		mainFile = hostfs.RKE2ConfigFile
 	}
 	var problems []string
 	if forced != "" && !d.Disabled && d.Backend != forced {

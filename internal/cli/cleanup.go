@@ -10,6 +10,7 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cleanup"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/plan"
 )
 
@@ -29,7 +30,7 @@ built-in-chain jumps into them, in one iptables-restore --noflush transaction
 per family; for nftables the tables ip and ip6 kube-proxy. kubelet's chains
 (KUBE-IPTABLES-HINT, KUBE-KUBELET-CANARY, KUBE-FIREWALL) and everything else
 stay. It prints each object it removes. --dry-run prints them and changes
-nothing. It refuses the backend the plan (` + plan.Path + `) says kube-proxy
+nothing. It refuses the backend the plan (` + hostfs.PlanFile + `) says kube-proxy
 uses, unless --force.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -43,7 +44,7 @@ uses, unless --force.`,
 			p, err := plan.Read(g.hostRoot())
 			switch {
 			case err == nil && !p.Decision.Disabled && p.Decision.Backend == b && !force:
-				return failure("cleanup: kube-proxy uses %s according to %s; refusing to remove its live rules (use --force to do it anyway; kube-proxy rebuilds them when it restarts)", b, plan.Path)
+				return failure("cleanup: kube-proxy uses %s according to %s; refusing to remove its live rules (use --force to do it anyway; kube-proxy rebuilds them when it restarts)", b, hostfs.PlanFile)
 			case err != nil && !errors.Is(err, fs.ErrNotExist):
 				return failure("cleanup: %w", err)
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 )
 
 func init() { register(newDetectCommand) }
@@ -89,7 +90,7 @@ func writeDetectText(w io.Writer, f facts.Facts, c config.Config, d decide.Decis
 	detectFact(&b, "legacy tables", detectLegacyText(f.Userspace))
 	detectFact(&b, "live rules", detectLiveText(f.LiveRules))
 	detectFact(&b, "rke2", detectRKE2Text(f.RKE2))
-	configText := "defaults (no " + config.DefaultFile + ")"
+	configText := "defaults (no " + hostfs.ConfigFile + ")"
 	if c.File != "" {
 		configText = c.File
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 )
 
 func init() { register(newGenerateCommand) }
@@ -33,7 +34,7 @@ does nothing in the initrd (SYSTEMD_IN_INITRD=1 or /etc/initrd-release).`,
 			log := generator.OpenLogger(root.IsHost(), g.stderr)
 			defer log.Close()
 			configFile := ""
-			if g.configFile != config.DefaultFile {
+			if g.configFile != hostfs.ConfigFile {
 				configFile = g.configFile
 			}
 			// The outcome is logged; a generator exits 0 whatever happened.

@@ -11,7 +11,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 )
 
@@ -63,7 +62,7 @@ that kube-proxy's rules are complete and live in that backend only.`,
 	}
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.root, "root", defaultRoot, "host root every path is read and written under (env "+hostfs.EnvRoot+")")
-	pf.StringVar(&g.configFile, "config", config.DefaultFile, "operator config file (a host path, under --root)")
+	pf.StringVar(&g.configFile, "config", hostfs.ConfigFile, "operator config file (a host path, under --root)")
 	pf.StringVarP(&g.output, "output", "o", "text", "output format: text or json")
 	for _, add := range subcommands {
 		root.AddCommand(add(g))

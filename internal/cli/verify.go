@@ -36,11 +36,11 @@ func newVerifyCommand(g *globals) *cobra.Command {
 		Use:   "verify [--wait DURATION] [--expect B]",
 		Short: "Prove kube-proxy's rules are complete in the planned backend and nowhere else",
 		Long: `verify waits (up to --wait) for kube-proxy's first sync, then checks that the
-expected backend (from ` + plan.Path + `, or --expect) holds kube-proxy's whole
+expected backend (from ` + hostfs.PlanFile + `, or --expect) holds kube-proxy's whole
 skeleton for IPv4 and IPv6, that no kube-proxy rules are stranded in another
 backend, that kubelet's hint chains sit in the matching backend, and that
 kube-proxy's /proxyMode agrees. Each finding names the command that fixes it.
-The result goes to ` + verify.StatusPath + ` and to Prometheus textfile
+The result goes to ` + hostfs.StatusFile + ` and to Prometheus textfile
 metrics (` + verify.MetricsFile + ` in the textfile directory).
 Exit 0 when everything holds, 1 when not.`,
 		Args: cobra.NoArgs,
@@ -54,7 +54,7 @@ Exit 0 when everything holds, 1 when not.`,
 	f.StringVar(&fl.kubernetes, "kubernetes", "", "Kubernetes version, e.g. v1.33 (default: the plan's, else any known layout)")
 	f.StringVar(&fl.textfileDir, "textfile-dir", "", "node_exporter textfile directory (default: verify.textfile_dir from the config)")
 	f.StringVar(&fl.proxyModeURL, "proxy-mode-url", verify.DefaultProxyModeURL, `kube-proxy's /proxyMode URL ("" skips the check)`)
-	f.BoolVar(&fl.noStatus, "no-status", false, "write neither "+verify.StatusPath+" nor metrics")
+	f.BoolVar(&fl.noStatus, "no-status", false, "write neither "+hostfs.StatusFile+" nor metrics")
 	_ = f.MarkHidden("proxy-mode-url")
 	return cmd
 }
@@ -140,16 +140,16 @@ func expectation(root hostfs.Root, fl verifyFlags, opts *verify.Options) error {
 		}
 		opts.Expect, opts.ExpectSource = b, "--expect"
 	case planErr != nil && errors.Is(planErr, fs.ErrNotExist):
-		return failure("verify: no plan at %s (apply has not run since boot) and no --expect: nothing says which backend to verify", plan.Path)
+		return failure("verify: no plan at %s (apply has not run since boot) and no --expect: nothing says which backend to verify", hostfs.PlanFile)
 	case planErr != nil:
 		return failure("verify: %w", planErr)
 	case p.Decision.Disabled:
 		return nil
 	default:
 		if _, err := backend.Parse(string(p.Decision.Backend)); err != nil {
-			return failure("verify: plan %s: decision.backend: %w; run `rke2-proxy-backend apply` to rewrite it", plan.Path, err)
+			return failure("verify: plan %s: decision.backend: %w; run `rke2-proxy-backend apply` to rewrite it", hostfs.PlanFile, err)
 		}
-		opts.Expect, opts.ExpectSource = p.Decision.Backend, plan.Path
+		opts.Expect, opts.ExpectSource = p.Decision.Backend, hostfs.PlanFile
 	}
 	kube := fl.kubernetes
 	if kube == "" && planErr == nil {
@@ -161,7 +161,7 @@ func expectation(root hostfs.Root, fl verifyFlags, opts *verify.Options) error {
 			if fl.kubernetes != "" {
 				return usageError(fmt.Errorf("--kubernetes: %w", err))
 			}
-			return failure("verify: plan %s: kubernetes: %w", plan.Path, err)
+			return failure("verify: plan %s: kubernetes: %w", hostfs.PlanFile, err)
 		}
 		opts.Kubernetes = v
 	}
@@ -171,7 +171,7 @@ func expectation(root hostfs.Root, fl verifyFlags, opts *verify.Options) error {
 // verifyCmdline is the words of /proc/cmdline under root (none when absent:
 // the config then has no cmdline layer).
 func verifyCmdline(root hostfs.Root) []string {
-	b, err := root.ReadFile("/proc/cmdline")
+	b, err := root.ReadFile(hostfs.ProcCmdline)
 	if err != nil {
 		return nil
 	}

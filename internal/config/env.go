@@ -18,10 +18,6 @@ const envPrefix = EnvBackend + "_"
 // CmdlineKey is the kernel command line word that overrides the backend.
 const CmdlineKey = "rke2.proxy_backend"
 
-// CmdlineFile names the command line in error messages (the generator reads
-// /proc/1/cmdline inside a container, but operators set /proc/cmdline).
-const CmdlineFile = "/proc/cmdline"
-
 // EnvDecision is set by the generator's drop-in in RKE2's unit environment
 // so operators can see the decision with `systemctl show -p Environment`.
 const EnvDecision = "RKE2_PROXY_BACKEND_DECISION"
@@ -103,7 +99,9 @@ func fromEnvValue(s setting, raw string) (any, error) {
 }
 
 // fromCmdline reads rke2.proxy_backend=B|auto|off from the kernel command
-// line words; the last one wins, as for every kernel parameter.
+// line words; the last one wins, as for every kernel parameter. Errors name
+// /proc/cmdline even when the generator read PID 1's arguments inside a
+// container: that is where operators set the word.
 func fromCmdline(words []string) (map[string]any, error) {
 	out := map[string]any{}
 	for _, w := range words {
@@ -113,11 +111,11 @@ func fromCmdline(words []string) (map[string]any, error) {
 		}
 		raw = strings.Trim(raw, `"`)
 		if !hasValue || raw == "" {
-			return nil, fmt.Errorf("%s: %q needs a value: use %s=auto, off, iptables-legacy, iptables-nft or nftables", CmdlineFile, w, CmdlineKey)
+			return nil, fmt.Errorf("%s: %q needs a value: use %s=auto, off, iptables-legacy, iptables-nft or nftables", hostfs.ProcCmdline, w, CmdlineKey)
 		}
 		v, err := checkBackendChoice(raw)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %s: %w", CmdlineFile, w, err)
+			return nil, fmt.Errorf("%s: %s: %w", hostfs.ProcCmdline, w, err)
 		}
 		out["backend"] = v
 	}

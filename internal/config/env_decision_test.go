@@ -10,7 +10,7 @@ import (
 // RKE2_PROXY_BACKEND_DECISION; it must not read as an unknown config key.
 func TestDecisionVariableIsNotAConfigKey(t *testing.T) {
 	root := hostfs.New(t.TempDir())
-	cfg, err := Load(root, DefaultFile, []string{EnvDecision + "=iptables-legacy"}, nil)
+	cfg, err := Load(root, hostfs.ConfigFile, []string{EnvDecision + "=iptables-legacy"}, nil)
 	if err != nil {
 		t.Fatalf("Load with %s set: %v", EnvDecision, err)
 	}

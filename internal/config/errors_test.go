@@ -8,7 +8,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 )
 
-const f = DefaultFile
+var f = hostfs.ConfigFile
 
 // TestErrors pins every error message: an operator reads these at boot, so
 // they must name the source, the key and the value, and say what to do.
@@ -95,7 +95,7 @@ func TestErrors(t *testing.T) {
 			if tt.file != "" {
 				file = &tt.file
 			}
-			_, err := Load(rootWith(t, file), DefaultFile, tt.env, tt.cmdline)
+			_, err := Load(rootWith(t, file), hostfs.ConfigFile, tt.env, tt.cmdline)
 			if err == nil {
 				t.Fatalf("no error, want %s", tt.want)
 			}
@@ -110,11 +110,11 @@ func TestErrors(t *testing.T) {
 // error that is not "missing" must fail, not fall back to defaults.
 func TestUnreadableFile(t *testing.T) {
 	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, DefaultFile), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(dir, hostfs.ConfigFile), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Load(hostfs.New(dir), DefaultFile, nil, nil)
-	want := f + ": cannot read the config file: read " + filepath.Join(dir, DefaultFile) + ": is a directory (fix its permissions or remove it to use the defaults)"
+	_, err := Load(hostfs.New(dir), hostfs.ConfigFile, nil, nil)
+	want := f + ": cannot read the config file: read " + filepath.Join(dir, hostfs.ConfigFile) + ": is a directory (fix its permissions or remove it to use the defaults)"
 	if err == nil || err.Error() != want {
 		t.Errorf("error\n got %v\nwant %s", err, want)
 	}

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 )
 
 // recheck asserts that every accepted value is a known key whose value
@@ -92,8 +94,8 @@ func FuzzCmdline(f *testing.F) {
 	f.Fuzz(func(t *testing.T, line string) {
 		values, err := fromCmdline(strings.Fields(line))
 		if err != nil {
-			if !strings.HasPrefix(err.Error(), CmdlineFile+": ") {
-				t.Fatalf("error does not name %s: %v", CmdlineFile, err)
+			if !strings.HasPrefix(err.Error(), hostfs.ProcCmdline+": ") {
+				t.Fatalf("error does not name %s: %v", hostfs.ProcCmdline, err)
 			}
 			return
 		}

@@ -16,7 +16,7 @@ func rootWith(t *testing.T, yaml *string) hostfs.Root {
 	t.Helper()
 	dir := t.TempDir()
 	if yaml != nil {
-		p := filepath.Join(dir, DefaultFile)
+		p := filepath.Join(dir, hostfs.ConfigFile)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -30,7 +30,7 @@ func rootWith(t *testing.T, yaml *string) hostfs.Root {
 func ptr(s string) *string { return &s }
 
 func TestDefaults(t *testing.T) {
-	c, err := Load(rootWith(t, nil), DefaultFile, nil, nil)
+	c, err := Load(rootWith(t, nil), hostfs.ConfigFile, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ on_failure: block
 verify:
   wait: 90s
   textfile_dir: ""
-`)), DefaultFile, nil, nil)
+`)), hostfs.ConfigFile, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ verify:
 		KubeProxy: KubeProxy{ExtraArgs: []string{"iptables-min-sync-period=1s", "nodeport-addresses=10.0.0.0/8,192.168.0.0/16"}},
 		OnFailure: OnFailureBlock,
 		Verify:    Verify{Wait: 90 * time.Second},
-		File:      DefaultFile,
+		File:      hostfs.ConfigFile,
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("got  %+v\nwant %+v", c, want)
@@ -94,12 +94,12 @@ verify:
 
 func TestEmptyAndCommentedFile(t *testing.T) {
 	for _, text := range []string{"", "# nothing\n", "legacy_triggers:\n  modules:\n  # - synobios\n"} {
-		c, err := Load(rootWith(t, ptr(text)), DefaultFile, nil, nil)
+		c, err := Load(rootWith(t, ptr(text)), hostfs.ConfigFile, nil, nil)
 		if err != nil {
 			t.Fatalf("%q: %v", text, err)
 		}
 		d := Defaults()
-		d.File = DefaultFile
+		d.File = hostfs.ConfigFile
 		if !reflect.DeepEqual(c, d) {
 			t.Errorf("%q: got %+v, want the defaults", text, c)
 		}
@@ -124,7 +124,7 @@ func TestPrecedence(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := Load(rootWith(t, file), DefaultFile, tt.env, tt.cmdline)
+			c, err := Load(rootWith(t, file), hostfs.ConfigFile, tt.env, tt.cmdline)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -139,7 +139,7 @@ func TestPrecedence(t *testing.T) {
 }
 
 func TestEnvKeys(t *testing.T) {
-	c, err := Load(rootWith(t, ptr("on_failure: block\n")), DefaultFile, []string{
+	c, err := Load(rootWith(t, ptr("on_failure: block\n")), hostfs.ConfigFile, []string{
 		"PATH=/usr/bin",
 		"RKE2_PROXY_BACKEND_ROOT=/somewhere", // --root's, not ours
 		"RKE2_PROXY_BACKEND_ON_FAILURE=warn",
@@ -176,12 +176,12 @@ func TestShippedExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := Load(rootWith(t, ptr(string(data))), DefaultFile, nil, nil)
+	c, err := Load(rootWith(t, ptr(string(data))), hostfs.ConfigFile, nil, nil)
 	if err != nil {
 		t.Fatalf("the shipped example does not load: %v", err)
 	}
 	want := Defaults()
-	want.File = DefaultFile
+	want.File = hostfs.ConfigFile
 	want.BackendSource = SourceConfig // it sets backend: auto explicitly
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("the shipped example is not the defaults:\n got %+v\nwant %+v", c, want)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 )
 
 // kind is how a key's value is written and checked.
@@ -44,7 +45,7 @@ var settings = []setting{
 	{path: "node_label", kind: kindBool, def: true},
 	{path: "on_failure", kind: kindString, def: OnFailureWarn, check: checkOnFailure},
 	{path: "verify.wait", kind: kindDuration, def: 5 * time.Minute, check: checkWait},
-	{path: "verify.textfile_dir", kind: kindString, def: "/var/lib/prometheus/node-exporter", check: checkTextfileDir},
+	{path: "verify.textfile_dir", kind: kindString, def: hostfs.TextfileDir, check: checkTextfileDir},
 }
 
 func lookup(p string) (setting, bool) {
@@ -204,7 +205,7 @@ func checkTextfileDir(v string) (string, error) {
 		return v, nil
 	}
 	if !strings.HasPrefix(v, "/") || strings.ContainsAny(v, "\n\r\x00") {
-		return "", fmt.Errorf("%q is not an absolute path: use e.g. /var/lib/prometheus/node-exporter, or \"\" to write no metrics", v)
+		return "", fmt.Errorf("%q is not an absolute path: use e.g. %s, or \"\" to write no metrics", v, hostfs.TextfileDir)
 	}
 	return path.Clean(v), nil
 }

@@ -11,9 +11,6 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 )
 
-// DefaultFile is where packages install the operator config.
-const DefaultFile = "/etc/rke2-proxy-backend/config.yaml"
-
 // Backend choices besides the three backend names.
 const (
 	Auto = "auto"

@@ -7,10 +7,8 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 )
-
-// planPath is plan.Path, spelled out because package plan imports this one.
-const planPath = "/run/rke2-proxy-backend/plan.json"
 
 // usable reports whether auto may pick b: a backend name, allowed by RKE2's
 // pins and not ruled out by a fact.
@@ -34,7 +32,7 @@ func (s *state) auto() backend.Backend {
 		s.say("No kernel config and no module lists could be read, so every backend is assumed to work.")
 	}
 	if p := backend.Backend(s.f.PreviousPlan); p != "" && s.usable(p) {
-		s.say("This boot already applied %s (recorded in %s) and kube-proxy runs with it, so it is kept: a daemon-reload must not switch a running node.", p, planPath)
+		s.say("This boot already applied %s (recorded in %s) and kube-proxy runs with it, so it is kept: a daemon-reload must not switch a running node.", p, hostfs.PlanFile)
 		return p
 	}
 	if live := s.f.LiveRules; live.Probed {

@@ -7,6 +7,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 )
 
 // NodeLabelKey is the node label that shows each node's backend.
@@ -85,7 +86,7 @@ func overrideText(c config.Config) string {
 	}
 	file := c.File
 	if file == "" {
-		file = config.DefaultFile
+		file = hostfs.ConfigFile
 	}
 	return fmt.Sprintf("backend: %s in %s", c.Backend, file)
 }

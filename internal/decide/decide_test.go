@@ -8,6 +8,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 )
 
 func TestDecide(t *testing.T) {
@@ -67,7 +68,7 @@ func TestDecide(t *testing.T) {
 				reasons: []string{"Kubernetes v1.30.11 needs the feature gate NFTablesProxyMode=true for nftables mode, so it is added."},
 			}},
 		{"nftables refused on v1.30.10: no nft in the image", withRKE2(debian12(), "v1.30.10+rke2r1"),
-			cfg(func(c *config.Config) { c.Backend, c.BackendSource, c.File = "nftables", "config", config.DefaultFile }), want{
+			cfg(func(c *config.Config) { c.Backend, c.BackendSource, c.File = "nftables", "config", hostfs.ConfigFile }), want{
 				backend: backend.IptablesNFT, source: "auto", refused: 1,
 				args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=nft"},
 				reasons: []string{"The override backend: nftables in /etc/rke2-proxy-backend/config.yaml asks for nftables, but RKE2's kube-proxy image for Kubernetes v1.30.10 lacks the nft binary (it ships from v1.30.11 on), so it is refused and auto-detection decides instead."},

@@ -8,6 +8,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 )
 
@@ -73,7 +74,7 @@ func withRKE2(f facts.Facts, version string, files ...rke2.File) facts.Facts {
 	if err != nil {
 		panic(err)
 	}
-	f.RKE2.Version, f.RKE2.Kubernetes, f.RKE2.ConfigFile = version, v, rke2.DefaultConfigFile
+	f.RKE2.Version, f.RKE2.Kubernetes, f.RKE2.ConfigFile = version, v, hostfs.RKE2ConfigFile
 	f.RKE2.Config = rke2.Merge(files)
 	return f
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 )
 
@@ -23,7 +24,7 @@ type pins struct {
 func readPins(f facts.Facts) pins {
 	main := f.RKE2.ConfigFile
 	if main == "" {
-		main = rke2.DefaultConfigFile
+		main = hostfs.RKE2ConfigFile
 	}
 	ours := rke2.DropInPath(main)
 	eff := f.RKE2.Config

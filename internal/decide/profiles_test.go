@@ -6,6 +6,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testhost"
 )
 
@@ -13,7 +14,7 @@ import (
 // reads a fake host, the real config loader reads its operator config and
 // kernel command line, and Decide must pick what that kind of node needs.
 func TestProfiles(t *testing.T) {
-	const cfgFile = config.DefaultFile
+	cfgFile := hostfs.ConfigFile
 	tests := []struct {
 		name string
 		host func(*testhost.Host)

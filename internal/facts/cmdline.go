@@ -4,6 +4,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 )
 
 // ParseCmdline splits a kernel command line into words the way systemd does
@@ -51,10 +53,10 @@ func ParseCmdline(s string) []string {
 // systemd-nspawn and other managers write /run/systemd/container, and
 // every container manager puts container= into PID 1's environment.
 func (p *probe) inContainer() bool {
-	if p.root.Exists("/run/systemd/container") {
+	if p.root.Exists(hostfs.SystemdContainer) {
 		return true
 	}
-	env, err := p.root.ReadFile("/proc/1/environ")
+	env, err := p.root.ReadFile(hostfs.Proc1Environ)
 	if err != nil {
 		return false
 	}
@@ -71,9 +73,9 @@ func (p *probe) inContainer() bool {
 // which systemd filters out too).
 func (p *probe) cmdline() []string {
 	if p.inContainer() {
-		data, ok := p.read("/proc/1/cmdline", "the kernel command line is unknown")
+		data, ok := p.read(hostfs.Proc1Cmdline, "the kernel command line is unknown")
 		if !ok {
-			p.problem("/proc/1/cmdline is missing in this container: kernel command line overrides are unknown.")
+			p.problem(hostfs.Proc1Cmdline + " is missing in this container: kernel command line overrides are unknown.")
 			return []string{}
 		}
 		args := strings.Split(strings.TrimRight(string(data), "\x00"), "\x00")
@@ -86,10 +88,10 @@ func (p *probe) cmdline() []string {
 		}
 		return words
 	}
-	data, ok := p.read("/proc/cmdline", "kernel command line overrides are unknown")
+	data, ok := p.read(hostfs.ProcCmdline, "kernel command line overrides are unknown")
 	if !ok {
-		if p.absent("/proc/cmdline") {
-			p.problem("/proc/cmdline is missing: kernel command line overrides are unknown.")
+		if p.absent(hostfs.ProcCmdline) {
+			p.problem(hostfs.ProcCmdline + " is missing: kernel command line overrides are unknown.")
 		}
 		return []string{}
 	}

@@ -4,12 +4,11 @@ import (
 	"path"
 	"sort"
 	"strings"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 )
 
 const (
-	pciDevicesDir = "/sys/bus/pci/devices"
-	dmiDir        = "/sys/class/dmi/id"
-	busDir        = "/sys/bus"
 	// maxDrivers bounds the driver walk; a big server has a few hundred.
 	maxDrivers = 4096
 	// maxPCIDevices bounds the device walk for the same reason.
@@ -21,28 +20,28 @@ func (p *probe) hardware() Hardware {
 	hw.DMIVendor = p.dmi("sys_vendor")
 	hw.DMIProduct = p.dmi("product_name")
 	if hw.DMIVendor == "" && hw.DMIProduct == "" {
-		p.problem("%s has no sys_vendor or product_name: DMI legacy triggers cannot match (normal in containers and on boards without DMI).", dmiDir)
+		p.problem("%s has no sys_vendor or product_name: DMI legacy triggers cannot match (normal in containers and on boards without DMI).", hostfs.DMIDir)
 	}
 	return hw
 }
 
 func (p *probe) pciDevices() []PCIDevice {
 	devices := []PCIDevice{}
-	entries, err := p.root.ReadDir(pciDevicesDir)
+	entries, err := p.root.ReadDir(hostfs.PCIDevicesDir)
 	if err != nil {
 		if isNotExist(err) {
-			p.problem("%s is missing: PCI legacy triggers cannot match (normal in containers and on hosts without PCI).", pciDevicesDir)
+			p.problem("%s is missing: PCI legacy triggers cannot match (normal in containers and on hosts without PCI).", hostfs.PCIDevicesDir)
 		} else {
-			p.unreadable("%s: %s: PCI devices are unknown; check that sysfs is mounted and readable", pciDevicesDir, errText(err))
+			p.unreadable("%s: %s: PCI devices are unknown; check that sysfs is mounted and readable", hostfs.PCIDevicesDir, errText(err))
 		}
 		return devices
 	}
 	for i, e := range entries {
 		if i >= maxPCIDevices {
-			p.problem("%s lists more than %d devices: only the first %d were read.", pciDevicesDir, maxPCIDevices, maxPCIDevices)
+			p.problem("%s lists more than %d devices: only the first %d were read.", hostfs.PCIDevicesDir, maxPCIDevices, maxPCIDevices)
 			break
 		}
-		dir := path.Join(pciDevicesDir, e.Name())
+		dir := path.Join(hostfs.PCIDevicesDir, e.Name())
 		dev := PCIDevice{
 			Address: e.Name(),
 			Vendor:  p.pciID(dir + "/vendor"),
@@ -67,7 +66,7 @@ func (p *probe) pciID(hostPath string) string {
 }
 
 func (p *probe) dmi(field string) string {
-	data, ok := p.read(path.Join(dmiDir, field), "DMI legacy triggers cannot match it")
+	data, ok := p.read(path.Join(hostfs.DMIDir, field), "DMI legacy triggers cannot match it")
 	if !ok {
 		return ""
 	}
@@ -77,24 +76,24 @@ func (p *probe) dmi(field string) string {
 // drivers lists the names under /sys/bus/*/drivers, sorted and unique.
 func (p *probe) drivers() []string {
 	seen := map[string]bool{}
-	buses, err := p.root.ReadDir(busDir)
+	buses, err := p.root.ReadDir(hostfs.SysBusDir)
 	if err != nil {
 		if isNotExist(err) {
-			p.problem("%s is missing: bound drivers are unknown, so driver legacy triggers cannot match.", busDir)
+			p.problem("%s is missing: bound drivers are unknown, so driver legacy triggers cannot match.", hostfs.SysBusDir)
 		} else {
-			p.unreadable("%s: %s: bound drivers are unknown; check that sysfs is mounted and readable", busDir, errText(err))
+			p.unreadable("%s: %s: bound drivers are unknown; check that sysfs is mounted and readable", hostfs.SysBusDir, errText(err))
 		}
 		return []string{}
 	}
 walk:
 	for _, bus := range buses {
-		drivers, err := p.root.ReadDir(path.Join(busDir, bus.Name(), "drivers"))
+		drivers, err := p.root.ReadDir(path.Join(hostfs.SysBusDir, bus.Name(), "drivers"))
 		if err != nil {
 			continue // buses without drivers are normal
 		}
 		for _, d := range drivers {
 			if len(seen) >= maxDrivers {
-				p.problem("%s holds more than %d drivers: only the first %d were read.", busDir, maxDrivers, maxDrivers)
+				p.problem("%s holds more than %d drivers: only the first %d were read.", hostfs.SysBusDir, maxDrivers, maxDrivers)
 				break walk
 			}
 			seen[d.Name()] = true

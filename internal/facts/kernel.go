@@ -7,9 +7,9 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-)
 
-const osreleasePath = "/proc/sys/kernel/osrelease"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+)
 
 // releasePattern takes major.minor[.patch] off the front of a release such
 // as "6.1.0-18-amd64", "4.4.302+" or "5.14.0-427.el9.x86_64".
@@ -30,25 +30,6 @@ func ParseRelease(release string) (major, minor, patch int, ok bool) {
 	return major, minor, patch, true
 }
 
-// configCandidates are the places kubeadm's preflight (k8s.io/system-validators,
-// kernel_validator.go loadKConfigs) looks for the running kernel's config,
-// in its order, plus /lib/modules/$r/config next to its /usr twin for hosts
-// without a merged /usr.
-func configCandidates(release string) []string {
-	return []string{
-		"/proc/config.gz",
-		"/boot/config-" + release,
-		"/usr/src/linux-" + release + "/.config",
-		"/usr/src/linux/.config",
-		"/usr/lib/modules/" + release + "/config",
-		"/lib/modules/" + release + "/config",
-		"/usr/lib/ostree-boot/config-" + release,
-		"/usr/lib/kernel/config-" + release,
-		"/usr/src/linux-headers-" + release + "/.config",
-		"/lib/modules/" + release + "/build/.config",
-	}
-}
-
 // releaseForPaths is the release when it can name files under /lib/modules
 // and /boot: parsed and made of the characters kernel releases use. A
 // garbage release is reported once and then not used to build paths.
@@ -67,17 +48,17 @@ func releaseForPaths(k Kernel) string {
 // kernelRelease reads the release; kernelConfig fills in the config.
 func (p *probe) kernelRelease() Kernel {
 	k := Kernel{Config: unknownConfig()}
-	data, ok := p.read(osreleasePath, "the kernel release is unknown")
+	data, ok := p.read(hostfs.KernelOSRelease, "the kernel release is unknown")
 	if !ok {
-		if p.absent(osreleasePath) {
-			p.problem("%s is missing: the kernel release is unknown, so version-dependent kernel checks cannot be made.", osreleasePath)
+		if p.absent(hostfs.KernelOSRelease) {
+			p.problem("%s is missing: the kernel release is unknown, so version-dependent kernel checks cannot be made.", hostfs.KernelOSRelease)
 		}
 	} else {
 		k.Release = strings.TrimSpace(string(data))
 		var parsed bool
 		k.Major, k.Minor, k.Patch, parsed = ParseRelease(k.Release)
 		if !parsed {
-			p.unreadable("%s: release %q does not start with major.minor: the kernel version is unknown; a real kernel always writes one, so check --root", osreleasePath, clip(k.Release))
+			p.unreadable("%s: release %q does not start with major.minor: the kernel version is unknown; a real kernel always writes one, so check --root", hostfs.KernelOSRelease, clip(k.Release))
 		}
 	}
 	return k
@@ -96,10 +77,7 @@ func unknownConfig() map[string]Tristate {
 // generator still decides on the best information there is.
 func (p *probe) kernelConfig(k *Kernel) {
 	release := releaseForPaths(*k)
-	candidates := configCandidates(release)
-	if release == "" {
-		candidates = []string{"/proc/config.gz", "/usr/src/linux/.config"}
-	}
+	candidates := hostfs.KernelConfigFiles(release)
 	for _, path := range candidates {
 		data, ok := p.read(path, "the kernel config cannot be read from it")
 		if !ok {

@@ -7,6 +7,8 @@ import (
 	"path"
 	"sort"
 	"strings"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 )
 
 // Module files in modules.dep / modules.builtin end in one of these.
@@ -95,13 +97,13 @@ func validModule(name string) bool {
 
 func (p *probe) modules(release string) Modules {
 	m := Modules{Loaded: []string{}, Builtin: []string{}, Available: []string{}}
-	m.Loaded, m.LoadedKnown = p.moduleList("/proc/modules", ParseProcModules, "loaded modules are unknown",
-		"/proc/modules is missing: loaded modules are unknown (normal on kernels built without module support).")
+	m.Loaded, m.LoadedKnown = p.moduleList(hostfs.ProcModules, ParseProcModules, "loaded modules are unknown",
+		hostfs.ProcModules+" is missing: loaded modules are unknown (normal on kernels built without module support).")
 	if release == "" {
-		p.problem("Built-in and available modules are unknown: the kernel release is unknown, so /lib/modules/<release> cannot be found.")
+		p.problem("Built-in and available modules are unknown: the kernel release is unknown, so " + hostfs.ModulesDir + "/<release> cannot be found.")
 		return m
 	}
-	dir := "/lib/modules/" + release
+	dir := hostfs.ModulesDir + "/" + release
 	m.Builtin, m.BuiltinKnown = p.moduleList(dir+"/modules.builtin", ParseModulesBuiltin, "built-in modules are unknown",
 		dir+"/modules.builtin is missing: built-in modules are unknown.")
 	m.Available, m.AvailableKnown = p.moduleList(dir+"/modules.dep", ParseModulesDep, "loadable modules are unknown",

@@ -6,6 +6,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/plan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testhost"
 )
@@ -18,13 +19,13 @@ func TestPreviousPlanReadsWhatPlanWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.File(plan.Path, string(data))
+	h.File(hostfs.PlanFile, string(data))
 	f := facts.Probe(h.Root(), facts.Options{})
 	if f.PreviousPlan != string(backend.IptablesLegacy) || len(f.Unreadable) != 0 {
 		t.Errorf("previous plan %q, unreadable %q", f.PreviousPlan, f.Unreadable)
 	}
 
-	h.File(plan.Path, `{"decision":{"backend":"modern"}}`)
+	h.File(hostfs.PlanFile, `{"decision":{"backend":"modern"}}`)
 	f = facts.Probe(h.Root(), facts.Options{})
 	if f.PreviousPlan != "" || len(f.Unreadable) != 1 {
 		t.Errorf("previous plan %q, unreadable %q", f.PreviousPlan, f.Unreadable)

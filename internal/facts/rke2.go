@@ -6,11 +6,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 )
-
-// defaultDataDir is RKE2's data-dir unless its config moves it.
-const defaultDataDir = "/var/lib/rancher/rke2"
 
 // dataDirPattern matches the runtime directories RKE2 extracts into
 // <data-dir>/data: the runtime image tag plus a 12-hex digest
@@ -18,7 +16,7 @@ const defaultDataDir = "/var/lib/rancher/rke2"
 var dataDirPattern = regexp.MustCompile(`^(v[0-9]+\.[0-9]+\.[0-9]+)-(rke2r([0-9]+))-[0-9a-f]{12}$`)
 
 func (p *probe) rke2() RKE2 {
-	r := RKE2{Units: p.rke2Units(), ConfigFile: rke2.DefaultConfigFile}
+	r := RKE2{Units: p.rke2Units(), ConfigFile: hostfs.RKE2ConfigFile}
 	for _, u := range r.Units { // server first: it is the role that runs when both exist
 		if u.ConfigFile != "" {
 			r.ConfigFile = u.ConfigFile
@@ -34,7 +32,7 @@ func (p *probe) rke2() RKE2 {
 	}
 	r.Config = eff
 
-	dataDir := defaultDataDir
+	dataDir := hostfs.RKE2DataDir
 	if d, ok := eff.Values["data-dir"].(string); ok && path.IsAbs(d) {
 		dataDir = d
 	}

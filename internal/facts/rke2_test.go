@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testhost"
 )
@@ -23,7 +24,7 @@ func TestProbeRKE2Layouts(t *testing.T) {
 			if !slices.Equal(f.RKE2.Units, want) {
 				t.Errorf("units %+v, want %+v", f.RKE2.Units, want)
 			}
-			if f.RKE2.ConfigFile != rke2.DefaultConfigFile {
+			if f.RKE2.ConfigFile != hostfs.RKE2ConfigFile {
 				t.Errorf("config file %q", f.RKE2.ConfigFile)
 			}
 		})

@@ -4,21 +4,9 @@ import (
 	"bufio"
 	"path"
 	"strings"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 )
-
-// unitDirs are where RKE2's units land, in systemd's precedence order:
-// /etc/systemd/system (install.sh with a /opt/rke2 prefix), then
-// /usr/local/lib/systemd/system (tarball), then /usr/lib and /lib (RPM).
-var unitDirs = []string{
-	"/etc/systemd/system",
-	"/usr/local/lib/systemd/system",
-	"/usr/lib/systemd/system",
-	"/lib/systemd/system",
-}
-
-// defaultEnvFiles are RKE2's EnvironmentFile= lines, used when a unit has
-// none of its own (%N is the unit name without ".service").
-var defaultEnvFiles = []string{"/etc/default/%N", "/etc/sysconfig/%N", "/usr/local/lib/systemd/system/%N.env"}
 
 // unitFile is what the probe needs from a unit's [Service] section.
 type unitFile struct {
@@ -125,7 +113,7 @@ func (p *probe) unitEnv(name string, u unitFile) map[string]string {
 	}
 	files := u.envFiles
 	if len(files) == 0 {
-		files = defaultEnvFiles
+		files = hostfs.RKE2EnvFiles
 	}
 	short := strings.TrimSuffix(name, ".service")
 	for _, f := range files {
@@ -143,12 +131,12 @@ func (p *probe) unitEnv(name string, u unitFile) map[string]string {
 }
 
 // rke2Units finds rke2-server.service and rke2-agent.service; for each name
-// the first directory in unitDirs wins, as in systemd.
+// the first directory in hostfs.UnitSearchDirs wins, as in systemd.
 func (p *probe) rke2Units() []RKE2Unit {
 	units := []RKE2Unit{}
 	for _, role := range []string{"server", "agent"} {
 		name := "rke2-" + role + ".service"
-		for _, dir := range unitDirs {
+		for _, dir := range hostfs.UnitSearchDirs {
 			unitPath := path.Join(dir, name)
 			data, ok := p.read(unitPath, "this RKE2 unit's binary and config file are unknown")
 			if !ok {
@@ -168,7 +156,7 @@ func (p *probe) rke2Units() []RKE2Unit {
 		}
 	}
 	if len(units) == 0 {
-		p.problem("No rke2-server.service or rke2-agent.service in %s: RKE2 is not installed (yet), so there is nothing to configure.", strings.Join(unitDirs, ", "))
+		p.problem("No rke2-server.service or rke2-agent.service in %s: RKE2 is not installed (yet), so there is nothing to configure.", strings.Join(hostfs.UnitSearchDirs, ", "))
 	}
 	return units
 }

@@ -3,18 +3,16 @@ package facts
 import (
 	"path"
 	"strings"
-)
 
-// iptablesCommands are where distributions put the iptables command, in
-// the order a root shell's PATH finds them (usrmerged hosts have both).
-var iptablesCommands = []string{"/usr/sbin/iptables", "/sbin/iptables", "/etc/alternatives/iptables"}
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+)
 
 // maxHops bounds a symlink chain like the kernel's ELOOP limit.
 const maxHops = 40
 
 func (p *probe) userspace() Userspace {
 	u := Userspace{IptablesAlternative: "unknown"}
-	for _, cmd := range iptablesCommands {
+	for _, cmd := range hostfs.IptablesCommands {
 		if !p.root.Exists(cmd) && !p.isLink(cmd) {
 			continue
 		}
@@ -24,12 +22,12 @@ func (p *probe) userspace() Userspace {
 		break
 	}
 	if u.IptablesPath == "" {
-		p.problem("No iptables command found (looked at %s): the host's iptables flavour is unknown.", strings.Join(iptablesCommands, ", "))
+		p.problem("No iptables command found (looked at %s): the host's iptables flavour is unknown.", strings.Join(hostfs.IptablesCommands, ", "))
 	} else if u.IptablesAlternative == "unknown" {
 		p.problem("%s does not say whether it is iptables-legacy or iptables-nft: the host's iptables flavour is unknown.", u.IptablesPath)
 	}
-	u.LegacyTablesIPv4 = p.tableNames("/proc/net/ip_tables_names")
-	u.LegacyTablesIPv6 = p.tableNames("/proc/net/ip6_tables_names")
+	u.LegacyTablesIPv4 = p.tableNames(hostfs.IPTablesNames)
+	u.LegacyTablesIPv6 = p.tableNames(hostfs.IP6TablesNames)
 	return u
 }
 

@@ -11,10 +11,6 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 )
 
-// DefaultModprobe is modprobe's host path (resolved under the root, so a
-// fixture root brings its own fake).
-const DefaultModprobe = "/sbin/modprobe"
-
 // modprobeTimeout bounds one modprobe call: apply runs before RKE2 starts
 // and must not hang a boot on a stuck module init.
 const modprobeTimeout = 30 * time.Second
@@ -22,7 +18,7 @@ const modprobeTimeout = 30 * time.Second
 // Loader loads modules with modprobe.
 type Loader struct {
 	Root hostfs.Root
-	// Modprobe is modprobe's host path; "" means DefaultModprobe.
+	// Modprobe is modprobe's host path; "" means hostfs.Modprobe.
 	Modprobe string
 	// Log receives one line per side effect ([started]/[finished]/[failed]).
 	Log func(format string, args ...any)
@@ -92,7 +88,7 @@ func (l Loader) Load(ctx context.Context, state State, modules []string) Result 
 	}
 	modprobe := l.Modprobe
 	if modprobe == "" {
-		modprobe = DefaultModprobe
+		modprobe = hostfs.Modprobe
 	}
 	run := l.run
 	if run == nil {

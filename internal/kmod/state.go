@@ -15,12 +15,6 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 )
 
-// Host paths the module state is read from.
-const (
-	ProcModules = "/proc/modules"
-	ModulesDir  = "/lib/modules"
-)
-
 // State is what the kernel has: modules loaded now and modules built in.
 type State struct {
 	// Supported is false when /proc/modules is absent: the kernel was built
@@ -50,12 +44,12 @@ func Normalize(name string) string { return strings.ReplaceAll(name, "-", "_") }
 // known from it; an unreadable one is an error.
 func ReadState(root hostfs.Root, release string) (State, error) {
 	s := State{Loaded: map[string]bool{}, Builtin: map[string]bool{}, Available: map[string]bool{}}
-	data, err := root.ReadFile(ProcModules)
+	data, err := root.ReadFile(hostfs.ProcModules)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return s, nil
 	case err != nil:
-		return s, fmt.Errorf("read %s: %w", root.Path(ProcModules), err)
+		return s, fmt.Errorf("read %s: %w", root.Path(hostfs.ProcModules), err)
 	}
 	s.Supported = true
 	for _, line := range strings.Split(string(data), "\n") {
@@ -66,7 +60,7 @@ func ReadState(root hostfs.Root, release string) (State, error) {
 	if release == "" || strings.Contains(release, "/") {
 		return s, nil
 	}
-	dir := path.Join(ModulesDir, release)
+	dir := path.Join(hostfs.ModulesDir, release)
 	if err := readLines(root, path.Join(dir, "modules.builtin"), func(line string) {
 		// kernel/net/netfilter/nf_tables.ko -> nf_tables
 		if name, ok := moduleName(line); ok {

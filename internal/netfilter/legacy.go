@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 )
 
@@ -25,8 +26,8 @@ type legacyFamily struct {
 
 func (s *System) legacyFamilies() []legacyFamily {
 	return []legacyFamily{
-		{rules.IPv4, "/proc/net/ip_tables_names", s.IptablesLegacySave},
-		{rules.IPv6, "/proc/net/ip6_tables_names", s.Ip6tablesLegacySave},
+		{rules.IPv4, hostfs.IPTablesNames, s.IptablesLegacySave},
+		{rules.IPv6, hostfs.IP6TablesNames, s.Ip6tablesLegacySave},
 	}
 }
 

@@ -36,8 +36,8 @@ type System struct {
 func NewSystem(root hostfs.Root) *System {
 	return &System{
 		Root:                root,
-		IptablesLegacySave:  "iptables-legacy-save",
-		Ip6tablesLegacySave: "ip6tables-legacy-save",
+		IptablesLegacySave:  hostfs.IptablesLegacySave,
+		Ip6tablesLegacySave: hostfs.Ip6tablesLegacySave,
 		lookPath:            exec.LookPath,
 		run:                 execRun,
 	}

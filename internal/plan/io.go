@@ -20,30 +20,30 @@ func Marshal(p Plan) ([]byte, error) {
 	return append(data, '\n'), nil
 }
 
-// Write records p at Path under root, atomically. It reports whether the
+// Write records p at hostfs.PlanFile under root, atomically. It reports whether the
 // file changed.
 func Write(root hostfs.Root, p Plan) (bool, error) {
 	data, err := Marshal(p)
 	if err != nil {
 		return false, err
 	}
-	changed, err := root.WriteFileAtomic(Path, data, Mode)
+	changed, err := root.WriteFileAtomic(hostfs.PlanFile, data, Mode)
 	if err != nil {
-		return false, fmt.Errorf("write plan %s: %w", root.Path(Path), err)
+		return false, fmt.Errorf("write plan %s: %w", root.Path(hostfs.PlanFile), err)
 	}
 	return changed, nil
 }
 
-// Read loads the plan at Path under root. A missing file is returned as an
+// Read loads the plan at hostfs.PlanFile under root. A missing file is returned as an
 // error satisfying errors.Is(err, fs.ErrNotExist): apply has not run this boot.
 func Read(root hostfs.Root) (Plan, error) {
 	var p Plan
-	data, err := root.ReadFile(Path)
+	data, err := root.ReadFile(hostfs.PlanFile)
 	if err != nil {
-		return p, fmt.Errorf("read plan %s: %w", root.Path(Path), err)
+		return p, fmt.Errorf("read plan %s: %w", root.Path(hostfs.PlanFile), err)
 	}
 	if err := json.Unmarshal(data, &p); err != nil {
-		return p, fmt.Errorf("plan %s is not valid JSON (%w); run `rke2-proxy-backend apply` to rewrite it", root.Path(Path), err)
+		return p, fmt.Errorf("plan %s is not valid JSON (%w); run `rke2-proxy-backend apply` to rewrite it", root.Path(hostfs.PlanFile), err)
 	}
 	return p, nil
 }

@@ -29,7 +29,7 @@ func TestWriteReadRoundTripAndIdempotence(t *testing.T) {
 	if err != nil || !changed {
 		t.Fatalf("first Write = %v, %v", changed, err)
 	}
-	fi, err := os.Stat(root.Path(Path))
+	fi, err := os.Stat(root.Path(hostfs.PlanFile))
 	if err != nil || fi.Mode().Perm() != Mode {
 		t.Fatalf("plan file %v mode %v, want %v", err, fi.Mode().Perm(), os.FileMode(Mode))
 	}
@@ -44,7 +44,7 @@ func TestWriteReadRoundTripAndIdempotence(t *testing.T) {
 
 func TestReadCorrupt(t *testing.T) {
 	root := hostfs.New(t.TempDir())
-	p := root.Path(Path)
+	p := root.Path(hostfs.PlanFile)
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		t.Fatal(err)
 	}

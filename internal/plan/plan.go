@@ -6,10 +6,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
 )
 
-// Path is where apply records the plan (tmpfs: gone after a reboot).
-const Path = "/run/rke2-proxy-backend/plan.json"
-
-// Plan is the JSON document at Path.
+// Plan is the JSON document at hostfs.PlanFile (tmpfs: gone after a reboot).
 type Plan struct {
 	Decision decide.Decision `json:"decision"`
 	// DropIn is the RKE2 drop-in written ("" in dry runs or when nothing was needed).

@@ -26,8 +26,8 @@ func writeRoot(t *testing.T, files map[string]string) hostfs.Root {
 	return hostfs.New(dir)
 }
 
-const mainCfg = DefaultConfigFile
-const dropDir = DefaultConfigFile + ".d/"
+const mainCfg = hostfs.RKE2ConfigFile
+const dropDir = hostfs.RKE2ConfigFile + ".d/"
 
 func TestLoadEffectiveMergesLikeRKE2(t *testing.T) {
 	root := writeRoot(t, map[string]string{
@@ -41,7 +41,7 @@ func TestLoadEffectiveMergesLikeRKE2(t *testing.T) {
 		"/etc/rancher/rke2/other.yaml":      "never: read\n",
 		dropDir + "80-plain-after-plus.yml": "disable-kube-proxy: yes\n",
 	})
-	eff, err := LoadEffective(root, DefaultConfigFile)
+	eff, err := LoadEffective(root, hostfs.RKE2ConfigFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +132,7 @@ func TestReadFilesDropInsWithoutMainFile(t *testing.T) {
 }
 
 func TestReadFilesNothingThere(t *testing.T) {
-	eff, err := LoadEffective(hostfs.New(t.TempDir()), DefaultConfigFile)
+	eff, err := LoadEffective(hostfs.New(t.TempDir()), hostfs.RKE2ConfigFile)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func TestBadYAMLNamesFileAndLine(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			root := writeRoot(t, map[string]string{dropDir + "10-bad.yaml": content})
-			_, err := LoadEffective(root, DefaultConfigFile)
+			_, err := LoadEffective(root, hostfs.RKE2ConfigFile)
 			if err == nil {
 				t.Fatal("no error")
 			}

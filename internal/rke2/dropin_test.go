@@ -10,6 +10,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 )
 
 // parseDropIn reads rendered YAML back the way RKE2 would see it.
@@ -132,7 +133,7 @@ func TestRenderDropInRefuses(t *testing.T) {
 
 func TestDropInPath(t *testing.T) {
 	for in, want := range map[string]string{
-		DefaultConfigFile:              "/etc/rancher/rke2/config.yaml.d/60-proxy-backend.yaml",
+		hostfs.RKE2ConfigFile:          "/etc/rancher/rke2/config.yaml.d/60-proxy-backend.yaml",
 		"/opt/rke2/cfg.yaml":           "/opt/rke2/cfg.yaml.d/60-proxy-backend.yaml",
 		"etc/x/../rancher/config.yaml": "/etc/rancher/config.yaml.d/60-proxy-backend.yaml",
 	} {
@@ -143,15 +144,15 @@ func TestDropInPath(t *testing.T) {
 }
 
 func TestLaterOverrides(t *testing.T) {
-	dir := DefaultConfigFile + ".d/"
+	dir := hostfs.RKE2ConfigFile + ".d/"
 	files := []File{
-		{Path: DefaultConfigFile, Values: map[string]any{"kube-proxy-arg": []string{"a=b"}}},
+		{Path: hostfs.RKE2ConfigFile, Values: map[string]any{"kube-proxy-arg": []string{"a=b"}}},
 		{Path: dir + "50-rancher.yaml", Values: map[string]any{"kube-proxy-arg": "x=y"}},
 		{Path: dir + DropInName, Values: map[string]any{"kube-proxy-arg+": []string{"proxy-mode=iptables"}}},
 		{Path: dir + "70-append.yaml", Values: map[string]any{"kube-proxy-arg+": "v=2"}},
 		{Path: dir + "90-wipe.yaml", Values: map[string]any{"kube-proxy-extra-env": "A=b", "node-label": "x=y"}},
 	}
-	got := LaterOverrides(files, DefaultConfigFile, []string{KeyKubeProxyArg, KeyKubeProxyExtraEnv})
+	got := LaterOverrides(files, hostfs.RKE2ConfigFile, []string{KeyKubeProxyArg, KeyKubeProxyExtraEnv})
 	if len(got) != 1 || !strings.Contains(got[0], "90-wipe.yaml") || !strings.Contains(got[0], `"kube-proxy-extra-env"`) {
 		t.Errorf("LaterOverrides = %q, want one warning about 90-wipe.yaml's kube-proxy-extra-env", got)
 	}

@@ -13,13 +13,10 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 )
 
-// StatusPath is where the last result is kept for operators and tools.
-const StatusPath = "/run/rke2-proxy-backend/status.json"
-
 // MetricsFile is the textfile node_exporter picks up from its directory.
 const MetricsFile = "rke2_proxy_backend.prom"
 
-// JSON is the result as printed with -o json and stored in StatusPath.
+// JSON is the result as printed with -o json and stored in hostfs.StatusFile.
 func JSON(r *Result) ([]byte, error) {
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
@@ -28,14 +25,14 @@ func JSON(r *Result) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// WriteStatus stores r atomically at StatusPath under root.
+// WriteStatus stores r atomically at hostfs.StatusFile under root.
 func WriteStatus(root hostfs.Root, r *Result) error {
 	b, err := JSON(r)
 	if err != nil {
 		return err
 	}
-	if _, err := root.WriteFileAtomic(StatusPath, b, 0o644); err != nil {
-		return fmt.Errorf("write status %s: %w", root.Path(StatusPath), err)
+	if _, err := root.WriteFileAtomic(hostfs.StatusFile, b, 0o644); err != nil {
+		return fmt.Errorf("write status %s: %w", root.Path(hostfs.StatusFile), err)
 	}
 	return nil
 }

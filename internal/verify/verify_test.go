@@ -173,7 +173,7 @@ func TestOutputs(t *testing.T) {
 	if err := WriteStatus(root, res); err != nil {
 		t.Fatal(err)
 	}
-	if b, err := os.ReadFile(filepath.Join(dir, StatusPath)); err != nil || !strings.Contains(string(b), `"ok": false`) {
+	if b, err := os.ReadFile(filepath.Join(dir, hostfs.StatusFile)); err != nil || !strings.Contains(string(b), `"ok": false`) {
 		t.Errorf("status.json: %v\n%s", err, b)
 	}
 	note, err := WriteMetrics(root, "/var/lib/node-exporter", res, time.Now())

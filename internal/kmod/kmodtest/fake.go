@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 )
 
 // script behaves like modprobe against the fixture tree: a module listed in
@@ -26,10 +28,10 @@ echo "modprobe: FATAL: Module $1 not found in directory /lib/modules/RELEASE" >&
 exit 1
 `
 
-// Install writes the fake as <rootDir>/sbin/modprobe for kernel release.
+// Install writes the fake as <rootDir>/<hostfs.Modprobe> for kernel release.
 func Install(t testing.TB, rootDir, release string) {
 	t.Helper()
-	p := filepath.Join(rootDir, "sbin", "modprobe")
+	p := filepath.Join(rootDir, hostfs.Modprobe)
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,166 @@
+package hostfs
+
+// Every host path and helper binary the program uses, in one place (like
+// coreos/ignition's internal/distro). Each is a path on the host as seen
+// from "/": callers read and write them through a Root, so --root and
+// RKE2_PROXY_BACKEND_ROOT move all of them at once for tests.
+//
+// Vars are the ones a distribution may have to move; a package build sets
+// them at link time, e.g.
+//
+//	go build -ldflags '-X github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs.Binary=/opt/bin/rke2-proxy-backend'
+//
+// -X only sets a string var initialised with a literal, so keep each one
+// that way, and use these names directly rather than copying them into other
+// packages' vars: one name per path keeps grep honest. Consts are paths the
+// kernel, systemd or RKE2 define: moving them would be a bug, not a port.
+
+// Where our own packages install things (packaging/nfpm.yaml must agree).
+var (
+	// Binary is the installed tool. The generated drop-ins run it by this
+	// absolute path: ExecStartPre= must not depend on PATH, and systemd
+	// runs the drop-ins before any profile could set one.
+	Binary = "/usr/bin/rke2-proxy-backend"
+	// ShippedUnitDir holds our shipped units: the distribution's unit directory
+	// (/usr/lib on merged-/usr and RPM hosts), not /etc, which is the
+	// administrator's.
+	ShippedUnitDir = "/usr/lib/systemd/system"
+	// ConfigFile is the operator's config: /etc, because the operator owns it
+	// and packages mark it as a conffile.
+	ConfigFile = "/etc/rke2-proxy-backend/config.yaml"
+	// TextfileDir is the default verify.textfile_dir: the directory Debian's
+	// prometheus-node-exporter package reads textfile metrics from.
+	TextfileDir = "/var/lib/prometheus/node-exporter"
+)
+
+// Our runtime state. /run is a tmpfs emptied at boot, which is the point:
+// the plan and the status describe this boot only, and a stale plan from a
+// previous boot must never pin a backend.
+const (
+	// RunDir holds our per-boot state.
+	RunDir = "/run/rke2-proxy-backend"
+	// PlanFile is the decision apply recorded this boot; verify, cleanup
+	// and the next daemon-reload's generator read it.
+	PlanFile = RunDir + "/plan.json"
+	// StatusFile is verify's last result, for operators and tools.
+	StatusFile = RunDir + "/status.json"
+)
+
+// Helper binaries.
+var (
+	// Modprobe is a host path resolved under the root, so a fixture root
+	// brings its own fake. /sbin works on merged-/usr hosts too (/sbin is
+	// a link to usr/sbin there) and on the few that are not merged.
+	Modprobe = "/sbin/modprobe"
+
+	// The iptables dump and load tools are looked up in PATH, like
+	// kube-proxy's own iptables wrapper does, because distributions put
+	// them in /sbin, /usr/sbin or both. The -legacy/-nft names are used,
+	// never plain iptables-save: that is whichever flavour the host's
+	// alternatives point at, and we must read a specific backend.
+	IptablesLegacySave     = "iptables-legacy-save"
+	Ip6tablesLegacySave    = "ip6tables-legacy-save"
+	IptablesLegacyRestore  = "iptables-legacy-restore"
+	Ip6tablesLegacyRestore = "ip6tables-legacy-restore"
+	IptablesNFTSave        = "iptables-nft-save"
+	Ip6tablesNFTSave       = "ip6tables-nft-save"
+	IptablesNFTRestore     = "iptables-nft-restore"
+	Ip6tablesNFTRestore    = "ip6tables-nft-restore"
+	// NFT is nftables' command-line tool, looked up in PATH.
+	NFT = "nft"
+)
+
+// IptablesCommands are where distributions put the iptables command, in
+// the order a root shell's PATH finds them (usrmerged hosts have both);
+// /etc/alternatives/iptables catches Debian hosts whose /usr/sbin entry is
+// missing but whose alternative is set.
+var IptablesCommands = []string{"/usr/sbin/iptables", "/sbin/iptables", "/etc/alternatives/iptables"}
+
+// RKE2's paths, as RKE2 itself defines them (rancher/rke2 defaults).
+const (
+	// RKE2ConfigFile is RKE2's main config when RKE2_CONFIG_FILE is unset.
+	RKE2ConfigFile = "/etc/rancher/rke2/config.yaml"
+	// RKE2DataDir is RKE2's data-dir unless its config moves it.
+	RKE2DataDir = "/var/lib/rancher/rke2"
+)
+
+// UnitSearchDirs are where RKE2's units land, in systemd's precedence order:
+// /etc/systemd/system (install.sh with a /opt/rke2 prefix), then
+// /usr/local/lib/systemd/system (tarball), then /usr/lib and /lib (RPM).
+var UnitSearchDirs = []string{
+	"/etc/systemd/system",
+	"/usr/local/lib/systemd/system",
+	"/usr/lib/systemd/system",
+	"/lib/systemd/system",
+}
+
+// RKE2EnvFiles are RKE2's units' EnvironmentFile= lines, used when a unit
+// has none of its own (%N is the unit name without ".service").
+var RKE2EnvFiles = []string{"/etc/default/%N", "/etc/sysconfig/%N", "/usr/local/lib/systemd/system/%N.env"}
+
+// systemd's own markers.
+const (
+	// InitrdRelease marks an initrd when SYSTEMD_IN_INITRD is not set
+	// (systemd before 251 does not set it).
+	InitrdRelease = "/etc/initrd-release"
+	// SystemdContainer is written by systemd-nspawn and other container
+	// managers; systemd reads it to know it runs in a container.
+	SystemdContainer = "/run/systemd/container"
+)
+
+// Kernel interfaces: fixed by the kernel ABI.
+const (
+	// Kmsg is the kernel log device. Generators run before journald, and
+	// systemd.generator(7) asks them to log there.
+	Kmsg = "/dev/kmsg"
+	// ProcCmdline is the kernel command line.
+	ProcCmdline = "/proc/cmdline"
+	// Proc1Cmdline and Proc1Environ are PID 1's arguments and environment:
+	// inside a container systemd takes its "kernel" command line from its
+	// own arguments and learns it is in a container from container=.
+	Proc1Cmdline = "/proc/1/cmdline"
+	Proc1Environ = "/proc/1/environ"
+	// KernelOSRelease is the running kernel's release (uname -r).
+	KernelOSRelease = "/proc/sys/kernel/osrelease"
+	// ProcModules lists loaded modules; it is absent on kernels built
+	// without module support.
+	ProcModules = "/proc/modules"
+	// ModulesDir holds each kernel release's modules, modules.dep and
+	// modules.builtin. /lib, not /usr/lib: kmod looks there, and merged-/usr
+	// hosts link it.
+	ModulesDir = "/lib/modules"
+	// ProcConfigGz is the running kernel's config when built with IKCONFIG_PROC.
+	ProcConfigGz = "/proc/config.gz"
+	// IPTablesNames and IP6TablesNames list the legacy x_tables tables in
+	// use in this network namespace; reading them creates nothing.
+	IPTablesNames  = "/proc/net/ip_tables_names"
+	IP6TablesNames = "/proc/net/ip6_tables_names"
+	// PCIDevicesDir, DMIDir and SysBusDir describe the hardware (NICs whose
+	// drivers need particular modules, the machine's vendor).
+	PCIDevicesDir = "/sys/bus/pci/devices"
+	DMIDir        = "/sys/class/dmi/id"
+	SysBusDir     = "/sys/bus"
+)
+
+// KernelConfigFiles are the places kubeadm's preflight
+// (k8s.io/system-validators, kernel_validator.go loadKConfigs) looks for the
+// running kernel's config, in its order, plus /lib/modules/$r/config next to
+// its /usr twin for hosts without a merged /usr. With release "" (unknown
+// or unusable in a path) only the release-independent places are left.
+func KernelConfigFiles(release string) []string {
+	if release == "" {
+		return []string{ProcConfigGz, "/usr/src/linux/.config"}
+	}
+	return []string{
+		ProcConfigGz,
+		"/boot/config-" + release,
+		"/usr/src/linux-" + release + "/.config",
+		"/usr/src/linux/.config",
+		"/usr/lib/modules/" + release + "/config",
+		ModulesDir + "/" + release + "/config",
+		"/usr/lib/ostree-boot/config-" + release,
+		"/usr/lib/kernel/config-" + release,
+		"/usr/src/linux-headers-" + release + "/.config",
+		ModulesDir + "/" + release + "/build/.config",
+	}
+}
