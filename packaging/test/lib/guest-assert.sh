@@ -152,6 +152,10 @@ esac
 check "RKE2's merged config carries $want_env" grep -qF "$want_env" /var/lib/rke2-standin/config.json
 
 check "apply recorded the plan for $expect" grep -q "\"backend\": *\"$expect\"" /run/rke2-proxy-backend/plan.json
+# apply's decision as a structured journal entry with its fixed MESSAGE_ID
+# (internal/apply/journal.go), which operators query by field.
+check "apply logged the decision to the journal (MESSAGE_ID, RKE2_PROXY_BACKEND=$expect)" \
+	sh -c "journalctl -b --no-pager -o verbose MESSAGE_ID=1b14b41052e045ea98937833f439b4e5 | grep -qx '    RKE2_PROXY_BACKEND=$expect'"
 
 # 4. verify ran after RKE2 was ready, and passed.
 vstarted=$(prop $verify ExecMainStartTimestampMonotonic)
