@@ -11,6 +11,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/loadcmd"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nstest"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
@@ -39,11 +40,7 @@ func loadRendered(t *testing.T, b backend.Backend) {
 		t.Fatal(err)
 	}
 	for _, fam := range []rules.Family{rules.IPv4, rules.IPv6} {
-		argv := []string{"nft", "-f", "-"}
-		if b != backend.NFTables {
-			prefix := map[rules.Family]string{rules.IPv4: "iptables", rules.IPv6: "ip6tables"}[fam]
-			argv = []string{prefix + "-" + b.IptablesMode() + "-restore", "-w", "5", "--noflush"}
-		}
+		argv := loadcmd.Argv(b, fam)
 		cmd := exec.Command(argv[0], argv[1:]...)
 		cmd.Stdin = strings.NewReader(rules.FormatFamily(rs, fam))
 		if out, err := cmd.CombinedOutput(); err != nil {

@@ -9,29 +9,12 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/loadcmd"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nstest"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
 )
-
-// loaders name the tool that loads one family's canonical text.
-func loader(b backend.Backend, fam rules.Family) []string {
-	if b == backend.NFTables {
-		return []string{"nft", "-f", "-"}
-	}
-	prefix := "iptables"
-	if fam == rules.IPv6 {
-		prefix = "ip6tables"
-	}
-	flavour := "legacy"
-	if b == backend.IptablesNFT {
-		flavour = "nft"
-	}
-	// --noflush: the family may already hold the reference dump's rules.
-	// -w: the xtables lock is one file for every namespace on the machine.
-	return []string{prefix + "-" + flavour + "-restore", "-w", "5", "--noflush"}
-}
 
 // loadExpected renders kube-proxy's expected footprint and loads it.
 func loadExpected(t *testing.T, b backend.Backend, services int, fams ...rules.Family) {
@@ -46,7 +29,7 @@ func loadRendered(t *testing.T, opts expected.Options) {
 		t.Fatal(err)
 	}
 	for _, fam := range opts.Families {
-		argv := loader(opts.Backend, fam)
+		argv := loadcmd.Argv(opts.Backend, fam)
 		cmd := exec.Command(argv[0], argv[1:]...)
 		body := rules.FormatFamily(rs, fam)
 		cmd.Stdin = strings.NewReader(body)

@@ -10,28 +10,11 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/loadcmd"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nstest"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 )
-
-// roundtripLoader is the tool that loads one family's canonical text into
-// the kernel for backend b.
-func roundtripLoader(b backend.Backend, fam rules.Family) []string {
-	if b == backend.NFTables {
-		return []string{"nft", "-f", "-"}
-	}
-	prefix := "iptables"
-	if fam == rules.IPv6 {
-		prefix = "ip6tables"
-	}
-	flavour := "legacy"
-	if b == backend.IptablesNFT {
-		flavour = "nft"
-	}
-	// -w: the xtables lock is one file for every namespace on the machine.
-	return []string{prefix + "-" + flavour + "-restore", "-w", "5"}
-}
 
 // What `render expected` prints, once loaded with the backend's own tool
 // into an empty namespace, is exactly what `render live` prints back: the
@@ -75,7 +58,7 @@ func TestExpectedRoundTripsThroughKernel(t *testing.T) {
 					}
 					want := rules.Format(rs)
 					for _, fam := range fams {
-						argv := roundtripLoader(b, fam)
+						argv := loadcmd.Argv(b, fam)
 						nstest.Tool(t, argv[0])
 						cmd := exec.Command(argv[0], argv[1:]...)
 						cmd.Stdin = strings.NewReader(rules.FormatFamily(rs, fam))

@@ -1,0 +1,26 @@
+// Package loadcmd names the command that loads canonical rule text into a
+// backend, for tests that set up a network namespace. It is apart from
+// nstest because it needs the rules package, whose own tests use nstest.
+package loadcmd
+
+import (
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
+)
+
+// Argv is the command that loads one family's canonical text (rules.
+// FormatFamily) into backend b with the backend's own tool: nft -f for
+// nftables, the flavour's *-restore for the iptables backends. --noflush
+// adds to what the namespace already holds (e.g. a reference dump); -w
+// waits for the xtables lock, one file for every namespace on the machine.
+func Argv(b backend.Backend, fam rules.Family) []string {
+	if b == backend.NFTables {
+		return []string{hostfs.NFT, "-f", "-"}
+	}
+	restore := map[backend.Backend]map[rules.Family]string{
+		backend.IptablesLegacy: {rules.IPv4: hostfs.IptablesLegacyRestore, rules.IPv6: hostfs.Ip6tablesLegacyRestore},
+		backend.IptablesNFT:    {rules.IPv4: hostfs.IptablesNFTRestore, rules.IPv6: hostfs.Ip6tablesNFTRestore},
+	}[b][fam]
+	return []string{restore, "-w", "5", "--noflush"}
+}
