@@ -3,7 +3,7 @@ package rke2
 import (
 	"fmt"
 
-	"gopkg.in/yaml.v3"
+	yaml "go.yaml.in/yaml/v3"
 )
 
 // yaml11Bools are the plain scalars YAML 1.1 reads as booleans. RKE2 (via

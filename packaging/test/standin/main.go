@@ -28,7 +28,7 @@ import (
 	"syscall"
 
 	"github.com/coreos/go-systemd/v22/daemon"
-	"gopkg.in/yaml.v3"
+	yaml "go.yaml.in/yaml/v3"
 )
 
 const (
