@@ -77,7 +77,11 @@ func (s *System) runSave(ctx context.Context, lf legacyFamily) ([]rules.Table, e
 	var tables []rules.Table
 	var parseErr error
 	stderr, err := s.run(ctx, path, func(out io.Reader) {
-		tables, parseErr = rules.ParseIptablesSave(out, lf.family)
+		var skip func(string) bool
+		if s.Shallow {
+			skip = s.SkipChain
+		}
+		tables, parseErr = rules.ParseIptablesSaveShallow(out, lf.family, skip)
 		_, _ = io.Copy(io.Discard, out) // let the tool finish after a parse error
 	})
 	if err != nil {

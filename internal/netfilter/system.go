@@ -25,6 +25,11 @@ type System struct {
 	// "{ UNSUPPORTED[elements not read] }", which does not load. verify,
 	// which checks the skeleton, sets it; render live does not.
 	Shallow bool
+	// SkipChain, with Shallow, names iptables chains whose rules are only
+	// counted (kept as rules.RuleNotRead): verify sets kube-proxy's
+	// per-service chains, most of a large legacy ruleset, which it never
+	// looks inside. iptables-nft rules come whole from one netlink dump.
+	SkipChain func(chain string) bool
 
 	// Seams for unit tests: lookPath finds a tool, run runs it with no
 	// arguments, streaming stdout to parse, and returns its stderr.

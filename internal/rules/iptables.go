@@ -2,6 +2,7 @@ package rules
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"strings"
@@ -13,6 +14,19 @@ import (
 // Each rule's Comment and Jump are filled in (Jump only for targets that
 // are chains of the same table).
 func ParseIptablesSave(r io.Reader, fam Family) ([]Table, error) {
+	return ParseIptablesSaveShallow(r, fam, nil)
+}
+
+// RuleNotRead stands for a rule a shallow parse counted but did not read.
+// No loader accepts it, so shallow output can never be loaded by mistake.
+const RuleNotRead = "UNSUPPORTED[rule not read]"
+
+// ParseIptablesSaveShallow is ParseIptablesSave for checks that look only
+// at some chains: the rules of every chain for which skip returns true are
+// kept as RuleNotRead placeholders (so they still count) instead of being
+// copied and tokenised. kube-proxy's per-service chains are most of a large
+// ruleset and verify never looks inside them.
+func ParseIptablesSaveShallow(r io.Reader, fam Family, skip func(chain string) bool) ([]Table, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
 	var (
@@ -26,9 +40,20 @@ func ParseIptablesSave(r io.Reader, fam Family) ([]Table, error) {
 		isChain     = func(s string) bool { _, ok := index[s]; return ok }
 		ruleSeen    bool
 		lateDeclare bool
+		// skipped[i] caches skip(cur.Chains[i].Name), so a skipped chain's
+		// rule lines are counted straight from the scanner's bytes.
+		skipped []bool
 	)
 	for sc.Scan() {
 		n++
+		if raw := sc.Bytes(); skip != nil && cur != nil && bytes.HasPrefix(raw, []byte("-A ")) {
+			name, _, _ := bytes.Cut(raw[3:], []byte(" "))
+			if i, ok := index[string(name)]; ok && skipped[i] {
+				ruleSeen = true
+				cur.Chains[i].Rules = append(cur.Chains[i].Rules, Rule{Text: RuleNotRead})
+				continue
+			}
+		}
 		line := strings.TrimRight(sc.Text(), "\r")
 		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
 			continue
@@ -43,7 +68,7 @@ func ParseIptablesSave(r io.Reader, fam Family) ([]Table, error) {
 				return nil, fmt.Errorf("line %d: bad table name %q", n, name)
 			}
 			cur, index = &Table{Family: fam, Name: name}, map[string]int{}
-			ruleSeen, lateDeclare = false, false
+			ruleSeen, lateDeclare, skipped = false, false, nil
 		case line == "COMMIT":
 			if cur == nil {
 				return nil, fmt.Errorf("line %d: COMMIT outside a table", n)
@@ -69,14 +94,18 @@ func ParseIptablesSave(r io.Reader, fam Family) ([]Table, error) {
 			switch {
 			case IsBuiltinChain(cur.Name, c.Name):
 				c.Hook = strings.ToLower(c.Name)
-				if f[1] != "-" {
-					c.Policy = f[1]
+				c.Policy = f[1]
+				if c.Policy == "-" {
+					// Restore input may say "keep the policy"; iptables-save
+					// always prints the real one, ACCEPT on a new table.
+					c.Policy = "ACCEPT"
 				}
 			case f[1] != "-":
 				return nil, fmt.Errorf("line %d: user-defined chain %q in table %q has policy %q; only built-in chains have one", n, c.Name, cur.Name, f[1])
 			}
 			index[c.Name] = len(cur.Chains)
 			cur.Chains = append(cur.Chains, c)
+			skipped = append(skipped, skip != nil && skip(c.Name))
 		default:
 			if cur == nil {
 				return nil, fmt.Errorf("line %d: rule outside a table: %q", n, line)
@@ -90,6 +119,10 @@ func ParseIptablesSave(r io.Reader, fam Family) ([]Table, error) {
 				return nil, fmt.Errorf("line %d: rule for undeclared chain %q in table %q", n, chain, cur.Name)
 			}
 			ruleSeen = true
+			if skipped[i] {
+				cur.Chains[i].Rules = append(cur.Chains[i].Rules, Rule{Text: RuleNotRead})
+				continue
+			}
 			cur.Chains[i].Rules = append(cur.Chains[i].Rules, IptablesRule(text, isChain))
 		}
 	}

@@ -139,6 +139,19 @@ func FuzzParseIptablesSave(f *testing.F) {
 		if d := Diff(rs, &Ruleset{Backend: rs.Backend, Tables: again}); len(d) != 0 {
 			t.Fatalf("round trip of %q differs: %v", in, d)
 		}
+		// A shallow parse of what parses whole sees the same chains and
+		// counts the same rules.
+		shallow, err := ParseIptablesSaveShallow(strings.NewReader(in), IPv4, func(c string) bool { return strings.HasPrefix(c, "K") })
+		if err != nil {
+			t.Fatalf("shallow parse of %q fails where the full one does not: %v", in, err)
+		}
+		for i, tbl := range tables {
+			for j, c := range tbl.Chains {
+				if got := shallow[i].Chains[j]; got.Name != c.Name || len(got.Rules) != len(c.Rules) {
+					t.Fatalf("shallow parse of %q: chain %s with %d rules, want %s with %d", in, got.Name, len(got.Rules), c.Name, len(c.Rules))
+				}
+			}
+		}
 	})
 }
 

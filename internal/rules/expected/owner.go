@@ -62,12 +62,22 @@ func Owner(table, chain string) string {
 	if kubeProxyChains[chain] {
 		return OwnerKubeProxy
 	}
-	for _, p := range kubeProxyPrefixes {
-		if strings.HasPrefix(chain, p) {
-			return OwnerKubeProxy
-		}
+	if IsPerServiceChain(chain) {
+		return OwnerKubeProxy
 	}
 	return ""
+}
+
+// IsPerServiceChain reports whether chain is one of kube-proxy's
+// per-service or per-endpoint iptables chains (KUBE-SVC-*, KUBE-SEP-*, ...):
+// most of a large ruleset, and nothing verify looks inside.
+func IsPerServiceChain(chain string) bool {
+	for _, p := range kubeProxyPrefixes {
+		if strings.HasPrefix(chain, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // IsKubeletHint reports whether chain is one of the chains kubelet creates
