@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
@@ -106,10 +108,20 @@ func execRun(ctx context.Context, path string, parse func(io.Reader)) (string, e
 	if err != nil {
 		return "", err
 	}
+	growPipe(out)
 	if err := cmd.Start(); err != nil {
 		return "", err
 	}
 	parse(out)
 	err = cmd.Wait()
 	return stderr.String(), err
+}
+
+// growPipe raises the pipe's capacity (64 KiB by default) so the save tool,
+// writing megabytes for a large ruleset, is not stopped every few pages to
+// wait for the parser. Best effort: the default size works, just slower.
+func growPipe(r io.Reader) {
+	if f, ok := r.(interface{ Fd() uintptr }); ok {
+		_, _ = unix.FcntlInt(f.Fd(), unix.F_SETPIPE_SZ, 1<<20)
+	}
 }
