@@ -34,8 +34,10 @@ func (s *System) legacyFamilies() []legacyFamily {
 }
 
 // readLegacy runs exactly one *-legacy-save per family, without -t: -t, -L
-// and -S create the tables they name, and a reader must not write. A family
-// whose table list is empty or absent has nothing to read, so nothing runs.
+// and -S create the tables they name, and a reader must not write. A
+// shallow read (verify) asks the kernel directly instead (readSockopt). A
+// family whose table list is empty or absent has nothing to read, so
+// nothing runs.
 // The two families are read at the same time, each parsed as it streams.
 func (s *System) readLegacy(ctx context.Context) (*rules.Ruleset, error) {
 	fams := s.legacyFamilies()
@@ -57,6 +59,10 @@ func (s *System) readLegacy(ctx context.Context) (*rules.Ruleset, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if s.Shallow {
+				results[i], errs[i] = s.readSockopt(lf, names)
+				return
+			}
 			results[i], errs[i] = s.runSave(ctx, lf)
 		}()
 	}

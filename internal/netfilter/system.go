@@ -23,7 +23,9 @@ type System struct {
 	// walk over the table's sets, so listing every one is quadratic in the
 	// number of services, for nft too. A rule using one then shows
 	// "{ UNSUPPORTED[elements not read] }", which does not load. verify,
-	// which checks the skeleton, sets it; render live does not.
+	// which checks the skeleton, sets it; render live does not. Legacy
+	// tables are then read in-process (no save tool) and every rule is
+	// rules.RuleNotRead with only its Jump and Comment.
 	Shallow bool
 	// SkipChain, with Shallow, names iptables chains whose rules are only
 	// counted (kept as rules.RuleNotRead): verify sets kube-proxy's
