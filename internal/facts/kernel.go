@@ -119,15 +119,51 @@ func parseConfigFile(path string, data []byte) (map[string]Tristate, error) {
 		if err != nil {
 			return nil, &configError{"not a gzip file", err}
 		}
-		if data, err = io.ReadAll(io.LimitReader(zr, maxConfigSize)); err != nil {
+		if data, err = readThroughNetfilter(io.LimitReader(zr, maxConfigSize)); err != nil {
 			return nil, &configError{"not a gzip file", err}
 		}
 	}
-	opts, err := parseKernelConfig(data, wantedOptions)
+	opts, err := parseKernelConfig(throughNetfilter(data), wantedOptions)
 	if err != nil {
 		return nil, &configError{"not a kernel config", err}
 	}
 	return opts, nil
+}
+
+// netfilterEnd closes the last Kconfig menu holding an option we record:
+// net/Kconfig sources the core, IPv4 and IPv6 netfilter menus in that
+// order, and kconfig (since Linux 5.1) writes an "end of" line after each
+// menu. Nothing past it matters to us, and stopping there skips about 60%
+// of the gunzip and scan of /proc/config.gz on every generator run. Older
+// kernels, and kernels without IPv6, have no such line and are read whole.
+const netfilterEnd = "\n# end of IPv6: Netfilter Configuration\n"
+
+// throughNetfilter cuts data after netfilterEnd, if present.
+func throughNetfilter(data []byte) []byte {
+	if i := bytes.Index(data, []byte(netfilterEnd)); i >= 0 {
+		return data[:i+1]
+	}
+	return data
+}
+
+// readThroughNetfilter decompresses only as far as netfilterEnd.
+func readThroughNetfilter(r io.Reader) ([]byte, error) {
+	buf := make([]byte, 0, 128<<10)
+	chunk := make([]byte, 32<<10)
+	for {
+		n, err := r.Read(chunk)
+		from := max(0, len(buf)-len(netfilterEnd))
+		buf = append(buf, chunk[:n]...)
+		if i := bytes.Index(buf[from:], []byte(netfilterEnd)); i >= 0 {
+			return buf[:from+i+1], nil
+		}
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 }
 
 // configError renders as "not a gzip file (gzip: invalid header)".
