@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/plan"
@@ -62,7 +62,7 @@ Exit 0 when everything holds, 1 when not.`,
 
 func runVerify(cmd *cobra.Command, g *globals, fl verifyFlags) error {
 	root := g.hostRoot()
-	cfg, err := config.Load(root, g.configFile, os.Environ(), verifyCmdline(root))
+	cfg, err := config.Load(root, g.configFile, os.Environ(), facts.ReadCmdline(root))
 	if err != nil {
 		return usageError(err)
 	}
@@ -168,14 +168,4 @@ func expectation(root hostfs.Root, fl verifyFlags, opts *verify.Options) error {
 		opts.Kubernetes = v
 	}
 	return nil
-}
-
-// verifyCmdline is the words of /proc/cmdline under root (none when absent:
-// the config then has no cmdline layer).
-func verifyCmdline(root hostfs.Root) []string {
-	b, err := root.ReadFile(hostfs.ProcCmdline)
-	if err != nil {
-		return nil
-	}
-	return strings.Fields(string(b))
 }

@@ -97,3 +97,10 @@ func (p *probe) cmdline() []string {
 	}
 	return ParseCmdline(string(data))
 }
+
+// ReadCmdline returns the kernel command line words exactly as Probe reads
+// them (PID 1's arguments inside a container), for commands that need the
+// overrides but not the other facts.
+func ReadCmdline(root hostfs.Root) []string {
+	return (&probe{root: root}).cmdline()
+}

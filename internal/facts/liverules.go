@@ -3,44 +3,22 @@ package facts
 import (
 	"fmt"
 	"sort"
-	"strings"
 
 	"github.com/google/nftables"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
 )
-
-// kubeProxyChains are chains only kube-proxy's iptables mode creates
-// (DOMAIN.md section 4). KUBE-FIREWALL is left out: kubelet creates it too.
-var kubeProxyChains = map[string]bool{
-	"KUBE-SERVICES": true, "KUBE-EXTERNAL-SERVICES": true, "KUBE-FORWARD": true,
-	"KUBE-NODEPORTS": true, "KUBE-PROXY-FIREWALL": true, "KUBE-PROXY-CANARY": true,
-	"KUBE-POSTROUTING": true, "KUBE-MARK-MASQ": true,
-}
-
-// kubeProxyChainPrefixes are kube-proxy's per-service chains.
-var kubeProxyChainPrefixes = []string{"KUBE-SVC-", "KUBE-SVL-", "KUBE-EXT-", "KUBE-FW-", "KUBE-SEP-"}
-
-// kubeletChains are the chains kubelet writes with the host's iptables.
-var kubeletChains = map[string]bool{"KUBE-IPTABLES-HINT": true, "KUBE-KUBELET-CANARY": true}
 
 // iptablesTables are the tables iptables-nft creates in nf_tables.
 var iptablesTables = map[string]bool{"filter": true, "nat": true, "mangle": true}
 
-// classifyChains says whether chain names show kube-proxy's and kubelet's rules.
+// classifyChains says whether chain names show kube-proxy's and kubelet's
+// rules, by the same ownership verify and cleanup use.
 func classifyChains(names []string) (kubeProxy, kubelet bool) {
 	for _, n := range names {
-		if kubeletChains[n] {
-			kubelet = true
-		}
-		if kubeProxyChains[n] {
-			kubeProxy = true
-		}
-		for _, p := range kubeProxyChainPrefixes {
-			if strings.HasPrefix(n, p) {
-				kubeProxy = true
-			}
-		}
+		kubeProxy = kubeProxy || expected.Owner("", n) == expected.OwnerKubeProxy
+		kubelet = kubelet || expected.IsKubeletHintChain(n)
 	}
 	return kubeProxy, kubelet
 }

@@ -84,5 +84,11 @@ func IsPerServiceChain(chain string) bool {
 // so that kube-proxy's image can tell which iptables backend the host uses
 // (iptables-wrappers looks for these in mangle).
 func IsKubeletHint(table, chain string) bool {
-	return table == "mangle" && (chain == "KUBE-IPTABLES-HINT" || chain == "KUBE-KUBELET-CANARY")
+	return table == "mangle" && IsKubeletHintChain(chain)
+}
+
+// IsKubeletHintChain reports whether chain is kubelet's hint or canary,
+// whatever the table (kubelet puts the canary in mangle, nat and filter).
+func IsKubeletHintChain(chain string) bool {
+	return chain == "KUBE-IPTABLES-HINT" || chain == "KUBE-KUBELET-CANARY"
 }
