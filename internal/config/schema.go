@@ -9,6 +9,7 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 )
 
 // kind is how a key's value is written and checked.
@@ -171,19 +172,26 @@ var ownedFlags = map[string]string{
 }
 
 func checkExtraArg(v string) (string, error) {
-	if strings.ContainsAny(v, "\n\r\x00") {
-		return "", fmt.Errorf("%q contains a newline or NUL", v)
+	if !strings.Contains(v, "=") {
+		return "", fmt.Errorf("%q is not flag=value: write kube-proxy flags like \"iptables-min-sync-period=1s\" (lower-case name, =, value)", v)
+	}
+	// The drop-in renderer's own rule, so that what passes here is never
+	// refused later by apply (after the generator has already planned it).
+	if err := rke2.CheckKubeProxyArg(v); err != nil {
+		return "", fmt.Errorf("%q %w", v, err)
 	}
 	v = strings.TrimPrefix(v, "--")
-	name, value, ok := strings.Cut(v, "=")
-	if !ok || !flagName.MatchString(name) {
+	name, value, _ := strings.Cut(v, "=")
+	if !flagName.MatchString(name) {
 		return "", fmt.Errorf("%q is not flag=value: write kube-proxy flags like \"iptables-min-sync-period=1s\" (lower-case name, =, value)", v)
 	}
 	if why, owned := ownedFlags[name]; owned {
 		return "", fmt.Errorf("%q cannot be set here: %s", v, why)
 	}
-	if name == "feature-gates" && strings.Contains(value, "NFTablesProxyMode") {
-		return "", fmt.Errorf("%q cannot be set here: rke2-proxy-backend adds NFTablesProxyMode=true itself, only on Kubernetes 1.29-1.30 where the gate exists (passing it to a version that removed it stops kube-proxy)", v)
+	// Gate names are case-sensitive in kube-proxy: "nftablesproxymode" is an
+	// unknown gate there, which stops kube-proxy just as a removed one does.
+	if name == "feature-gates" && strings.Contains(strings.ToLower(value), "nftablesproxymode") {
+		return "", fmt.Errorf("%q cannot be set here: rke2-proxy-backend adds NFTablesProxyMode=true itself, only on Kubernetes 1.29-1.30 where the gate exists (passing it to a version that removed it, or in another letter case, stops kube-proxy)", v)
 	}
 	return v, nil
 }

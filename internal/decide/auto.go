@@ -128,6 +128,10 @@ func (s *state) finish(b backend.Backend) {
 			s.say("RKE2's config sets proxy-mode=%s in %s; the drop-in's proxy-mode=%s overrides it because RKE2 reads the drop-in later.", s.pins.proxyMode, s.pins.proxyModeFile, d.ProxyMode)
 		}
 	}
+	if s.pins.miscasedGate != "" {
+		s.say("RKE2's config passes %q in %s: kube-proxy's gate names are case-sensitive, so it knows no such gate and will not start; write %s.",
+			s.pins.miscasedGate, s.pins.miscasedGateFile, nftablesGate)
+	}
 	if b == backend.NFTables && needsGate(s.f.RKE2.Kubernetes) && !s.pins.gate {
 		d.KubeProxyArgs = append(d.KubeProxyArgs, "feature-gates="+nftablesGate)
 		s.say("Kubernetes %s needs the feature gate %s for nftables mode, so it is added.", s.f.RKE2.Kubernetes, nftablesGate)

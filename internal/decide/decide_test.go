@@ -177,6 +177,25 @@ func TestDecide(t *testing.T) {
 				args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=nft"},
 				reasons: []string{"respect_rke2_config is false", "the drop-in's proxy-mode=iptables overrides it"},
 			}},
+		{"nftables on v1.30.11: an exact gate in RKE2's config is not doubled", withRKE2(debian12(), "v1.30.11+rke2r1",
+			rke2File("/etc/rancher/rke2/config.yaml", map[string]any{"kube-proxy-arg": []string{"feature-gates=Foo=true, NFTablesProxyMode=True"}})),
+			cfg(func(c *config.Config) { c.Prefer = []backend.Backend{backend.NFTables} }), want{
+				backend: backend.NFTables, source: "auto",
+				args: []string{"proxy-mode=nftables"}, env: []string{"IPTABLES_MODE=nft"},
+			}},
+		{"nftables on v1.30.11: a gate in another letter case is no gate", withRKE2(debian12(), "v1.30.11+rke2r1",
+			rke2File("/etc/rancher/rke2/config.yaml", map[string]any{"kube-proxy-arg": []string{"feature-gates=nftablesproxymode=true"}})),
+			cfg(func(c *config.Config) { c.Prefer = []backend.Backend{backend.NFTables} }), want{
+				backend: backend.NFTables, source: "auto",
+				args: []string{"proxy-mode=nftables", "feature-gates=NFTablesProxyMode=true"}, env: []string{"IPTABLES_MODE=nft"},
+				reasons: []string{`RKE2's config passes "feature-gates=nftablesproxymode=true" in /etc/rancher/rke2/config.yaml: kube-proxy's gate names are case-sensitive`},
+			}},
+		{"nftables on v1.30.11: a gate whose name merely contains ours is no gate", withRKE2(debian12(), "v1.30.11+rke2r1",
+			rke2File("/etc/rancher/rke2/config.yaml", map[string]any{"kube-proxy-arg": []string{"feature-gates=XNFTablesProxyMode=true"}})),
+			cfg(func(c *config.Config) { c.Prefer = []backend.Backend{backend.NFTables} }), want{
+				backend: backend.NFTables, source: "auto",
+				args: []string{"proxy-mode=nftables", "feature-gates=NFTablesProxyMode=true"}, env: []string{"IPTABLES_MODE=nft"},
+			}},
 		{"IPTABLES_MODE=modern in RKE2's config is not kept", withRKE2(debian12(), "v1.34.2+rke2r1",
 			rke2File("/etc/rancher/rke2/config.yaml", map[string]any{"kube-proxy-extra-env": []string{"IPTABLES_MODE=modern"}})), cfg(nil), want{
 			backend: backend.IptablesNFT, source: "auto",

@@ -2,6 +2,7 @@ package decide
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
@@ -19,6 +20,9 @@ type pins struct {
 	disabledFile                   string
 	// gate is true when a kube-proxy-arg already enables NFTablesProxyMode.
 	gate bool
+	// miscasedGate is a kube-proxy-arg naming the gate in another letter
+	// case, which kube-proxy does not know (it then refuses to start).
+	miscasedGate, miscasedGateFile string
 }
 
 func readPins(f facts.Facts) pins {
@@ -42,8 +46,16 @@ func readPins(f facts.Facts) pins {
 			continue
 		}
 		name, value, _ := strings.Cut(strings.TrimPrefix(strings.TrimSpace(a), "--"), "=")
-		if name == "feature-gates" && strings.Contains(value, "NFTablesProxyMode=true") {
-			p.gate = true
+		if name != "feature-gates" {
+			continue
+		}
+		enabled, miscased := nftablesGateIn(value)
+		p.gate = p.gate || enabled
+		if miscased && p.miscasedGate == "" {
+			p.miscasedGate = a
+			if i < len(from) {
+				p.miscasedGateFile = from[i]
+			}
 		}
 	}
 	return p
@@ -61,4 +73,25 @@ func (p pins) text() []string {
 		out = append(out, fmt.Sprintf("IPTABLES_MODE=%s in %s", p.iptablesMode, p.iptablesModeFile))
 	}
 	return out
+}
+
+// nftablesGateIn reads a --feature-gates value ("A=true,B=false") as
+// kube-proxy does: gate names are case-sensitive, values are booleans.
+// enabled: NFTablesProxyMode=true is there; miscased: the gate is named in
+// another letter case, an unknown gate to kube-proxy.
+func nftablesGateIn(value string) (enabled, miscased bool) {
+	gateName := strings.TrimSuffix(nftablesGate, "=true")
+	for _, item := range strings.Split(value, ",") {
+		k, v, _ := strings.Cut(item, "=")
+		k = strings.TrimSpace(k)
+		switch {
+		case k == gateName:
+			if b, err := strconv.ParseBool(strings.TrimSpace(v)); err == nil && b {
+				enabled = true
+			}
+		case strings.EqualFold(k, gateName):
+			miscased = true
+		}
+	}
+	return enabled, miscased
 }
