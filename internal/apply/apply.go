@@ -6,12 +6,17 @@ package apply
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
@@ -31,6 +36,8 @@ type Options struct {
 	DryRun     bool
 	// Modprobe overrides hostfs.Modprobe.
 	Modprobe string
+	// LockWait bounds the wait for another apply (0: DefaultLockWait).
+	LockWait time.Duration
 	// Stdout gets the dry run's report; Log gets one line per side effect.
 	Stdout io.Writer
 	Log    func(format string, args ...any)
@@ -46,15 +53,25 @@ type Input struct {
 	Problems []string
 }
 
-// Result is what a run did; Problems are the ways it could not honour the
-// plan, which on_failure turns into a warning or a failure.
+// Result is what a run did. Problems are the ways it could not honour the
+// plan or record it, which on_failure turns into a warning or a failure;
+// RKE2Reads then says what RKE2 runs kube-proxy with if it starts anyway.
 type Result struct {
-	Plan     plan.Plan
-	Problems []string
+	Plan      plan.Plan
+	Problems  []string
+	RKE2Reads string
 }
 
-// Run carries out in.Decision. It returns an error only for failures of its
-// own bookkeeping (the plan file); problems with the host are in Problems.
+// What RKE2 reads when a run has problems, for on_failure's message.
+const (
+	ReadsDefaults  = "its own defaults"
+	ReadsOperators = "the operator's own drop-in at that path, left as it is"
+	ReadsOther     = "the drop-in the other apply leaves"
+	ReadsWritten   = "the drop-in this run wrote"
+)
+
+// Run carries out in.Decision. Problems with the host or with its own
+// writes are in Result.Problems; the error is for the dry run's output.
 func Run(ctx context.Context, o Options, in Input) (Result, error) {
 	d := in.Decision
 	res := Result{Plan: plan.Plan{Decision: d}, Problems: append([]string{}, in.Problems...)}
@@ -62,8 +79,37 @@ func Run(ctx context.Context, o Options, in Input) (Result, error) {
 		res.Plan.Kubernetes = k.String()
 	}
 	dropInPath := rke2.DropInPath(o.RKE2Config)
+	if o.DryRun {
+		return res, dryRun(o, in, &res, dropInPath)
+	}
+	wait := o.LockWait
+	if wait <= 0 {
+		wait = DefaultLockWait
+	}
+	release, err := lock(ctx, o, dropInPath, wait)
+	if err != nil {
+		// Touch nothing: the other run owns the drop-in and the plan now.
+		o.log("[failed]   locking: %v", err)
+		res.Problems = append(res.Problems, err.Error())
+		res.RKE2Reads = ReadsOther
+		return res, nil
+	}
+	defer release()
+	// Under the lock no other writer is alive: any temp left is a killed run's.
+	for _, p := range []string{dropInPath, hostfs.PlanFile} {
+		removed, err := o.Root.RemoveStaleTemps(p)
+		for _, r := range removed {
+			o.log("removed %s left by an interrupted run", r)
+		}
+		if err != nil {
+			o.log("warning: %v", err)
+		}
+	}
 	if d.Disabled {
-		return res, disable(o, dropInPath)
+		if err := remove(o, dropInPath); err != nil {
+			res.Problems = append(res.Problems, err.Error())
+		}
+		return res, nil
 	}
 	for _, r := range d.Respected {
 		o.log("respecting the operator's RKE2 setting %s: not overriding it", r)
@@ -72,19 +118,22 @@ func Run(ctx context.Context, o Options, in Input) (Result, error) {
 		o.log("warning: %s", r)
 		res.Plan.Warnings = append(res.Plan.Warnings, r)
 	}
+	if owner := operatorsFile(o, dropInPath); owner != "" {
+		// Checked before anything is loaded: the run changes nothing then.
+		res.Problems = append(res.Problems, owner)
+		res.RKE2Reads = ReadsOperators
+		res.Plan.Warnings = append(res.Plan.Warnings, res.Problems...)
+		writePlan(o, &res)
+		return res, nil
+	}
 
 	state, err := kmod.ReadState(o.Root, in.Facts.Kernel.Release)
 	if err != nil {
 		res.Problems = append(res.Problems, err.Error())
 	}
-	if o.DryRun {
-		for _, p := range res.Problems {
-			fmt.Fprintf(o.Stdout, "# problem: %s\n", p)
-		}
-		return res, dryRun(o, in, state, dropInPath)
-	}
 	if len(res.Problems) > 0 {
-		return res, giveUp(o, &res, dropInPath)
+		giveUp(o, &res, dropInPath)
+		return res, nil
 	}
 	loaded := kmod.Loader{Root: o.Root, Modprobe: o.Modprobe, Log: o.Log}.Load(ctx, state, d.Modules)
 	res.Plan.ModulesLoaded = sorted(loaded.Present())
@@ -105,7 +154,8 @@ func Run(ctx context.Context, o Options, in Input) (Result, error) {
 	res.Problems = append(res.Problems, kmod.MissingFeatures(d.Backend, in.Facts.Kernel, state)...)
 
 	if len(res.Problems) > 0 {
-		return res, giveUp(o, &res, dropInPath)
+		giveUp(o, &res, dropInPath)
+		return res, nil
 	}
 	data, err := rke2.RenderDropIn(dropIn(d))
 	if err == nil {
@@ -113,23 +163,28 @@ func Run(ctx context.Context, o Options, in Input) (Result, error) {
 	}
 	if err != nil {
 		res.Problems = append(res.Problems, err.Error())
-		return res, giveUp(o, &res, dropInPath)
+		giveUp(o, &res, dropInPath)
+		return res, nil
 	}
 	res.Plan.DropIn = dropInPath
-	res.Plan.Warnings = append(res.Plan.Warnings, laterOverrides(o, d)...)
-	return res, writePlan(o, res.Plan)
+	res.Plan.Warnings = append(res.Plan.Warnings, laterOverrides(o, d, o.log)...)
+	if !writePlan(o, &res) {
+		res.RKE2Reads = ReadsWritten
+	}
+	return res, nil
 }
 
 // giveUp handles a plan that cannot be honoured. RKE2 must not be told to
 // run a backend the host cannot run: without our drop-in it starts on its
 // own defaults (if on_failure lets it start at all). The plan still records
 // what happened, for verify and operators.
-func giveUp(o Options, res *Result, dropInPath string) error {
+func giveUp(o Options, res *Result, dropInPath string) {
+	res.RKE2Reads = ReadsDefaults
 	if err := remove(o, dropInPath); err != nil {
 		res.Problems = append(res.Problems, err.Error())
 	}
 	res.Plan.Warnings = append(res.Plan.Warnings, res.Problems...)
-	return writePlan(o, res.Plan)
+	writePlan(o, res)
 }
 
 func dropIn(d decide.Decision) rke2.DropIn {
@@ -143,7 +198,6 @@ func (o Options) log(format string, args ...any) {
 }
 
 func writeDropIn(o Options, hostPath string, data []byte) error {
-	removeStaleTemps(o, hostPath)
 	o.log("[started]  writing %s", o.Root.Path(hostPath))
 	changed, err := o.Root.WriteFileAtomic(hostPath, data, rke2.DropInMode)
 	if err != nil {
@@ -154,15 +208,19 @@ func writeDropIn(o Options, hostPath string, data []byte) error {
 	return nil
 }
 
-func writePlan(o Options, p plan.Plan) error {
+// writePlan records res.Plan. A failure (full or read-only /run) is a
+// problem like any other, for on_failure to weigh: the drop-in is already
+// in place, only verify loses its record. It reports whether it wrote.
+func writePlan(o Options, res *Result) bool {
 	o.log("[started]  writing %s", o.Root.Path(hostfs.PlanFile))
-	changed, err := plan.Write(o.Root, p)
+	changed, err := plan.Write(o.Root, res.Plan)
 	if err != nil {
 		o.log("[failed]   writing %s: %v", o.Root.Path(hostfs.PlanFile), err)
-		return err
+		res.Problems = append(res.Problems, fmt.Sprintf("%v; verify cannot tell what was planned until apply runs again", err))
+		return false
 	}
 	o.log("[finished] writing %s (%s)", o.Root.Path(hostfs.PlanFile), changedWord(changed))
-	return nil
+	return true
 }
 
 func changedWord(changed bool) string {
@@ -172,15 +230,77 @@ func changedWord(changed bool) string {
 	return "unchanged"
 }
 
-// remove deletes our drop-in, and only ours: the file must carry our header.
-func remove(o Options, hostPath string) error {
-	data, err := o.Root.ReadFile(hostPath)
-	if err != nil || !strings.HasPrefix(string(data), "# Generated by rke2-proxy-backend") {
-		return nil
+// operatorsFile returns why the file at the drop-in path is not ours ("" when
+// it is ours or absent). We own only a regular file that starts with our
+// header; anything else there (a file the operator wrote, a symlink, a
+// directory) is left exactly as it is.
+func operatorsFile(o Options, hostPath string) string {
+	p, fi, err := lstat(o, hostPath)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		return "" // nothing there; writing will say what is wrong with the directory
 	}
-	p, err := o.Root.Resolve(hostPath)
 	if err != nil {
-		return err
+		return fmt.Sprintf("cannot tell who owns %s: %v; it is left as it is", o.Root.Path(hostPath), err)
+	}
+	if fi.Mode().IsRegular() {
+		ours, err := startsWithHeader(p)
+		if err != nil {
+			return fmt.Sprintf("cannot tell who owns %s: %v; it is left as it is", p, err)
+		}
+		if ours {
+			return ""
+		}
+	}
+	return fmt.Sprintf("%s (%s) was not written by rke2-proxy-backend (no %q header): it is the operator's and is never replaced; "+
+		"move it to another name (e.g. 61-local.yaml, using \"+\" keys) so apply can write its own, or set backend: off",
+		p, kind(fi), rke2.DropInHeader)
+}
+
+func kind(fi fs.FileInfo) string {
+	switch m := fi.Mode(); {
+	case m.IsRegular():
+		return "a regular file"
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	case m.IsDir():
+		return "a directory"
+	default:
+		return "a special file"
+	}
+}
+
+// lstat resolves hostPath's directory under the root and lstats the last
+// component itself, so a link there is seen as a link.
+func lstat(o Options, hostPath string) (string, fs.FileInfo, error) {
+	dir, err := o.Root.Resolve(path.Dir(hostPath))
+	if err != nil {
+		return "", nil, err
+	}
+	p := filepath.Join(dir, path.Base(hostPath))
+	fi, err := os.Lstat(p)
+	return p, fi, err
+}
+
+// startsWithHeader reads only as many bytes as the header has.
+func startsWithHeader(p string) (bool, error) {
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	buf := make([]byte, len(rke2.DropInHeader))
+	n, err := io.ReadFull(f, buf)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return false, err
+	}
+	return rke2.IsOurs(buf[:n]), nil
+}
+
+// remove deletes our drop-in, and only ours (see operatorsFile).
+func remove(o Options, hostPath string) error {
+	p, _, err := lstat(o, hostPath)
+	if err != nil || operatorsFile(o, hostPath) != "" {
+		return nil
 	}
 	o.log("[started]  removing %s", p)
 	if err := os.Remove(p); err != nil {
@@ -191,37 +311,8 @@ func remove(o Options, hostPath string) error {
 	return nil
 }
 
-// disable removes a drop-in left from before the operator turned us off,
-// so RKE2 goes back to its own defaults.
-func disable(o Options, hostPath string) error {
-	if o.DryRun {
-		fmt.Fprintf(o.Stdout, "# disabled: would remove %s if present\n", hostPath)
-		return nil
-	}
-	return remove(o, hostPath)
-}
-
-// removeStaleTemps deletes temp files a killed earlier run left next to the
-// drop-in (RKE2 ignores them, their names do not end in .yaml, but they
-// would pile up).
-func removeStaleTemps(o Options, hostPath string) {
-	entries, err := o.Root.ReadDir(path.Dir(hostPath))
-	if err != nil {
-		return
-	}
-	prefix := "." + path.Base(hostPath) + ".tmp-"
-	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), prefix) {
-			p, err := o.Root.Resolve(path.Join(path.Dir(hostPath), e.Name()))
-			if err == nil && os.Remove(p) == nil {
-				o.log("removed %s left by an interrupted run", p)
-			}
-		}
-	}
-}
-
 // laterOverrides warns about drop-ins that would wipe the keys we set.
-func laterOverrides(o Options, d decide.Decision) []string {
+func laterOverrides(o Options, d decide.Decision, warn func(format string, args ...any)) []string {
 	var keys []string
 	for key, values := range map[string][]string{
 		rke2.KeyKubeProxyArg: d.KubeProxyArgs, rke2.KeyKubeProxyExtraEnv: d.KubeProxyEnv, rke2.KeyNodeLabel: d.NodeLabels,
@@ -234,12 +325,12 @@ func laterOverrides(o Options, d decide.Decision) []string {
 	files, err := rke2.ReadFiles(o.Root, o.RKE2Config)
 	if err != nil {
 		msg := fmt.Sprintf("could not check later RKE2 drop-ins: %v", err)
-		o.log("warning: %s", msg)
+		warn("warning: %s", msg)
 		return []string{msg}
 	}
 	ws := rke2.LaterOverrides(files, o.RKE2Config, keys)
 	for _, w := range ws {
-		o.log("warning: %s", w)
+		warn("warning: %s", w)
 	}
 	return ws
 }

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -116,7 +118,7 @@ func TestApplyWritesDropInAndPlanIdempotently(t *testing.T) {
 
 // A symlink planted at the drop-in path is replaced, never followed out of
 // the config directory.
-func TestApplyDoesNotFollowPlantedSymlink(t *testing.T) {
+func TestApplyDoesNotFollowOrReplaceASymlink(t *testing.T) {
 	h := debianHost(t)
 	outside := filepath.Join(t.TempDir(), "victim")
 	if err := os.WriteFile(outside, []byte("victim\n"), 0o644); err != nil {
@@ -125,15 +127,91 @@ func TestApplyDoesNotFollowPlantedSymlink(t *testing.T) {
 	h.Symlink(dropInPath, outside)
 	h.Symlink("/etc/rancher/rke2/config.yaml.d/70-rel.yaml", "../../../../../../../"+outside)
 	res, _, log := run(t, h, input(h, decision(backend.IptablesLegacy)), false)
-	if len(res.Problems) != 0 {
-		t.Fatalf("problems %q\n%s", res.Problems, log)
+	if len(res.Problems) != 1 || !strings.Contains(res.Problems[0], "(a symbolic link) was not written by rke2-proxy-backend") {
+		t.Fatalf("problems %q, want one about the symlink\n%s", res.Problems, log)
 	}
 	if got, _ := os.ReadFile(outside); string(got) != "victim\n" {
 		t.Fatalf("write went through the symlink: %s now holds %q", outside, got)
 	}
-	fi, err := os.Lstat(h.Root().Path(dropInPath))
-	if err != nil || !fi.Mode().IsRegular() {
-		t.Errorf("drop-in path is not a regular file after apply: %v %v", err, fi)
+	if target, err := os.Readlink(h.Root().Path(dropInPath)); err != nil || target != outside {
+		t.Errorf("the link at the drop-in path was changed: %q, %v", target, err)
+	}
+}
+
+// An operator's own file at our path is never replaced (nor removed when
+// the plan cannot be honoured); apply says why and on_failure decides.
+func TestApplyLeavesTheOperatorsFileByteIdentical(t *testing.T) {
+	const own = "# my own proxy settings\nkube-proxy-arg:\n  - proxy-mode=ipvs\n"
+	for _, tc := range []struct {
+		name     string
+		problems []string
+	}{{name: "plan honourable"}, {name: "plan refused", problems: []string{"the planned backend nftables cannot run on this host"}}} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := debianHost(t)
+			h.File(dropInPath, own)
+			in := input(h, decision(backend.IptablesNFT))
+			in.Problems = tc.problems
+			res, _, log := run(t, h, in, false)
+			if got, err := os.ReadFile(h.Root().Path(dropInPath)); err != nil || string(got) != own {
+				t.Fatalf("the operator's file changed: %q, %v\n%s", got, err, log)
+			}
+			if res.RKE2Reads != ReadsOperators || !strings.Contains(strings.Join(res.Problems, " "), "(a regular file) was not written by rke2-proxy-backend") {
+				t.Errorf("problems %q, RKE2 reads %q\n%s", res.Problems, res.RKE2Reads, log)
+			}
+			if calls := kmodtest.Calls(t, h.Dir()); calls != nil {
+				t.Errorf("modprobe ran although nothing would be applied: %q", calls)
+			}
+			p, err := plan.Read(h.Root())
+			if err != nil || p.DropIn != "" || !strings.Contains(strings.Join(p.Warnings, " "), "operator's") {
+				t.Errorf("plan %+v, %v", p, err)
+			}
+		})
+	}
+}
+
+// A plan.json that cannot be written (a full or read-only /run; here a
+// directory in its way) is a problem for on_failure, after the drop-in is
+// written, not an error that fails apply whatever on_failure says.
+func TestApplyPlanWriteFailureIsAProblem(t *testing.T) {
+	h := debianHost(t)
+	h.File(hostfs.PlanFile+"/in-the-way", "x")
+	res, _, log := run(t, h, input(h, decision(backend.IptablesNFT)), false)
+	if res.RKE2Reads != ReadsWritten || len(res.Problems) != 1 || !strings.Contains(res.Problems[0], "write plan") {
+		t.Fatalf("problems %q, RKE2 reads %q\n%s", res.Problems, res.RKE2Reads, log)
+	}
+	if data, err := os.ReadFile(h.Root().Path(dropInPath)); err != nil || !strings.Contains(string(data), "IPTABLES_MODE=nft") {
+		t.Errorf("drop-in %q, %v; want it written", data, err)
+	}
+}
+
+// A second apply that cannot get the lock in time writes and removes
+// nothing: the drop-in is the holder's to write.
+func TestApplyWithoutTheLockTouchesNothing(t *testing.T) {
+	h := debianHost(t)
+	run(t, h, input(h, decision(backend.IptablesNFT)), false)
+	before, err := os.ReadFile(h.Root().Path(dropInPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, err := os.OpenFile(h.Root().Path(LockFile), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	if err := syscall.Flock(int(held.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	in := input(h, decision(backend.IptablesLegacy))
+	in.Problems = []string{"the planned backend cannot run"} // would remove the drop-in if it ran
+	var log bytes.Buffer
+	o := Options{Root: h.Root(), RKE2Config: hostfs.RKE2ConfigFile, LockWait: 200 * time.Millisecond, Stdout: io.Discard,
+		Log: func(f string, a ...any) { fmt.Fprintf(&log, f+"\n", a...) }}
+	res, _ := Run(context.Background(), o, in)
+	if res.RKE2Reads != ReadsOther || !strings.Contains(strings.Join(res.Problems, " "), "another rke2-proxy-backend apply") {
+		t.Fatalf("problems %q, RKE2 reads %q\n%s", res.Problems, res.RKE2Reads, log.String())
+	}
+	if after, err := os.ReadFile(h.Root().Path(dropInPath)); err != nil || !bytes.Equal(after, before) {
+		t.Errorf("drop-in changed without the lock: %q, %v", after, err)
 	}
 }
 
@@ -167,12 +245,15 @@ func TestApplyWarnsAboutLaterDropInAndCleansTemps(t *testing.T) {
 	h := debianHost(t)
 	h.RKE2Config("config.yaml.d/90-site.yaml", "kube-proxy-arg:\n  - v=2\n")
 	h.RKE2Config("config.yaml.d/.60-proxy-backend.yaml.tmp-123", "half")
+	h.File("/run/rke2-proxy-backend/.plan.json.tmp-456", "{half")
 	res, _, log := run(t, h, input(h, decision(backend.IptablesNFT)), false)
 	if w := strings.Join(res.Plan.Warnings, "\n"); !strings.Contains(w, "90-site.yaml sets \"kube-proxy-arg\" without \"+\"") {
 		t.Errorf("warnings %q lack the wipe warning", res.Plan.Warnings)
 	}
-	if _, err := os.Lstat(h.Root().Path("/etc/rancher/rke2/config.yaml.d/.60-proxy-backend.yaml.tmp-123")); !os.IsNotExist(err) {
-		t.Errorf("stale temp file kept (%v)\n%s", err, log)
+	for _, p := range []string{"/etc/rancher/rke2/config.yaml.d/.60-proxy-backend.yaml.tmp-123", "/run/rke2-proxy-backend/.plan.json.tmp-456"} {
+		if _, err := os.Lstat(h.Root().Path(p)); !os.IsNotExist(err) {
+			t.Errorf("stale temp file %s kept (%v)\n%s", p, err, log)
+		}
 	}
 }
 

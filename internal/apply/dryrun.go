@@ -8,10 +8,24 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 )
 
-// dryRun prints what a real run would do: the modules it would load and the
-// drop-in it would write. It writes and loads nothing.
-func dryRun(o Options, in Input, state kmod.State, dropInPath string) error {
+// dryRun prints what a real run would do: the modules it would load, the
+// drop-in it would write, and the problems and warnings a real run would
+// report. It writes and loads nothing.
+func dryRun(o Options, in Input, res *Result, dropInPath string) error {
 	d := in.Decision
+	w := o.Stdout
+	if d.Disabled {
+		fmt.Fprintf(w, "# disabled: would remove %s if present and ours\n", dropInPath)
+		return nil
+	}
+	if owner := operatorsFile(o, dropInPath); owner != "" {
+		res.Problems = append(res.Problems, owner)
+	}
+	state, err := kmod.ReadState(o.Root, in.Facts.Kernel.Release)
+	if err != nil {
+		res.Problems = append(res.Problems, err.Error())
+	}
+
 	// after is the module state a real run would leave: what is present,
 	// plus what the module tree has (all of it when that is unknown).
 	after := kmod.State{Supported: state.Supported, Loaded: map[string]bool{}, Builtin: state.Builtin}
@@ -30,7 +44,6 @@ func dryRun(o Options, in Input, state kmod.State, dropInPath string) error {
 			after.Loaded[n] = true
 		}
 	}
-	w := o.Stdout
 	fmt.Fprintf(w, "# backend: %s (source %s)\n", d.Backend, d.Source)
 	switch {
 	case !state.Supported:
@@ -45,11 +58,22 @@ func dryRun(o Options, in Input, state kmod.State, dropInPath string) error {
 	}
 	for _, m := range kmod.MissingFeatures(d.Backend, in.Facts.Kernel, after) {
 		fmt.Fprintf(w, "# cannot run: %s\n", m)
+		res.Problems = append(res.Problems, m)
+	}
+	if len(res.Problems) > 0 {
+		for _, p := range res.Problems {
+			fmt.Fprintf(w, "# problem: %s\n", p)
+		}
+		fmt.Fprintf(w, "# would not write %s (on_failure decides whether RKE2 starts)\n", dropInPath)
+		return nil
 	}
 	data, err := rke2.RenderDropIn(dropIn(d))
 	if err != nil {
 		return fmt.Errorf("render RKE2 drop-in: %w", err)
 	}
+	// The same check a real run makes after writing, so the dry run warns
+	// about a later drop-in that would wipe ours just as apply would.
+	laterOverrides(o, d, func(format string, args ...any) { fmt.Fprintf(w, "# "+format+"\n", args...) })
 	fmt.Fprintf(w, "# would write %s (mode %04o):\n", dropInPath, rke2.DropInMode)
 	_, err = w.Write(data)
 	return err

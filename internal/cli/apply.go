@@ -41,9 +41,22 @@ refuses a backend the kernel cannot run, loads that backend's kernel modules
 ` + hostfs.PlanFile + ` for verify. A second run with the same
 inputs changes nothing.
 
-When the backend cannot be honoured, on_failure in the config decides: warn
-(default) removes our drop-in, logs a warning and exits 0 so RKE2 starts on its
-own defaults; block exits 1 so systemd does not start RKE2.`,
+Only one apply runs at a time (a lock at ` + apply.LockFile + `; a second run
+waits up to ` + apply.DefaultLockWait.String() + `). A file at the drop-in's path without our header is the
+operator's: apply never replaces or removes it.
+
+When apply cannot honour the plan (the kernel cannot run the backend, the
+operator's own file holds the drop-in's path, another apply holds the lock,
+the plan cannot be recorded), on_failure decides: warn (default) logs a
+warning and exits 0, and RKE2 starts (without our drop-in when the backend
+cannot run); block exits 1 so systemd does not start RKE2.
+
+A broken operator config makes apply exit 2 naming the file, key and value:
+its intent is unknown, so RKE2 does not start until it is fixed (a drop-in
+from an earlier boot is never used silently).
+
+--output json is refused: apply prints text only (detect -o json shows the
+decision, ` + hostfs.PlanFile + ` what apply did).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runApply(cmd, g, fl) },
 	}
@@ -59,6 +72,9 @@ func runApply(cmd *cobra.Command, g *globals, fl applyFlags) error {
 	logf := func(format string, args ...any) {
 		fmt.Fprintf(g.stderr, "rke2-proxy-backend apply: "+format+"\n", args...)
 	}
+	if g.json() {
+		return usageError(fmt.Errorf("apply has no JSON output (--output json): run `rke2-proxy-backend detect -o json` for the decision, or read %s after apply", hostfs.PlanFile))
+	}
 	var forced backend.Backend
 	if fl.backend != "" {
 		b, err := backend.Parse(fl.backend)
@@ -69,7 +85,10 @@ func runApply(cmd *cobra.Command, g *globals, fl applyFlags) error {
 	}
 	f, cfg, d, err := g.loadDecision(facts.Options{})
 	if err != nil {
-		return err // already a usage error naming file, key and value
+		// The operator's intent is unknown: neither a fresh decision nor
+		// the drop-in an earlier boot left may stand in for it.
+		return usageError(fmt.Errorf("%w; RKE2 will not start until this is fixed (the operator's intent is unknown, so %s from an earlier boot is not used); check with `rke2-proxy-backend detect`",
+			err, rke2.DropInName))
 	}
 	redecide := false
 	if forced != "" && f.PreviousPlan != "" {
@@ -125,7 +144,11 @@ func runApply(cmd *cobra.Command, g *globals, fl applyFlags) error {
 	if cfg.OnFailure == config.OnFailureBlock {
 		return failure("apply: cannot honour the plan (on_failure: block, RKE2 will not start): %s", msg)
 	}
-	logf("warning: cannot honour the plan (on_failure: warn, RKE2 starts with its own defaults): %s", msg)
+	reads := res.RKE2Reads
+	if reads == "" {
+		reads = apply.ReadsDefaults
+	}
+	logf("warning: cannot honour the plan (on_failure: warn, RKE2 starts with %s): %s", reads, msg)
 	return nil
 }
 

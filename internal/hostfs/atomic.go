@@ -2,10 +2,54 @@ package hostfs
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 )
+
+// tempPrefix starts the name of every temp file WriteFileAtomic makes for a
+// file called name. The leading dot and the suffix keep it out of RKE2's
+// *.yaml glob and systemd's *.conf one.
+func tempPrefix(name string) string { return "." + name + ".tmp-" }
+
+// RemoveStaleTemps removes the temp files WriteFileAtomic left next to
+// hostPath when a writer was killed between creating and renaming one (a
+// kill -9, a power cut). A live writer's temp looks the same, so the caller
+// must hold the lock every writer of hostPath takes (apply's lock for the
+// RKE2 drop-in and the plan): then any temp there has no writer left. Only
+// regular files are removed. It returns the paths removed.
+func (r Root) RemoveStaleTemps(hostPath string) ([]string, error) {
+	dir, err := r.Resolve(filepath.Dir(filepath.Clean("/" + hostPath)))
+	if err != nil {
+		return nil, err
+	}
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list %s for stale temporary files: %w", dir, err)
+	}
+	prefix := tempPrefix(filepath.Base(hostPath))
+	var removed []string
+	var errs []error
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), prefix) || !e.Type().IsRegular() {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("remove stale temporary file %s: %w", p, err))
+			continue
+		}
+		removed = append(removed, p)
+	}
+	return removed, errors.Join(errs...)
+}
 
 // WriteFileAtomic writes data to hostPath under the root so that a reader
 // (or a crash) sees either the old file or the whole new one: temp file in
@@ -29,7 +73,7 @@ func (r Root) WriteFileAtomic(hostPath string, data []byte, perm os.FileMode) (b
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return false, fmt.Errorf("create directory %s: %w", dir, err)
 	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(hostPath)+".tmp-*")
+	tmp, err := os.CreateTemp(dir, tempPrefix(filepath.Base(hostPath))+"*")
 	if err != nil {
 		return false, fmt.Errorf("create temporary file in %s: %w", dir, err)
 	}

@@ -1,0 +1,115 @@
+package apply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+)
+
+// LockFile serialises every apply on a node: rke2-server and rke2-agent both
+// run apply as ExecStartPre, and an operator may run it by hand during a
+// start. Without it one run's stale-temp cleanup deleted the other's temp,
+// and the give-up path removed the drop-in the other had just written.
+// It lives on /run (tmpfs), so a lock never outlives a boot; the kernel
+// drops a flock when its holder dies, so a kill -9 never leaves it held.
+const LockFile = hostfs.RunDir + "/apply.lock"
+
+// DefaultLockWait bounds how long apply waits for another apply: a run
+// takes well under a second unless modprobe stalls, which kmod bounds.
+const DefaultLockWait = 2 * time.Minute
+
+// lockPoll is how often a waiting apply retries the lock.
+const lockPoll = 50 * time.Millisecond
+
+// lock takes LockFile under the root, waiting at most wait. When /run cannot
+// hold the lock file (read-only), it locks the drop-in's own directory
+// instead, which every apply of this node writes too. release unlocks.
+func lock(ctx context.Context, o Options, dropInPath string, wait time.Duration) (release func(), err error) {
+	f, what, err := openLock(o, dropInPath)
+	if err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
+			f.Close()
+			return nil, fmt.Errorf("lock %s: %w", what, err)
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			holder := holderOf(f)
+			f.Close()
+			return nil, fmt.Errorf("another rke2-proxy-backend apply%s still holds %s after %v: this run wrote nothing and left the drop-in to it; "+
+				"if no apply is running, find the holder with `fuser -v %s`", holder, what, wait, what)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(lockPoll):
+		}
+	}
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		// Name ourselves for the message a waiting run prints.
+		_ = f.Truncate(0)
+		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	}
+	return func() {
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}, nil
+}
+
+// openLock opens (creating) LockFile, or the drop-in's directory when the
+// lock file cannot be created because /run is read-only or full.
+func openLock(o Options, dropInPath string) (*os.File, string, error) {
+	dir, err := o.Root.Resolve(path.Dir(LockFile))
+	if err == nil {
+		err = os.MkdirAll(dir, 0o755)
+	}
+	if err == nil {
+		p := filepath.Join(dir, path.Base(LockFile))
+		var f *os.File
+		f, err = os.OpenFile(p, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+		if err == nil {
+			return f, p, nil
+		}
+	}
+	if !errors.Is(err, syscall.EROFS) && !errors.Is(err, syscall.ENOSPC) && !errors.Is(err, syscall.EDQUOT) {
+		return nil, "", fmt.Errorf("open the apply lock %s: %w", o.Root.Path(LockFile), err)
+	}
+	o.log("warning: cannot create %s (%v); locking %s instead", o.Root.Path(LockFile), err, path.Dir(dropInPath))
+	d, derr := o.Root.Resolve(path.Dir(dropInPath))
+	if derr == nil {
+		derr = os.MkdirAll(d, 0o755)
+	}
+	if derr != nil {
+		return nil, "", fmt.Errorf("open the apply lock: %w; and its fallback %s: %w", err, path.Dir(dropInPath), derr)
+	}
+	f, derr := os.Open(d)
+	if derr != nil {
+		return nil, "", fmt.Errorf("open the apply lock: %w; and its fallback %s: %w", err, d, derr)
+	}
+	return f, d, nil
+}
+
+// holderOf returns " (pid N)" from the lock file, or "" when unknown.
+func holderOf(f *os.File) string {
+	buf := make([]byte, 16)
+	n, _ := f.ReadAt(buf, 0)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(buf[:n])))
+	if err != nil || pid <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (pid %d)", pid)
+}
