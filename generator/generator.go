@@ -2,8 +2,11 @@
 // (systemd.generator(7)). At every boot and daemon-reload, before any unit
 // starts, it probes the host read-only, decides the backend and writes a
 // drop-in for each installed RKE2 unit into the normal generator directory.
-// It never fails the boot: on any problem it logs one line and writes
-// nothing, and RKE2 then starts with its own defaults.
+// It never fails the boot. A broken operator config still gets apply wired
+// into RKE2's units: apply then exits 2 naming the file, key and value, and
+// RKE2 does not start (the intent is unknown, and the drop-in an earlier
+// boot left must not be used silently). On any other problem it logs one
+// line saying what RKE2 will start with, and writes nothing.
 package generator
 
 import (
@@ -19,6 +22,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/units"
 )
 
@@ -49,7 +53,10 @@ const (
 	Initrd   Outcome = "initrd"
 	Disabled Outcome = "disabled"
 	NoRKE2   Outcome = "no-rke2"
-	Failed   Outcome = "failed"
+	// BrokenConfig: the operator config is broken; apply is wired in and
+	// will stop RKE2's start until it is fixed.
+	BrokenConfig Outcome = "broken-config"
+	Failed       Outcome = "failed"
 )
 
 // Run does one generator run and logs what it did. The error (with Failed)
@@ -60,11 +67,12 @@ func Run(o Options) (Outcome, error) {
 		return Initrd, nil
 	}
 	out, err := run(o)
-	if err != nil {
-		o.Log.Error("%v; wrote nothing, RKE2 will start with its own kube-proxy defaults", err)
+	if err != nil && out != BrokenConfig {
+		o.Log.Error("%v; wrote nothing, so RKE2 starts without apply: with the %s an earlier boot left, if any (delete it for RKE2's own defaults)",
+			err, rke2.DropInName)
 		return Failed, err
 	}
-	return out, nil
+	return out, err
 }
 
 func run(o Options) (Outcome, error) {
@@ -77,7 +85,7 @@ func run(o Options) (Outcome, error) {
 	}
 	f, cfg, d, err := o.Decide()
 	if err != nil {
-		return Failed, err
+		return brokenConfig(o, normal, f, err)
 	}
 	for _, p := range f.Unreadable {
 		o.Log.Warn("%s", p)
@@ -110,6 +118,31 @@ func run(o Options) (Outcome, error) {
 	o.Log.Info("kube-proxy backend %s (source %s) for %s: %s",
 		d.Backend, d.Source, strings.Join(names, ", "), strings.Join(d.Reasons, " "))
 	return Wrote, nil
+}
+
+// brokenConfig wires apply into the RKE2 units without a backend when the
+// operator config cannot be read: apply exits 2 on the same error, so RKE2
+// does not start until the config is fixed, rather than starting on the
+// drop-in an earlier boot left there.
+func brokenConfig(o Options, normal string, f facts.Facts, cfgErr error) (Outcome, error) {
+	var names []string
+	for _, u := range f.RKE2.Units {
+		names = append(names, u.Name)
+	}
+	if len(names) == 0 {
+		o.Log.Error("%v; no rke2-server or rke2-agent unit installed, nothing to do", cfgErr)
+		return BrokenConfig, cfgErr
+	}
+	files, err := units.Generate(units.Input{Units: names, ConfigFile: o.ConfigFile, Undecided: true})
+	if err == nil {
+		err = writeAll(normal, files)
+	}
+	if err != nil {
+		return Failed, fmt.Errorf("%w; and wiring apply into %s failed: %w", cfgErr, strings.Join(names, ", "), err)
+	}
+	o.Log.Error("%v; %s will run `rke2-proxy-backend apply`, which exits 2 on this error, so RKE2 does not start until it is fixed (the intent is unknown: the %s an earlier boot left is not used)",
+		cfgErr, strings.Join(names, ", "), rke2.DropInName)
+	return BrokenConfig, cfgErr
 }
 
 // inInitrd follows systemd: SYSTEMD_IN_INITRD when set (systemd >= 251),

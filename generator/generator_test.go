@@ -13,6 +13,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/units"
 )
 
 func fixedDecider(f facts.Facts, d decide.Decision, err error) Decider {
@@ -115,9 +116,39 @@ func TestGeneratorNeverFailsTheBoot(t *testing.T) {
 		"no backend": fixedDecider(serverFacts, decide.Decision{}, nil),
 	} {
 		out, files, log := runGen(t, hostfs.New(t.TempDir()), nil, dec)
-		if out != Failed || len(files) != 0 || strings.Count(log, "\n") != 1 || !strings.Contains(log, ": error: ") {
+		want := Failed
+		if name == "config error" {
+			want = BrokenConfig // with no RKE2 unit, nothing to wire
+		}
+		if out != want || len(files) != 0 || strings.Count(log, "\n") != 1 || !strings.Contains(log, ": error: ") {
 			t.Errorf("%s: outcome %s, files %v, log %q; want one error line and nothing written", name, out, files, log)
 		}
+	}
+}
+
+// A broken operator config must not leave RKE2 to start silently on the
+// drop-in an earlier boot left: the RKE2 units still run apply (without a
+// backend), which fails on the same error and so stops RKE2's start.
+func TestGeneratorWiresApplyWhenTheConfigIsBroken(t *testing.T) {
+	cfgErr := errors.New(`/etc/rke2-proxy-backend/config.yaml: backend: "modern" is not a backend`)
+	out, files, log := runGen(t, hostfs.New(t.TempDir()), nil, fixedDecider(serverFacts, decide.Decision{}, cfgErr))
+	if out != BrokenConfig || strings.Count(log, "\n") != 1 || !strings.Contains(log, "error: "+cfgErr.Error()) ||
+		!strings.Contains(log, "exits 2 on this error, so RKE2 does not start until it is fixed") {
+		t.Errorf("outcome %s, log %q", out, log)
+	}
+	var applyLines []string
+	for name, data := range files {
+		if strings.HasPrefix(name, units.VerifyUnit) {
+			t.Errorf("verify is wired although nothing was planned: %s", name)
+		}
+		for _, line := range strings.Split(data, "\n") {
+			if strings.HasPrefix(line, "ExecStartPre=") {
+				applyLines = append(applyLines, line)
+			}
+		}
+	}
+	if len(applyLines) != 1 || applyLines[0] != "ExecStartPre="+hostfs.Binary+" apply" {
+		t.Errorf("ExecStartPre lines %q, want apply without a backend", applyLines)
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/coreos/go-systemd/v22/journal"
+
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 )
 
@@ -24,23 +26,45 @@ const (
 // the prefix), so a long reason list is cut, never split into records.
 const kmsgMax = 900
 
-// Logger writes one record per call to /dev/kmsg, or to stderr when the
-// kernel log cannot be opened (containers, tests, --root runs).
+// Logger writes one record per call to the kernel log (/dev/kmsg), which
+// is there from the first instruction of a boot, before journald. Where
+// there is no /dev/kmsg (containers: systemd-nspawn, docker, LXC hide it) it
+// sends to the journal when journald is listening (daemon-reload, or a
+// later generator run), else to stderr, which systemd connects to its own
+// console output at boot. Tests and --root runs use stderr.
 type Logger struct {
-	w    io.Writer
-	kmsg bool
-	file *os.File
+	w       io.Writer
+	kmsg    bool
+	journal bool
+	file    *os.File
 }
 
 // OpenLogger opens /dev/kmsg when useKmsg is set and it can be opened for
-// writing, else logs to fallback.
+// writing; failing that, the journal when journald is listening; else it
+// logs to fallback.
 func OpenLogger(useKmsg bool, fallback io.Writer) *Logger {
-	if useKmsg {
-		if f, err := os.OpenFile(hostfs.Kmsg, os.O_WRONLY|os.O_APPEND, 0); err == nil {
-			return &Logger{w: f, kmsg: true, file: f}
-		}
+	return openLogger(useKmsg, hostfs.Kmsg, journal.Enabled, fallback)
+}
+
+func openLogger(useKmsg bool, kmsg string, journalEnabled func() bool, fallback io.Writer) *Logger {
+	if !useKmsg {
+		return &Logger{w: fallback}
 	}
-	return &Logger{w: fallback}
+	if f, err := os.OpenFile(kmsg, os.O_WRONLY|os.O_APPEND, 0); err == nil {
+		return &Logger{w: f, kmsg: true, file: f}
+	}
+	return &Logger{w: fallback, journal: journalEnabled()}
+}
+
+// Sink names where the lines go, for tests and the README's Logs section.
+func (l *Logger) Sink() string {
+	switch {
+	case l.kmsg:
+		return "kmsg"
+	case l.journal:
+		return "journal"
+	}
+	return "stderr"
 }
 
 // NewLogger logs to w in stderr style; for tests.
@@ -68,6 +92,12 @@ func (l *Logger) log(prio int, format string, args ...any) {
 	if l.kmsg {
 		fmt.Fprintf(l.w, "<%d>%s: %s\n", prio, Name, msg)
 		return
+	}
+	if l.journal {
+		err := journal.Send(msg, journal.Priority(prio), map[string]string{"SYSLOG_IDENTIFIER": Name})
+		if err == nil {
+			return
+		}
 	}
 	level := map[int]string{prioErr: "error", prioWarning: "warning", prioInfo: "info"}[prio]
 	fmt.Fprintf(l.w, "%s: %s: %s\n", Name, level, msg)

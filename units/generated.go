@@ -30,6 +30,11 @@ type Input struct {
 	// ConfigFile is the operator config file to hand to apply and verify;
 	// "" means the default, which is then left off the command lines.
 	ConfigFile string
+	// Undecided is set when the operator config is broken, so there is no
+	// decision (Backend is empty): the RKE2 units still run apply, which
+	// then fails naming the file, key and value and RKE2 does not start, so
+	// a drop-in from an earlier boot is never used silently. No verify.
+	Undecided bool
 }
 
 // DefaultVerifyWait matches the shipped unit's ExecStart.
@@ -40,7 +45,9 @@ const DefaultVerifyWait = 5 * time.Minute
 // one for the verify unit with the configured wait. Files come out sorted by
 // path, so the same input gives the same bytes.
 func Generate(in Input) ([]File, error) {
-	if _, err := backend.Parse(string(in.Backend)); err != nil {
+	if in.Undecided {
+		in.Backend = ""
+	} else if _, err := backend.Parse(string(in.Backend)); err != nil {
 		return nil, err
 	}
 	names, err := unitNames(in.Units)
@@ -49,6 +56,17 @@ func Generate(in Input) ([]File, error) {
 	}
 	if len(names) == 0 {
 		return nil, nil
+	}
+	if in.Undecided {
+		applyOnly, err := undecidedOptions(in)
+		if err != nil {
+			return nil, err
+		}
+		var files []File
+		for _, n := range names {
+			files = append(files, File{Path: dropInPath(n), Data: render(applyOnly)})
+		}
+		return files, nil
 	}
 	rke2DropIn, err := rke2Options(in)
 	if err != nil {
@@ -116,6 +134,18 @@ func rke2Options(in Input) ([]*unit.UnitOption, error) {
 		// problem may stop RKE2's start.
 		unit.NewUnitOption("Service", "ExecStartPre", exec),
 	}, nil
+}
+
+// undecidedOptions run apply without a backend: it loads the (broken)
+// config itself and exits 2 naming the problem, which stops RKE2's start.
+// Nothing pulls in verify, which would only report that there is no plan.
+func undecidedOptions(in Input) ([]*unit.UnitOption, error) {
+	argv := append([]string{hostfs.Binary, "apply"}, commonFlags(in)...)
+	exec, err := ExecLine(argv)
+	if err != nil {
+		return nil, fmt.Errorf("apply command line: %w", err)
+	}
+	return []*unit.UnitOption{unit.NewUnitOption("Service", "ExecStartPre", exec)}, nil
 }
 
 func verifyOptions(in Input) ([]*unit.UnitOption, error) {

@@ -25,9 +25,16 @@ NORMAL directory only, a drop-in for each installed RKE2 unit that records the
 decision, runs "rke2-proxy-backend apply" before RKE2 starts and pulls in
 rke2-proxy-backend-verify.service, plus one for the verify unit.
 
-It never fails: on any problem it logs one line to the kernel log (stderr when
-/dev/kmsg cannot be opened or --root is set), writes nothing and exits 0. It
-does nothing in the initrd (SYSTEMD_IN_INITRD=1 or /etc/initrd-release).`,
+It never fails the boot and always exits 0. It logs one line to the kernel
+log; without /dev/kmsg (containers) to the journal when journald listens,
+else to stderr (systemd's console at boot); with --root, to stderr.
+
+A broken operator config still wires "rke2-proxy-backend apply" (without a
+backend, no verify) into the RKE2 units: apply exits 2 on the same error, so
+RKE2 does not start until the config is fixed, and the drop-in an earlier
+boot left is never used silently. On any other problem it writes nothing and
+its line says RKE2 starts without apply. It does nothing in the initrd
+(SYSTEMD_IN_INITRD=1 or /etc/initrd-release).`,
 		Args: cobra.RangeArgs(1, 3),
 		RunE: func(cmd *cobra.Command, dirs []string) error {
 			root := g.hostRoot()
