@@ -128,6 +128,20 @@ func TestKillApplyAtRandomPoints(t *testing.T) {
 			}
 		}
 	}
+	// The next whole run cleans what the killed ones left (temps of the
+	// drop-in and of plan.json), holding the lock so no live writer's temp
+	// can be among them.
+	if out, err := applyCmd(h.Dir(), backends[0]).CombinedOutput(); err != nil {
+		t.Fatalf("apply after the kills: %v\n%s", err, out)
+	}
+	for _, dir := range []string{filepath.Dir(dropIn), hostfs.RunDir} {
+		entries, _ := os.ReadDir(h.Root().Path(dir))
+		for _, e := range entries {
+			if strings.Contains(e.Name(), ".tmp-") {
+				t.Errorf("%s/%s left by a killed run survived the next apply", dir, e.Name())
+			}
+		}
+	}
 	t.Logf("%d runs, %d killed before finishing (a full run takes %v)", iterations, killed, full)
 	if killed == 0 {
 		t.Error("no run was killed: the kill points never fell inside apply")
