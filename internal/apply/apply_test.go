@@ -207,6 +207,9 @@ func TestApplyWithoutTheLockTouchesNothing(t *testing.T) {
 	o := Options{Root: h.Root(), RKE2Config: hostfs.RKE2ConfigFile, LockWait: 200 * time.Millisecond, Stdout: io.Discard,
 		Log: func(f string, a ...any) { fmt.Fprintf(&log, f+"\n", a...) }}
 	res, _ := Run(context.Background(), o, in)
+	if !strings.Contains(log.String(), "waiting up to 200ms for another rke2-proxy-backend apply") {
+		t.Errorf("the wait was not logged:\n%s", log.String())
+	}
 	if res.RKE2Reads != ReadsOther || !strings.Contains(strings.Join(res.Problems, " "), "another rke2-proxy-backend apply") {
 		t.Fatalf("problems %q, RKE2 reads %q\n%s", res.Problems, res.RKE2Reads, log.String())
 	}

@@ -39,7 +39,7 @@ func lock(ctx context.Context, o Options, dropInPath string, wait time.Duration)
 		return nil, err
 	}
 	deadline := time.Now().Add(wait)
-	for {
+	for waiting := false; ; waiting = true {
 		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 		if err == nil {
 			break
@@ -54,6 +54,10 @@ func lock(ctx context.Context, o Options, dropInPath string, wait time.Duration)
 			return nil, fmt.Errorf("another rke2-proxy-backend apply%s still holds %s after %v: this run wrote nothing and left the drop-in to it; "+
 				"if no apply is running, find the holder with `fuser -v %s`", holder, what, wait, what)
 		}
+		if !waiting {
+			// Say so at once: a silent wait looks like a hang in the journal.
+			o.log("waiting up to %v for another rke2-proxy-backend apply%s holding %s", wait, holderOf(f), what)
+		}
 		select {
 		case <-ctx.Done():
 		case <-time.After(lockPoll):
@@ -65,6 +69,10 @@ func lock(ctx context.Context, o Options, dropInPath string, wait time.Duration)
 		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
 	}
 	return func() {
+		// A pid left in a free lock would name a process long gone.
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			_ = f.Truncate(0)
+		}
 		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		f.Close()
 	}, nil
