@@ -20,6 +20,7 @@ func dryRun(o Options, in Input, res *Result, dropInPath string) error {
 	}
 	if owner := operatorsFile(o, dropInPath); owner != "" {
 		res.Problems = append(res.Problems, owner)
+		res.RKE2Reads = ReadsOperators
 	}
 	state, err := kmod.ReadState(o.Root, in.Facts.Kernel.Release)
 	if err != nil {
@@ -61,6 +62,9 @@ func dryRun(o Options, in Input, res *Result, dropInPath string) error {
 		res.Problems = append(res.Problems, m)
 	}
 	if len(res.Problems) > 0 {
+		if res.RKE2Reads == "" {
+			res.RKE2Reads = ReadsDefaults
+		}
 		for _, p := range res.Problems {
 			fmt.Fprintf(w, "# problem: %s\n", p)
 		}

@@ -141,12 +141,20 @@ func runApply(cmd *cobra.Command, g *globals, fl applyFlags) error {
 		return nil
 	}
 	msg := strings.Join(problems, "; ")
-	if cfg.OnFailure == config.OnFailureBlock {
-		return failure("apply: cannot honour the plan (on_failure: block, RKE2 will not start): %s", msg)
-	}
 	reads := res.RKE2Reads
 	if reads == "" {
 		reads = apply.ReadsDefaults
+	}
+	if fl.dryRun {
+		// The same exit code a real run would give, in the conditional.
+		if cfg.OnFailure == config.OnFailureBlock {
+			return failure("apply --dry-run: a real run could not honour the plan (on_failure: block, RKE2 would not start): %s", msg)
+		}
+		logf("warning: a real run could not honour the plan (on_failure: warn, RKE2 would start with %s): %s", reads, msg)
+		return nil
+	}
+	if cfg.OnFailure == config.OnFailureBlock {
+		return failure("apply: cannot honour the plan (on_failure: block, RKE2 will not start): %s", msg)
 	}
 	logf("warning: cannot honour the plan (on_failure: warn, RKE2 starts with %s): %s", reads, msg)
 	return nil
