@@ -3,8 +3,10 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -51,7 +53,15 @@ that kube-proxy's rules are complete and live in that backend only.`,
 		SilenceUsage:      true,
 		SilenceErrors:     true,
 		CompletionOptions: cobra.CompletionOptions{HiddenDefaultCmd: true},
-		PersistentPreRunE: func(cmd *cobra.Command, args []string) error { return g.validate() },
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			if err := g.validate(); err != nil {
+				return err
+			}
+			if err := g.checkOutput(cmd); err != nil {
+				return err
+			}
+			return g.checkExplicitConfig(cmd)
+		},
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
@@ -67,7 +77,28 @@ that kube-proxy's rules are complete and live in that backend only.`,
 	for _, add := range subcommands {
 		root.AddCommand(add(g))
 	}
+	registerValueCompletions(root)
 	return root
+}
+
+// checkExplicitConfig refuses a --config that names a missing file. Only
+// the default path may be absent (it then means the built-in defaults): an
+// operator who names a file expects it to be read, and quietly running on
+// defaults instead would hide a typo until the wrong backend is live.
+func (g *globals) checkExplicitConfig(cmd *cobra.Command) error {
+	if !cmd.Flags().Changed("config") {
+		return nil
+	}
+	root := g.hostRoot()
+	if _, err := root.Stat(g.configFile); !errors.Is(err, fs.ErrNotExist) {
+		return nil // present, or unreadable: config.Load names that problem
+	}
+	where := ""
+	if !root.IsHost() {
+		where = " under --root " + root.Dir()
+	}
+	return usageError(fmt.Errorf("--config %s: no such file%s: fix the path, or leave out --config to read %s (the built-in defaults when that is missing too)",
+		g.configFile, where, hostfs.ConfigFile))
 }
 
 // subcommands are registered by each subcommand's file in init, so adding a
