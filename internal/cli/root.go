@@ -77,7 +77,6 @@ that kube-proxy's rules are complete and live in that backend only.`,
 	for _, add := range subcommands {
 		root.AddCommand(add(g))
 	}
-	registerValueCompletions(root)
 	return root
 }
 
@@ -112,6 +111,11 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	root := NewRootCommand(stdout, stderr)
 	if len(args) > 0 && filepath.Base(args[0]) == GeneratorName {
 		args = append([]string{args[0], "generate"}, args[1:]...)
+	}
+	if len(args) > 1 && (args[1] == cobra.ShellCompRequestCmd || args[1] == cobra.ShellCompNoDescRequestCmd) {
+		// Only a shell asking for completions needs the flag values: the
+		// generator builds this tree on every boot and should not pay for them.
+		registerValueCompletions(root)
 	}
 	root.SetArgs(args[1:])
 	err := root.Execute()
