@@ -120,6 +120,9 @@ func TestManPagesRender(t *testing.T) {
 	if !strings.Contains(verify, want) {
 		t.Errorf("verify(1) does not show --wait's real default; want\n%s\nin:\n%s", want, verify)
 	}
+	if !strings.Contains(verify, "\n       3      Cannot tell:") {
+		t.Errorf("verify(1) does not document exit status 3 (cannot tell):\n%s", verify)
+	}
 	if strings.Contains(verify, "0s") {
 		t.Errorf("verify(1) shows a 0s default:\n%s", verify)
 	}
