@@ -123,7 +123,7 @@ func TestManPagesRender(t *testing.T) {
 	if !strings.Contains(verify, "\n       3      Cannot tell:") {
 		t.Errorf("verify(1) does not document exit status 3 (cannot tell):\n%s", verify)
 	}
-	if strings.Contains(verify, "0s") {
+	if strings.Contains(verify, "--wait=0s") || strings.Contains(verify, "default: 0s") {
 		t.Errorf("verify(1) shows a 0s default:\n%s", verify)
 	}
 }
