@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 )
 
 // jsonCommands says, for every command by its path without the program
@@ -14,12 +16,12 @@ import (
 var jsonCommands = map[string]bool{
 	"detect":          true,
 	"version":         true,
-	"apply":           true, // apply --dry-run prints the plan it would record
 	"verify":          true,
 	"cleanup":         true,
 	"render expected": true,
 	"render live":     true,
 
+	"apply":                 false, // logs to stderr; the plan file is its record
 	"render":                false, // only says which subcommand to use
 	"generate":              false, // writes drop-ins, logs to the journal
 	"help":                  false,
@@ -40,10 +42,21 @@ func commandKey(cmd *cobra.Command) string {
 	return cmd.Name()
 }
 
-// checkOutput refuses -o json for a command with no JSON form.
+// noJSONHints say where a text-only command's information is found as JSON.
+var noJSONHints = map[string]string{
+	"apply": "run `rke2-proxy-backend detect -o json` for the decision, or read " + hostfs.PlanFile + " after apply",
+}
+
+// checkOutput refuses -o json for a command with no JSON form, in one
+// wording for every command.
 func (g *globals) checkOutput(cmd *cobra.Command) error {
-	if !g.json() || jsonCommands[commandKey(cmd)] {
+	key := commandKey(cmd)
+	if !g.json() || jsonCommands[key] {
 		return nil
 	}
-	return usageError(fmt.Errorf("-o json: %q has no JSON output; run it without -o json", cmd.CommandPath()))
+	hint, ok := noJSONHints[key]
+	if !ok {
+		hint = "run it without -o json"
+	}
+	return usageError(fmt.Errorf("%s has no JSON output (--output json): %s", key, hint))
 }

@@ -66,7 +66,11 @@ func TestTextOnlyCommandsRefuseJSON(t *testing.T) {
 			}
 			var stdout, stderr bytes.Buffer
 			code := Main(args, &stdout, &stderr)
-			want := `rke2-proxy-backend: -o json: "rke2-proxy-backend ` + key + `" has no JSON output; run it without -o json` + "\n"
+			hint := "run it without -o json"
+			if h, ok := noJSONHints[key]; ok {
+				hint = h
+			}
+			want := "rke2-proxy-backend: " + key + " has no JSON output (--output json): " + hint + "\n"
 			if code != ExitUsage || stderr.String() != want || stdout.Len() != 0 {
 				t.Errorf("exit %d, stderr %q, stdout %q; want exit 2, stderr %q, no stdout", code, stderr.String(), stdout.String(), want)
 			}
