@@ -72,8 +72,8 @@ that kube-proxy's rules are complete and live in that backend only.`,
 	}
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.root, "root", defaultRoot, "host root every path is read and written under (env "+hostfs.EnvRoot+")")
-	pf.StringVar(&g.configFile, "config", hostfs.ConfigFile, "operator config file (a host path, under --root)")
-	pf.StringVarP(&g.output, "output", "o", "text", "output format: text or json")
+	pf.StringVar(&g.configFile, "config", hostfs.ConfigFile, "operator config file (a host path, under --root); a file named here must exist")
+	pf.StringVarP(&g.output, "output", "o", "text", "output format: text or json (a command without a JSON form refuses json)")
 	for _, add := range subcommands {
 		root.AddCommand(add(g))
 	}
