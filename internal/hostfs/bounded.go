@@ -1,0 +1,218 @@
+package hostfs
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"sort"
+	"strings"
+	"syscall"
+)
+
+// Size caps per kind of host file. The generator and apply run before RKE2
+// at every boot: a wrong file (a link to /dev/zero, a multi-gigabyte log
+// dropped into config.yaml.d) must become a clear problem, not a boot that
+// never ends or a process that eats the node's memory. Each cap is far
+// above any real file of its kind.
+const (
+	// MaxTextFile bounds config files, units, environment files, our plan
+	// and the small /proc and /sys files: real ones are a few KiB.
+	MaxTextFile = 1 << 20
+	// MaxModuleIndex bounds modules.dep, modules.alias and modules.builtin:
+	// 1-2 MiB on distribution kernels with every driver.
+	MaxModuleIndex = 32 << 20
+	// MaxKernelConfig bounds a kernel config, both a file and what
+	// /proc/config.gz decompresses to: real ones are about 300 KB.
+	MaxKernelConfig = 16 << 20
+	// MaxDirEntries bounds one directory listing.
+	MaxDirEntries = 1 << 17
+)
+
+// ErrNotRegular and ErrTooLarge classify a refused read (errors.Is).
+var (
+	ErrNotRegular = errors.New("not a regular file")
+	ErrTooLarge   = errors.New("too large")
+)
+
+// notRegularError says what the file is instead; it never carries content.
+type notRegularError struct{ mode fs.FileMode }
+
+func (e *notRegularError) Error() string {
+	return "not a regular file but " + modeName(e.mode) + ": only regular files are read"
+}
+func (e *notRegularError) Is(target error) bool { return target == ErrNotRegular }
+
+// tooLargeError names the cap that was reached.
+type tooLargeError struct{ text string }
+
+func (e *tooLargeError) Error() string        { return e.text }
+func (e *tooLargeError) Is(target error) bool { return target == ErrTooLarge }
+
+// TooLarge is the error for a file (or what a decompressor makes of it)
+// longer than max bytes; what is "larger" or e.g. "decompresses to more".
+func TooLarge(what string, max int64) error {
+	return &tooLargeError{fmt.Sprintf("%s than %s, the most read from this kind of file: it cannot be the right file; check it", what, sizeText(max))}
+}
+
+func modeName(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a block device"
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	}
+	return "a special file"
+}
+
+func sizeText(n int64) string {
+	if n >= 1<<20 && n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	if n >= 1<<10 && n%(1<<10) == 0 {
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// ReadFile reads a host file through Resolve, bounded by MaxTextFile (see
+// ReadFileMax).
+func (r Root) ReadFile(hostPath string) ([]byte, error) {
+	return r.ReadFileMax(hostPath, MaxTextFile)
+}
+
+// ReadFileMax reads a host file through Resolve. Only regular files are
+// read: a FIFO, a device or a socket is refused before it is opened (opening
+// some devices has side effects, reading a FIFO blocks) and checked again on
+// the open file. At most max+1 bytes are read, and more than max is an
+// error, never a silent cut. Errors are *fs.PathError with the on-disk
+// path; none of them holds any of the file's content.
+func (r Root) ReadFileMax(hostPath string, max int64) ([]byte, error) {
+	p, err := r.Resolve(hostPath)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := os.Stat(p); err != nil {
+		return nil, err
+	} else if !fi.Mode().IsRegular() {
+		return nil, &fs.PathError{Op: "open", Path: p, Err: &notRegularError{fi.Mode()}}
+	}
+	flags := os.O_RDONLY | syscall.O_NONBLOCK | syscall.O_CLOEXEC
+	if !r.IsHost() {
+		// Resolve followed every link inside the root already; a link in
+		// the last place now was swapped in since, and would lead out.
+		flags |= syscall.O_NOFOLLOW
+	}
+	f, err := os.OpenFile(p, flags, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, &fs.PathError{Op: "open", Path: p, Err: &notRegularError{fi.Mode()}}
+	}
+	// procfs reports size 0 and sysfs 4096 for every attribute: their
+	// sizes say nothing, so only real files are refused by size up front.
+	if !pseudoFS(hostPath) && fi.Size() > max {
+		return nil, &fs.PathError{Op: "read", Path: p, Err: TooLarge("larger", max)}
+	}
+	size := fi.Size()
+	if size <= 0 || size > max {
+		size = 4096
+	}
+	data := make([]byte, 0, size+1)
+	for {
+		if int64(len(data)) > max {
+			return nil, &fs.PathError{Op: "read", Path: p, Err: TooLarge("larger", max)}
+		}
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
+		room := min(int64(cap(data)), max+1)
+		n, err := f.Read(data[len(data):room])
+		data = data[:len(data)+n]
+		if err == io.EOF {
+			return data, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+// pseudoFS reports whether hostPath is on procfs or sysfs, whose files are
+// regular but whose sizes are made up.
+func pseudoFS(hostPath string) bool {
+	p := "/" + strings.TrimLeft(hostPath, "/")
+	return strings.HasPrefix(p, "/proc/") || strings.HasPrefix(p, "/sys/")
+}
+
+// ReadDir lists a host directory through Resolve, sorted by name, bounded
+// by MaxDirEntries (see ReadDirMax).
+func (r Root) ReadDir(hostPath string) ([]fs.DirEntry, error) {
+	return r.ReadDirMax(hostPath, MaxDirEntries)
+}
+
+// ReadDirMax lists a host directory, sorted by name. The open cannot block
+// (O_DIRECTORY refuses a FIFO in the directory's place). More than max
+// entries returns the first max read (in directory order, then sorted)
+// together with an error that says so, so a caller can go on with a
+// partial list and report it.
+func (r Root) ReadDirMax(hostPath string, max int) ([]fs.DirEntry, error) {
+	p, err := r.Resolve(hostPath)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		if errors.Is(err, syscall.ENOTDIR) {
+			if fi, serr := os.Stat(p); serr == nil {
+				return nil, &fs.PathError{Op: "open", Path: p, Err: &notRegularDirError{fi.Mode()}}
+			}
+		}
+		return nil, err
+	}
+	defer f.Close()
+	var entries []fs.DirEntry
+	for {
+		batch, err := f.ReadDir(1024)
+		entries = append(entries, batch...)
+		if len(entries) > max {
+			entries = entries[:max]
+			sortEntries(entries)
+			return entries, &fs.PathError{Op: "readdir", Path: p, Err: &tooLargeError{fmt.Sprintf("more than %d entries, the most read from one directory", max)}}
+		}
+		if err == io.EOF || len(batch) == 0 {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	sortEntries(entries)
+	return entries, nil
+}
+
+func sortEntries(e []fs.DirEntry) {
+	sort.Slice(e, func(i, j int) bool { return e[i].Name() < e[j].Name() })
+}
+
+// notRegularDirError: a directory was expected.
+type notRegularDirError struct{ mode fs.FileMode }
+
+func (e *notRegularDirError) Error() string {
+	return "not a directory but " + modeName(e.mode)
+}
