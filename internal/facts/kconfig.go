@@ -64,7 +64,7 @@ func parseKernelConfig(data []byte, want map[string]bool) (map[string]Tristate, 
 		key, value, found := bytes.Cut(text, []byte("="))
 		name, isConfig := bytes.CutPrefix(key, []byte("CONFIG_"))
 		if !found || !isConfig || !validOption(name) {
-			return nil, fmt.Errorf("line %d: %q is not a CONFIG_NAME=value line", line, clip(string(text)))
+			return nil, fmt.Errorf("line %d is not a CONFIG_NAME=value line", line)
 		}
 		sawConfig = true
 		if len(value) != 1 {
@@ -117,12 +117,4 @@ func validOption(name []byte) bool {
 		}
 	}
 	return true
-}
-
-// clip keeps error messages short when a file is binary garbage.
-func clip(s string) string {
-	if len(s) > 60 {
-		return s[:60] + "..."
-	}
-	return s
 }

@@ -37,8 +37,8 @@ func releaseForPaths(k Kernel) string {
 	if k.Major == 0 {
 		return ""
 	}
-	for _, c := range k.Release {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("._+~-", c)) {
+	for i := 0; i < len(k.Release); i++ {
+		if !releaseByte(k.Release[i]) {
 			return ""
 		}
 	}
@@ -53,15 +53,41 @@ func (p *probe) kernelRelease() Kernel {
 		if p.absent(hostfs.KernelOSRelease) {
 			p.problem("%s is missing: the kernel release is unknown, so version-dependent kernel checks cannot be made.", hostfs.KernelOSRelease)
 		}
+	} else if release, why := checkRelease(data); why != "" {
+		// Nothing of the file is quoted: whatever it is, it is not a release.
+		p.unreadable("%s: %s: the kernel version is unknown; a real kernel always writes one, so check --root", hostfs.KernelOSRelease, why)
 	} else {
-		k.Release = strings.TrimSpace(string(data))
-		var parsed bool
-		k.Major, k.Minor, k.Patch, parsed = ParseRelease(k.Release)
-		if !parsed {
-			p.unreadable("%s: release %q does not start with major.minor: the kernel version is unknown; a real kernel always writes one, so check --root", hostfs.KernelOSRelease, clip(k.Release))
-		}
+		k.Release = release
+		k.Major, k.Minor, k.Patch, _ = ParseRelease(release)
 	}
 	return k
+}
+
+// checkRelease takes the release out of osrelease's content, or says what
+// is wrong with it. A NUL or any other byte outside the characters kernel
+// releases use (the same set releaseForPaths trusts in paths) means the file
+// is not what the kernel writes, and a partial match would be a guess.
+func checkRelease(data []byte) (release, why string) {
+	s := strings.TrimSpace(string(data))
+	if s == "" {
+		return "", "empty"
+	}
+	for i := 0; i < len(s); i++ {
+		if !releaseByte(s[i]) {
+			if s[i] == 0 {
+				return "", "holds a NUL byte at offset " + strconv.Itoa(i) + ", which no kernel release has"
+			}
+			return "", "byte " + strconv.Itoa(i) + " is not a character kernel releases use (letters, digits and ._+~-)"
+		}
+	}
+	if _, _, _, ok := ParseRelease(s); !ok {
+		return "", "the release does not start with major.minor (e.g. 6.1.0-18-amd64)"
+	}
+	return s, ""
+}
+
+func releaseByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("._+~-", c) >= 0
 }
 
 func unknownConfig() map[string]Tristate {
@@ -79,7 +105,7 @@ func (p *probe) kernelConfig(k *Kernel) {
 	release := releaseForPaths(*k)
 	candidates := hostfs.KernelConfigFiles(release)
 	for _, path := range candidates {
-		data, ok := p.read(path, "the kernel config cannot be read from it")
+		data, ok := p.readMax(path, hostfs.MaxKernelConfig, "the kernel config cannot be read from it")
 		if !ok {
 			continue
 		}
@@ -110,8 +136,10 @@ var wantedOptions = func() map[string]bool {
 	return m
 }()
 
-// maxConfigSize bounds a decompressed config (real ones are ~300 KB).
-const maxConfigSize = 16 << 20
+// maxConfigSize bounds a decompressed config (real ones are ~300 KB): a
+// small gzip bomb must not expand into memory, and a config cut at the cap
+// would read as "every later option is off".
+const maxConfigSize = hostfs.MaxKernelConfig
 
 func parseConfigFile(path string, data []byte) (map[string]Tristate, error) {
 	if strings.HasSuffix(path, ".gz") {
@@ -119,8 +147,11 @@ func parseConfigFile(path string, data []byte) (map[string]Tristate, error) {
 		if err != nil {
 			return nil, &configError{"not a gzip file", err}
 		}
-		if data, err = readThroughNetfilter(io.LimitReader(zr, maxConfigSize)); err != nil {
+		if data, err = readThroughNetfilter(io.LimitReader(zr, maxConfigSize+1)); err != nil {
 			return nil, &configError{"not a gzip file", err}
+		}
+		if len(data) > maxConfigSize {
+			return nil, hostfs.TooLarge("decompresses to more", maxConfigSize)
 		}
 	}
 	opts, err := parseKernelConfig(throughNetfilter(data), wantedOptions)

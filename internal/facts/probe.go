@@ -70,14 +70,19 @@ func (p *probe) unreadable(format string, args ...any) {
 // caller words the consequence); any other error is recorded as unreadable
 // with the consequence and returns ok=false too.
 func (p *probe) read(hostPath, consequence string) (data []byte, ok bool) {
-	data, err := p.root.ReadFile(hostPath)
+	return p.readMax(hostPath, hostfs.MaxTextFile, consequence)
+}
+
+// readMax is read with another size cap than a text file's.
+func (p *probe) readMax(hostPath string, max int64, consequence string) (data []byte, ok bool) {
+	data, err := p.root.ReadFileMax(hostPath, max)
 	if err == nil {
 		return data, true
 	}
 	if isNotExist(err) {
 		return nil, false
 	}
-	p.unreadable("%s: %s: %s; check the file's permissions or remove it", hostPath, errText(err), consequence)
+	p.unreadable("%s: %s: %s; %s", hostPath, errText(err), consequence, fixHint(err))
 	return nil, false
 }
 
@@ -102,4 +107,12 @@ func errText(err error) string {
 		return pe.Err.Error()
 	}
 	return err.Error()
+}
+
+// fixHint says what to do about a file that could not be read.
+func fixHint(err error) string {
+	if errors.Is(err, hostfs.ErrNotRegular) || errors.Is(err, hostfs.ErrTooLarge) {
+		return "replace it with the right file or remove it"
+	}
+	return "check the file's permissions or remove it"
 }

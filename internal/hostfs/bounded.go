@@ -40,9 +40,15 @@ var (
 type notRegularError struct{ mode fs.FileMode }
 
 func (e *notRegularError) Error() string {
-	return "not a regular file but " + modeName(e.mode) + ": only regular files are read"
+	if e.mode.IsDir() {
+		return syscall.EISDIR.Error() // the words os.ReadFile has always used
+	}
+	return "not a regular file but " + modeName(e.mode)
 }
-func (e *notRegularError) Is(target error) bool { return target == ErrNotRegular }
+
+func (e *notRegularError) Is(target error) bool {
+	return target == ErrNotRegular || e.mode.IsDir() && target == syscall.EISDIR
+}
 
 // tooLargeError names the cap that was reached.
 type tooLargeError struct{ text string }
@@ -104,7 +110,7 @@ func (r Root) ReadFileMax(hostPath string, max int64) ([]byte, error) {
 	if fi, err := os.Stat(p); err != nil {
 		return nil, err
 	} else if !fi.Mode().IsRegular() {
-		return nil, &fs.PathError{Op: "open", Path: p, Err: &notRegularError{fi.Mode()}}
+		return nil, &fs.PathError{Op: "read", Path: p, Err: &notRegularError{fi.Mode()}}
 	}
 	flags := os.O_RDONLY | syscall.O_NONBLOCK | syscall.O_CLOEXEC
 	if !r.IsHost() {
@@ -122,7 +128,7 @@ func (r Root) ReadFileMax(hostPath string, max int64) ([]byte, error) {
 		return nil, err
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, &fs.PathError{Op: "open", Path: p, Err: &notRegularError{fi.Mode()}}
+		return nil, &fs.PathError{Op: "read", Path: p, Err: &notRegularError{fi.Mode()}}
 	}
 	// procfs reports size 0 and sysfs 4096 for every attribute: their
 	// sizes say nothing, so only real files are refused by size up front.
