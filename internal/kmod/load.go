@@ -3,9 +3,11 @@ package kmod
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os/exec"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
@@ -15,6 +17,15 @@ import (
 // and must not hang a boot on a stuck module init.
 const modprobeTimeout = 30 * time.Second
 
+// pipeGrace is how long a modprobe that has ended (or been killed) may keep
+// its stderr open through a child of its own before the pipe is closed on
+// it: modprobe's install commands are shell lines that can leave a
+// background process behind.
+const pipeGrace = 2 * time.Second
+
+// maxStderr bounds what is kept of modprobe's complaint.
+const maxStderr = 4096
+
 // Loader loads modules with modprobe.
 type Loader struct {
 	Root hostfs.Root
@@ -22,6 +33,8 @@ type Loader struct {
 	Modprobe string
 	// Log receives one line per side effect ([started]/[finished]/[failed]).
 	Log func(format string, args ...any)
+	// Timeout bounds each modprobe call; 0 means 30 s.
+	Timeout time.Duration
 	// run is the exec seam: it runs argv and returns its stderr.
 	run func(ctx context.Context, argv []string) (string, error)
 }
@@ -92,7 +105,11 @@ func (l Loader) Load(ctx context.Context, state State, modules []string) Result 
 	}
 	run := l.run
 	if run == nil {
-		run = runCommand
+		timeout := l.Timeout
+		if timeout <= 0 {
+			timeout = modprobeTimeout
+		}
+		run = func(ctx context.Context, argv []string) (string, error) { return runCommand(ctx, argv, timeout) }
 	}
 	for _, m := range modules {
 		n := Normalize(m)
@@ -132,12 +149,48 @@ func (l Loader) log(format string, args ...any) {
 	}
 }
 
-func runCommand(ctx context.Context, argv []string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, modprobeTimeout)
+// runCommand runs argv with a limit that really ends it. modprobe runs in
+// a process group of its own, and the whole group is killed when the limit
+// is reached, so a child it started cannot outlive it; and since a child
+// that left the group may still hold stderr, Wait stops waiting for the
+// pipe pipeGrace after modprobe itself ended. Without both, Wait would wait
+// for the last holder of stderr, however long it lives.
+func runCommand(ctx context.Context, argv []string, timeout time.Duration) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = pipeGrace
+	stderr := &cappedBuffer{max: maxStderr}
+	cmd.Stderr = stderr
 	err := cmd.Run()
+	if cmd.Process != nil {
+		// Whatever modprobe left behind in its group goes with it; the
+		// group id cannot be reused while a member lives.
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	switch {
+	case ctx.Err() == context.DeadlineExceeded:
+		return stderr.String(), fmt.Errorf("did not finish within %s and was killed", timeout)
+	case errors.Is(err, exec.ErrWaitDelay) && cmd.ProcessState != nil && cmd.ProcessState.Success():
+		// modprobe succeeded; only a leftover child held its stderr.
+		return stderr.String(), nil
+	}
 	return stderr.String(), err
 }
+
+// cappedBuffer keeps the first max bytes written to it and drops the rest.
+type cappedBuffer struct {
+	buf bytes.Buffer
+	max int
+}
+
+func (c *cappedBuffer) Write(p []byte) (int, error) {
+	if room := c.max - c.buf.Len(); room > 0 {
+		c.buf.Write(p[:min(room, len(p))])
+	}
+	return len(p), nil
+}
+
+func (c *cappedBuffer) String() string { return c.buf.String() }
