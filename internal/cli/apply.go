@@ -67,7 +67,7 @@ func runApply(cmd *cobra.Command, g *globals, fl applyFlags) error {
 		}
 		forced = b
 	}
-	f, cfg, d, err := g.loadDecision(facts.Options{})
+	f, cfg, d, err := g.loadDecision(facts.Options{RKE2Binary: true})
 	if err != nil {
 		return err // already a usage error naming file, key and value
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"syscall"
+	"time"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 )
@@ -14,6 +15,14 @@ type Options struct {
 	// LiveRules enables reading the kernel's current netfilter state
 	// (netlink, legacy getsockopt). Only meaningful on the real host root.
 	LiveRules bool
+	// RKE2Binary asks the RKE2 binary the unit runs for its version
+	// (rke2 --version, bounded), which wins over RKE2's data directory:
+	// before RKE2's first start there is none, and right after an upgrade
+	// it holds the old version. For apply only: the generator runs no
+	// programs.
+	RKE2Binary bool
+	// RKE2BinaryTimeout bounds that run; 0 means 5 s.
+	RKE2BinaryTimeout time.Duration
 }
 
 // Probe reads every fact under root. It never fails: unreadable sources
@@ -34,7 +43,7 @@ func Probe(root hostfs.Root, opts Options) Facts {
 		kp.kernelConfig(&kernel)
 	}()
 
-	p := &probe{root: root}
+	p := &probe{root: root, opts: opts}
 	p.f.Modules = p.modules(release)
 	p.f.Hardware = p.hardware()
 	p.f.Userspace = p.userspace()
@@ -53,6 +62,7 @@ func Probe(root hostfs.Root, opts Options) Facts {
 // probe carries the root and collects the sentences while facts are read.
 type probe struct {
 	root hostfs.Root
+	opts Options
 	f    Facts
 }
 

@@ -36,13 +36,37 @@ func (p *probe) rke2() RKE2 {
 	if d, ok := eff.Values["data-dir"].(string); ok && path.IsAbs(d) {
 		dataDir = d
 	}
-	r.Version, r.VersionSource = p.rke2Version(dataDir)
+	r.Version, r.VersionSource = p.version(r.Units, dataDir)
 	if r.Version != "" {
 		if kv, err := rke2.ParseVersion(r.Version); err == nil {
 			r.Kubernetes = kv
 		}
 	}
 	return r
+}
+
+// version is the binary's answer when apply may ask it, else what RKE2's
+// data directory says. When both are known and differ, the binary wins and
+// the source says why: the data directory is what the last start left.
+func (p *probe) version(units []RKE2Unit, dataDir string) (version, source string) {
+	if !p.opts.RKE2Binary {
+		return p.rke2Version(dataDir)
+	}
+	timeout := p.opts.RKE2BinaryTimeout
+	if timeout <= 0 {
+		timeout = rke2VersionTimeout
+	}
+	v, src, ok := p.binaryVersion(units, timeout)
+	if !ok {
+		return p.rke2Version(dataDir)
+	}
+	// The data directory only for the comparison: its absence is normal
+	// now and not worth a sentence.
+	quiet := &probe{root: p.root}
+	if old, oldSrc := quiet.rke2Version(dataDir); old != "" && old != v {
+		src += " (the binary the unit runs, which RKE2 is about to start; " + oldSrc + " holds " + old + ", left by the release that ran before)"
+	}
+	return v, src
 }
 
 // rke2Version learns RKE2's version from files its first start leaves: the

@@ -1,14 +1,13 @@
 package kmod
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"os/exec"
+	"os"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/boundexec"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 )
@@ -149,48 +148,12 @@ func (l Loader) log(format string, args ...any) {
 	}
 }
 
-// runCommand runs argv with a limit that really ends it. modprobe runs in
-// a process group of its own, and the whole group is killed when the limit
-// is reached, so a child it started cannot outlive it; and since a child
-// that left the group may still hold stderr, Wait stops waiting for the
-// pipe pipeGrace after modprobe itself ended. Without both, Wait would wait
-// for the last holder of stderr, however long it lives.
+// runCommand runs modprobe bounded (see boundexec): killed with anything it
+// started at the limit, and not waited for beyond pipeGrace when a child
+// it left holds stderr.
 func runCommand(ctx context.Context, argv []string, timeout time.Duration) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = pipeGrace
-	stderr := &cappedBuffer{max: maxStderr}
-	cmd.Stderr = stderr
-	err := cmd.Run()
-	if cmd.Process != nil {
-		// Whatever modprobe left behind in its group goes with it; the
-		// group id cannot be reused while a member lives.
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	}
-	switch {
-	case ctx.Err() == context.DeadlineExceeded:
-		return stderr.String(), fmt.Errorf("did not finish within %s and was killed", timeout)
-	case errors.Is(err, exec.ErrWaitDelay) && cmd.ProcessState != nil && cmd.ProcessState.Success():
-		// modprobe succeeded; only a leftover child held its stderr.
-		return stderr.String(), nil
-	}
-	return stderr.String(), err
+	res, err := boundexec.Run(ctx, boundexec.Command{
+		Argv: argv, Env: os.Environ(), Timeout: timeout, Grace: pipeGrace, MaxOutput: maxStderr,
+	})
+	return res.Stderr, err
 }
-
-// cappedBuffer keeps the first max bytes written to it and drops the rest.
-type cappedBuffer struct {
-	buf bytes.Buffer
-	max int
-}
-
-func (c *cappedBuffer) Write(p []byte) (int, error) {
-	if room := c.max - c.buf.Len(); room > 0 {
-		c.buf.Write(p[:min(room, len(p))])
-	}
-	return len(p), nil
-}
-
-func (c *cappedBuffer) String() string { return c.buf.String() }
