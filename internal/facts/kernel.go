@@ -4,30 +4,41 @@ import (
 	"bytes"
 	"compress/gzip"
 	"io"
-	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 )
 
-// releasePattern takes major.minor[.patch] off the front of a release such
-// as "6.1.0-18-amd64", "4.4.302+" or "5.14.0-427.el9.x86_64".
-var releasePattern = regexp.MustCompile(`^([0-9]{1,4})\.([0-9]{1,4})(?:\.([0-9]{1,6}))?`)
-
-// ParseRelease splits a kernel release into numbers; ok is false when it
-// does not start with major.minor.
+// ParseRelease splits a kernel release such as "6.1.0-18-amd64", "4.4.302+"
+// or "5.14.0-427.el9.x86_64" into numbers: major.minor (1-4 digits each)
+// and an optional .patch (1-6 digits) off its front; ok is false when it
+// does not start with major.minor. Hand-written rather than a regexp: the
+// generator parses it at every boot, and compiling a regexp at start-up
+// cost more than the parse.
 func ParseRelease(release string) (major, minor, patch int, ok bool) {
-	m := releasePattern.FindStringSubmatch(release)
-	if m == nil {
+	major, rest, ok := leadingNumber(release, 4)
+	if !ok || !strings.HasPrefix(rest, ".") {
 		return 0, 0, 0, false
 	}
-	major, _ = strconv.Atoi(m[1]) // bounded digits: Atoi cannot fail
-	minor, _ = strconv.Atoi(m[2])
-	if m[3] != "" {
-		patch, _ = strconv.Atoi(m[3])
+	minor, rest, ok = leadingNumber(rest[1:], 4)
+	if !ok {
+		return 0, 0, 0, false
+	}
+	if strings.HasPrefix(rest, ".") {
+		patch, _, _ = leadingNumber(rest[1:], 6)
 	}
 	return major, minor, patch, true
+}
+
+// leadingNumber reads 1 to max decimal digits off the front of s.
+func leadingNumber(s string, max int) (n int, rest string, ok bool) {
+	i := 0
+	for i < len(s) && i < max && s[i] >= '0' && s[i] <= '9' {
+		n = n*10 + int(s[i]-'0')
+		i++
+	}
+	return n, s[i:], i > 0
 }
 
 // releaseForPaths is the release when it can name files under /lib/modules

@@ -64,6 +64,9 @@ type probe struct {
 	root hostfs.Root
 	opts Options
 	f    Facts
+	// missing remembers what read found missing, so absent need not ask
+	// the filesystem again.
+	missing map[string]bool
 }
 
 // problem records a missing source (a normal situation on many hosts).
@@ -90,6 +93,10 @@ func (p *probe) readMax(hostPath string, max int64, consequence string) (data []
 		return data, true
 	}
 	if isNotExist(err) {
+		if p.missing == nil {
+			p.missing = map[string]bool{}
+		}
+		p.missing[hostPath] = true
 		return nil, false
 	}
 	p.unreadable("%s: %s: %s; %s", hostPath, errText(err), consequence, fixHint(err))
@@ -99,6 +106,9 @@ func (p *probe) readMax(hostPath string, max int64, consequence string) (data []
 // absent reports whether hostPath is missing (as read treats it), so a
 // caller can tell "missing" from "present but unreadable" after read.
 func (p *probe) absent(hostPath string) bool {
+	if p.missing[hostPath] {
+		return true
+	}
 	_, err := p.root.Stat(hostPath)
 	return err != nil && isNotExist(err)
 }

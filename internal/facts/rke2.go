@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
@@ -13,7 +14,10 @@ import (
 // dataDirPattern matches the runtime directories RKE2 extracts into
 // <data-dir>/data: the runtime image tag plus a 12-hex digest
 // (rancher/rke2 pkg/bootstrap releaseRefDigest), e.g. v1.31.2-rke2r1-0a1b2c3d4e5f.
-var dataDirPattern = regexp.MustCompile(`^(v[0-9]+\.[0-9]+\.[0-9]+)-(rke2r([0-9]+))-[0-9a-f]{12}$`)
+// Compiled on first use: most boots have one data directory or none.
+var dataDirPattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(v[0-9]+\.[0-9]+\.[0-9]+)-(rke2r([0-9]+))-[0-9a-f]{12}$`)
+})
 
 func (p *probe) rke2() RKE2 {
 	r := RKE2{Units: p.rke2Units(), ConfigFile: hostfs.RKE2ConfigFile}
@@ -103,7 +107,7 @@ func (p *probe) rke2Version(dataDir string) (version, source string) {
 
 // versionFromDataDir turns "v1.31.2-rke2r1-0a1b2c3d4e5f" into "v1.31.2+rke2r1".
 func versionFromDataDir(name string) (string, bool) {
-	m := dataDirPattern.FindStringSubmatch(name)
+	m := dataDirPattern().FindStringSubmatch(name)
 	if m == nil {
 		return "", false
 	}

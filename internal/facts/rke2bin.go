@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/boundexec"
@@ -32,7 +33,10 @@ var errNotExecutable = errors.New("not executable")
 
 // rke2VersionLine is the first line of `rke2 --version`, e.g.
 // "rke2 version v1.31.2+rke2r1 (a1b2c3d)".
-var rke2VersionLine = regexp.MustCompile(`^rke2 version (v[0-9]{1,4}\.[0-9]{1,4}\.[0-9]{1,6}\+rke2r[0-9]{1,4})(?: |$)`)
+// Compiled on first use: only apply asks the binary.
+var rke2VersionLine = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^rke2 version (v[0-9]{1,4}\.[0-9]{1,4}\.[0-9]{1,6}\+rke2r[0-9]{1,4})(?: |$)`)
+})
 
 // binaryVersion asks the binary of the first unit that names one (server
 // first, as for the config file) for its version. ok is false, with the
@@ -89,7 +93,7 @@ func (p *probe) binaryVersion(units []RKE2Unit, timeout time.Duration) (version,
 		return "", "", false
 	}
 	first, _, _ := strings.Cut(res.Stdout, "\n")
-	m := rke2VersionLine.FindStringSubmatch(strings.TrimSpace(first))
+	m := rke2VersionLine().FindStringSubmatch(strings.TrimSpace(first))
 	if m == nil {
 		p.unreadable("%s --version (the binary %s runs): its first line is not \"rke2 version vX.Y.Z+rke2rN (...)\": RKE2's version is taken from its data directory; check the binary", bin, unit.Name)
 		return "", "", false
