@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -114,3 +115,40 @@ func TestReadDirMaxReportsTheCap(t *testing.T) {
 		t.Errorf("ReadDirMax(3) = %d entries, %v; want 3 and ErrTooLarge", len(some), err)
 	}
 }
+
+// The direct getdents decoder lists what os.ReadDir lists, with the same
+// types, on a fixture holding every kind of entry and on real trees.
+func TestReadDirMatchesOSReadDir(t *testing.T) {
+	dir := t.TempDir()
+	mustWrite(t, filepath.Join(dir, "d", "file"), "x")
+	mustWrite(t, filepath.Join(dir, "d", "sub", "x"), "")
+	if err := os.Symlink("file", filepath.Join(dir, "d", "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "d", "fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 300 { // more than one getdents buffer
+		mustWrite(t, filepath.Join(dir, "d", "many", strings.Repeat("n", 40)+string(rune('a'+i%26))+strings.Repeat("x", i%7)+"-"+itoa(i)), "")
+	}
+	for _, p := range []string{filepath.Join(dir, "d"), filepath.Join(dir, "d", "many"), "/sys/bus", "/etc", "/proc/self"} {
+		want, err := os.ReadDir(p)
+		if err != nil {
+			continue
+		}
+		got, err := New("/").ReadDir(p)
+		if err != nil {
+			t.Fatalf("ReadDir(%s): %v", p, err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("ReadDir(%s): %d entries, os.ReadDir %d", p, len(got), len(want))
+		}
+		for i := range want {
+			if got[i].Name() != want[i].Name() || got[i].Type() != want[i].Type() || got[i].IsDir() != want[i].IsDir() {
+				t.Errorf("ReadDir(%s)[%d] = %s %v, os.ReadDir %s %v", p, i, got[i].Name(), got[i].Type(), want[i].Name(), want[i].Type())
+			}
+		}
+	}
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
