@@ -80,7 +80,7 @@ func runApply(cmd *cobra.Command, g *globals, fl applyFlags) error {
 		}
 		forced = b
 	}
-	f, cfg, d, err := g.loadDecision(facts.Options{})
+	f, cfg, d, err := g.loadDecision(facts.Options{RKE2Binary: true})
 	if err != nil {
 		// The operator's intent is unknown: neither a fresh decision nor
 		// the drop-in an earlier boot left may stand in for it.

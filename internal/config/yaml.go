@@ -87,7 +87,26 @@ func unknownKey(full, prefix string) error {
 	if prefix != "" {
 		where = "valid keys under " + strings.TrimSuffix(prefix, ".")
 	}
+	if !keyName(full) {
+		// Not even a key name: likely the wrong file (a link to another
+		// file planted here); never quote what it holds.
+		return fmt.Errorf("a key that is not a key name, so this is likely not the right file (%s: %s)", where, strings.Join(validKeys(prefix), ", "))
+	}
 	return fmt.Errorf("unknown key %q (%s: %s)", full, where, strings.Join(validKeys(prefix), ", "))
+}
+
+// keyName reports whether s could be a key of this file (dotted lower-case
+// words, as the schema's keys are, or a near miss such as kube-proxy-env).
+func keyName(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.') {
+			return false
+		}
+	}
+	return true
 }
 
 func fromNode(s setting, v *yaml.Node) (any, error) {

@@ -95,7 +95,19 @@ func (p *probe) cmdline() []string {
 		}
 		return []string{}
 	}
-	return ParseCmdline(string(data))
+	return forSystemd(ParseCmdline(string(data)))
+}
+
+// forSystemd drops "--" and every word after it: the kernel hands those to
+// init as its arguments, not as kernel parameters, and systemd does not
+// read them as settings; neither may we.
+func forSystemd(words []string) []string {
+	for i, w := range words {
+		if w == "--" {
+			return words[:i]
+		}
+	}
+	return words
 }
 
 // ReadCmdline returns the kernel command line words exactly as Probe reads

@@ -1,6 +1,7 @@
 package facts
 
 import (
+	"errors"
 	"path"
 	"sort"
 	"strings"
@@ -11,8 +12,11 @@ import (
 const (
 	// maxDrivers bounds the driver walk; a big server has a few hundred.
 	maxDrivers = 4096
-	// maxPCIDevices bounds the device walk for the same reason.
-	maxPCIDevices = 1024
+	// maxPCIDevices bounds the device walk. Large SR-IOV hosts expose
+	// thousands of virtual functions, each a PCI device a legacy trigger
+	// may name, so the cap is far above any host seen; reaching it is
+	// reported, since a trigger past it would silently not match.
+	maxPCIDevices = 1 << 16
 )
 
 func (p *probe) hardware() Hardware {
@@ -27,7 +31,11 @@ func (p *probe) hardware() Hardware {
 
 func (p *probe) pciDevices() []PCIDevice {
 	devices := []PCIDevice{}
-	entries, err := p.root.ReadDir(hostfs.PCIDevicesDir)
+	entries, err := p.root.ReadDirMax(hostfs.PCIDevicesDir, maxPCIDevices)
+	if errors.Is(err, hostfs.ErrTooLarge) {
+		p.problem("%s lists more than %d devices: only %d of them were read, so a PCI legacy trigger on any other cannot match; set the backend explicitly on this host.", hostfs.PCIDevicesDir, maxPCIDevices, maxPCIDevices)
+		err = nil
+	}
 	if err != nil {
 		if isNotExist(err) {
 			p.problem("%s is missing: PCI legacy triggers cannot match (normal in containers and on hosts without PCI).", hostfs.PCIDevicesDir)
@@ -36,11 +44,7 @@ func (p *probe) pciDevices() []PCIDevice {
 		}
 		return devices
 	}
-	for i, e := range entries {
-		if i >= maxPCIDevices {
-			p.problem("%s lists more than %d devices: only the first %d were read.", hostfs.PCIDevicesDir, maxPCIDevices, maxPCIDevices)
-			break
-		}
+	for _, e := range entries {
 		dir := path.Join(hostfs.PCIDevicesDir, e.Name())
 		dev := PCIDevice{
 			Address: e.Name(),

@@ -40,49 +40,69 @@ func ParseKernelConfig(r io.Reader) (map[string]Tristate, error) {
 // path and a distro config has ~10,000 lines of which it needs ~25, so the
 // scan works on bytes and allocates only for kept options.
 func parseKernelConfig(data []byte, want map[string]bool) (map[string]Tristate, error) {
-	opts := map[string]Tristate{}
-	sawConfig := false
-	for line := 1; len(data) > 0; line++ {
+	c := configParser{opts: map[string]Tristate{}, want: want}
+	for len(data) > 0 {
 		raw := data
 		if i := bytes.IndexByte(data, '\n'); i >= 0 {
 			raw, data = data[:i], data[i+1:]
 		} else {
 			data = nil
 		}
-		if len(raw) > maxConfigLine {
-			return nil, fmt.Errorf("line %d: longer than %d bytes: not a kernel config line", line, maxConfigLine)
-		}
-		text := bytes.TrimSpace(raw)
-		if name, ok := notSet(text); ok {
-			keep(opts, want, name, Absent)
-			sawConfig = true
-			continue
-		}
-		if len(text) == 0 || text[0] == '#' {
-			continue
-		}
-		key, value, found := bytes.Cut(text, []byte("="))
-		name, isConfig := bytes.CutPrefix(key, []byte("CONFIG_"))
-		if !found || !isConfig || !validOption(name) {
-			return nil, fmt.Errorf("line %d: %q is not a CONFIG_NAME=value line", line, clip(string(text)))
-		}
-		sawConfig = true
-		if len(value) != 1 {
-			continue
-		}
-		switch value[0] {
-		case 'y':
-			keep(opts, want, name, Builtin)
-		case 'm':
-			keep(opts, want, name, Module)
-		case 'n':
-			keep(opts, want, name, Absent)
+		if err := c.line(raw); err != nil {
+			return nil, err
 		}
 	}
-	if !sawConfig {
+	return c.result()
+}
+
+// configParser takes a kernel config one line at a time, so a compressed
+// config can be parsed as it is decompressed, without holding it whole.
+type configParser struct {
+	opts      map[string]Tristate
+	want      map[string]bool
+	n         int
+	sawConfig bool
+}
+
+func (c *configParser) line(raw []byte) error {
+	c.n++
+	if len(raw) > maxConfigLine {
+		return fmt.Errorf("line %d: longer than %d bytes: not a kernel config line", c.n, maxConfigLine)
+	}
+	text := bytes.TrimSpace(raw)
+	if name, ok := notSet(text); ok {
+		keep(c.opts, c.want, name, Absent)
+		c.sawConfig = true
+		return nil
+	}
+	if len(text) == 0 || text[0] == '#' {
+		return nil
+	}
+	key, value, found := bytes.Cut(text, []byte("="))
+	name, isConfig := bytes.CutPrefix(key, []byte("CONFIG_"))
+	if !found || !isConfig || !validOption(name) {
+		return fmt.Errorf("line %d is not a CONFIG_NAME=value line", c.n)
+	}
+	c.sawConfig = true
+	if len(value) != 1 {
+		return nil
+	}
+	switch value[0] {
+	case 'y':
+		keep(c.opts, c.want, name, Builtin)
+	case 'm':
+		keep(c.opts, c.want, name, Module)
+	case 'n':
+		keep(c.opts, c.want, name, Absent)
+	}
+	return nil
+}
+
+func (c *configParser) result() (map[string]Tristate, error) {
+	if !c.sawConfig {
 		return nil, fmt.Errorf("no CONFIG_ lines: not a kernel config")
 	}
-	return opts, nil
+	return c.opts, nil
 }
 
 // keep records an option when it is wanted; the map lookup with a
@@ -117,12 +137,4 @@ func validOption(name []byte) bool {
 		}
 	}
 	return true
-}
-
-// clip keeps error messages short when a file is binary garbage.
-func clip(s string) string {
-	if len(s) > 60 {
-		return s[:60] + "..."
-	}
-	return s
 }

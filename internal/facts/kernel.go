@@ -1,33 +1,45 @@
 package facts
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"io"
-	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 )
 
-// releasePattern takes major.minor[.patch] off the front of a release such
-// as "6.1.0-18-amd64", "4.4.302+" or "5.14.0-427.el9.x86_64".
-var releasePattern = regexp.MustCompile(`^([0-9]{1,4})\.([0-9]{1,4})(?:\.([0-9]{1,6}))?`)
-
-// ParseRelease splits a kernel release into numbers; ok is false when it
-// does not start with major.minor.
+// ParseRelease splits a kernel release such as "6.1.0-18-amd64", "4.4.302+"
+// or "5.14.0-427.el9.x86_64" into numbers: major.minor (1-4 digits each)
+// and an optional .patch (1-6 digits) off its front; ok is false when it
+// does not start with major.minor. Hand-written rather than a regexp: the
+// generator parses it at every boot, and compiling a regexp at start-up
+// cost more than the parse.
 func ParseRelease(release string) (major, minor, patch int, ok bool) {
-	m := releasePattern.FindStringSubmatch(release)
-	if m == nil {
+	major, rest, ok := leadingNumber(release, 4)
+	if !ok || !strings.HasPrefix(rest, ".") {
 		return 0, 0, 0, false
 	}
-	major, _ = strconv.Atoi(m[1]) // bounded digits: Atoi cannot fail
-	minor, _ = strconv.Atoi(m[2])
-	if m[3] != "" {
-		patch, _ = strconv.Atoi(m[3])
+	minor, rest, ok = leadingNumber(rest[1:], 4)
+	if !ok {
+		return 0, 0, 0, false
+	}
+	if strings.HasPrefix(rest, ".") {
+		patch, _, _ = leadingNumber(rest[1:], 6)
 	}
 	return major, minor, patch, true
+}
+
+// leadingNumber reads 1 to max decimal digits off the front of s.
+func leadingNumber(s string, max int) (n int, rest string, ok bool) {
+	i := 0
+	for i < len(s) && i < max && s[i] >= '0' && s[i] <= '9' {
+		n = n*10 + int(s[i]-'0')
+		i++
+	}
+	return n, s[i:], i > 0
 }
 
 // releaseForPaths is the release when it can name files under /lib/modules
@@ -37,8 +49,8 @@ func releaseForPaths(k Kernel) string {
 	if k.Major == 0 {
 		return ""
 	}
-	for _, c := range k.Release {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("._+~-", c)) {
+	for i := 0; i < len(k.Release); i++ {
+		if !releaseByte(k.Release[i]) {
 			return ""
 		}
 	}
@@ -53,15 +65,41 @@ func (p *probe) kernelRelease() Kernel {
 		if p.absent(hostfs.KernelOSRelease) {
 			p.problem("%s is missing: the kernel release is unknown, so version-dependent kernel checks cannot be made.", hostfs.KernelOSRelease)
 		}
+	} else if release, why := checkRelease(data); why != "" {
+		// Nothing of the file is quoted: whatever it is, it is not a release.
+		p.unreadable("%s: %s: the kernel version is unknown; a real kernel always writes one, so check --root", hostfs.KernelOSRelease, why)
 	} else {
-		k.Release = strings.TrimSpace(string(data))
-		var parsed bool
-		k.Major, k.Minor, k.Patch, parsed = ParseRelease(k.Release)
-		if !parsed {
-			p.unreadable("%s: release %q does not start with major.minor: the kernel version is unknown; a real kernel always writes one, so check --root", hostfs.KernelOSRelease, clip(k.Release))
-		}
+		k.Release = release
+		k.Major, k.Minor, k.Patch, _ = ParseRelease(release)
 	}
 	return k
+}
+
+// checkRelease takes the release out of osrelease's content, or says what
+// is wrong with it. A NUL or any other byte outside the characters kernel
+// releases use (the same set releaseForPaths trusts in paths) means the file
+// is not what the kernel writes, and a partial match would be a guess.
+func checkRelease(data []byte) (release, why string) {
+	s := strings.TrimSpace(string(data))
+	if s == "" {
+		return "", "empty"
+	}
+	for i := 0; i < len(s); i++ {
+		if !releaseByte(s[i]) {
+			if s[i] == 0 {
+				return "", "holds a NUL byte at offset " + strconv.Itoa(i) + ", which no kernel release has"
+			}
+			return "", "byte " + strconv.Itoa(i) + " is not a character kernel releases use (letters, digits and ._+~-)"
+		}
+	}
+	if _, _, _, ok := ParseRelease(s); !ok {
+		return "", "the release does not start with major.minor (e.g. 6.1.0-18-amd64)"
+	}
+	return s, ""
+}
+
+func releaseByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("._+~-", c) >= 0
 }
 
 func unknownConfig() map[string]Tristate {
@@ -79,7 +117,7 @@ func (p *probe) kernelConfig(k *Kernel) {
 	release := releaseForPaths(*k)
 	candidates := hostfs.KernelConfigFiles(release)
 	for _, path := range candidates {
-		data, ok := p.read(path, "the kernel config cannot be read from it")
+		data, ok := p.readMax(path, hostfs.MaxKernelConfig, "the kernel config cannot be read from it")
 		if !ok {
 			continue
 		}
@@ -110,18 +148,14 @@ var wantedOptions = func() map[string]bool {
 	return m
 }()
 
-// maxConfigSize bounds a decompressed config (real ones are ~300 KB).
-const maxConfigSize = 16 << 20
+// maxConfigSize bounds a decompressed config (real ones are ~300 KB): a
+// small gzip bomb must not expand into memory, and a config cut at the cap
+// would read as "every later option is off".
+const maxConfigSize = hostfs.MaxKernelConfig
 
 func parseConfigFile(path string, data []byte) (map[string]Tristate, error) {
 	if strings.HasSuffix(path, ".gz") {
-		zr, err := gzip.NewReader(bytes.NewReader(data))
-		if err != nil {
-			return nil, &configError{"not a gzip file", err}
-		}
-		if data, err = readThroughNetfilter(io.LimitReader(zr, maxConfigSize)); err != nil {
-			return nil, &configError{"not a gzip file", err}
-		}
+		return parseGzipConfig(data)
 	}
 	opts, err := parseKernelConfig(throughNetfilter(data), wantedOptions)
 	if err != nil {
@@ -146,24 +180,61 @@ func throughNetfilter(data []byte) []byte {
 	return data
 }
 
-// readThroughNetfilter decompresses only as far as netfilterEnd.
-func readThroughNetfilter(r io.Reader) ([]byte, error) {
-	buf := make([]byte, 0, 128<<10)
-	chunk := make([]byte, 32<<10)
+// gzipLineBuffer holds one decompressed line at a time; longer lines are
+// gathered up to maxConfigLine.
+const gzipLineBuffer = 8 << 10
+
+// parseGzipConfig decompresses and parses line by line, as far as
+// netfilterEnd: the generator's start-up is measured in page faults, and a
+// decompressed copy of the config was ~40 of them.
+func parseGzipConfig(data []byte) (map[string]Tristate, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, &configError{"not a gzip file", err}
+	}
+	br := bufio.NewReaderSize(zr, gzipLineBuffer)
+	c := configParser{opts: map[string]Tristate{}, want: wantedOptions}
+	endLine := []byte(strings.Trim(netfilterEnd, "\n"))
+	total := 0
+	var long []byte
 	for {
-		n, err := r.Read(chunk)
-		from := max(0, len(buf)-len(netfilterEnd))
-		buf = append(buf, chunk[:n]...)
-		if i := bytes.Index(buf[from:], []byte(netfilterEnd)); i >= 0 {
-			return buf[:from+i+1], nil
+		chunk, err := br.ReadSlice('\n')
+		total += len(chunk)
+		if total > maxConfigSize {
+			return nil, hostfs.TooLarge("decompresses to more", maxConfigSize)
+		}
+		if err == bufio.ErrBufferFull {
+			if len(long)+len(chunk) <= maxConfigLine {
+				long = append(long, chunk...)
+				continue
+			}
+			// The parser words it; one byte past the limit is enough.
+			chunk, long = append(long, chunk...)[:maxConfigLine+1], nil
+			err = nil
+		} else if long != nil {
+			chunk, long = append(long, chunk...), nil
+		}
+		if err != nil && err != io.EOF {
+			return nil, &configError{"not a gzip file", err}
+		}
+		line := bytes.TrimSuffix(chunk, []byte("\n"))
+		if c.n > 0 && bytes.Equal(line, endLine) { // as throughNetfilter: after a line
+			break
+		}
+		if len(chunk) > 0 {
+			if perr := c.line(line); perr != nil {
+				return nil, &configError{"not a kernel config", perr}
+			}
 		}
 		if err == io.EOF {
-			return buf, nil
-		}
-		if err != nil {
-			return nil, err
+			break
 		}
 	}
+	opts, err := c.result()
+	if err != nil {
+		return nil, &configError{"not a kernel config", err}
+	}
+	return opts, nil
 }
 
 // configError renders as "not a gzip file (gzip: invalid header)".

@@ -68,7 +68,7 @@ func parseModuleLines(r io.Reader, name func(string) (string, bool)) ([]string, 
 		}
 		mod, ok := name(line)
 		if !ok || !validModule(mod) {
-			return nil, fmt.Errorf("line %d: %q does not name a module", n, clip(line))
+			return nil, fmt.Errorf("line %d does not name a module", n)
 		}
 		seen[strings.ReplaceAll(mod, "-", "_")] = true
 	}
@@ -114,7 +114,11 @@ func (p *probe) modules(release string) Modules {
 // moduleList reads one module list; missing and broken files give an empty
 // list with known=false.
 func (p *probe) moduleList(hostPath string, parse func(io.Reader) ([]string, error), consequence, missing string) ([]string, bool) {
-	data, ok := p.read(hostPath, consequence)
+	max := int64(hostfs.MaxTextFile)
+	if strings.HasPrefix(hostPath, hostfs.ModulesDir+"/") {
+		max = hostfs.MaxModuleIndex
+	}
+	data, ok := p.readMax(hostPath, max, consequence)
 	if !ok {
 		if p.absent(hostPath) {
 			p.problem("%s", missing)

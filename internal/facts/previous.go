@@ -2,6 +2,8 @@ package facts
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
@@ -21,7 +23,8 @@ func (p *probe) previousPlan() string {
 		} `json:"decision"`
 	}
 	if err := json.Unmarshal(data, &doc); err != nil {
-		p.unreadable("%s: not valid JSON (%s): the backend applied earlier in this boot is unknown; remove the file, apply writes it again", hostfs.PlanFile, err)
+		err = jsonProblem(err)
+		p.unreadable("%s: %s: the backend applied earlier in this boot is unknown; remove the file, apply writes it again", hostfs.PlanFile, err)
 		return ""
 	}
 	if doc.Decision.Backend == "" {
@@ -32,4 +35,18 @@ func (p *probe) previousPlan() string {
 		return ""
 	}
 	return doc.Decision.Backend
+}
+
+// jsonProblem words a JSON error by position only: encoding/json's syntax
+// errors quote the offending character, and the file may not be ours.
+func jsonProblem(err error) error {
+	var syn *json.SyntaxError
+	if errors.As(err, &syn) {
+		return fmt.Errorf("not valid JSON at byte %d", syn.Offset)
+	}
+	var typ *json.UnmarshalTypeError
+	if errors.As(err, &typ) {
+		return fmt.Errorf("not the plan's JSON: %s has the wrong type", typ.Field)
+	}
+	return errors.New("not valid JSON")
 }

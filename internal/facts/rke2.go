@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
@@ -13,7 +14,10 @@ import (
 // dataDirPattern matches the runtime directories RKE2 extracts into
 // <data-dir>/data: the runtime image tag plus a 12-hex digest
 // (rancher/rke2 pkg/bootstrap releaseRefDigest), e.g. v1.31.2-rke2r1-0a1b2c3d4e5f.
-var dataDirPattern = regexp.MustCompile(`^(v[0-9]+\.[0-9]+\.[0-9]+)-(rke2r([0-9]+))-[0-9a-f]{12}$`)
+// Compiled on first use: most boots have one data directory or none.
+var dataDirPattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(v[0-9]+\.[0-9]+\.[0-9]+)-(rke2r([0-9]+))-[0-9a-f]{12}$`)
+})
 
 func (p *probe) rke2() RKE2 {
 	r := RKE2{Units: p.rke2Units(), ConfigFile: hostfs.RKE2ConfigFile}
@@ -36,13 +40,37 @@ func (p *probe) rke2() RKE2 {
 	if d, ok := eff.Values["data-dir"].(string); ok && path.IsAbs(d) {
 		dataDir = d
 	}
-	r.Version, r.VersionSource = p.rke2Version(dataDir)
+	r.Version, r.VersionSource = p.version(r.Units, dataDir)
 	if r.Version != "" {
 		if kv, err := rke2.ParseVersion(r.Version); err == nil {
 			r.Kubernetes = kv
 		}
 	}
 	return r
+}
+
+// version is the binary's answer when apply may ask it, else what RKE2's
+// data directory says. When both are known and differ, the binary wins and
+// the source says why: the data directory is what the last start left.
+func (p *probe) version(units []RKE2Unit, dataDir string) (version, source string) {
+	if !p.opts.RKE2Binary {
+		return p.rke2Version(dataDir)
+	}
+	timeout := p.opts.RKE2BinaryTimeout
+	if timeout <= 0 {
+		timeout = rke2VersionTimeout
+	}
+	v, src, ok := p.binaryVersion(units, timeout)
+	if !ok {
+		return p.rke2Version(dataDir)
+	}
+	// The data directory only for the comparison: its absence is normal
+	// now and not worth a sentence.
+	quiet := &probe{root: p.root}
+	if old, oldSrc := quiet.rke2Version(dataDir); old != "" && old != v {
+		src += " (the binary the unit runs, which RKE2 is about to start; " + oldSrc + " holds " + old + ", left by the release that ran before)"
+	}
+	return v, src
 }
 
 // rke2Version learns RKE2's version from files its first start leaves: the
@@ -79,7 +107,7 @@ func (p *probe) rke2Version(dataDir string) (version, source string) {
 
 // versionFromDataDir turns "v1.31.2-rke2r1-0a1b2c3d4e5f" into "v1.31.2+rke2r1".
 func versionFromDataDir(name string) (string, bool) {
-	m := dataDirPattern.FindStringSubmatch(name)
+	m := dataDirPattern().FindStringSubmatch(name)
 	if m == nil {
 		return "", false
 	}

@@ -89,24 +89,6 @@ func (r Root) Resolve(hostPath string) (string, error) {
 	return filepath.Join(r.dir, resolved), nil
 }
 
-// ReadFile reads a host file through Resolve.
-func (r Root) ReadFile(hostPath string) ([]byte, error) {
-	p, err := r.Resolve(hostPath)
-	if err != nil {
-		return nil, err
-	}
-	return os.ReadFile(p)
-}
-
-// ReadDir lists a host directory through Resolve, sorted by name.
-func (r Root) ReadDir(hostPath string) ([]fs.DirEntry, error) {
-	p, err := r.Resolve(hostPath)
-	if err != nil {
-		return nil, err
-	}
-	return os.ReadDir(p)
-}
-
 // Readlink reads a symlink's target as stored (host-absolute or relative).
 func (r Root) Readlink(hostPath string) (string, error) {
 	dir, err := r.Resolve(filepath.Dir(filepath.Clean("/" + hostPath)))

@@ -1,12 +1,13 @@
 package kmod
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"os/exec"
+	"os"
 	"strings"
 	"time"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/boundexec"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 )
@@ -15,6 +16,15 @@ import (
 // and must not hang a boot on a stuck module init.
 const modprobeTimeout = 30 * time.Second
 
+// pipeGrace is how long a modprobe that has ended (or been killed) may keep
+// its stderr open through a child of its own before the pipe is closed on
+// it: modprobe's install commands are shell lines that can leave a
+// background process behind.
+const pipeGrace = 2 * time.Second
+
+// maxStderr bounds what is kept of modprobe's complaint.
+const maxStderr = 4096
+
 // Loader loads modules with modprobe.
 type Loader struct {
 	Root hostfs.Root
@@ -22,6 +32,8 @@ type Loader struct {
 	Modprobe string
 	// Log receives one line per side effect ([started]/[finished]/[failed]).
 	Log func(format string, args ...any)
+	// Timeout bounds each modprobe call; 0 means 30 s.
+	Timeout time.Duration
 	// run is the exec seam: it runs argv and returns its stderr.
 	run func(ctx context.Context, argv []string) (string, error)
 }
@@ -92,7 +104,11 @@ func (l Loader) Load(ctx context.Context, state State, modules []string) Result 
 	}
 	run := l.run
 	if run == nil {
-		run = runCommand
+		timeout := l.Timeout
+		if timeout <= 0 {
+			timeout = modprobeTimeout
+		}
+		run = func(ctx context.Context, argv []string) (string, error) { return runCommand(ctx, argv, timeout) }
 	}
 	for _, m := range modules {
 		n := Normalize(m)
@@ -132,12 +148,12 @@ func (l Loader) log(format string, args ...any) {
 	}
 }
 
-func runCommand(ctx context.Context, argv []string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, modprobeTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	err := cmd.Run()
-	return stderr.String(), err
+// runCommand runs modprobe bounded (see boundexec): killed with anything it
+// started at the limit, and not waited for beyond pipeGrace when a child
+// it left holds stderr.
+func runCommand(ctx context.Context, argv []string, timeout time.Duration) (string, error) {
+	res, err := boundexec.Run(ctx, boundexec.Command{
+		Argv: argv, Env: os.Environ(), Timeout: timeout, Grace: pipeGrace, MaxOutput: maxStderr,
+	})
+	return res.Stderr, err
 }

@@ -112,7 +112,7 @@ func moduleName(file string) (string, bool) {
 
 // readLines calls fn for each line of a host file; a missing file has none.
 func readLines(root hostfs.Root, hostPath string, fn func(string)) error {
-	data, err := root.ReadFile(hostPath)
+	data, err := root.ReadFileMax(hostPath, hostfs.MaxModuleIndex)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}

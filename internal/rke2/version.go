@@ -2,28 +2,37 @@ package rke2
 
 import (
 	"fmt"
-	"regexp"
-	"strconv"
+	"strings"
 )
 
-// versionPattern matches the version strings RKE2 leaves on a node:
+// ParseVersion extracts the Kubernetes version from an RKE2 version string:
 // "v1.31.2+rke2r1" (rke2 --version, release names), "v1.31.2-rke2r1-0a1b2c3d4e5f"
 // (data directory names: runtime image tag plus a 12-hex digest, see RKE2's
-// pkg/bootstrap releaseRefDigest) and "v1.31" (a bare minor, as operators write it).
-var versionPattern = regexp.MustCompile(`^v?([0-9]{1,4})\.([0-9]{1,4})(?:\.([0-9]{1,6}))?(?:[-+].*)?$`)
-
-// ParseVersion extracts the Kubernetes version from an RKE2 version string.
-// Patch is -1 when the string names only a minor.
+// pkg/bootstrap releaseRefDigest) or "v1.31" (a bare minor, as operators
+// write it); i.e. v?MAJOR.MINOR[.PATCH] with 1-4, 1-4 and 1-6 digits, then
+// nothing or a "-" or "+" suffix. Patch is -1 when the string names only a
+// minor. It is hand-written, not a regexp, because the generator runs it at
+// every boot and compiling a regexp at start-up was a measurable part of
+// its run (version_test.go checks it against that regexp).
 func ParseVersion(s string) (KubeVersion, error) {
-	m := versionPattern.FindStringSubmatch(s)
-	if m == nil {
-		return KubeVersion{}, fmt.Errorf("version %q is not an RKE2 or Kubernetes version: expected e.g. v1.31.2+rke2r1, v1.31.2-rke2r1-<digest> or v1.31", s)
+	bad := fmt.Errorf("version %q is not an RKE2 or Kubernetes version: expected e.g. v1.31.2+rke2r1, v1.31.2-rke2r1-<digest> or v1.31", s)
+	rest := strings.TrimPrefix(s, "v")
+	major, rest, ok := leadingNumber(rest, 4)
+	if !ok || !strings.HasPrefix(rest, ".") {
+		return KubeVersion{}, bad
 	}
-	major, _ := strconv.Atoi(m[1]) // the pattern bounds the digits, so Atoi cannot fail
-	minor, _ := strconv.Atoi(m[2])
+	minor, rest, ok := leadingNumber(rest[1:], 4)
+	if !ok {
+		return KubeVersion{}, bad
+	}
 	patch := -1
-	if m[3] != "" {
-		patch, _ = strconv.Atoi(m[3])
+	if strings.HasPrefix(rest, ".") {
+		if p, after, ok := leadingNumber(rest[1:], 6); ok {
+			patch, rest = p, after
+		}
+	}
+	if rest != "" && rest[0] != '-' && rest[0] != '+' || strings.Contains(rest, "\n") {
+		return KubeVersion{}, bad
 	}
 	if major == 0 {
 		// The zero major is KubeVersion's "unknown"; no Kubernetes release has it.
@@ -41,4 +50,14 @@ func (v KubeVersion) String() string {
 		return fmt.Sprintf("v%d.%d", v.Major, v.Minor)
 	}
 	return fmt.Sprintf("v%d.%d.%d", v.Major, v.Minor, v.Patch)
+}
+
+// leadingNumber reads 1 to max decimal digits off the front of s.
+func leadingNumber(s string, max int) (n int, rest string, ok bool) {
+	i := 0
+	for i < len(s) && i < max && s[i] >= '0' && s[i] <= '9' {
+		n = n*10 + int(s[i]-'0')
+		i++
+	}
+	return n, s[i:], i > 0
 }

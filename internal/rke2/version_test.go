@@ -1,6 +1,11 @@
 package rke2
 
-import "testing"
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
 
 func TestParseVersion(t *testing.T) {
 	for in, want := range map[string]KubeVersion{
@@ -31,11 +36,30 @@ func TestKubeVersionString(t *testing.T) {
 }
 
 func FuzzParseVersion(f *testing.F) {
-	for _, s := range []string{"v1.31.2+rke2r1", "v1.31.2-rke2r1-abc123", "v1.31", "", "v1.2.3.4", "v01.002"} {
+	for _, s := range []string{"v1.31.2+rke2r1", "v1.31.2-rke2r1-abc123", "v1.31", "", "v1.2.3.4", "v01.002", "1.0+\n"} {
 		f.Add(s)
 	}
+	oracle := regexp.MustCompile(`^v?([0-9]{1,4})\.([0-9]{1,4})(?:\.([0-9]{1,6}))?(?:[-+].*)?$`)
 	f.Fuzz(func(t *testing.T, s string) {
 		v, err := ParseVersion(s)
+		// The hand-written parser accepts exactly what this regexp does,
+		// with the same numbers.
+		m := oracle.FindStringSubmatch(s)
+		if m == nil {
+			if err == nil {
+				t.Fatalf("ParseVersion(%q) = %+v; the regexp does not match", s, v)
+			}
+		} else if m[1] != strings.Repeat("0", len(m[1])) {
+			major, _ := strconv.Atoi(m[1])
+			minor, _ := strconv.Atoi(m[2])
+			patch := -1
+			if m[3] != "" {
+				patch, _ = strconv.Atoi(m[3])
+			}
+			if err != nil || v != (KubeVersion{major, minor, patch}) {
+				t.Fatalf("ParseVersion(%q) = %+v, %v; the regexp reads %q", s, v, err, m)
+			}
+		}
 		if err != nil {
 			if v.Known() {
 				t.Fatalf("error %v with a known version %+v", err, v)

@@ -35,12 +35,13 @@ func ParseFile(name string, data []byte) (File, error) {
 	if top.Kind != yaml.MappingNode {
 		return File{}, fmt.Errorf("RKE2 config %s: line %d: expected a mapping of keys to values, found a %s", name, top.Line, kindName(top))
 	}
+	d := &decoder{budget: maxExpandedNodes}
 	for i := 0; i+1 < len(top.Content); i += 2 {
 		k, v := top.Content[i], top.Content[i+1]
 		if k.Kind != yaml.ScalarNode {
 			return File{}, fmt.Errorf("RKE2 config %s: line %d: a key must be a plain word, found a %s", name, k.Line, kindName(k))
 		}
-		value, err := decodeValue(v, 0)
+		value, err := d.value(v, 0)
 		if err != nil {
 			return File{}, fmt.Errorf("RKE2 config %s: line %d: key %q: %w", name, v.Line, k.Value, err)
 		}
@@ -50,22 +51,46 @@ func ParseFile(name string, data []byte) (File, error) {
 	return f, nil
 }
 
-// maxAliasDepth stops alias chains (and alias bombs) early.
+// maxAliasDepth stops alias chains early.
 const maxAliasDepth = 16
 
-func decodeValue(n *yaml.Node, depth int) (any, error) {
+// maxExpandedNodes bounds how many nodes one file may stand for once its
+// aliases are expanded. Depth alone does not stop an alias bomb: ten levels
+// of nine aliases each is 9^10 nodes from a few hundred bytes. A real RKE2
+// config has tens to hundreds of nodes.
+const maxExpandedNodes = 100_000
+
+// errTooManyNodes is returned when a file's expansion exceeds the budget.
+var errTooManyNodes = fmt.Errorf("the file expands to more than %d values through its aliases (&anchor / *alias): RKE2 configs never need that many; remove the aliases", maxExpandedNodes)
+
+// decoder expands values against one budget per file.
+type decoder struct{ budget int }
+
+// spend counts one expanded node.
+func (d *decoder) spend() error {
+	d.budget--
+	if d.budget < 0 {
+		return errTooManyNodes
+	}
+	return nil
+}
+
+func (d *decoder) value(n *yaml.Node, depth int) (any, error) {
+	if err := d.spend(); err != nil {
+		return nil, err
+	}
 	switch n.Kind {
 	case yaml.AliasNode:
 		if depth >= maxAliasDepth || n.Alias == nil {
 			return nil, fmt.Errorf("alias nested too deeply")
 		}
-		return decodeValue(n.Alias, depth+1)
+		return d.value(n.Alias, depth+1)
 	case yaml.ScalarNode:
 		return decodeScalar(n)
 	case yaml.SequenceNode:
 		items := make([]string, 0, len(n.Content))
 		for _, c := range n.Content {
-			item, err := decodeValue(c, depth+1)
+			item, err := d.value(c, depth+1)
 			if err != nil {
 				return nil, err
 			}
@@ -74,13 +99,40 @@ func decodeValue(n *yaml.Node, depth int) (any, error) {
 		return items, nil
 	default:
 		// A nested mapping is no RKE2 flag value; RKE2 would pass its Go
-		// rendering as text, so keep it as text rather than fail.
+		// rendering as text, so keep it as text rather than fail. The
+		// walk first charges every node the decode would expand.
+		if err := d.walk(n, depth); err != nil {
+			return nil, err
+		}
 		var v any
 		if err := n.Decode(&v); err != nil {
 			return nil, err
 		}
 		return fmt.Sprint(v), nil
 	}
+}
+
+// walk charges the budget for every node under n, aliases expanded.
+func (d *decoder) walk(n *yaml.Node, depth int) error {
+	if depth > maxAliasDepth*4 {
+		return fmt.Errorf("values nested too deeply")
+	}
+	for _, c := range n.Content {
+		if err := d.spend(); err != nil {
+			return err
+		}
+		next := c
+		if c.Kind == yaml.AliasNode {
+			if c.Alias == nil {
+				return fmt.Errorf("alias nested too deeply")
+			}
+			next = c.Alias
+		}
+		if err := d.walk(next, depth+1); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func decodeScalar(n *yaml.Node) (any, error) {

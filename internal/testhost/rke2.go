@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	_ "embed"
 	"encoding/hex"
+	"os"
 	"path"
 	"strings"
 )
@@ -105,4 +106,22 @@ func (h *Host) RKE2Config(relPath, yaml string) *Host {
 		relPath = path.Join("/etc/rancher/rke2", relPath)
 	}
 	return h.File(relPath, yaml)
+}
+
+// Executable writes script at hostPath with mode 0755, e.g. a fake rke2.
+func (h *Host) Executable(hostPath, script string) *Host {
+	h.t.Helper()
+	h.write(hostPath, []byte(script))
+	if err := os.Chmod(h.path(hostPath), 0o755); err != nil {
+		h.t.Fatalf("testhost: %v", err)
+	}
+	return h
+}
+
+// RKE2Binary makes hostPath (e.g. /usr/local/bin/rke2) answer --version
+// the way RKE2 does for version v ("v1.31.2+rke2r1").
+func (h *Host) RKE2Binary(hostPath, v string) *Host {
+	h.t.Helper()
+	return h.Executable(hostPath, "#!/bin/sh\n[ \"$1\" = --version ] || exit 1\n"+
+		"echo 'rke2 version "+v+" (0123abcd)'\necho 'go version go1.23.6 X:boringcrypto'\n")
 }

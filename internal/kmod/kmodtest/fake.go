@@ -52,3 +52,25 @@ func Calls(t testing.TB, rootDir string) []string {
 	}
 	return strings.Fields(string(data))
 }
+
+// InstallScript writes script (a shell script) as the fake modprobe, for
+// tests of how modprobe misbehaving is handled.
+func InstallScript(t testing.TB, rootDir, script string) {
+	t.Helper()
+	p := filepath.Join(rootDir, hostfs.Modprobe)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// HangingWithChild is a modprobe that never ends and whose child holds its
+// stderr open: only killing the process group and not waiting for the
+// pipe ends it.
+const HangingWithChild = "#!/bin/sh\nsleep 120 &\nexec sleep 120\n"
+
+// ExitsLeavingStderrHolder is a modprobe that succeeds at once but leaves a
+// child in a new session (out of its process group) holding stderr.
+const ExitsLeavingStderrHolder = "#!/bin/sh\nsetsid sleep 8 &\nexit 0\n"

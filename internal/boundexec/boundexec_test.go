@@ -1,0 +1,58 @@
+package boundexec
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func run(t *testing.T, script string, timeout time.Duration) (Result, time.Duration, error) {
+	t.Helper()
+	start := time.Now()
+	res, err := Run(context.Background(), Command{
+		Argv: []string{"/bin/sh", "-c", script}, Env: []string{"PATH=/usr/bin:/bin"},
+		Timeout: timeout, Grace: 200 * time.Millisecond, MaxOutput: 16,
+	})
+	return res, time.Since(start), err
+}
+
+// A program that hangs while its child holds stdout is ended at the limit,
+// child and all: exec.CommandContext alone would wait for the child.
+func TestRunEndsAHangingProgramAndItsChildren(t *testing.T) {
+	_, took, err := run(t, "sleep 60 & exec sleep 60", 300*time.Millisecond)
+	if !errors.Is(err, ErrTimeout) || !strings.Contains(err.Error(), "did not finish within 300ms") {
+		t.Errorf("err = %v; want a timeout", err)
+	}
+	if took > 5*time.Second {
+		t.Errorf("took %s with a 300ms limit", took)
+	}
+}
+
+// A program that succeeded is not held up by a child that left its process
+// group with the pipe open.
+func TestRunDoesNotWaitForALeftoverChild(t *testing.T) {
+	res, took, err := run(t, "echo ok; setsid sleep 5 & exit 0", 30*time.Second)
+	if err != nil || res.Stdout != "ok\n" {
+		t.Errorf("res %+v err %v; want ok", res, err)
+	}
+	if took > 3*time.Second {
+		t.Errorf("took %s: waited for the leftover child", took)
+	}
+}
+
+func TestRunCapsOutput(t *testing.T) {
+	res, _, err := run(t, "head -c 100000 /dev/zero | tr '\\0' x; echo err >&2", 10*time.Second)
+	if err != nil || len(res.Stdout) != 16 || !res.Truncated || res.Stderr != "err\n" {
+		t.Errorf("res %q/%q truncated=%v err %v; want 16 bytes kept", res.Stdout, res.Stderr, res.Truncated, err)
+	}
+}
+
+func TestRunReportsExitStatus(t *testing.T) {
+	_, _, err := run(t, "exit 3", 10*time.Second)
+	var exit interface{ ExitCode() int }
+	if !errors.As(err, &exit) || exit.ExitCode() != 3 {
+		t.Errorf("err = %v; want exit status 3", err)
+	}
+}

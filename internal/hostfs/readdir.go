@@ -1,0 +1,135 @@
+package hostfs
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"syscall"
+)
+
+// ReadDir lists a host directory through Resolve, sorted by name, bounded
+// by MaxDirEntries (see ReadDirMax).
+func (r Root) ReadDir(hostPath string) ([]fs.DirEntry, error) {
+	return r.ReadDirMax(hostPath, MaxDirEntries)
+}
+
+// ReadDirMax lists a host directory, sorted by name. The open cannot block
+// (O_DIRECTORY refuses a FIFO in the directory's place). More than max
+// entries returns the first max read (in directory order, then sorted)
+// together with an error that says so, so a caller can go on with a
+// partial list and report it. Like ReadFileMax it uses the system calls
+// directly: the generator lists a few dozen sysfs directories per boot.
+func (r Root) ReadDirMax(hostPath string, max int) ([]fs.DirEntry, error) {
+	p, err := r.Resolve(hostPath)
+	if err != nil {
+		return nil, err
+	}
+	var fd int
+	if err := ignoringEINTR(func() (err error) {
+		fd, err = syscall.Open(p, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+		return err
+	}); err != nil {
+		if err == syscall.ENOTDIR {
+			if fi, serr := os.Stat(p); serr == nil {
+				return nil, &fs.PathError{Op: "open", Path: p, Err: &notRegularDirError{fi.Mode()}}
+			}
+		}
+		return nil, &fs.PathError{Op: "open", Path: p, Err: err}
+	}
+	defer syscall.Close(fd)
+	var entries []fs.DirEntry
+	buf := make([]byte, 8<<10)
+	for {
+		var n int
+		if err := ignoringEINTR(func() (err error) { n, err = syscall.ReadDirent(fd, buf); return err }); err != nil {
+			return nil, &fs.PathError{Op: "readdirent", Path: p, Err: err}
+		}
+		if n <= 0 {
+			break
+		}
+		entries = appendDirents(entries, p, buf[:n])
+		if len(entries) > max {
+			entries = entries[:max]
+			sortEntries(entries)
+			return entries, &fs.PathError{Op: "readdir", Path: p, Err: &tooLargeError{fmt.Sprintf("more than %d entries, the most read from one directory", max)}}
+		}
+	}
+	sortEntries(entries)
+	return entries, nil
+}
+
+// appendDirents decodes linux_dirent64 records (ino u64, off s64, reclen
+// u16, type u8, NUL-terminated name), skipping "." and "..".
+func appendDirents(entries []fs.DirEntry, dir string, buf []byte) []fs.DirEntry {
+	for len(buf) >= 19 {
+		reclen := int(binary.NativeEndian.Uint16(buf[16:18]))
+		if reclen < 19 || reclen > len(buf) {
+			break
+		}
+		typ, name := buf[18], buf[19:reclen]
+		buf = buf[reclen:]
+		if i := bytes.IndexByte(name, 0); i >= 0 {
+			name = name[:i]
+		}
+		if s := string(name); s != "." && s != ".." && s != "" {
+			entries = append(entries, &dirent{dir: dir, name: s, typ: direntType(typ)})
+		}
+	}
+	return entries
+}
+
+// direntType maps d_type; unknown (some filesystems) is found by lstat.
+func direntType(t uint8) fs.FileMode {
+	switch t {
+	case syscall.DT_REG:
+		return 0
+	case syscall.DT_DIR:
+		return fs.ModeDir
+	case syscall.DT_LNK:
+		return fs.ModeSymlink
+	case syscall.DT_FIFO:
+		return fs.ModeNamedPipe
+	case syscall.DT_SOCK:
+		return fs.ModeSocket
+	case syscall.DT_CHR:
+		return fs.ModeDevice | fs.ModeCharDevice
+	case syscall.DT_BLK:
+		return fs.ModeDevice
+	}
+	return fs.ModeIrregular
+}
+
+// dirent is one directory entry; like os.DirEntry it does not follow a
+// symlink for its type.
+type dirent struct {
+	dir, name string
+	typ       fs.FileMode
+}
+
+func (d *dirent) Name() string { return d.name }
+func (d *dirent) IsDir() bool  { return d.Type().IsDir() }
+func (d *dirent) Type() fs.FileMode {
+	if d.typ == fs.ModeIrregular {
+		if fi, err := os.Lstat(filepath.Join(d.dir, d.name)); err == nil {
+			d.typ = fi.Mode().Type()
+		}
+	}
+	return d.typ
+}
+func (d *dirent) Info() (fs.FileInfo, error) { return os.Lstat(filepath.Join(d.dir, d.name)) }
+func (d *dirent) String() string             { return fs.FormatDirEntry(d) }
+
+func sortEntries(e []fs.DirEntry) {
+	sort.Slice(e, func(i, j int) bool { return e[i].Name() < e[j].Name() })
+}
+
+// notRegularDirError: a directory was expected.
+type notRegularDirError struct{ mode fs.FileMode }
+
+func (e *notRegularDirError) Error() string {
+	return "not a directory but " + modeName(e.mode)
+}
