@@ -1,6 +1,7 @@
 package costfile
 
 import (
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"os"
 	"path/filepath"
 	"testing"
@@ -37,3 +38,23 @@ func TestStale(t *testing.T) {
 		t.Error("a removed loader binary must make the report stale")
 	}
 }
+
+// bench --backend B refreshes B and keeps the others measured at the same
+// size on the same kernel; another size replaces everything.
+func TestMerge(t *testing.T) {
+	res := func(b string, wall float64) Result {
+		return Result{Backend: backendName(b), Steps: []Step{{Step: StepFull, WallSeconds: wall}}}
+	}
+	old := Report{Services: 1000, Kernel: "k", Results: []Result{res("iptables-legacy", 1), res("nftables", 2)}, Skipped: []Skipped{{Backend: "iptables-nft", Reason: "x"}}}
+	cur := Report{Services: 1000, Kernel: "k", Results: []Result{res("iptables-nft", 3)}}
+	got := Merge(old, cur)
+	if len(got.Results) != 3 || got.Results[0].Backend != "iptables-legacy" || got.Results[1].Backend != "iptables-nft" || len(got.Skipped) != 0 {
+		t.Errorf("same size: want all three, in backend order, nothing skipped; got %+v", got)
+	}
+	cur.Services = 5000
+	if got := Merge(old, cur); len(got.Results) != 1 {
+		t.Errorf("another size must replace the old figures, got %+v", got)
+	}
+}
+
+func backendName(s string) backend.Backend { return backend.Backend(s) }
