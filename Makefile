@@ -52,7 +52,7 @@ packages: $(NFPM)
 	done
 	env -u RKE2_PROXY_BACKEND_ROOT SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) \
 	  $(GO) run -trimpath -ldflags '$(LDFLAGS)' ./cmd/rke2-proxy-backend-docs --dir $(PKG_BUILD)/docs
-	gzip -9n $(PKG_BUILD)/docs/man1/*.1
+	gzip -9n $(PKG_BUILD)/docs/man1/*.1 $(PKG_BUILD)/docs/man5/*.5
 	gzip -9nc CHANGELOG.md > $(PKG_BUILD)/doc/changelog.gz
 	{ printf 'rke2-proxy-backend (%s-1) unstable; urgency=medium\n\n' '$(VERSION)'; \
 	  printf '  * Upstream release %s; see changelog.gz for the changes.\n\n' '$(VERSION)'; \

@@ -43,6 +43,10 @@ func TestScripts(t *testing.T) {
 					return false, nil
 				}
 				return exec.Command("unshare", "-n", "true").Run() == nil, nil
+			case "bash-completion":
+				// Debian's bash-completion, which cobra's bash script builds on.
+				_, err := os.Stat("/usr/share/bash-completion/bash_completion")
+				return err == nil, nil
 			}
 			return false, nil
 		},

@@ -14,7 +14,7 @@ import (
 )
 
 func main() {
-	dir := flag.String("dir", "", "output directory (created): man1/*.1 and completions/")
+	dir := flag.String("dir", "", "output directory (created): man1/*.1, man5/*.5 and completions/")
 	flag.Parse()
 	if *dir == "" || flag.NArg() != 0 {
 		fmt.Fprintln(os.Stderr, "usage: rke2-proxy-backend-docs --dir DIR")

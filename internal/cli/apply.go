@@ -72,9 +72,6 @@ func runApply(cmd *cobra.Command, g *globals, fl applyFlags) error {
 	logf := func(format string, args ...any) {
 		fmt.Fprintf(g.stderr, "rke2-proxy-backend apply: "+format+"\n", args...)
 	}
-	if g.json() {
-		return usageError(fmt.Errorf("apply has no JSON output (--output json): run `rke2-proxy-backend detect -o json` for the decision, or read %s after apply", hostfs.PlanFile))
-	}
 	var forced backend.Backend
 	if fl.backend != "" {
 		b, err := backend.Parse(fl.backend)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -28,7 +29,21 @@ backend kube-proxy should use, with the reasons in order. It changes nothing.
 Exit codes: 0 decided; 2 the operator config is invalid (nothing is printed
 but the error), or a host source exists but cannot be read (facts and
 decision are printed, then the unreadable sources on stderr: the decision
-may rest on a guess until they are fixed).`,
+may rest on a guess until they are fixed).
+
+With -o json it prints one JSON object:
+  schema    1; raised only when a key is removed, renamed or changes type
+            (new keys may appear without a raise)
+  facts     what was read from the host
+  settings  the effective operator settings after the config file, the
+            environment and the kernel command line: backend and
+            backend_source, prefer, legacy_triggers, respect_rke2_config,
+            kube_proxy, node_label, on_failure, verify.wait (a duration
+            such as "5m"), verify.textfile_dir, and file (the config file
+            read; absent when none was)
+  decision  backend, proxy_mode, iptables_mode, source, modules,
+            kube_proxy_args, kube_proxy_env, reasons, and what was
+            refused or kept`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f, c, d, err := g.loadDecision(facts.Options{LiveRules: true})
@@ -36,7 +51,7 @@ may rest on a guess until they are fixed).`,
 				return err
 			}
 			if g.json() {
-				err = writeDetectJSON(g.stdout, f, d)
+				err = writeDetectJSON(g.stdout, f, c, d)
 			} else {
 				err = writeDetectText(g.stdout, f, c, d)
 			}
@@ -52,16 +67,52 @@ may rest on a guess until they are fixed).`,
 	}
 }
 
-// detectOutput is detect's JSON document (DESIGN.md's contract).
+// detectSchema versions detect's JSON document for scripts: raise it when a
+// key is removed, renamed or changes type; adding keys does not raise it.
+const detectSchema = 1
+
+// detectOutput is detect's JSON document (DESIGN.md's contract, plus the
+// schema version and the effective settings the decision was made with).
 type detectOutput struct {
+	Schema   int             `json:"schema"`
 	Facts    facts.Facts     `json:"facts"`
+	Settings detectSettings  `json:"settings"`
 	Decision decide.Decision `json:"decision"`
 }
 
-func writeDetectJSON(w io.Writer, f facts.Facts, d decide.Decision) error {
+// detectSettings is the effective config as an operator writes it: the
+// embedded Config brings every key (new ones included), and the shallower
+// Verify field wins in encoding/json, so verify.wait reads "5m" rather
+// than a count of nanoseconds.
+type detectSettings struct {
+	config.Config
+	Verify detectVerify `json:"verify"`
+}
+
+type detectVerify struct {
+	Wait        string `json:"wait"`
+	TextfileDir string `json:"textfile_dir"`
+}
+
+func writeDetectJSON(w io.Writer, f facts.Facts, c config.Config, d decide.Decision) error {
+	settings := detectSettings{Config: c, Verify: detectVerify{Wait: durationText(c.Verify.Wait), TextfileDir: c.Verify.TextfileDir}}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(detectOutput{Facts: f, Decision: d})
+	return enc.Encode(detectOutput{Schema: detectSchema, Facts: f, Settings: settings, Decision: d})
+}
+
+// durationText writes a duration as an operator would ("5m", "1h30m",
+// "90s" stays "1m30s"): time.Duration.String without the zero units it
+// pads with, still readable by time.ParseDuration.
+func durationText(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 // writeDetectText is the short human view: the decision, numbered reasons,

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testhost"
 )
@@ -73,32 +74,71 @@ func TestDetectExitCodes(t *testing.T) {
 }
 
 func TestDetectJSONShape(t *testing.T) {
-	h := testhost.New(t).Synology44()
+	h := testhost.New(t).Synology44().File("/etc/rke2-proxy-backend/config.yaml", "on_failure: block\nverify: {wait: 90s}\n")
+	t.Setenv("RKE2_PROXY_BACKEND_NODE_LABEL", "false")
 	code, stdout, stderr := runDetect(t, h.Dir(), "-o", "json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	var doc map[string]map[string]any
-	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
-		t.Fatalf("not JSON: %v\n%s", err, stdout)
+	var doc struct {
+		Schema   *int           `json:"schema"`
+		Facts    map[string]any `json:"facts"`
+		Settings map[string]any `json:"settings"`
+		Decision map[string]any `json:"decision"`
 	}
-	if len(doc) != 2 || doc["facts"] == nil || doc["decision"] == nil {
-		t.Fatalf("top level keys: want exactly facts and decision, got %v", keys(doc))
+	dec := json.NewDecoder(strings.NewReader(stdout))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&doc); err != nil {
+		t.Fatalf("top level: want exactly schema, facts, settings and decision: %v\n%s", err, stdout)
+	}
+	if doc.Schema == nil || *doc.Schema != 1 {
+		t.Errorf("schema = %v, want 1", doc.Schema)
+	}
+	if doc.Facts == nil || doc.Settings == nil || doc.Decision == nil {
+		t.Fatalf("facts, settings or decision missing:\n%s", stdout)
 	}
 	for _, k := range []string{"backend", "proxy_mode", "iptables_mode", "source", "modules", "kube_proxy_args", "kube_proxy_env", "reasons"} {
-		if _, ok := doc["decision"][k]; !ok {
+		if _, ok := doc.Decision[k]; !ok {
 			t.Errorf("decision lacks %q", k)
 		}
 	}
-	if doc["decision"]["backend"] != "iptables-legacy" {
-		t.Errorf("backend %v, want iptables-legacy", doc["decision"]["backend"])
+	if doc.Decision["backend"] != "iptables-legacy" {
+		t.Errorf("backend %v, want iptables-legacy", doc.Decision["backend"])
+	}
+	// The effective settings, each from the layer that set it.
+	want := map[string]any{
+		"on_failure":          "block", // file
+		"node_label":          false,   // environment
+		"verify":              map[string]any{"wait": "1m30s", "textfile_dir": "/var/lib/prometheus/node-exporter"},
+		"backend":             "auto",
+		"respect_rke2_config": true,
+		"file":                "/etc/rke2-proxy-backend/config.yaml",
+	}
+	for k, v := range want {
+		got, _ := json.Marshal(doc.Settings[k])
+		exp, _ := json.Marshal(v)
+		if string(got) != string(exp) {
+			t.Errorf("settings.%s = %s, want %s", k, got, exp)
+		}
 	}
 }
 
-func keys(m map[string]map[string]any) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
+func TestDurationText(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		0:                          "0s",
+		90 * time.Second:           "1m30s",
+		5 * time.Minute:            "5m",
+		time.Hour:                  "1h",
+		time.Hour + 30*time.Minute: "1h30m",
+		24 * time.Hour:             "24h",
+		1500 * time.Millisecond:    "1.5s",
+		time.Hour + 30*time.Second: "1h0m30s",
+	} {
+		if got := durationText(d); got != want {
+			t.Errorf("durationText(%v) = %q, want %q", d, got, want)
+		}
+		if back, err := time.ParseDuration(durationText(d)); err != nil || back != d {
+			t.Errorf("durationText(%v) = %q does not parse back: %v, %v", d, durationText(d), back, err)
+		}
 	}
-	return out
 }

@@ -3,8 +3,10 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -51,7 +53,15 @@ that kube-proxy's rules are complete and live in that backend only.`,
 		SilenceUsage:      true,
 		SilenceErrors:     true,
 		CompletionOptions: cobra.CompletionOptions{HiddenDefaultCmd: true},
-		PersistentPreRunE: func(cmd *cobra.Command, args []string) error { return g.validate() },
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			if err := g.validate(); err != nil {
+				return err
+			}
+			if err := g.checkOutput(cmd); err != nil {
+				return err
+			}
+			return g.checkExplicitConfig(cmd)
+		},
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
@@ -62,12 +72,32 @@ that kube-proxy's rules are complete and live in that backend only.`,
 	}
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.root, "root", defaultRoot, "host root every path is read and written under (env "+hostfs.EnvRoot+")")
-	pf.StringVar(&g.configFile, "config", hostfs.ConfigFile, "operator config file (a host path, under --root)")
-	pf.StringVarP(&g.output, "output", "o", "text", "output format: text or json")
+	pf.StringVar(&g.configFile, "config", hostfs.ConfigFile, "operator config file (a host path, under --root); a file named here must exist")
+	pf.StringVarP(&g.output, "output", "o", "text", "output format: text or json (a command without a JSON form refuses json)")
 	for _, add := range subcommands {
 		root.AddCommand(add(g))
 	}
 	return root
+}
+
+// checkExplicitConfig refuses a --config that names a missing file. Only
+// the default path may be absent (it then means the built-in defaults): an
+// operator who names a file expects it to be read, and quietly running on
+// defaults instead would hide a typo until the wrong backend is live.
+func (g *globals) checkExplicitConfig(cmd *cobra.Command) error {
+	if !cmd.Flags().Changed("config") {
+		return nil
+	}
+	root := g.hostRoot()
+	if _, err := root.Stat(g.configFile); !errors.Is(err, fs.ErrNotExist) {
+		return nil // present, or unreadable: config.Load names that problem
+	}
+	where := ""
+	if !root.IsHost() {
+		where = " under --root " + root.Dir()
+	}
+	return usageError(fmt.Errorf("--config %s: no such file%s: fix the path, or leave out --config to read %s (the built-in defaults when that is missing too)",
+		g.configFile, where, hostfs.ConfigFile))
 }
 
 // subcommands are registered by each subcommand's file in init, so adding a
@@ -81,6 +111,11 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	root := NewRootCommand(stdout, stderr)
 	if len(args) > 0 && filepath.Base(args[0]) == GeneratorName {
 		args = append([]string{args[0], "generate"}, args[1:]...)
+	}
+	if len(args) > 1 && (args[1] == cobra.ShellCompRequestCmd || args[1] == cobra.ShellCompNoDescRequestCmd) {
+		// Only a shell asking for completions needs the flag values: the
+		// generator builds this tree on every boot and should not pay for them.
+		registerValueCompletions(root)
 	}
 	root.SetArgs(args[1:])
 	err := root.Execute()

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -10,13 +11,33 @@ import (
 
 func init() { register(newVersionCommand) }
 
+// versionOutput is version's JSON document; schema counts incompatible
+// changes to it, as in detect's.
+type versionOutput struct {
+	Schema  int    `json:"schema"`
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
 func newVersionCommand(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the version",
-		Args:  cobra.NoArgs,
+		Long: `version prints the program's version. With -o json it prints
+{"schema": 1, "name": "rke2-proxy-backend", "version": "..."}.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			fmt.Fprintln(g.stdout, "rke2-proxy-backend "+version.Version)
+			var err error
+			if g.json() {
+				enc := json.NewEncoder(g.stdout)
+				enc.SetIndent("", "  ")
+				err = enc.Encode(versionOutput{Schema: 1, Name: "rke2-proxy-backend", Version: version.Version})
+			} else {
+				_, err = fmt.Fprintln(g.stdout, "rke2-proxy-backend "+version.Version)
+			}
+			if err != nil {
+				return failure("version: write output: %w", err)
+			}
 			return nil
 		},
 	}

@@ -153,6 +153,7 @@ expected_files() {
 		echo /usr/share/doc/rke2-proxy-backend/changelog.gz
 		echo /usr/share/man/man1/rke2-proxy-backend.1.gz
 		echo /usr/share/man/man1/rke2-proxy-backend-version.1.gz
+		echo /usr/share/man/man5/rke2-proxy-backend-config.5.gz
 	} | sort
 }
 

@@ -1,0 +1,63 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+)
+
+// jsonCommands says, for every command by its path without the program
+// name, whether it prints a JSON document with -o json. A command without
+// one refuses -o json (exit 2): silently printing text to a script that
+// asked for JSON is worse than saying no. TestEveryCommandDeclaresItsOutput
+// fails until a new command is listed here.
+var jsonCommands = map[string]bool{
+	"detect":          true,
+	"version":         true,
+	"verify":          true,
+	"cleanup":         true,
+	"render expected": true,
+	"render live":     true,
+	"bench":           true,
+
+	"apply":                 false, // logs to stderr; the plan file is its record
+	"render":                false, // only says which subcommand to use
+	"generate":              false, // writes drop-ins, logs to the journal
+	"help":                  false,
+	"completion bash":       false,
+	"completion zsh":        false,
+	"completion fish":       false,
+	"completion powershell": false,
+}
+
+// commandKey is a command's path without the program name ("render live").
+func commandKey(cmd *cobra.Command) string {
+	if !cmd.HasParent() {
+		return ""
+	}
+	if p := commandKey(cmd.Parent()); p != "" {
+		return p + " " + cmd.Name()
+	}
+	return cmd.Name()
+}
+
+// noJSONHints say where a text-only command's information is found as JSON.
+var noJSONHints = map[string]string{
+	"apply": "run `rke2-proxy-backend detect -o json` for the decision, or read " + hostfs.PlanFile + " after apply",
+}
+
+// checkOutput refuses -o json for a command with no JSON form, in one
+// wording for every command.
+func (g *globals) checkOutput(cmd *cobra.Command) error {
+	key := commandKey(cmd)
+	if !g.json() || jsonCommands[key] {
+		return nil
+	}
+	hint, ok := noJSONHints[key]
+	if !ok {
+		hint = "run it without -o json"
+	}
+	return usageError(fmt.Errorf("%s has no JSON output (--output json): %s", key, hint))
+}

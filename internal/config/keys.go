@@ -1,0 +1,48 @@
+package config
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Key describes one setting for documentation (the config file's man page),
+// read from the same table the loader checks against, so the two cannot
+// drift.
+type Key struct {
+	Path    string // dotted key path, e.g. "verify.wait"
+	Type    string // "string", "boolean", "list of strings" or "duration"
+	Default string // the default as written in YAML, e.g. "[]" or "5m"
+	Env     string // the environment variable that overrides it
+}
+
+// Keys lists every setting in documentation order.
+func Keys() []Key {
+	out := make([]Key, 0, len(settings))
+	for _, s := range settings {
+		out = append(out, Key{Path: s.path, Type: kindNames[s.kind], Default: yamlDefault(s.def), Env: envName(s.path)})
+	}
+	return out
+}
+
+var kindNames = map[kind]string{kindString: "string", kindBool: "boolean", kindList: "list of strings", kindDuration: "duration"}
+
+func yamlDefault(v any) string {
+	switch d := v.(type) {
+	case []string:
+		return "[" + strings.Join(d, ", ") + "]"
+	case time.Duration:
+		s := d.String()
+		s = strings.TrimSuffix(strings.TrimSuffix(s, "0s"), "0m")
+		if s == "" {
+			return "0s"
+		}
+		return s
+	case string:
+		if d == "" {
+			return `""`
+		}
+		return d
+	}
+	return fmt.Sprint(v)
+}
