@@ -140,6 +140,7 @@ func writeDetectText(w io.Writer, f facts.Facts, c config.Config, d decide.Decis
 	detectFact(&b, "iptables", detectOrUnknown(f.Userspace.IptablesAlternative)+detectPathSuffix(f.Userspace.IptablesPath))
 	detectFact(&b, "legacy tables", detectLegacyText(f.Userspace))
 	detectFact(&b, "live rules", detectLiveText(f.LiveRules))
+	detectCostFact(&b, f)
 	detectFact(&b, "rke2", detectRKE2Text(f.RKE2))
 	configText := "defaults (no " + hostfs.ConfigFile + ")"
 	if c.File != "" {

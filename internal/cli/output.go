@@ -20,6 +20,7 @@ var jsonCommands = map[string]bool{
 	"cleanup":         true,
 	"render expected": true,
 	"render live":     true,
+	"bench":           true,
 
 	"apply":                 false, // logs to stderr; the plan file is its record
 	"render":                false, // only says which subcommand to use

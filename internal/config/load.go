@@ -134,6 +134,9 @@ func convertList(s setting, items []string) ([]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("item %d: %w", i+1, err)
 		}
+		if s.path == "prefer" && v == PreferCheapest && i > 0 {
+			return nil, fmt.Errorf("%q must be the first entry: the backends after it are the fallback when nothing was measured", v)
+		}
 		if s.path == "prefer" && seen[v] {
 			return nil, fmt.Errorf("%q is listed twice: list each backend once", v)
 		}

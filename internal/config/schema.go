@@ -37,7 +37,7 @@ type setting struct {
 // DESIGN.md lists these names; they must not change.
 var settings = []setting{
 	{path: "backend", kind: kindString, def: Auto, check: checkBackendChoice},
-	{path: "prefer", kind: kindList, def: []string{string(backend.IptablesNFT), string(backend.IptablesLegacy)}, check: checkBackendName},
+	{path: "prefer", kind: kindList, def: []string{string(backend.IptablesNFT), string(backend.IptablesLegacy)}, check: checkPreferEntry},
 	{path: "legacy_triggers.modules", kind: kindList, def: []string{}, check: checkModuleGlob},
 	{path: "legacy_triggers.pci_ids", kind: kindList, def: []string{}, check: checkPCIID},
 	{path: "legacy_triggers.dmi", kind: kindList, def: []string{}, check: checkGlob},
@@ -118,6 +118,17 @@ func checkBackendName(v string) (string, error) {
 		msg += " (" + h + ")"
 	}
 	return "", fmt.Errorf("%s", msg)
+}
+
+// PreferCheapest, first in prefer, lets auto pick the backend bench measured
+// cheapest here (opt-in: a measurement is only as good as the node's load).
+const PreferCheapest = "cheapest"
+
+func checkPreferEntry(v string) (string, error) {
+	if v == PreferCheapest {
+		return v, nil
+	}
+	return checkBackendName(v)
 }
 
 func checkOnFailure(v string) (string, error) {

@@ -52,6 +52,9 @@ func (s *state) auto() backend.Backend {
 		}
 		s.say("The legacy trigger %s, but %s, so the trigger is ignored.", strings.Join(matched, "; "), s.caps[backend.IptablesLegacy].why)
 	}
+	if b, ok := s.cheapest(); ok {
+		return b
+	}
 	if len(s.c.Prefer) > 0 && s.c.Prefer[0] == backend.NFTables && !s.iptablesOnly {
 		if s.usable(backend.NFTables) {
 			s.say("The prefer list puts nftables first, and kernel %s with Kubernetes %s can run kube-proxy's nftables mode.", s.f.Kernel.Release, s.f.RKE2.Kubernetes)

@@ -49,6 +49,7 @@ func Probe(root hostfs.Root, opts Options) Facts {
 	p.f.Cmdline = p.cmdline()
 	p.f.PreviousPlan = p.previousPlan()
 
+	p.f.Cost = p.cost(kernel.Release)
 	p.f.Kernel = kernel
 	p.f.Problems = append(kp.f.Problems, p.f.Problems...)
 	p.f.Unreadable = append(kp.f.Unreadable, p.f.Unreadable...)

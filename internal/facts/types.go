@@ -32,6 +32,8 @@ type Facts struct {
 	// by this boot's earlier apply ("" when none): on daemon-reload the node
 	// is running and must not flip.
 	PreviousPlan string `json:"previous_plan,omitempty"`
+	// Cost is bench's last measurement (nil when none was recorded).
+	Cost *Cost `json:"cost,omitempty"`
 	// Problems lists sources that are missing (facts become "unknown"), in
 	// plain sentences; they are normal on many hosts.
 	Problems []string `json:"problems,omitempty"`

@@ -46,6 +46,12 @@ const (
 	StatusFile = RunDir + "/status.json"
 )
 
+// BenchFile is `bench`'s last result: what each backend's rule loads cost
+// on this node. Under /var/lib, not /run: it must outlive reboots (a bench
+// takes minutes at scale), and it is measured again when the kernel or the
+// loaders change.
+const BenchFile = "/var/lib/rke2-proxy-backend/bench.json"
+
 // Helper binaries.
 var (
 	// Modprobe is a host path resolved under the root, so a fixture root

@@ -14,7 +14,7 @@ import (
 // and not here.
 var keyText = map[string]string{
 	"backend":                 `Which netfilter backend kube-proxy uses: auto (decide at every boot from the host), iptables-legacy, iptables-nft, nftables, or off (do nothing: RKE2 runs with its own defaults). A backend the host cannot run is refused with a reason, and auto decides instead.`,
-	"prefer":                  `Auto's tie-break when the host can run several backends and neither live rules, legacy triggers, the kernel nor the host's iptables alternative decided. Backend names; nftables is picked only when listed first (RKE2 calls it experimental, and the CNI must be switched too).`,
+	"prefer":                  `Auto's tie-break when the host can run several backends and neither live rules, legacy triggers, the kernel nor the host's iptables alternative decided. Backend names; nftables is picked only when listed first (RKE2 calls it experimental, and the CNI must be switched too). cheapest, allowed only as the first entry, opts in to picking the backend rke2-proxy-backend bench measured cheapest at the last recorded size (with hysteresis; live rules and every pin still win); the backends after it decide when nothing current was measured.`,
 	"legacy_triggers.modules": `Loaded module or bound driver names; any match forces iptables-legacy (NAS kernels whose nf_tables is missing or broken). Shell globs allowed; "-" and "_" are the same, as for the kernel.`,
 	"legacy_triggers.pci_ids": `PCI ids "vendor:device" in hex, as lspci -n prints them (e.g. "1b4b:9235"); any present device forces iptables-legacy.`,
 	"legacy_triggers.dmi":     `Globs matched against /sys/class/dmi/id/sys_vendor and product_name (e.g. "Synology*"); any match forces iptables-legacy.`,

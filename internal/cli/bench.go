@@ -1,0 +1,177 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/costbench"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/costbench/costfile"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
+)
+
+func init() { register(newBenchCommand) }
+
+// defaultBenchServices is CI's size and a mid-sized cluster's.
+const defaultBenchServices = 1000
+
+func newBenchCommand(g *globals) *cobra.Command {
+	var (
+		services    int
+		backendName string
+	)
+	cmd := &cobra.Command{
+		Use:   "bench [--services N] [--backend B|all]",
+		Short: "Measure what kube-proxy's rule loads cost on this node, per backend",
+		Long: `bench loads kube-proxy's rules for N services (the footprint ` + "`render expected`" + `
+prints) with each backend's own loader, the way kube-proxy does a full sync
+(one iptables-legacy-restore / iptables-nft-restore per IP family, one nft -f
+transaction per family), then a partial sync after one service's endpoint
+moved, and reports wall time and CPU (user + system of the loader processes)
+per backend and step, with the kernel and loader versions.
+
+Each backend runs in a throwaway network namespace of its own (unshare -n),
+so the host's rules are never touched; it needs root. Only the backends this
+host can run (as detect judges them) are measured.
+
+The result is recorded in ` + hostfs.BenchFile + ` (under --root);
+detect shows it, and auto uses it when prefer starts with cheapest. Run bench
+again after a kernel or iptables/nftables upgrade: detect says when the
+figures no longer describe this node.
+
+Exit codes: 0 measured; 1 a loader failed or bench cannot run here; 2 usage.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if costbench.IsChild() {
+				if code := costbench.ChildMain(cmd.Context(), g.stdout, g.stderr); code != 0 {
+					return errSilentFailure
+				}
+				return nil
+			}
+			return runBench(cmd.Context(), g, services, backendName)
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&services, "services", defaultBenchServices, fmt.Sprintf("cluster size to measure: services (2 endpoints each), 1 to %d", expected.MaxServices))
+	f.StringVar(&backendName, "backend", "all", "backend to measure: "+backend.Names()+" or all (those this host can run)")
+	return cmd
+}
+
+func runBench(ctx context.Context, g *globals, services int, backendName string) error {
+	if services < 1 || services > expected.MaxServices {
+		return usageError(fmt.Errorf("--services %d: must be between 1 and %d", services, expected.MaxServices))
+	}
+	var only backend.Backend
+	if backendName != "all" {
+		b, err := backend.Parse(backendName)
+		if err != nil {
+			return usageError(fmt.Errorf("--backend: %w (or all)", err))
+		}
+		only = b
+	}
+	if os.Geteuid() != 0 {
+		return failure("bench needs root: it creates a network namespace per backend (run it with sudo; the host's rules are not touched)")
+	}
+	root := g.hostRoot()
+	f := facts.Probe(root, facts.Options{})
+	plan := costbench.Plan{Services: services, Kernel: f.Kernel.Release, Self: []string{selfPath(), "bench"}}
+	runnable, not := decide.Runnable(f)
+	for _, b := range backend.All {
+		if only != "" && b != only {
+			continue
+		}
+		if why, ruledOut := not[b]; ruledOut {
+			if only != "" {
+				return failure("--backend %s: this host cannot run it: %s", b, why)
+			}
+			plan.Unrunnable = append(plan.Unrunnable, costfile.Skipped{Backend: b, Reason: why})
+			fmt.Fprintf(g.stderr, "bench: %s: skipped: %s\n", b, why)
+		}
+	}
+	for _, b := range runnable {
+		if only == "" || b == only {
+			plan.Backends = append(plan.Backends, b)
+		}
+	}
+	rep, err := costbench.Run(ctx, plan, g.stderr)
+	if err != nil {
+		return failure("bench: %w", err)
+	}
+	if old, err := readBenchFile(root); err == nil {
+		rep = costfile.Merge(old, rep)
+	}
+	data, err := costfile.Encode(rep)
+	if err != nil {
+		return failure("bench: encode the result: %w", err)
+	}
+	if _, err := root.WriteFileAtomic(hostfs.BenchFile, data, 0o644); err != nil {
+		return failure("bench: record the result in %s: %w (the figures are printed below but detect and auto will not see them)", root.Path(hostfs.BenchFile), err)
+	}
+	if g.json() {
+		enc := json.NewEncoder(g.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	_, err = fmt.Fprint(g.stdout, benchText(rep))
+	return err
+}
+
+// readBenchFile reads the earlier result, if any, to merge a one-backend run.
+func readBenchFile(root hostfs.Root) (costfile.Report, error) {
+	data, err := root.ReadFile(hostfs.BenchFile)
+	if err != nil {
+		return costfile.Report{}, err
+	}
+	return costfile.Parse(data)
+}
+
+// benchText is the human table: one line per backend, both steps.
+func benchText(rep costfile.Report) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d services (2 endpoints each, IPv4 and IPv6), kernel %s\n", rep.Services, rep.Kernel)
+	for _, t := range rep.Tools {
+		fmt.Fprintf(&b, "  %s: %s\n", t.Name, detectOrUnknown(t.Version))
+	}
+	fmt.Fprintf(&b, "\n%-16s %-28s %s\n", "backend", "full sync: wall (CPU)", "partial sync: wall (CPU)")
+	for _, r := range rep.Results {
+		full, _ := r.Step(costfile.StepFull)
+		part, _ := r.Step(costfile.StepPartial)
+		fmt.Fprintf(&b, "%-16s %-28s %s\n", r.Backend, stepText(full), stepText(part))
+	}
+	for _, s := range rep.Skipped {
+		fmt.Fprintf(&b, "%-16s not measured: %s\n", s.Backend, s.Reason)
+	}
+	return b.String()
+}
+
+func stepText(s costfile.Step) string {
+	return fmt.Sprintf("%.3f s (%.3f s)", s.WallSeconds, s.UserSeconds+s.SysSeconds)
+}
+
+// selfPath is how a bench child re-executes this program: by the name it
+// was started with (found in PATH, as a shell would), which also keeps
+// multi-call test binaries on the right entry point; else /proc/self/exe.
+func selfPath() string {
+	arg0 := os.Args[0]
+	if strings.Contains(arg0, "/") {
+		if abs, err := filepath.Abs(arg0); err == nil {
+			return abs
+		}
+	} else if p, err := exec.LookPath(arg0); err == nil {
+		return p
+	}
+	if p, err := os.Executable(); err == nil {
+		return p
+	}
+	return arg0
+}

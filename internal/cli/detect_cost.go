@@ -1,0 +1,58 @@
+package cli
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/costbench/costfile"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
+)
+
+// detectCostText is detect's "cost" fact: the last recorded cluster size
+// and what a full and a partial sync cost there, per backend this host can
+// run, in one sentence; "" when nothing was measured (the line is left out,
+// so hosts that never ran bench see no change).
+func detectCostText(f facts.Facts) string {
+	c := f.Cost
+	if c == nil {
+		return ""
+	}
+	runnable, _ := decide.Runnable(f)
+	var full, partial []string
+	for _, r := range c.Results {
+		if !slices.Contains(runnable, r.Backend) {
+			continue
+		}
+		fs, okF := r.Step(costfile.StepFull)
+		ps, okP := r.Step(costfile.StepPartial)
+		if okF {
+			full = append(full, fmt.Sprintf("%s %s", r.Backend, costSeconds(fs.WallSeconds)))
+		}
+		if okP {
+			partial = append(partial, fmt.Sprintf("%s %s", r.Backend, costSeconds(ps.WallSeconds)))
+		}
+	}
+	when := c.MeasuredAt
+	if d, _, ok := strings.Cut(when, "T"); ok {
+		when = d
+	}
+	s := fmt.Sprintf("at %d services (the last recorded size, bench of %s) a full sync takes %s", c.Services, detectOrUnknown(when), detectOrNone(full))
+	if len(partial) > 0 {
+		s += "; a one-endpoint change " + strings.Join(partial, ", ")
+	}
+	if c.Stale != "" {
+		return s + "; but these figures no longer describe this node (" + c.Stale + "): run `rke2-proxy-backend bench` again"
+	}
+	return s
+}
+
+func costSeconds(v float64) string { return fmt.Sprintf("%.2g s", v) }
+
+// detectCostFact adds the cost line to detect's facts when there is one.
+func detectCostFact(b *strings.Builder, f facts.Facts) {
+	if s := detectCostText(f); s != "" {
+		detectFact(b, "cost", s)
+	}
+}

@@ -1,0 +1,109 @@
+package costbench
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/costbench/costfile"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nstest"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
+)
+
+func needLoaders(t *testing.T, b backend.Backend) {
+	t.Helper()
+	for _, name := range loaders[b] {
+		nstest.Tool(t, name)
+	}
+	if b == backend.IptablesLegacy {
+		nstest.Tool(t, "iptables-legacy-save") // the legacy reader runs it
+		nstest.Tool(t, "ip6tables-legacy-save")
+	}
+}
+
+// At 1,000 services (CI's size) every backend loads the full footprint
+// and then the partial sync, and what the kernel holds afterwards is
+// exactly the "after" footprint: the partial text moved the endpoint, no
+// more and no less, so the timed work is the work kube-proxy would do.
+func TestMeasureEveryBackendAt1k(t *testing.T) {
+	for _, b := range backend.All {
+		t.Run(string(b), func(t *testing.T) {
+			if !nstest.InNetns(t) {
+				return
+			}
+			needLoaders(t, b)
+			var progress strings.Builder
+			res, err := Measure(context.Background(), b, 1000, &progress)
+			if err != nil {
+				t.Fatal(err)
+			}
+			full, okF := res.Step(costfile.StepFull)
+			part, okP := res.Step(costfile.StepPartial)
+			if !okF || !okP || full.WallSeconds <= 0 || part.WallSeconds <= 0 {
+				t.Fatalf("missing or zero figures: %+v", res)
+			}
+			// 1,000 services x (1 service rule + 1 chain rule + 2 endpoints x 3 rules) per family, at least.
+			if full.Rules < 2*1000*4 || part.Rules >= full.Rules/2 {
+				t.Errorf("rule counts look wrong: full %d, partial %d", full.Rules, part.Rules)
+			}
+			if got := strings.Count(progress.String(), "\n"); got != 2 {
+				t.Errorf("want one progress line per step, got:\n%s", progress.String())
+			}
+			fp, err := newFootprint(b, 1000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			live, err := netfilter.NewSystem(hostfs.New("/")).Read(context.Background(), b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := rules.Format(live), rules.Format(fp.after); got != want {
+				t.Errorf("after the partial sync the kernel does not hold the moved footprint (%d vs %d bytes)", len(got), len(want))
+			}
+		})
+	}
+}
+
+// bench never touches the namespace it is started from: rules there
+// (standing in for the host's) are byte-identical before and after a run
+// of every backend, and the child refuses to run in its parent's namespace.
+func TestRunLeavesCallersNamespaceAlone(t *testing.T) {
+	if !nstest.InNetns(t) {
+		return
+	}
+	for _, b := range backend.All {
+		needLoaders(t, b)
+	}
+	nstest.Sh(t, `nft add table ip host-marker; nft add chain ip host-marker c; nft add rule ip host-marker c counter accept
+iptables-legacy -t filter -A INPUT -s 192.0.2.1 -j ACCEPT`)
+	snapshot := func() string {
+		return nstest.Sh(t, "nft list ruleset; iptables-legacy-save | sed '/^#/d'; ip6tables-legacy-save | sed '/^#/d'")
+	}
+	before := snapshot()
+	var progress strings.Builder
+	rep, err := Run(context.Background(), Plan{Services: 20, Backends: backend.All, Kernel: "test", Self: []string{os.Args[0]}}, &progress)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, progress.String())
+	}
+	if len(rep.Results) != len(backend.All) || len(rep.Tools) == 0 {
+		t.Fatalf("want every backend measured and its tools recorded, got %+v", rep)
+	}
+	if after := snapshot(); after != before {
+		t.Errorf("bench changed the caller's namespace:\n--- before\n%s\n--- after\n%s", before, after)
+	}
+	// The guard itself: a child started without unshare refuses.
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), ChildEnv+"="+netnsID()+"|nftables|5")
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "refusing to load rules") {
+		t.Errorf("a child in its parent's namespace must refuse; got %v:\n%s", err, out)
+	}
+	if after := snapshot(); after != before {
+		t.Errorf("the refusing child changed the namespace")
+	}
+}

@@ -1,0 +1,37 @@
+package costbench
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
+)
+
+// A partial sync writes what kube-proxy writes: the always-written chains
+// and the changed service's chains, deletes the old endpoint chain, and
+// leaves the other services alone.
+func TestPartialTextTouchesOneService(t *testing.T) {
+	for _, b := range backend.All {
+		fp, err := newFootprint(b, 50)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, fam := range []rules.Family{rules.IPv4, rules.IPv6} {
+			text := partialText(fp, fam)
+			full := rules.FormatFamily(fp.before, fam)
+			if b == backend.NFTables {
+				if strings.Count(text, "delete chain ") != 1 || strings.Count(text, "add chain ") != 1 || strings.Count(text, "flush chain ") != 2 {
+					t.Errorf("%s %s: want one new endpoint chain, one refilled service chain, one deleted endpoint chain:\n%s", b, fam, text)
+				}
+				continue
+			}
+			if strings.Count(text, "\n-X KUBE-SEP-") != 1 || !strings.Contains(text, ":KUBE-SERVICES - [0:0]") {
+				t.Errorf("%s %s: want KUBE-SERVICES rewritten and one old KUBE-SEP chain deleted:\n%s", b, fam, text)
+			}
+			if strings.Count(text, ":KUBE-SVC-") != 1 || countRules(text) >= countRules(full)/2 {
+				t.Errorf("%s %s: a partial sync of one service rewrote too much (%d of %d rules)", b, fam, countRules(text), countRules(full))
+			}
+		}
+	}
+}

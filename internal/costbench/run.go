@@ -1,0 +1,94 @@
+package costbench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/costbench/costfile"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+)
+
+// loaders are the programs each backend's loads run (both families).
+var loaders = map[backend.Backend][]string{
+	backend.IptablesLegacy: {hostfs.IptablesLegacyRestore, hostfs.Ip6tablesLegacyRestore},
+	backend.IptablesNFT:    {hostfs.IptablesNFTRestore, hostfs.Ip6tablesNFTRestore},
+	backend.NFTables:       {hostfs.NFT},
+}
+
+// Plan is what Run measures.
+type Plan struct {
+	Services int
+	// Backends are the ones the host can run (decide's capability
+	// judgement); Unrunnable says why the others are left out.
+	Backends   []backend.Backend
+	Unrunnable []costfile.Skipped
+	// Kernel is the running kernel's release, recorded with the figures.
+	Kernel string
+	// Self is the argv that reaches ChildMain (see RunIsolated).
+	Self []string
+}
+
+// Run measures every backend of the plan, each in its own fresh network
+// namespace, and returns the report for the state file. A backend whose
+// loader is not installed is skipped with a reason; a loader that fails
+// is an error (the figures would be wrong).
+func Run(ctx context.Context, p Plan, progress io.Writer) (costfile.Report, error) {
+	rep := costfile.Report{Services: p.Services, Kernel: p.Kernel, Skipped: append([]costfile.Skipped{}, p.Unrunnable...), Results: []costfile.Result{}, Tools: []costfile.Tool{}}
+	for _, b := range p.Backends {
+		tools, missing := toolsFor(ctx, b)
+		if missing != "" {
+			rep.Skipped = append(rep.Skipped, costfile.Skipped{Backend: b, Reason: missing})
+			fmt.Fprintf(progress, "bench: %s: skipped: %s\n", b, missing)
+			continue
+		}
+		fmt.Fprintf(progress, "bench: %s: loading %d services in a new network namespace\n", b, p.Services)
+		res, err := RunIsolated(ctx, p.Self, b, p.Services, progress)
+		if err != nil {
+			return rep, err
+		}
+		rep.Results = append(rep.Results, res)
+		rep.Tools = append(rep.Tools, tools...)
+	}
+	rep.MeasuredAt = time.Now().UTC().Format(time.RFC3339)
+	return rep, nil
+}
+
+// toolsFor finds the backend's loaders and records what identifies each
+// binary's version; missing is why the backend cannot be measured.
+func toolsFor(ctx context.Context, b backend.Backend) (tools []costfile.Tool, missing string) {
+	for _, name := range loaders[b] {
+		p, err := exec.LookPath(name)
+		if err != nil {
+			return nil, fmt.Sprintf("%s is not installed (install the iptables or nftables package)", name)
+		}
+		real, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			return nil, fmt.Sprintf("%s: %v", p, err)
+		}
+		fi, err := os.Stat(real)
+		if err != nil {
+			return nil, fmt.Sprintf("%s: %v", real, err)
+		}
+		tools = append(tools, costfile.Tool{Name: name, Path: real, Version: version(ctx, p), Size: fi.Size(), ModTimeNs: fi.ModTime().UnixNano()})
+	}
+	return tools, ""
+}
+
+// version is the tool's --version line ("" when it prints none in time).
+func version(ctx context.Context, path string) string {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, path, "--version").Output()
+	if err != nil {
+		return ""
+	}
+	line, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+	return line
+}
