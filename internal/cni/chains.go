@@ -13,10 +13,10 @@ type Owner string
 
 const (
 	OwnerNone         Owner = ""
-	OwnerCalico       Owner = "calico"   // Felix, in calico and canal
-	OwnerFlannel      Owner = "flannel"  // flanneld, in flannel and canal
-	OwnerCilium       Owner = "cilium"   // cilium-agent's iptables mode
-	OwnerPortmap      Owner = "portmap"  // the portmap CNI plugin (hostPort)
+	OwnerCalico       Owner = "calico"  // Felix, in calico and canal
+	OwnerFlannel      Owner = "flannel" // flanneld, in flannel and canal
+	OwnerCilium       Owner = "cilium"  // cilium-agent's iptables mode
+	OwnerPortmap      Owner = "portmap" // the portmap CNI plugin (hostPort)
 	OwnerNodeLocalDNS Owner = "nodelocaldns"
 )
 
