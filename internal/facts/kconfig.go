@@ -16,6 +16,14 @@ var KernelOptions = []string{
 	"IP_NF_FILTER", "IP_NF_NAT", "IP_NF_MANGLE",
 	"NFT_CT", "NFT_NAT", "NFT_MASQ", "NFT_NUMGEN", "NFT_FIB_IPV4", "NFT_FIB_IPV6",
 	"NFT_REJECT", "NFT_CHAIN_NAT", "NFT_COUNTER",
+	// The xtables extensions kube-proxy's iptables rules use, so that a
+	// module configured =m but missing on disk can be named (EL10 ships
+	// them in kernel-modules-extra).
+	"NETFILTER_XT_MATCH_COMMENT", "NETFILTER_XT_MATCH_CONNTRACK", "NETFILTER_XT_MATCH_ADDRTYPE",
+	"NETFILTER_XT_MATCH_STATISTIC", "NETFILTER_XT_MATCH_RECENT", "NETFILTER_XT_MARK",
+	"NETFILTER_XT_NAT", "NETFILTER_XT_TARGET_MASQUERADE",
+	// PREEMPT_RT kernels cannot have legacy xtables (raspberrypi/linux#7213).
+	"PREEMPT_RT",
 }
 
 // maxConfigLine bounds one line; real kernel configs stay far below it.

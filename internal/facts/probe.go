@@ -23,6 +23,11 @@ type Options struct {
 	RKE2Binary bool
 	// RKE2BinaryTimeout bounds that run; 0 means 5 s.
 	RKE2BinaryTimeout time.Duration
+	// ToolVersions reads the host's nft and iptables versions from dpkg's
+	// status file (a few MiB: detect and apply, not every boot's generator).
+	ToolVersions bool
+	// AskNft also runs the host's nft --version, bounded (apply only).
+	AskNft bool
 }
 
 // Probe reads every fact under root. It never fails: unreadable sources
@@ -47,6 +52,8 @@ func Probe(root hostfs.Root, opts Options) Facts {
 	p.f.LiveRules = p.liveRules(opts)
 	p.f.RKE2 = p.rke2()
 	p.f.Cmdline = p.cmdline()
+	p.f.HostServices = p.hostServices()
+	p.toolVersions(&p.f.Userspace)
 	p.f.PreviousPlan = p.previousPlan()
 
 	p.f.Cost = p.cost(kernel.Release)

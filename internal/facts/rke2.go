@@ -40,6 +40,8 @@ func (p *probe) rke2() RKE2 {
 	if d, ok := eff.Values["data-dir"].(string); ok && path.IsAbs(d) {
 		dataDir = d
 	}
+	r.DataDir = dataDir
+	r.CNI = p.cniSetup(eff, dataDir)
 	r.Version, r.VersionSource = p.version(r.Units, dataDir)
 	if r.Version != "" {
 		if kv, err := rke2.ParseVersion(r.Version); err == nil {

@@ -5,7 +5,10 @@
 // crash: the generator must decide something on every boot.
 package facts
 
-import "github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
+import (
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cni"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
+)
 
 // Tristate is a kernel config option's value.
 type Tristate string
@@ -28,6 +31,8 @@ type Facts struct {
 	// Cmdline is the kernel command line systemd honours (/proc/cmdline, or
 	// /proc/1/cmdline inside a container), split into words.
 	Cmdline []string `json:"cmdline"`
+	// HostServices are the host's firewall and network managers' settings.
+	HostServices HostServices `json:"host_services"`
 	// PreviousPlan is the backend recorded in /run/rke2-proxy-backend/plan.json
 	// by this boot's earlier apply ("" when none): on daemon-reload the node
 	// is running and must not flip.
@@ -95,6 +100,11 @@ type Userspace struct {
 	// ip6_tables_names; present ones may be empty probe leftovers.
 	LegacyTablesIPv4 []string `json:"legacy_tables_ipv4"`
 	LegacyTablesIPv6 []string `json:"legacy_tables_ipv6"`
+	// Nft and Iptables are the host tools' versions (empty when unknown:
+	// the generator reads neither; detect reads dpkg's status file, apply
+	// also asks nft itself).
+	Nft      ToolVersion `json:"nft,omitempty"`
+	Iptables ToolVersion `json:"iptables,omitempty"`
 }
 
 // LiveRules records where kube-proxy's rules live right now. Only probed on
@@ -133,4 +143,8 @@ type RKE2 struct {
 	ConfigFile string `json:"config_file"`
 	// Config is the effective RKE2 config (main file and drop-ins merged).
 	Config rke2.Effective `json:"config"`
+	// DataDir is RKE2's data-dir (its config's data-dir, else the default).
+	DataDir string `json:"data_dir,omitempty"`
+	// CNI is what RKE2 runs for pod networking and how its charts are set.
+	CNI cni.Setup `json:"cni"`
 }

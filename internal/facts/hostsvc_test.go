@@ -1,0 +1,96 @@
+package facts
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testhost"
+)
+
+func TestProbeHostServices(t *testing.T) {
+	h := testhost.New(t).
+		File("/usr/lib/systemd/system/firewalld.service", "[Unit]\n").
+		File(FirewalldConf, "# comment\nFlushAllOnReload=no\nFlushAllOnReload=yes\n").
+		File(UfwConf, "# /etc/ufw/ufw.conf\nENABLED=yes\nLOGLEVEL=low\n").
+		File(NMConfDir+"/rke2-canal.conf", "[keyfile]\nunmanaged-devices=interface-name:cali*;interface-name:flannel*\n")
+	h.Symlink("/etc/systemd/system/multi-user.target.wants/firewalld.service", "/usr/lib/systemd/system/firewalld.service")
+	h.Symlink("/etc/systemd/system/timers.target.wants/nm-cloud-setup.timer", "/usr/lib/systemd/system/nm-cloud-setup.timer")
+	f := Probe(h.Root(), Options{})
+	s := f.HostServices
+	if !slices.Equal(s.Enabled, []string{"firewalld.service", "nm-cloud-setup.timer"}) {
+		t.Errorf("enabled %q", s.Enabled)
+	}
+	if s.FirewalldFlushAllOnReload != "yes" || !s.UfwEnabled || !slices.Equal(s.NMUnmanaged, []string{"cali*", "flannel*"}) {
+		t.Errorf("services %+v", s)
+	}
+}
+
+func TestProbeHostServicesQuietHost(t *testing.T) {
+	f := Probe(testhost.New(t).File(UfwConf, "ENABLED=no\n").Root(), Options{})
+	s := f.HostServices
+	if len(s.Enabled) != 0 || s.UfwEnabled || s.FirewalldFlushAllOnReload != "" || len(s.NMUnmanaged) != 0 {
+		t.Errorf("quiet host reads as %+v", s)
+	}
+}
+
+const dpkgStatus = `Package: iptables
+Status: install ok installed
+Version: 1.8.4-3ubuntu2
+
+Package: nftables-doc
+Status: install ok installed
+Version: 9.9.9-1
+
+Package: nftables
+Status: deinstall ok config-files
+Version: 0.9.3-2
+
+Package: libnftables1
+Status: install ok installed
+Version: 1:1.0.6-2+deb12u2
+`
+
+func TestDpkgInstalledVersion(t *testing.T) {
+	data := []byte(dpkgStatus)
+	for name, want := range map[string]string{"iptables": "1.8.4", "nftables": "", "libnftables1": "1.0.6", "absent": ""} {
+		if got := DpkgInstalledVersion(data, name); got != want {
+			t.Errorf("%s: %q, want %q", name, got, want)
+		}
+	}
+}
+
+func TestProbeToolVersions(t *testing.T) {
+	h := testhost.New(t).File(DpkgStatus, dpkgStatus+"\nPackage: nftables\nStatus: install ok installed\nVersion: 0.9.3-2\n").
+		Executable("/usr/sbin/nft", "#!/bin/sh\necho 'nftables v1.0.9 (Old Doc Yak #3)'\n")
+	if f := Probe(h.Root(), Options{}); f.Userspace.Nft.Version != "" {
+		t.Errorf("read without being asked: %+v", f.Userspace.Nft)
+	}
+	f := Probe(h.Root(), Options{ToolVersions: true})
+	if f.Userspace.Nft.Version != "0.9.3" || f.Userspace.Iptables.Version != "1.8.4" || f.Userspace.Nft.Source != "/var/lib/dpkg/status (package nftables)" {
+		t.Errorf("dpkg versions %+v %+v", f.Userspace.Nft, f.Userspace.Iptables)
+	}
+	f = Probe(h.Root(), Options{ToolVersions: true, AskNft: true})
+	if f.Userspace.Nft.Version != "1.0.9" || f.Userspace.Nft.Source != "/usr/sbin/nft --version" {
+		t.Errorf("asked version %+v", f.Userspace.Nft)
+	}
+}
+
+func TestVersionBelow(t *testing.T) {
+	for _, c := range []struct {
+		v    string
+		want bool
+	}{{"0.9.3", true}, {"1.0.0", true}, {"1.0.1", false}, {"1.0.6rc1", false}, {"1.1", false}, {"", false}, {"x.y", false}} {
+		if got := VersionBelow(c.v, 1, 0, 1); got != c.want {
+			t.Errorf("VersionBelow(%q, 1.0.1) = %v", c.v, got)
+		}
+	}
+}
+
+func FuzzDpkgInstalledVersion(f *testing.F) {
+	f.Add([]byte(dpkgStatus), "iptables")
+	f.Fuzz(func(t *testing.T, data []byte, name string) {
+		DpkgInstalledVersion(data, name)
+		UnmanagedPatterns(string(data))
+		VersionBelow(name, 1, 8, 5)
+	})
+}
