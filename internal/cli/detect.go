@@ -13,6 +13,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostconflict"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 )
 
@@ -43,17 +44,26 @@ With -o json it prints one JSON object:
             read; absent when none was)
   decision  backend, proxy_mode, iptables_mode, source, modules,
             kube_proxy_args, kube_proxy_env, reasons, and what was
-            refused or kept`,
+            refused or kept
+  host_conflicts  host services and tools that fight kube-proxy or the
+            CNI: id, text, fix (the command that removes the conflict)
+  cni_manifests   in nftables mode, the HelmChartConfig the CNI's chart
+            still needs: chart, file, content`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			f, c, d, err := g.loadDecision(facts.Options{LiveRules: true})
+			f, c, d, err := g.loadDecision(facts.Options{LiveRules: true, ToolVersions: true})
 			if err != nil {
 				return err
 			}
+			conflicts := hostconflict.Find(f, d.Backend)
+			manifests, err := neededCNIManifests(f, d)
+			if err != nil {
+				return failure("render the CNI's HelmChartConfig: %w", err)
+			}
 			if g.json() {
-				err = writeDetectJSON(g.stdout, f, c, d)
+				err = writeDetectJSON(g.stdout, f, c, d, conflicts, manifests)
 			} else {
-				err = writeDetectText(g.stdout, f, c, d)
+				err = writeDetectText(g.stdout, f, c, d, conflicts, manifests)
 			}
 			if err != nil {
 				return failure("write output: %w", err)
@@ -78,6 +88,9 @@ type detectOutput struct {
 	Facts    facts.Facts     `json:"facts"`
 	Settings detectSettings  `json:"settings"`
 	Decision decide.Decision `json:"decision"`
+	// HostConflicts is never null: scripts count it.
+	HostConflicts []hostconflict.Finding `json:"host_conflicts"`
+	CNIManifests  []cniManifest          `json:"cni_manifests,omitempty"`
 }
 
 // detectSettings is the effective config as an operator writes it: the
@@ -94,11 +107,14 @@ type detectVerify struct {
 	TextfileDir string `json:"textfile_dir"`
 }
 
-func writeDetectJSON(w io.Writer, f facts.Facts, c config.Config, d decide.Decision) error {
+func writeDetectJSON(w io.Writer, f facts.Facts, c config.Config, d decide.Decision, conflicts []hostconflict.Finding, manifests []cniManifest) error {
+	if conflicts == nil {
+		conflicts = []hostconflict.Finding{}
+	}
 	settings := detectSettings{Config: c, Verify: detectVerify{Wait: durationText(c.Verify.Wait), TextfileDir: c.Verify.TextfileDir}}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(detectOutput{Schema: detectSchema, Facts: f, Settings: settings, Decision: d})
+	return enc.Encode(detectOutput{Schema: detectSchema, Facts: f, Settings: settings, Decision: d, HostConflicts: conflicts, CNIManifests: manifests})
 }
 
 // durationText writes a duration as an operator would ("5m", "1h30m",
@@ -117,7 +133,7 @@ func durationText(d time.Duration) string {
 
 // writeDetectText is the short human view: the decision, numbered reasons,
 // what was refused or kept, then the handful of facts the reasons lean on.
-func writeDetectText(w io.Writer, f facts.Facts, c config.Config, d decide.Decision) error {
+func writeDetectText(w io.Writer, f facts.Facts, c config.Config, d decide.Decision, conflicts []hostconflict.Finding, manifests []cniManifest) error {
 	var b strings.Builder
 	if d.Disabled {
 		fmt.Fprintf(&b, "backend: none, rke2-proxy-backend leaves kube-proxy alone (source: %s)\n", d.Source)
@@ -142,11 +158,13 @@ func writeDetectText(w io.Writer, f facts.Facts, c config.Config, d decide.Decis
 	detectFact(&b, "live rules", detectLiveText(f.LiveRules))
 	detectCostFact(&b, f)
 	detectFact(&b, "rke2", detectRKE2Text(f.RKE2))
+	detectFact(&b, "cni", detectCNIText(f.RKE2.CNI))
 	configText := "defaults (no " + hostfs.ConfigFile + ")"
 	if c.File != "" {
 		configText = c.File
 	}
 	detectFact(&b, "config", configText)
+	writeDetectHost(&b, conflicts, manifests)
 	detectList(&b, "problems", f.Problems)
 	detectList(&b, "unreadable", f.Unreadable)
 	_, err := io.WriteString(w, b.String())

@@ -33,7 +33,7 @@ func TestDetectExitCodes(t *testing.T) {
 		{name: "bad yaml", host: func(h *testhost.Host) { h.Debian12().File(cfg, "backend: auto\n  prefer: [x\n") },
 			wantCode: 2, wantStderr: "rke2-proxy-backend: " + cfg + ": not valid YAML: line 2: mapping values are not allowed in this context\n"},
 		{name: "unknown key", host: func(h *testhost.Host) { h.Debian12().File(cfg, "backnd: auto\n") },
-			wantCode: 2, wantStderr: "rke2-proxy-backend: " + cfg + `: unknown key "backnd" (valid keys: backend, prefer, legacy_triggers, respect_rke2_config, kube_proxy, node_label, on_failure, verify)` + "\n"},
+			wantCode: 2, wantStderr: "rke2-proxy-backend: " + cfg + `: unknown key "backnd" (valid keys: backend, prefer, legacy_triggers, respect_rke2_config, kube_proxy, node_label, on_failure, verify, cni)` + "\n"},
 		{name: "backend modern", host: func(h *testhost.Host) { h.Debian12().File(cfg, "backend: modern\n") },
 			wantCode: 2, wantStderr: "rke2-proxy-backend: " + cfg + `: backend: "modern" is not a backend: use auto, off, iptables-legacy, iptables-nft or nftables (RKE2's kube-proxy image accepts only IPTABLES_MODE=legacy or nft; "modern" would make every iptables call in kube-proxy fail)` + "\n"},
 		{name: "garbage cmdline", host: func(h *testhost.Host) { h.Debian12().Cmdline("ro quiet rke2.proxy_backend=modern") },
@@ -85,11 +85,13 @@ func TestDetectJSONShape(t *testing.T) {
 		Facts    map[string]any `json:"facts"`
 		Settings map[string]any `json:"settings"`
 		Decision map[string]any `json:"decision"`
+		// host_conflicts is always there (an empty list on a quiet host).
+		HostConflicts []map[string]string `json:"host_conflicts"`
 	}
 	dec := json.NewDecoder(strings.NewReader(stdout))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&doc); err != nil {
-		t.Fatalf("top level: want exactly schema, facts, settings and decision: %v\n%s", err, stdout)
+		t.Fatalf("top level: want exactly schema, facts, settings, decision and host_conflicts: %v\n%s", err, stdout)
 	}
 	if doc.Schema == nil || *doc.Schema != 1 {
 		t.Errorf("schema = %v, want 1", doc.Schema)

@@ -120,8 +120,13 @@ func RenderChartConfig(chart string, values []Setting) ([]byte, error) {
 		}
 		m[parts[len(parts)-1]] = v.Value
 	}
-	inner, err := yaml.Marshal(tree)
-	if err != nil {
+	var inner bytes.Buffer
+	ienc := yaml.NewEncoder(&inner)
+	ienc.SetIndent(2)
+	if err := ienc.Encode(tree); err != nil {
+		return nil, fmt.Errorf("render values for %s: %w", chart, err)
+	}
+	if err := ienc.Close(); err != nil {
 		return nil, fmt.Errorf("render values for %s: %w", chart, err)
 	}
 	var doc struct {
@@ -137,7 +142,7 @@ func RenderChartConfig(chart string, values []Setting) ([]byte, error) {
 	}
 	doc.APIVersion, doc.Kind = APIVersion, Kind
 	doc.Metadata.Name, doc.Metadata.Namespace = chart, Namespace
-	doc.Spec.ValuesContent = string(inner)
+	doc.Spec.ValuesContent = inner.String()
 	var buf bytes.Buffer
 	buf.WriteString(GeneratedHeader + "\n")
 	buf.WriteString("# kube-proxy runs in nftables mode; this switches " + chart + " to nftables too.\n")

@@ -64,7 +64,7 @@ func NewSetup(cnis []string, file string, charts []ChartConfig) Setup {
 		}
 	}
 	if len(s.CNIs) == 0 {
-		s.CNIs, s.Source = []string{Canal}, "RKE2's default (no cni: in its config)"
+		s.CNIs, s.Source = []string{Canal}, "RKE2's default, as no cni: is set"
 	}
 	for _, c := range s.CNIs {
 		if c != Multus {

@@ -83,6 +83,7 @@ func assemble(layers []layer) Config {
 			Wait:        v.GetDuration("verify.wait"),
 			TextfileDir: v.GetString("verify.textfile_dir"),
 		},
+		CNI: CNI{HelmChartConfig: v.GetString("cni.helmchartconfig")},
 	}
 }
 

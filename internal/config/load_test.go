@@ -44,6 +44,7 @@ func TestDefaults(t *testing.T) {
 		NodeLabel:         true,
 		OnFailure:         OnFailureWarn,
 		Verify:            Verify{Wait: 5 * time.Minute, TextfileDir: "/var/lib/prometheus/node-exporter"},
+		CNI:               CNI{HelmChartConfig: CNIPrint},
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("Load without a file:\n got %+v\nwant %+v", c, want)
@@ -69,6 +70,8 @@ on_failure: block
 verify:
   wait: 90s
   textfile_dir: ""
+cni:
+  helmchartconfig: write
 `)), hostfs.ConfigFile, nil, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -85,6 +88,7 @@ verify:
 		KubeProxy: KubeProxy{ExtraArgs: []string{"iptables-min-sync-period=1s", "nodeport-addresses=10.0.0.0/8,192.168.0.0/16"}},
 		OnFailure: OnFailureBlock,
 		Verify:    Verify{Wait: 90 * time.Second},
+		CNI:       CNI{HelmChartConfig: CNIWrite},
 		File:      hostfs.ConfigFile,
 	}
 	if !reflect.DeepEqual(c, want) {

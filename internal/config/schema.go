@@ -47,6 +47,7 @@ var settings = []setting{
 	{path: "on_failure", kind: kindString, def: OnFailureWarn, check: checkOnFailure},
 	{path: "verify.wait", kind: kindDuration, def: 5 * time.Minute, check: checkWait},
 	{path: "verify.textfile_dir", kind: kindString, def: hostfs.TextfileDir, check: checkTextfileDir},
+	{path: "cni.helmchartconfig", kind: kindString, def: CNIPrint, check: checkCNIHelmChartConfig},
 }
 
 func lookup(p string) (setting, bool) {
@@ -136,6 +137,13 @@ func checkOnFailure(v string) (string, error) {
 		return v, nil
 	}
 	return "", fmt.Errorf("%q is not valid: use warn (RKE2 starts anyway) or block (RKE2 does not start)", v)
+}
+
+func checkCNIHelmChartConfig(v string) (string, error) {
+	if v == CNIPrint || v == CNIWrite {
+		return v, nil
+	}
+	return "", fmt.Errorf("%q is not valid: use print (show the CNI's HelmChartConfig for nftables mode) or write (write it into RKE2's server manifests directory on servers)", v)
 }
 
 // checkGlob accepts path.Match patterns; the check runs the pattern once

@@ -39,6 +39,7 @@ type Config struct {
 	NodeLabel         bool              `json:"node_label"`
 	OnFailure         string            `json:"on_failure"` // warn | block
 	Verify            Verify            `json:"verify"`
+	CNI               CNI               `json:"cni"`
 	// File is the config file that was read ("" when none existed).
 	File string `json:"file,omitempty"`
 }
@@ -66,4 +67,18 @@ type Verify struct {
 const (
 	OnFailureWarn  = "warn"
 	OnFailureBlock = "block"
+)
+
+// CNI says what to do about the CNI when kube-proxy runs nftables.
+type CNI struct {
+	// HelmChartConfig is print (detect shows the CNI chart's
+	// HelmChartConfig to apply) or write (apply writes it into RKE2's
+	// server manifests directory on servers, never over the operator's).
+	HelmChartConfig string `json:"helmchartconfig"`
+}
+
+// cni.helmchartconfig choices.
+const (
+	CNIPrint = "print"
+	CNIWrite = "write"
 )

@@ -152,7 +152,7 @@ func (s *state) finish(b backend.Backend) {
 		d.NodeLabels = []string{NodeLabelKey + "=" + string(b)}
 	}
 	if b == backend.NFTables {
-		s.say(cniSentence)
+		s.say("%s", cniReason(s.f, s.f.RKE2.ManifestsDir()))
 	}
 	if live := s.f.LiveRules; live.Probed {
 		for _, other := range live.KubeProxy {

@@ -90,12 +90,22 @@ func (v kernelView) feature(req backend.Requirement) capability {
 	return capability{support: unconfirmed, why: fmt.Sprintf("whether the kernel has %s could not be read", req.Feature)}
 }
 
-// assess judges every backend.
-func assess(f facts.Facts) map[backend.Backend]capability {
+// assess judges every backend, the cluster's side of nftables mode included.
+func assess(f facts.Facts) map[backend.Backend]capability { return assessOn(f, true) }
+
+// assessOn judges every backend; cluster adds what nftables mode needs of
+// RKE2's release, the CNI and the host nft (bench leaves it out: it
+// measures the kernel's cost, whatever runs on top).
+func assessOn(f facts.Facts, cluster bool) map[backend.Backend]capability {
 	v := kernelView{k: f.Kernel, m: f.Modules}
 	out := map[backend.Backend]capability{}
 	for _, b := range backend.All {
 		out[b] = v.backend(b, f)
+		if b == backend.NFTables && cluster && out[b].support != unsupported {
+			if c := clusterFollowsNFTables(f); c.support > out[b].support {
+				out[b] = c
+			}
+		}
 	}
 	return out
 }

@@ -28,7 +28,7 @@ func measured(f facts.Facts, full map[backend.Backend]float64) facts.Facts {
 // ranWith gives f an RKE2 install whose config has our drop-in from an
 // earlier boot, telling kube-proxy to use b.
 func ranWith(f facts.Facts, b backend.Backend) facts.Facts {
-	return withRKE2(f, "v1.34.2+rke2r1", rke2File(rke2.DropInPath(hostfs.RKE2ConfigFile), map[string]any{
+	return withRKE2(f, "v1.34.10+rke2r1", rke2File(rke2.DropInPath(hostfs.RKE2ConfigFile), map[string]any{
 		"kube-proxy-arg+":       []string{"proxy-mode=" + b.ProxyMode()},
 		"kube-proxy-extra-env+": []string{"IPTABLES_MODE=" + b.IptablesMode()},
 	}))
@@ -89,9 +89,9 @@ func TestDecideCheapest(t *testing.T) {
 			with(nft, "is kept")},
 		{"hysteresis: the last backend is already the cheapest", measured(ranWith(debian12(), backend.IptablesLegacy), issue14), preferCheapest(),
 			with(legacy, "so iptables-legacy, the cheapest, is used.")},
-		{"nftables only when prefer lists it", measured(withRKE2(debian12(), "v1.34.2+rke2r1"), map[backend.Backend]float64{backend.IptablesLegacy: 3, backend.IptablesNFT: 21, backend.NFTables: 1}), preferCheapest(),
+		{"nftables only when prefer lists it", measured(withRKE2(debian12(), "v1.34.10+rke2r1"), map[backend.Backend]float64{backend.IptablesLegacy: 3, backend.IptablesNFT: 21, backend.NFTables: 1}), preferCheapest(),
 			with(legacy, "a full sync took iptables-legacy 3 s, iptables-nft 21 s, so")},
-		{"nftables listed and cheapest", measured(withRKE2(debian12(), "v1.34.2+rke2r1"), map[backend.Backend]float64{backend.IptablesLegacy: 3, backend.IptablesNFT: 21, backend.NFTables: 1}),
+		{"nftables listed and cheapest", measured(withRKE2(debian12(), "v1.34.10+rke2r1"), map[backend.Backend]float64{backend.IptablesLegacy: 3, backend.IptablesNFT: 21, backend.NFTables: 1}),
 			preferCheapest(backend.NFTables, backend.IptablesNFT),
 			want{backend: backend.NFTables, source: "auto", args: []string{"proxy-mode=nftables"}, env: []string{"IPTABLES_MODE=nft"},
 				reasons: []string{"nftables 1 s, so nftables, the cheapest, is used.", "CNI"}}},

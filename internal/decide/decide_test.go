@@ -6,9 +6,11 @@ import (
 	"testing"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cni"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 )
 
 func TestDecide(t *testing.T) {
@@ -55,25 +57,70 @@ func TestDecide(t *testing.T) {
 				args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=legacy"},
 				reasons: []string{"prefer's first choice, iptables-legacy, is used."},
 			}},
-		{"nftables first in prefer on v1.34: no gate", withRKE2(debian12(), "v1.34.2+rke2r1"),
+		{"nftables first in prefer on v1.34: no gate", withRKE2(debian12(), "v1.34.10+rke2r1"),
 			cfg(func(c *config.Config) { c.Prefer = []backend.Backend{backend.NFTables, backend.IptablesNFT} }), want{
 				backend: backend.NFTables, source: "auto",
 				args: []string{"proxy-mode=nftables"}, env: []string{"IPTABLES_MODE=nft"},
-				reasons: []string{"The prefer list puts nftables first, and kernel 6.1.0-18-amd64 with Kubernetes v1.34.2", "experimental", "calico.felixIptablesBackend: nft"},
+				reasons: []string{"The prefer list puts nftables first, and kernel 6.1.0-18-amd64 with Kubernetes v1.34.10", "experimental", "calico.felixIptablesBackend: nft"},
 			}},
-		{"nftables on v1.30.11: gate", withRKE2(debian12(), "v1.30.11+rke2r1"),
+		{"nftables pinned on v1.30.11: kept with a warning, and the gate", withRKE2(debian12(), "v1.30.11+rke2r1", pinNFT()),
+			cfg(nil), want{
+				backend: backend.NFTables, source: "rke2-config", respected: []string{"proxy-mode=nftables in /etc/rancher/rke2/config.yaml"},
+				args: []string{"feature-gates=NFTablesProxyMode=true"}, env: []string{"IPTABLES_MODE=nft"},
+				reasons: []string{"Warning: RKE2 v1.30.11+rke2r1 predates the first releases that document nftables mode", "Kubernetes v1.30.11 needs the feature gate NFTablesProxyMode=true for nftables mode, so it is added."},
+			}},
+		{"nftables never picked by auto before RKE2 documents it", withRKE2(debian12(), "v1.34.9+rke2r1"),
 			cfg(func(c *config.Config) { c.Prefer = []backend.Backend{backend.NFTables} }), want{
-				backend: backend.NFTables, source: "auto",
-				args: []string{"proxy-mode=nftables", "feature-gates=NFTablesProxyMode=true"}, env: []string{"IPTABLES_MODE=nft"},
-				reasons: []string{"Kubernetes v1.30.11 needs the feature gate NFTablesProxyMode=true for nftables mode, so it is added."},
+				backend: backend.IptablesNFT, source: "auto",
+				args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=nft"},
+				reasons: []string{"The prefer list puts nftables first, but RKE2 v1.34.9+rke2r1 predates the first releases that document nftables mode (v1.34.10+rke2r1, v1.35.7+rke2r1 and v1.36.3+rke2r1)"},
 			}},
+		{"nftables override refused on v1.35.6", withRKE2(debian12(), "v1.35.6+rke2r1"),
+			cfg(func(c *config.Config) { c.Backend, c.BackendSource = "nftables", "env" }), want{
+				backend: backend.IptablesNFT, source: "auto", refused: 1,
+				args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=nft"},
+				reasons: []string{"RKE2_PROXY_BACKEND=nftables in the environment asks for nftables, but RKE2 v1.35.6+rke2r1 predates"},
+			}},
+		{"nftables accepted on v1.36.3 and v1.37.0", withRKE2(debian12(), "v1.36.3+rke2r1"),
+			cfg(func(c *config.Config) { c.Backend, c.BackendSource = "nftables", "env" }), want{
+				backend: backend.NFTables, source: "env",
+				args: []string{"proxy-mode=nftables"}, env: []string{"IPTABLES_MODE=nft"},
+				reasons: []string{"rke2-canal needs calico.felixIptablesBackend: nft and flannel.enableNFTables: true"},
+			}},
+		{"nftables refused with an old host nft", func() facts.Facts {
+			f := withRKE2(debian12(), "v1.37.0+rke2r1")
+			f.Userspace.Nft = facts.ToolVersion{Version: "0.9.8", Source: "/var/lib/dpkg/status (package nftables)"}
+			return f
+		}(), cfg(func(c *config.Config) { c.Backend, c.BackendSource = "nftables", "env" }), want{
+			backend: backend.IptablesNFT, source: "auto", refused: 1,
+			args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=nft"},
+			reasons: []string{"the host's nft is 0.9.8 (per /var/lib/dpkg/status (package nftables)), older than 1.0.1"},
+		}},
+		{"nftables refused when NodeLocal DNS is on", func() facts.Facts {
+			f := withRKE2(debian12(), "v1.36.3+rke2r1")
+			f.RKE2.CNI = cni.NewSetup([]string{"cilium"}, "/etc/rancher/rke2/config.yaml", []cni.ChartConfig{{File: "/var/lib/rancher/rke2/server/manifests/dns.yaml", Chart: cni.CoreDNSChart, Values: map[string]any{"nodelocal": map[string]any{"enabled": true}}}})
+			return f
+		}(), cfg(func(c *config.Config) { c.Prefer = []backend.Backend{backend.NFTables} }), want{
+			backend: backend.IptablesNFT, source: "auto",
+			args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=nft"},
+			reasons: []string{"NodeLocal DNSCache is enabled (nodelocal.enabled in /var/lib/rancher/rke2/server/manifests/dns.yaml)"},
+		}},
+		{"nftables refused when the operator keeps canal's Felix on legacy", func() facts.Facts {
+			f := withRKE2(debian12(), "v1.36.3+rke2r1")
+			f.RKE2.CNI = cni.NewSetup(nil, "", []cni.ChartConfig{{File: "/m/canal.yaml", Chart: "rke2-canal", Values: map[string]any{"calico": map[string]any{"felixIptablesBackend": "legacy"}}}})
+			return f
+		}(), cfg(func(c *config.Config) { c.Backend, c.BackendSource = "nftables", "cmdline" }), want{
+			backend: backend.IptablesNFT, source: "auto", refused: 1,
+			args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=nft"},
+			reasons: []string{"/m/canal.yaml sets calico.felixIptablesBackend: legacy for rke2-canal, which keeps canal on iptables"},
+		}},
 		{"nftables refused on v1.30.10: no nft in the image", withRKE2(debian12(), "v1.30.10+rke2r1"),
 			cfg(func(c *config.Config) { c.Backend, c.BackendSource, c.File = "nftables", "config", hostfs.ConfigFile }), want{
 				backend: backend.IptablesNFT, source: "auto", refused: 1,
 				args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=nft"},
 				reasons: []string{"The override backend: nftables in /etc/rke2-proxy-backend/config.yaml asks for nftables, but RKE2's kube-proxy image for Kubernetes v1.30.10 lacks the nft binary (it ships from v1.30.11 on), so it is refused and auto-detection decides instead."},
 			}},
-		{"nftables refused on kernel 4.4 from the cmdline", withRKE2(synology(), "v1.34.2+rke2r1"),
+		{"nftables refused on kernel 4.4 from the cmdline", withRKE2(synology(), "v1.34.10+rke2r1"),
 			cfg(func(c *config.Config) { c.Backend, c.BackendSource = "nftables", "cmdline" }), want{
 				backend: backend.IptablesLegacy, source: "auto", refused: 1,
 				args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=legacy"},
@@ -144,20 +191,20 @@ func TestDecide(t *testing.T) {
 			args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=legacy"},
 			reasons: []string{"This boot already applied iptables-legacy (recorded in /run/rke2-proxy-backend/plan.json)"},
 		}},
-		{"pinned proxy-mode=nftables is respected", withRKE2(debian12(), "v1.34.2+rke2r1",
+		{"pinned proxy-mode=nftables is respected", withRKE2(debian12(), "v1.34.10+rke2r1",
 			rke2File("/etc/rancher/rke2/config.yaml", map[string]any{"kube-proxy-arg": []string{"proxy-mode=nftables"}})), cfg(nil), want{
 			backend: backend.NFTables, source: "rke2-config",
 			env:       []string{"IPTABLES_MODE=nft"},
 			respected: []string{"proxy-mode=nftables in /etc/rancher/rke2/config.yaml"},
 			reasons:   []string{"RKE2's config already sets proxy-mode=nftables in /etc/rancher/rke2/config.yaml, and respect_rke2_config is true, so nftables is kept."},
 		}},
-		{"pinned IPTABLES_MODE=legacy is respected", withRKE2(debian12(), "v1.34.2+rke2r1",
+		{"pinned IPTABLES_MODE=legacy is respected", withRKE2(debian12(), "v1.34.10+rke2r1",
 			rke2File("/etc/rancher/rke2/config.yaml.d/10-mine.yaml", map[string]any{"kube-proxy-extra-env": []string{"IPTABLES_MODE=legacy"}})), cfg(nil), want{
 			backend: backend.IptablesLegacy, source: "rke2-config",
 			args:      []string{"proxy-mode=iptables"},
 			respected: []string{"IPTABLES_MODE=legacy in /etc/rancher/rke2/config.yaml.d/10-mine.yaml"},
 		}},
-		{"pinned proxy-mode=iptables leaves the iptables backend to auto", withRKE2(ubuntuDockerLegacy(), "v1.34.2+rke2r1",
+		{"pinned proxy-mode=iptables leaves the iptables backend to auto", withRKE2(ubuntuDockerLegacy(), "v1.34.10+rke2r1",
 			rke2File("/etc/rancher/rke2/config.yaml", map[string]any{"kube-proxy-arg": []string{"--proxy-mode=iptables"}})),
 			cfg(func(c *config.Config) { c.Prefer = []backend.Backend{backend.NFTables} }), want{
 				backend: backend.IptablesLegacy, source: "auto",
@@ -165,12 +212,12 @@ func TestDecide(t *testing.T) {
 				respected: []string{"proxy-mode=iptables in /etc/rancher/rke2/config.yaml"},
 				reasons:   []string{"only the iptables backends are considered"},
 			}},
-		{"our own drop-in is not a pin", withRKE2(debian12(), "v1.34.2+rke2r1",
+		{"our own drop-in is not a pin", withRKE2(debian12(), "v1.34.10+rke2r1",
 			rke2File("/etc/rancher/rke2/config.yaml.d/60-proxy-backend.yaml", map[string]any{"kube-proxy-arg+": []string{"proxy-mode=iptables"}, "kube-proxy-extra-env+": []string{"IPTABLES_MODE=legacy"}})), cfg(nil), want{
 			backend: backend.IptablesNFT, source: "auto",
 			args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=nft"},
 		}},
-		{"respect_rke2_config false overrides the pin", withRKE2(debian12(), "v1.34.2+rke2r1",
+		{"respect_rke2_config false overrides the pin", withRKE2(debian12(), "v1.34.10+rke2r1",
 			rke2File("/etc/rancher/rke2/config.yaml", map[string]any{"kube-proxy-arg": []string{"proxy-mode=nftables"}})),
 			cfg(func(c *config.Config) { c.RespectRKE2Config = false }), want{
 				backend: backend.IptablesNFT, source: "auto",
@@ -178,44 +225,44 @@ func TestDecide(t *testing.T) {
 				reasons: []string{"respect_rke2_config is false", "the drop-in's proxy-mode=iptables overrides it"},
 			}},
 		{"nftables on v1.30.11: an exact gate in RKE2's config is not doubled", withRKE2(debian12(), "v1.30.11+rke2r1",
-			rke2File("/etc/rancher/rke2/config.yaml", map[string]any{"kube-proxy-arg": []string{"feature-gates=Foo=true, NFTablesProxyMode=True"}})),
-			cfg(func(c *config.Config) { c.Prefer = []backend.Backend{backend.NFTables} }), want{
-				backend: backend.NFTables, source: "auto",
-				args: []string{"proxy-mode=nftables"}, env: []string{"IPTABLES_MODE=nft"},
+			rke2File("/etc/rancher/rke2/config.yaml", map[string]any{"kube-proxy-arg": []string{"proxy-mode=nftables", "feature-gates=Foo=true, NFTablesProxyMode=True"}})),
+			cfg(nil), want{
+				backend: backend.NFTables, source: "rke2-config", respected: []string{"proxy-mode=nftables in /etc/rancher/rke2/config.yaml"},
+				env: []string{"IPTABLES_MODE=nft"},
 			}},
 		{"nftables on v1.30.11: a gate in another letter case is no gate", withRKE2(debian12(), "v1.30.11+rke2r1",
-			rke2File("/etc/rancher/rke2/config.yaml", map[string]any{"kube-proxy-arg": []string{"feature-gates=nftablesproxymode=true"}})),
-			cfg(func(c *config.Config) { c.Prefer = []backend.Backend{backend.NFTables} }), want{
-				backend: backend.NFTables, source: "auto",
-				args: []string{"proxy-mode=nftables", "feature-gates=NFTablesProxyMode=true"}, env: []string{"IPTABLES_MODE=nft"},
+			rke2File("/etc/rancher/rke2/config.yaml", map[string]any{"kube-proxy-arg": []string{"proxy-mode=nftables", "feature-gates=nftablesproxymode=true"}})),
+			cfg(nil), want{
+				backend: backend.NFTables, source: "rke2-config", respected: []string{"proxy-mode=nftables in /etc/rancher/rke2/config.yaml"},
+				args: []string{"feature-gates=NFTablesProxyMode=true"}, env: []string{"IPTABLES_MODE=nft"},
 				reasons: []string{`RKE2's config passes "feature-gates=nftablesproxymode=true" in /etc/rancher/rke2/config.yaml: kube-proxy's gate names are case-sensitive`},
 			}},
 		{"nftables on v1.30.11: a gate whose name merely contains ours is no gate", withRKE2(debian12(), "v1.30.11+rke2r1",
-			rke2File("/etc/rancher/rke2/config.yaml", map[string]any{"kube-proxy-arg": []string{"feature-gates=XNFTablesProxyMode=true"}})),
-			cfg(func(c *config.Config) { c.Prefer = []backend.Backend{backend.NFTables} }), want{
-				backend: backend.NFTables, source: "auto",
-				args: []string{"proxy-mode=nftables", "feature-gates=NFTablesProxyMode=true"}, env: []string{"IPTABLES_MODE=nft"},
+			rke2File("/etc/rancher/rke2/config.yaml", map[string]any{"kube-proxy-arg": []string{"proxy-mode=nftables", "feature-gates=XNFTablesProxyMode=true"}})),
+			cfg(nil), want{
+				backend: backend.NFTables, source: "rke2-config", respected: []string{"proxy-mode=nftables in /etc/rancher/rke2/config.yaml"},
+				args: []string{"feature-gates=NFTablesProxyMode=true"}, env: []string{"IPTABLES_MODE=nft"},
 			}},
-		{"IPTABLES_MODE=modern in RKE2's config is not kept", withRKE2(debian12(), "v1.34.2+rke2r1",
+		{"IPTABLES_MODE=modern in RKE2's config is not kept", withRKE2(debian12(), "v1.34.10+rke2r1",
 			rke2File("/etc/rancher/rke2/config.yaml", map[string]any{"kube-proxy-extra-env": []string{"IPTABLES_MODE=modern"}})), cfg(nil), want{
 			backend: backend.IptablesNFT, source: "auto",
 			args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=nft"},
 			reasons: []string{"IPTABLES_MODE=modern in /etc/rancher/rke2/config.yaml, which RKE2's kube-proxy image does not accept"},
 		}},
-		{"override beats a pin and says so", withRKE2(debian12(), "v1.34.2+rke2r1",
+		{"override beats a pin and says so", withRKE2(debian12(), "v1.34.10+rke2r1",
 			rke2File("/etc/rancher/rke2/config.yaml", map[string]any{"kube-proxy-arg": []string{"proxy-mode=nftables"}})),
 			cfg(func(c *config.Config) { c.Backend, c.BackendSource = "iptables-legacy", "env" }), want{
 				backend: backend.IptablesLegacy, source: "env",
 				args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=legacy"},
 				reasons: []string{"RKE2's config sets proxy-mode=nftables in /etc/rancher/rke2/config.yaml; the drop-in's proxy-mode=iptables overrides it"},
 			}},
-		{"disable-kube-proxy: nothing to do", withRKE2(debian12(), "v1.34.2+rke2r1",
+		{"disable-kube-proxy: nothing to do", withRKE2(debian12(), "v1.34.10+rke2r1",
 			rke2File("/etc/rancher/rke2/config.yaml", map[string]any{"disable-kube-proxy": true})), cfg(nil), want{
 			disabled: true, source: "rke2-config",
 			respected: []string{"disable-kube-proxy=true in /etc/rancher/rke2/config.yaml"},
 			reasons:   []string{"so this node runs no kube-proxy and there is nothing to do."},
 		}},
-		{"proxy-mode=ipvs is left alone", withRKE2(debian12(), "v1.34.2+rke2r1",
+		{"proxy-mode=ipvs is left alone", withRKE2(debian12(), "v1.34.10+rke2r1",
 			rke2File("/etc/rancher/rke2/config.yaml", map[string]any{"kube-proxy-arg": []string{"proxy-mode=ipvs"}})), cfg(nil), want{
 			disabled: true, source: "rke2-config",
 			respected: []string{"proxy-mode=ipvs in /etc/rancher/rke2/config.yaml"},
@@ -261,4 +308,9 @@ func TestDeterministic(t *testing.T) {
 			t.Errorf("two decisions differ:\n%s\n%s", a, b)
 		}
 	}
+}
+
+// pinNFT pins proxy-mode=nftables in RKE2's main config.
+func pinNFT() rke2.File {
+	return rke2File("/etc/rancher/rke2/config.yaml", map[string]any{"kube-proxy-arg": []string{"proxy-mode=nftables"}})
 }

@@ -45,7 +45,3 @@ func kubeSupportsNFTables(f facts.Facts) capability {
 func needsGate(v rke2.KubeVersion) bool {
 	return v.Major == 1 && (v.Minor == 29 || v.Minor == 30)
 }
-
-// cniSentence is said whenever nftables mode is chosen: RKE2 calls it
-// experimental and the CNI does not follow on its own.
-const cniSentence = "RKE2 documents nftables mode as experimental, and the CNI must be switched to nftables too, with a HelmChartConfig in /var/lib/rancher/rke2/server/manifests/: for canal set flannel.enableNFTables: true and calico.felixIptablesBackend: nft, for flannel flannel.enableNFTables: true, for calico linuxDataplane: Nftables (cilium needs nothing)."

@@ -60,11 +60,18 @@ func TestProfiles(t *testing.T) {
 			args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=nft"},
 			reasons: []string{"The override rke2.proxy_backend=iptables-legacy on the kernel command line asks for iptables-legacy, but the kernel has no legacy xtables"},
 		}},
-		{"rke2 v1.30: nftables needs the gate", func(h *testhost.Host) {
+		{"rke2 v1.30: nftables is refused, RKE2 does not document it yet", func(h *testhost.Host) {
 			h.Debian12().RKE2v130().File(cfgFile, "backend: nftables\n")
 		}, nil, want{
-			backend: backend.NFTables, source: "config",
-			args: []string{"proxy-mode=nftables", "feature-gates=NFTablesProxyMode=true"}, env: []string{"IPTABLES_MODE=nft"},
+			backend: backend.IptablesNFT, source: "auto", refused: 1,
+			args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=nft"},
+			reasons: []string{"RKE2 v1.30.11+rke2r1 predates the first releases that document nftables mode"},
+		}},
+		{"rke2 v1.30: pinned nftables is kept and needs the gate", func(h *testhost.Host) {
+			h.Debian12().RKE2v130().PinnedProxyMode("nftables")
+		}, nil, want{
+			backend: backend.NFTables, source: "rke2-config", respected: []string{"proxy-mode=nftables in /etc/rancher/rke2/config.yaml"},
+			args: []string{"feature-gates=NFTablesProxyMode=true"}, env: []string{"IPTABLES_MODE=nft"},
 			reasons: []string{"Kubernetes v1.30.11 needs the feature gate NFTablesProxyMode=true", "experimental"},
 		}},
 		{"rke2 v1.34: nftables without a gate", func(h *testhost.Host) { h.Debian12().RKE2v134() },

@@ -17,7 +17,7 @@ import (
 func Runnable(f facts.Facts) (runnable []backend.Backend, not map[backend.Backend]string) {
 	f.RKE2.Kubernetes = rke2.KubeVersion{Major: 1, Minor: 34, Patch: 0} // a version with every nftables prerequisite
 	not = map[backend.Backend]string{}
-	caps := assess(f)
+	caps := assessOn(f, false)
 	for _, b := range backend.All {
 		if caps[b].support == unsupported {
 			not[b] = caps[b].why

@@ -68,10 +68,10 @@ func TestProbeRKE2UnitEnvironmentOnly(t *testing.T) {
 
 func TestProbeRKE2Version(t *testing.T) {
 	f := Probe(testhost.New(t).RKE2v134().Root(), Options{})
-	if f.RKE2.Version != "v1.34.2+rke2r1" || !strings.HasPrefix(f.RKE2.VersionSource, "/var/lib/rancher/rke2/bin -> /var/lib/rancher/rke2/data/v1.34.2-rke2r1-") {
+	if f.RKE2.Version != "v1.34.10+rke2r1" || !strings.HasPrefix(f.RKE2.VersionSource, "/var/lib/rancher/rke2/bin -> /var/lib/rancher/rke2/data/v1.34.10-rke2r1-") {
 		t.Errorf("version %q from %q", f.RKE2.Version, f.RKE2.VersionSource)
 	}
-	if f.RKE2.Kubernetes != (rke2.KubeVersion{Major: 1, Minor: 34, Patch: 2}) {
+	if f.RKE2.Kubernetes != (rke2.KubeVersion{Major: 1, Minor: 34, Patch: 10}) {
 		t.Errorf("kubernetes %+v", f.RKE2.Kubernetes)
 	}
 

@@ -23,6 +23,7 @@ var keyText = map[string]string{
 	"node_label":              `Add the node label rke2-proxy-backend/backend=<backend>, so that kubectl get nodes -L rke2-proxy-backend/backend shows each node's choice.`,
 	"on_failure":              `What happens when apply (before RKE2 starts) cannot honour the plan, e.g. a module does not load: warn logs it and lets RKE2 start on its own defaults; block stops RKE2 from starting.`,
 	"verify.wait":             `How long the post-start check waits for kube-proxy's first sync: a duration such as 90s or 5m, from 0s (check once) to 24h. It becomes verify's --wait in the generated drop-in of the verify unit.`,
+	"cni.helmchartconfig":     `What to do about the CNI when kube-proxy runs nftables: print (the default) only shows, in detect, the HelmChartConfig that switches RKE2's CNI chart (rke2-canal, rke2-calico, rke2-flannel) to nftables; write has apply write it, one file per chart, into RKE2's server manifests directory on servers, atomically and never over a HelmChartConfig you wrote. The setting is cluster-wide: every node's kube-proxy must then run nftables.`,
 	"verify.textfile_dir":     `Where verify writes Prometheus textfile metrics for node-exporter's textfile collector: an absolute path, or "" to write none.`,
 }
 

@@ -153,7 +153,7 @@ func (h *Host) RKE2v130() *Host {
 // GA there, no feature gate exists for it.
 func (h *Host) RKE2v134() *Host {
 	h.t.Helper()
-	return h.RKE2Unit("tarball", "server").RKE2Version("v1.34.2+rke2r1")
+	return h.RKE2Unit("tarball", "server").RKE2Version("v1.34.10+rke2r1")
 }
 
 // PinnedProxyMode writes /etc/rancher/rke2/config.yaml pinning kube-proxy's

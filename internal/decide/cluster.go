@@ -1,0 +1,83 @@
+package decide
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cni"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
+)
+
+// rke2DocumentsNFTables is, per Kubernetes minor, the first RKE2 patch
+// release that documents kube-proxy's nftables mode (v1.34.10+rke2r1,
+// v1.35.7+rke2r1, v1.36.3+rke2r1); later minors all do, earlier ones not.
+var rke2DocumentsNFTables = map[int]int{34: 10, 35: 7, 36: 3}
+
+// firstDocumented names those releases for reasons.
+const firstDocumented = "v1.34.10+rke2r1, v1.35.7+rke2r1 and v1.36.3+rke2r1"
+
+// nftMinimum is the oldest host nft that does not crash on kube-proxy's
+// nftables rules (kubernetes#122743); Calico's nftables mode wants it too.
+var nftMinimum = []int{1, 0, 1}
+
+// clusterFollowsNFTables judges what nftables mode needs beyond the kernel
+// and the image: an RKE2 release that documents it, a CNI (and no NodeLocal
+// DNSCache) that moves to nftables too, and a host nft that can read the
+// rules. An unknown RKE2 version is left to kubeSupportsNFTables.
+func clusterFollowsNFTables(f facts.Facts) capability {
+	if v := f.RKE2.Kubernetes; v.Known() && v.Major == 1 {
+		first, listed := rke2DocumentsNFTables[v.Minor]
+		if v.Minor < 34 || (listed && v.Patch >= 0 && v.Patch < first) {
+			return capability{support: unsupported, why: fmt.Sprintf("RKE2 %s predates the first releases that document nftables mode (%s)", rke2Name(f), firstDocumented)}
+		}
+	}
+	if nft := f.Userspace.Nft; nft.Version != "" && facts.VersionBelow(nft.Version, nftMinimum...) {
+		return capability{support: unsupported, why: fmt.Sprintf("the host's nft is %s (per %s), older than 1.0.1, which crashes on kube-proxy's nftables rules (kubernetes#122743); upgrade nftables", nft.Version, nft.Source)}
+	}
+	follow := cniSetup(f).NFTables()
+	switch {
+	case follow.Refuse:
+		return capability{support: unsupported, why: follow.Why}
+	case follow.Unconfirmed:
+		return capability{support: unconfirmed, why: follow.Why}
+	}
+	return capability{support: supported}
+}
+
+// cniSetup is the probe's CNI setup; facts built without a probe (tests,
+// old JSON) have none and mean RKE2's default.
+func cniSetup(f facts.Facts) cni.Setup {
+	if len(f.RKE2.CNI.CNIs) == 0 {
+		return cni.NewSetup(nil, "", f.RKE2.CNI.Charts)
+	}
+	return f.RKE2.CNI
+}
+
+func rke2Name(f facts.Facts) string {
+	if f.RKE2.Version != "" {
+		return f.RKE2.Version
+	}
+	return "with Kubernetes " + f.RKE2.Kubernetes.String()
+}
+
+// cniReason says what the CNI needs once nftables mode is chosen: RKE2 calls
+// the mode experimental and the CNI does not follow on its own.
+func cniReason(f facts.Facts, manifestsDir string) string {
+	s := cniSetup(f)
+	follow := s.NFTables()
+	base := "RKE2 documents nftables mode as experimental, and the CNI must be switched to nftables too"
+	switch {
+	case follow.Unconfirmed:
+		return base + ": " + follow.Why + "; make sure it writes nftables rules."
+	case s.Primary == cni.Cilium:
+		return base + "; RKE2 runs cilium, which needs no change."
+	case len(follow.Missing) == 0:
+		return fmt.Sprintf("%s; the HelmChartConfig for %s in %s already sets it.", base, follow.Chart, manifestsDir)
+	}
+	var kv []string
+	for _, m := range follow.Missing {
+		kv = append(kv, fmt.Sprintf("%s: %v", m.Key, m.Value))
+	}
+	return fmt.Sprintf("%s: RKE2 runs %s (%s), whose chart %s needs %s in a HelmChartConfig in %s; it is cluster-wide, so every node must run nftables (`rke2-proxy-backend detect` prints the manifest, cni.helmchartconfig: write writes it on servers).",
+		base, s.Primary, s.Source, follow.Chart, strings.Join(kv, " and "), manifestsDir)
+}
