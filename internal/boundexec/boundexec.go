@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -27,6 +28,8 @@ type Command struct {
 	Grace time.Duration
 	// MaxOutput caps what is kept of stdout and of stderr, each.
 	MaxOutput int
+	// Stdin is fed to the program ("" gives it an empty stdin).
+	Stdin string
 }
 
 // Result is what the program printed, cut at MaxOutput.
@@ -60,6 +63,9 @@ func Run(ctx context.Context, c Command) (Result, error) {
 	}
 	stdout, stderr := &capped{max: c.MaxOutput}, &capped{max: c.MaxOutput}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
+	if c.Stdin != "" {
+		cmd.Stdin = strings.NewReader(c.Stdin)
+	}
 	err := cmd.Run()
 	if cmd.Process != nil {
 		// The group id cannot be reused while a member lives, so this

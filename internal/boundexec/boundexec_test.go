@@ -56,3 +56,10 @@ func TestRunReportsExitStatus(t *testing.T) {
 		t.Errorf("err = %v; want exit status 3", err)
 	}
 }
+
+func TestRunFeedsStdin(t *testing.T) {
+	res, err := Run(context.Background(), Command{Argv: []string{"/bin/sh", "-c", "tr a-z A-Z"}, Stdin: "rules\n", Timeout: 10 * time.Second, MaxOutput: 64})
+	if err != nil || res.Stdout != "RULES\n" {
+		t.Errorf("stdout %q, err %v", res.Stdout, err)
+	}
+}

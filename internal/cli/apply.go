@@ -80,7 +80,7 @@ func runApply(cmd *cobra.Command, g *globals, fl applyFlags) error {
 		}
 		forced = b
 	}
-	f, cfg, d, err := g.loadDecision(facts.Options{RKE2Binary: true})
+	f, cfg, d, err := g.loadDecision(facts.Options{RKE2Binary: true, ToolVersions: true, AskNft: true})
 	if err != nil {
 		// The operator's intent is unknown: neither a fresh decision nor
 		// the drop-in an earlier boot left may stand in for it.
@@ -114,6 +114,7 @@ func runApply(cmd *cobra.Command, g *globals, fl applyFlags) error {
 	if forced != "" && !d.Disabled && d.Backend != forced {
 		d, problems = force(f, cfg, d, forced)
 	}
+	f, d, problems = trialAndDecide(cmd.Context(), f, cfg, d, forced, problems, logf)
 	for _, u := range f.Unreadable {
 		logf("warning: %s", u)
 	}

@@ -101,6 +101,11 @@ func assessOn(f facts.Facts, cluster bool) map[backend.Backend]capability {
 	out := map[backend.Backend]capability{}
 	for _, b := range backend.All {
 		out[b] = v.backend(b, f)
+		if why, failed := f.TrialFailed[string(b)]; failed {
+			// A load the kernel rejected beats any configuration.
+			out[b] = capability{support: unsupported, why: why}
+			continue
+		}
 		if b == backend.NFTables && cluster && out[b].support != unsupported {
 			if c := clusterFollowsNFTables(f); c.support > out[b].support {
 				out[b] = c

@@ -37,6 +37,10 @@ type Facts struct {
 	// by this boot's earlier apply ("" when none): on daemon-reload the node
 	// is running and must not flip.
 	PreviousPlan string `json:"previous_plan,omitempty"`
+	// TrialFailed maps the backends whose trial load apply ran and the
+	// kernel rejected to what failed. Only apply fills it (the probe never
+	// loads rules); decide treats those backends as ones the host cannot run.
+	TrialFailed map[string]string `json:"trial_failed,omitempty"`
 	// Cost is bench's last measurement (nil when none was recorded).
 	Cost *Cost `json:"cost,omitempty"`
 	// Problems lists sources that are missing (facts become "unknown"), in

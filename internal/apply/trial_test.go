@@ -1,0 +1,134 @@
+package apply
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
+)
+
+func needTrialTools(t *testing.T, tools ...string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("the trial needs root to make a network namespace")
+	}
+	for _, tool := range append([]string{"unshare"}, tools...) {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed", tool)
+		}
+	}
+}
+
+// Every backend this kernel runs passes its trial: the renderer's
+// one-service footprint loads with the real loaders in a real namespace.
+func TestTrialLoadsEveryBackend(t *testing.T) {
+	needTrialTools(t, "nft", "iptables-nft-restore", "iptables-legacy-restore")
+	hostRules := hostRuleset(t)
+	for _, b := range backend.All {
+		r := Trial(context.Background(), b, rke2.KubeVersion{})
+		if r.Failure != "" || r.Skipped != "" {
+			t.Errorf("%s: failure %q, skipped %q", b, r.Failure, r.Skipped)
+		}
+	}
+	if got := hostRuleset(t); got != hostRules {
+		t.Errorf("the host namespace's rules changed during the trial:\nbefore %s\nafter  %s", hostRules, got)
+	}
+}
+
+// hostRuleset is what the host namespace's nftables holds (read only).
+func hostRuleset(t *testing.T) string {
+	out, err := exec.Command("nft", "list", "ruleset").Output()
+	if err != nil {
+		t.Fatalf("nft list ruleset: %v", err)
+	}
+	return string(out)
+}
+
+// A real rejection by this kernel: kube-proxy's footprint plus one rule
+// with a match the test kernel lacks (ipvs: IP_VS is not built here).
+func TestTrialNamesWhatTheKernelRejects(t *testing.T) {
+	needTrialTools(t, "iptables-nft-restore")
+	rs, err := expected.Render(expected.Options{Backend: backend.IptablesNFT, Services: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := rules.FormatFamily(rs, rules.IPv4)
+	bad := "-A KUBE-SERVICES -m ipvs --ipvs -j RETURN"
+	text = strings.Replace(text, "COMMIT\n", bad+"\nCOMMIT\n", 1)
+	if !strings.Contains(text, bad) {
+		t.Fatal("no COMMIT line to put the rule before")
+	}
+	unshare, _ := exec.LookPath("unshare")
+	failure := load(context.Background(), unshare, backend.IptablesNFT, map[rules.Family]string{rules.IPv4: text})
+	if failure == "" {
+		t.Skip("this kernel accepts -m ipvs: no absent feature to test against")
+	}
+	t.Logf("failure: %s", failure)
+	for _, want := range []string{"ipv4 rules for one service into a throwaway network namespace failed", "iptables-nft-restore", "ipvs"} {
+		if !strings.Contains(failure, want) {
+			t.Errorf("failure %q does not name %q", failure, want)
+		}
+	}
+}
+
+// A loader that fails the way iptables-restore does when the kernel cannot
+// load a match module (EL10 without kernel-modules-extra): the trial names
+// the match and the rule it was loading.
+func TestTrialWithALoaderThatFailsLikeTheKernel(t *testing.T) {
+	needTrialTools(t)
+	dir := t.TempDir()
+	fake := "#!/bin/sh\ncat >/dev/null\necho \"iptables-nft-restore v1.8.10 (nf_tables): Couldn't load match \\`statistic':No such file or directory\" >&2\necho >&2\necho 'Error occurred at line: 3' >&2\nexit 2\n"
+	if err := os.WriteFile(filepath.Join(dir, "iptables-nft-restore"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+":"+os.Getenv("PATH"))
+	r := Trial(context.Background(), backend.IptablesNFT, rke2.KubeVersion{})
+	if r.Skipped != "" {
+		t.Fatalf("skipped: %s", r.Skipped)
+	}
+	for _, want := range []string{"Couldn't load match `statistic':No such file or directory", "(at line 3: "} {
+		if !strings.Contains(r.Failure, want) {
+			t.Errorf("failure %q does not contain %q", r.Failure, want)
+		}
+	}
+	if strings.Contains(r.Failure, "\n") || strings.Contains(r.Failure, "v1.8.10") {
+		t.Errorf("failure is not one clean line: %q", r.Failure)
+	}
+}
+
+func TestTrialMissingLoader(t *testing.T) {
+	needTrialTools(t)
+	t.Setenv("PATH", filepath.Dir(mustLook(t, "unshare")))
+	Unshare = mustLook(t, "unshare")
+	defer func() { Unshare = "unshare" }()
+	r := Trial(context.Background(), backend.IptablesLegacy, rke2.KubeVersion{})
+	if !strings.Contains(r.Failure, "loader iptables-legacy-restore is not installed") {
+		t.Errorf("failure %q", r.Failure)
+	}
+}
+
+func mustLook(t *testing.T, name string) string {
+	p, err := exec.LookPath(name)
+	if err != nil {
+		t.Skip(err)
+	}
+	return p
+}
+
+func FuzzTrialFailure(f *testing.F) {
+	f.Add("add rule\nx\n", "Error: Could not process rule: No such file or directory\n<stdin>:2:1-3: Error")
+	f.Add("a\n", "iptables-restore v1.8.9 (legacy): line 99999999 failed")
+	f.Fuzz(func(t *testing.T, input, stderr string) {
+		msg := trialFailure(rules.IPv4, "nft", input, stderr, os.ErrInvalid)
+		if len(msg) > 603 {
+			t.Fatalf("unbounded: %d bytes", len(msg))
+		}
+	})
+}
