@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
@@ -81,8 +82,13 @@ var trialFamilies = []rules.Family{rules.IPv4, rules.IPv6}
 
 // load runs b's loader on each family's text, each in a network namespace
 // of its own that dies with it, and returns what failed ("" when nothing).
+// The families load side by side: most of a load's wall time is the
+// kernel's commit waiting out RCU grace periods, not CPU, so two at once
+// cost about one at boot.
 func load(ctx context.Context, unshare string, b backend.Backend, texts map[rules.Family]string) string {
-	for _, fam := range trialFamilies {
+	failures := make([]string, len(trialFamilies))
+	var wg sync.WaitGroup
+	for i, fam := range trialFamilies {
 		text := texts[fam]
 		if strings.TrimSpace(text) == "" {
 			continue
@@ -92,15 +98,25 @@ func load(ctx context.Context, unshare string, b backend.Backend, texts map[rule
 		if err != nil {
 			return fmt.Sprintf("%s's loader %s is not installed", b, argv[0])
 		}
-		out, err := boundexec.Run(ctx, boundexec.Command{
-			Argv:      append([]string{unshare, "-n", loader}, argv[1:]...),
-			Env:       []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
-			Timeout:   TrialTimeout,
-			MaxOutput: maxTrialOutput,
-			Stdin:     text,
-		})
-		if err != nil {
-			return trialFailure(fam, argv[0], text, out.Stderr, err)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out, err := boundexec.Run(ctx, boundexec.Command{
+				Argv:      append([]string{unshare, "-n", loader}, argv[1:]...),
+				Env:       []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
+				Timeout:   TrialTimeout,
+				MaxOutput: maxTrialOutput,
+				Stdin:     text,
+			})
+			if err != nil {
+				failures[i] = trialFailure(fam, argv[0], text, out.Stderr, err)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, f := range failures {
+		if f != "" {
+			return f
 		}
 	}
 	return ""

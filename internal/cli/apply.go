@@ -26,6 +26,8 @@ type applyFlags struct {
 	backend  string
 	dryRun   bool
 	modprobe string
+	// noTrial skips the trial load, for bench/apply.sh's pairs only.
+	noTrial bool
 }
 
 func newApplyCommand(g *globals) *cobra.Command {
@@ -35,7 +37,10 @@ func newApplyCommand(g *globals) *cobra.Command {
 		Short: "Prepare the node for the backend and tell RKE2 (ExecStartPre of rke2-server/rke2-agent)",
 		Long: `apply runs before rke2-server or rke2-agent starts (the generator's drop-in adds
 it as ExecStartPre with the backend it decided). It re-reads the facts it needs,
-refuses a backend the kernel cannot run, loads that backend's kernel modules
+refuses a backend the kernel cannot run, proves the backend by loading
+kube-proxy's rules for one service into a throwaway network namespace (unshare
+-n with the backend's own loader; a backend the kernel rejects is refused and
+decided again), loads that backend's kernel modules
 (and only those), writes <RKE2 config>.d/` + rke2.DropInName + ` (atomically, mode
 0600; RKE2_CONFIG_FILE moves it like it moves RKE2's config) and records
 ` + hostfs.PlanFile + ` for verify. A second run with the same
@@ -65,6 +70,8 @@ decision, ` + hostfs.PlanFile + ` what apply did).`,
 	f.BoolVar(&fl.dryRun, "dry-run", false, "print the drop-in and the modules to load; write and load nothing")
 	f.StringVar(&fl.modprobe, "modprobe", "", "modprobe's path under --root (default "+hostfs.Modprobe+")")
 	_ = f.MarkHidden("modprobe")
+	f.BoolVar(&fl.noTrial, "no-trial", false, "skip the trial load (for bench/apply.sh, which times apply with and without it)")
+	_ = f.MarkHidden("no-trial")
 	return cmd
 }
 
@@ -114,7 +121,9 @@ func runApply(cmd *cobra.Command, g *globals, fl applyFlags) error {
 	if forced != "" && !d.Disabled && d.Backend != forced {
 		d, problems = force(f, cfg, d, forced)
 	}
-	f, d, problems = trialAndDecide(cmd.Context(), f, cfg, d, forced, problems, logf)
+	if !fl.noTrial {
+		f, d, problems = trialAndDecide(cmd.Context(), f, cfg, d, forced, problems, logf)
+	}
 	for _, u := range f.Unreadable {
 		logf("warning: %s", u)
 	}
