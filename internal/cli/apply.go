@@ -133,11 +133,15 @@ func runApply(cmd *cobra.Command, g *globals, fl applyFlags) error {
 		logf("backend %s (source %s): %s", d.Backend, d.Source, strings.Join(d.Reasons, " "))
 	}
 
-	res, err := apply.Run(cmd.Context(), apply.Options{
+	opts := apply.Options{
 		Root: g.hostRoot(), RKE2Config: mainFile, DryRun: fl.dryRun, Modprobe: fl.modprobe,
 		Stdout: g.stdout, Log: logf,
-	}, apply.Input{Facts: f, Config: cfg, Decision: d, Problems: problems})
+	}
+	res, err := apply.Run(cmd.Context(), opts, apply.Input{Facts: f, Config: cfg, Decision: d, Problems: problems})
 	problems = res.Problems
+	if err == nil && len(problems) == 0 && !fl.dryRun {
+		writeCNIManifests(opts, f, cfg, d, logf)
+	}
 	if !fl.dryRun {
 		apply.Journal(res.Plan, problems)
 	}
