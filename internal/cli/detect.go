@@ -51,7 +51,7 @@ With -o json it prints one JSON object:
             still needs: chart, file, content`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			f, c, d, err := g.loadDecision(facts.Options{LiveRules: true, ToolVersions: true})
+			f, c, d, err := g.loadDecision(facts.Options{LiveRules: true, ToolVersions: true, HostServices: true})
 			if err != nil {
 				return err
 			}

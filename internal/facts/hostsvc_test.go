@@ -15,7 +15,10 @@ func TestProbeHostServices(t *testing.T) {
 		File(NMConfDir+"/rke2-canal.conf", "[keyfile]\nunmanaged-devices=interface-name:cali*;interface-name:flannel*\n")
 	h.Symlink("/etc/systemd/system/multi-user.target.wants/firewalld.service", "/usr/lib/systemd/system/firewalld.service")
 	h.Symlink("/etc/systemd/system/timers.target.wants/nm-cloud-setup.timer", "/usr/lib/systemd/system/nm-cloud-setup.timer")
-	f := Probe(h.Root(), Options{})
+	if f := Probe(h.Root(), Options{}); len(f.HostServices.Enabled) != 0 || f.HostServices.UfwEnabled {
+		t.Errorf("read without being asked (the generator does not): %+v", f.HostServices)
+	}
+	f := Probe(h.Root(), Options{HostServices: true})
 	s := f.HostServices
 	if !slices.Equal(s.Enabled, []string{"firewalld.service", "nm-cloud-setup.timer"}) {
 		t.Errorf("enabled %q", s.Enabled)
@@ -26,7 +29,7 @@ func TestProbeHostServices(t *testing.T) {
 }
 
 func TestProbeHostServicesQuietHost(t *testing.T) {
-	f := Probe(testhost.New(t).File(UfwConf, "ENABLED=no\n").Root(), Options{})
+	f := Probe(testhost.New(t).File(UfwConf, "ENABLED=no\n").Root(), Options{HostServices: true})
 	s := f.HostServices
 	if len(s.Enabled) != 0 || s.UfwEnabled || s.FirewalldFlushAllOnReload != "" || len(s.NMUnmanaged) != 0 {
 		t.Errorf("quiet host reads as %+v", s)

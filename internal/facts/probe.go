@@ -28,6 +28,10 @@ type Options struct {
 	ToolVersions bool
 	// AskNft also runs the host's nft --version, bounded (apply only).
 	AskNft bool
+	// HostServices reads the host's firewall and network managers' state
+	// for detect's host-conflict findings; no decision depends on it, so
+	// the generator skips it.
+	HostServices bool
 }
 
 // Probe reads every fact under root. It never fails: unreadable sources
@@ -52,7 +56,11 @@ func Probe(root hostfs.Root, opts Options) Facts {
 	p.f.LiveRules = p.liveRules(opts)
 	p.f.RKE2 = p.rke2()
 	p.f.Cmdline = p.cmdline()
-	p.f.HostServices = p.hostServices()
+	if opts.HostServices {
+		p.f.HostServices = p.hostServices()
+	} else {
+		p.f.HostServices = HostServices{Enabled: []string{}}
+	}
 	p.toolVersions(&p.f.Userspace)
 	p.f.PreviousPlan = p.previousPlan()
 

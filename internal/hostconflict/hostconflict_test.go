@@ -61,6 +61,7 @@ func TestFind(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			h := testhost.New(t)
 			tt.host(h)
+			tt.options.HostServices = true
 			found := Find(facts.Probe(h.Root(), tt.options), tt.b)
 			if tt.id == "" {
 				if len(found) != 0 {
