@@ -71,6 +71,13 @@ func Find(f facts.Facts, b backend.Backend) []Finding {
 				"NetworkManager is enabled and not told to leave %s alone, so it can take over the %s's interfaces and break pod networking.", strings.Join(missing, " and "), setup.Primary)
 		}
 	}
+	if b != "" {
+		for _, m := range setup.BackendMismatches(b.ProxyMode(), b.IptablesMode()) {
+			add("cni-backend", fmt.Sprintf("set %s: %v in %s (cluster-wide), or pick the backend the CNI runs", m.Key, m.Want, m.File),
+				"%s's HelmChartConfig in %s sets %s: %v, so %s writes its rules in another backend than kube-proxy's %s: pods then reach some Services and not others.",
+				m.Chart, m.File, m.Key, m.Got, m.What, b)
+		}
+	}
 	if setup.Primary != cni.Cilium && f.Userspace.IptablesPath == "" {
 		add("no-iptables", "install the iptables package (apt-get install iptables, or dnf install iptables-nft)",
 			"No iptables command on the host (looked at %s): the portmap CNI plugin runs the host's iptables for every hostPort and fails without it (rke2#3361).", strings.Join(hostfs.IptablesCommands, ", "))

@@ -53,6 +53,10 @@ func TestFind(t *testing.T) {
 			h.Kernel("6.12.0-55.el10.x86_64").BootConfig(map[string]string{"NF_TABLES": "m", "NFT_COMPAT": "m", "NETFILTER_XT_MATCH_COMMENT": "m", "NFT_CHAIN_NAT": "m"}).
 				AvailableModules("nf_tables", "nft_chain_nat")
 		}, backend.IptablesNFT, "modules-missing", "configured to build nft_compat, xt_comment as modules (=m in /boot/config-6.12.0-55.el10.x86_64), but their files are not installed", "dnf install kernel-modules-extra-6.12.0-55.el10.x86_64", facts.Options{}},
+		{"canal's Felix pinned to the other backend", func(h *testhost.Host) {
+			h.Debian12().File("/var/lib/rancher/rke2/server/manifests/rke2-canal-config.yaml",
+				"apiVersion: helm.cattle.io/v1\nkind: HelmChartConfig\nmetadata: {name: rke2-canal, namespace: kube-system}\nspec:\n  valuesContent: |-\n    calico:\n      felixIptablesBackend: Legacy\n")
+		}, backend.IptablesNFT, "cni-backend", "rke2-canal's HelmChartConfig in /var/lib/rancher/rke2/server/manifests/rke2-canal-config.yaml sets calico.felixIptablesBackend: Legacy, so Felix writes its rules in another backend than kube-proxy's iptables-nft", "set calico.felixIptablesBackend: nft in /var/lib/rancher/rke2/server/manifests/rke2-canal-config.yaml", facts.Options{}},
 		{"PREEMPT_RT with legacy", func(h *testhost.Host) {
 			h.Kernel("6.12.25-rt-rpi").KernelConfig(map[string]string{"PREEMPT_RT": "y", "NF_TABLES": "y"})
 		}, backend.IptablesLegacy, "preempt-rt-legacy", "PREEMPT_RT kernel (CONFIG_PREEMPT_RT=y in /proc/config.gz)", "backend: iptables-nft", facts.Options{}},
