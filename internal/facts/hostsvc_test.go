@@ -94,6 +94,7 @@ func FuzzDpkgInstalledVersion(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte, name string) {
 		DpkgInstalledVersion(data, name)
 		UnmanagedPatterns(string(data))
+		shellKey(string(data), name)
 		VersionBelow(name, 1, 8, 5)
 	})
 }
