@@ -37,14 +37,16 @@ func newApplyCommand(g *globals) *cobra.Command {
 		Short: "Prepare the node for the backend and tell RKE2 (ExecStartPre of rke2-server/rke2-agent)",
 		Long: `apply runs before rke2-server or rke2-agent starts (the generator's drop-in adds
 it as ExecStartPre with the backend it decided). It re-reads the facts it needs,
-refuses a backend the kernel cannot run, proves the backend by loading
-kube-proxy's rules for one service into a throwaway network namespace (unshare
--n with the backend's own loader; a backend the kernel rejects is refused and
-decided again), loads that backend's kernel modules
+refuses a backend the kernel cannot run, loads that backend's kernel modules
 (and only those), writes <RKE2 config>.d/` + rke2.DropInName + ` (atomically, mode
 0600; RKE2_CONFIG_FILE moves it like it moves RKE2's config) and records
 ` + hostfs.PlanFile + ` for verify. A second run with the same
 inputs changes nothing.
+
+Before RKE2 is told, apply proves the backend by trial: it loads kube-proxy's
+rules for one service into a throwaway network namespace (unshare -n with the
+backend's own loader). A backend the kernel rejects is refused with what failed
+and decided again. --dry-run runs the trial too; it changes nothing on the host.
 
 Only one apply runs at a time (a lock at ` + apply.LockFile + `; a second run
 waits up to ` + apply.DefaultLockWait.String() + `). A file at the drop-in's path without our header is the
