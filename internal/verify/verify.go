@@ -16,8 +16,8 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
 )
 
-// DefaultPoll is how often verify looks again while it waits for
-// kube-proxy's first sync.
+// DefaultPoll is how often verify looks at the expected backend's change
+// stamp (a few syscalls) while it waits for kube-proxy's first sync.
 const DefaultPoll = 2 * time.Second
 
 // Options are one verify run's inputs.
