@@ -87,21 +87,29 @@ func waitForSync(ctx context.Context, opts Options, layouts []*rules.Ruleset, de
 			if !now.Before(deadline) {
 				return w, nil
 			}
+			if now.Before(readEnd.Add(readCostFactor * cost)) {
+				continue
+			}
+			if !readAgain(ctx, opts, stamper, stamp, stampErr, now.Sub(readEnd)) {
+				continue
+			}
 			if now.Add(cost).After(deadline) {
 				w.cutShort = true
 				return w, nil
 			}
-			if now.Before(readEnd.Add(readCostFactor * cost)) {
-				continue
-			}
-			if stamper == nil || stampErr != nil || now.Sub(readEnd) >= recheckEvery {
-				break
-			}
-			if s, err := stamper.Stamp(ctx, opts.Expect); err != nil || s != stamp {
-				break
-			}
+			break
 		}
 	}
+}
+
+// readAgain reports whether a read may show something new: the reader
+// has no stamp, or it moved, or the last read is old enough to recheck.
+func readAgain(ctx context.Context, opts Options, stamper netfilter.Stamper, stamp string, stampErr error, since time.Duration) bool {
+	if stamper == nil || stampErr != nil || since >= recheckEvery {
+		return true
+	}
+	s, err := stamper.Stamp(ctx, opts.Expect)
+	return err != nil || s != stamp
 }
 
 // progressLine says what the wait still lacks, for the journal.

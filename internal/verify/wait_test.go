@@ -76,11 +76,8 @@ func TestWaitBacksOffAndKeepsTheDeadline(t *testing.T) {
 	start := time.Now()
 	res = run(t, Options{Expect: backend.IptablesNFT, Reader: r, Wait: 200 * time.Millisecond, Poll: time.Millisecond})
 	took := time.Since(start)
-	if got := r.reads.Load(); got != 1 || took > 200*time.Millisecond+100*time.Millisecond {
+	if got := r.reads.Load(); got != 1 || took > 200*time.Millisecond+100*time.Millisecond || res.Synced {
 		t.Errorf("%d reads of 150 ms, done after %s with a 200 ms wait; want 1 read and no overshoot", got, took)
-	}
-	if len(res.Notes) == 0 || !strings.Contains(res.Notes[0], "would not have ended within --wait") {
-		t.Errorf("notes %q, want why the wait ended early", res.Notes)
 	}
 }
 
