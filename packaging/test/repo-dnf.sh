@@ -6,6 +6,7 @@
 # is a scratch copy of a debootstrapped bookworm, so the scriptlets find
 # /bin/sh. A repository signed by another key must be refused twice over:
 # its repomd.xml signature, and with repo_gpgcheck off, its RPM signature.
+# Last, the EL cloud-init examples' .repo file, the way cloud-init runs dnf.
 #
 # Dependencies: the RPM requires (iptables or iptables-nft), nftables and
 # kmod, which no EL repository here provides. A stub RPM built by this test
@@ -145,3 +146,34 @@ out=$(chroot "$N" rke2-proxy-backend version) || fail "the installed binary does
 assert_contains "$N/etc/rke2-proxy-backend/config.yaml" "written by cloud-init before the package" "a config written before the install (as the cloud-init examples do) must be kept"
 [ -f "$N/etc/rke2-proxy-backend/config.yaml.rpmnew" ] || fail "the package's example config is not beside the kept one as config.yaml.rpmnew"
 pass "dnf --installroot (gpgcheck=1, repo_gpgcheck=1, key from rpm --import) installed $out; a config written first is kept"
+
+# 4. The EL cloud-init examples' way: no rpm --import, only the .repo file
+# and key path from el-server.yaml; dnf -y makecache, then dnf -y install,
+# as cloud-init's package_update and packages run them (dnf imports the key
+# from gpgkey= because of -y).
+new_overlay "$work/cloudinit"
+N=$work/cloudinit/merged
+rpm --root "$N" --initdb
+mkdir -p "$N/etc/yum.repos.d" "$N/etc/pki/rpm-gpg"
+python3 - "$REPO/packaging/cloud-init/el-server.yaml" >"$work/example.repo" <<'PY'
+import sys, yaml
+for f in yaml.safe_load(open(sys.argv[1]))["write_files"]:
+    if f["path"] == "/etc/yum.repos.d/rke2-proxy-backend.repo":
+        sys.stdout.write(f["content"])
+        sys.exit(0)
+sys.exit("el-server.yaml writes no /etc/yum.repos.d/rke2-proxy-backend.repo")
+PY
+key=$(sed -n 's|^gpgkey=file://||p' "$work/example.repo")
+[ -n "$key" ] || fail "el-server.yaml's .repo file has no gpgkey=file://"
+install -m 0644 "$work/trusted/rke2-proxy-backend.asc" "$N$key"
+mkdir -p "$N/srv"
+cp -a "$work/trusted/yum" "$N/srv/yum"
+sed -e "s|REPO_URL/yum|file://$N/srv/yum|" -e "s|gpgkey=file://|gpgkey=file://$N|" "$work/example.repo" >"$N/etc/yum.repos.d/rke2-proxy-backend.repo"
+printf '[rke2pb-test-deps]\nname=test scaffolding, not signed\nbaseurl=file://%s\ngpgcheck=0\n' "$work/stub/repo" >"$N/etc/yum.repos.d/rke2pb-test-deps.repo"
+{ node_dnf "$N" makecache && node_dnf "$N" install rke2-proxy-backend; } >"$work/cloudinit.log" 2>&1 || {
+	cat "$work/cloudinit.log" >&2
+	fail "dnf makecache + install with el-server.yaml's .repo file failed"
+}
+assert_contains "$work/cloudinit.log" "Importing GPG key" "dnf must import the key from gpgkey= (none was imported before)"
+[ "$(chroot "$N" rke2-proxy-backend version)" = "rke2-proxy-backend $VERSION" ] || fail "the binary installed the cloud-init way does not run"
+pass "el-server.yaml's .repo file: dnf -y makecache imported the key from gpgkey= and verified repomd.xml; dnf -y install took the signed RPM"
