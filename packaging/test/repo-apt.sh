@@ -9,26 +9,17 @@
 # Needs: root, apt-ftparchive (apt-utils), gpg (gnupg), systemd-nspawn
 # (systemd-container), debootstrap, make, go.
 source "$(dirname "$0")/lib/common.sh"
+source "$(dirname "$0")/lib/repo.sh"
 need_root
 need_tools apt-ftparchive gpg systemd-nspawn make
 ensure_packages
 ensure_bookworm_root
 
 work=$(mktemp -d /tmp/rke2pb-repo-apt.XXXXXX)
-trap 'cleanup_overlays; rm -rf "$work"' EXIT
+trap 'stop_test_repo_agents "$work"/*.gnupg; cleanup_overlays; rm -rf "$work"' EXIT
 
-# build_repo NAME: `make repo` with a new throwaway key into $work/NAME.
-build_repo() {
-	(
-		eval "$("$REPO/packaging/repo/test-key.sh" "$work/gnupg-$1")"
-		make -s -C "$REPO" repo REPO_DIR="$work/$1" >"$work/make-$1.log" 2>&1
-	) || {
-		cat "$work/make-$1.log" >&2
-		fail "make repo ($1) failed"
-	}
-}
-build_repo trusted
-build_repo other
+build_test_repo "$work/trusted"
+build_test_repo "$work/other"
 for f in dists/stable/InRelease dists/stable/Release.gpg dists/stable/main/binary-amd64/Packages.gz dists/stable/main/binary-arm64/Packages.gz; do
 	[ -s "$work/trusted/apt/$f" ] || fail "make repo did not write apt/$f"
 done

@@ -17,6 +17,7 @@
 # Needs: root, dnf, createrepo_c (createrepo-c), rpm, rpmbuild (rpm), gpg
 # (gnupg), debootstrap, make, go.
 source "$(dirname "$0")/lib/common.sh"
+source "$(dirname "$0")/lib/repo.sh"
 need_root
 need_tools dnf createrepo_c rpm rpmbuild rpmsign gpg make
 ensure_packages
@@ -24,19 +25,10 @@ ensure_bookworm_root
 
 case $(host_arch) in amd64) basearch=x86_64 ;; arm64) basearch=aarch64 ;; esac
 work=$(mktemp -d /tmp/rke2pb-repo-dnf.XXXXXX)
-trap 'cleanup_overlays; rm -rf "$work"' EXIT
+trap 'stop_test_repo_agents "$work"/*.gnupg "$work"/*/merged/var/cache/dnf/*/pubring; cleanup_overlays; rm -rf "$work"' EXIT
 
-build_repo() {
-	(
-		eval "$("$REPO/packaging/repo/test-key.sh" "$work/gnupg-$1")"
-		make -s -C "$REPO" repo REPO_DIR="$work/$1" >"$work/make-$1.log" 2>&1
-	) || {
-		cat "$work/make-$1.log" >&2
-		fail "make repo ($1) failed"
-	}
-}
-build_repo trusted
-build_repo other
+build_test_repo "$work/trusted"
+build_test_repo "$work/other"
 for a in x86_64 aarch64; do
 	for f in repodata/repomd.xml repodata/repomd.xml.asc; do
 		[ -s "$work/trusted/yum/$a/$f" ] || fail "make repo did not write yum/$a/$f"
@@ -139,7 +131,7 @@ grep -qE "rke2-proxy-backend +$basearch +$VERSION-1 +rke2-proxy-backend" "$work/
 	cat "$work/install.log" >&2
 	fail "dnf did not take rke2-proxy-backend $VERSION-1 ($basearch) from the rke2-proxy-backend repository"
 }
-rpm --root "$N" -q --qf '%{RSAHEADER:pgpsig}\n' rke2-proxy-backend | grep -q "Key ID $(gpg --homedir "$work/gnupg-trusted" --batch --with-colons -k 2>/dev/null | awk -F: '$1 == "pub" { print tolower($5); exit }')" ||
+rpm --root "$N" -q --qf '%{RSAHEADER:pgpsig}\n' rke2-proxy-backend | grep -q "Key ID $(gpg --homedir "$work/trusted.gnupg" --batch --with-colons -k 2>/dev/null | awk -F: '$1 == "pub" { print tolower($5); exit }')" ||
 	fail "the installed rke2-proxy-backend does not carry the repository key's signature"
 out=$(chroot "$N" rke2-proxy-backend version) || fail "the installed binary does not run"
 [ "$out" = "rke2-proxy-backend $VERSION" ] || fail "installed binary says \"$out\""
