@@ -5,7 +5,7 @@ LDFLAGS := -s -w -X $(PKG)/internal/version.Version=$(VERSION)
 GO      ?= go
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: all build test lint unit e2e packages bench clean
+.PHONY: all build test lint unit e2e packages repo bench clean
 
 all: build
 
@@ -64,6 +64,17 @@ packages: $(NFPM)
 	done; done
 	touch dist/.stamp
 	@ls -1 dist/*.deb dist/*.rpm
+
+# Repositories: a signed APT repository and signed YUM/DNF repositories
+# (x86_64, aarch64) from dist/ into $(REPO_DIR)/, signed with the builder's
+# key: REPO_GPG_KEY_ID (fingerprint) in the keyring at GNUPGHOME, and
+# REPO_GPG_PASSPHRASE_FILE if it has a passphrase. REPO_URL (where
+# $(REPO_DIR)/ will be published) goes into the .list and .repo files. A
+# throwaway key for tests: eval "$$(packaging/repo/test-key.sh)".
+REPO_DIR ?= repo
+
+repo:
+	packaging/repo/build.sh dist $(REPO_DIR)
 
 $(NFPM):
 	GOBIN=$(abspath $(dir $(NFPM))) $(GO) install github.com/goreleaser/nfpm/v2/cmd/nfpm@$(NFPM_VERSION)

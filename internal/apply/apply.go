@@ -188,7 +188,7 @@ func giveUp(o Options, res *Result, dropInPath string) {
 }
 
 func dropIn(d decide.Decision) rke2.DropIn {
-	return rke2.DropIn{Backend: d.Backend, KubeProxyArgs: d.KubeProxyArgs, KubeProxyEnv: d.KubeProxyEnv, NodeLabels: d.NodeLabels}
+	return rke2.DropIn{Backend: d.Backend, KubeProxyArgs: d.KubeProxyArgs, KubeProxyEnv: d.KubeProxyEnv, NodeLabels: d.NodeLabels, NodeTaints: d.NodeTaints}
 }
 
 func (o Options) log(format string, args ...any) {
@@ -315,7 +315,7 @@ func remove(o Options, hostPath string) error {
 func laterOverrides(o Options, d decide.Decision, warn func(format string, args ...any)) []string {
 	var keys []string
 	for key, values := range map[string][]string{
-		rke2.KeyKubeProxyArg: d.KubeProxyArgs, rke2.KeyKubeProxyExtraEnv: d.KubeProxyEnv, rke2.KeyNodeLabel: d.NodeLabels,
+		rke2.KeyKubeProxyArg: d.KubeProxyArgs, rke2.KeyKubeProxyExtraEnv: d.KubeProxyEnv, rke2.KeyNodeLabel: d.NodeLabels, rke2.KeyNodeTaint: d.NodeTaints,
 	} {
 		if len(values) > 0 {
 			keys = append(keys, key)

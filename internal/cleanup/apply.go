@@ -9,6 +9,7 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 )
 
@@ -44,25 +45,16 @@ func tools(b backend.Backend, fam rules.Family) (save, restore string) {
 // Read returns backend b's live rules as cleanup needs them: for the
 // iptables backends exactly as *-save prints them (so every "-D" matches
 // the kernel's rule), one plain *-save call per family (no -t: on legacy
-// that would create tables); for nftables the kube-proxy tables `nft list
-// tables` names.
+// that would create tables); for nftables every ip and ip6 table's name,
+// from one netlink dump (Compute picks kube-proxy's).
 func Read(ctx context.Context, run Runner, b backend.Backend) (*rules.Ruleset, error) {
 	rs := &rules.Ruleset{Backend: b}
 	if b == backend.NFTables {
-		out, err := run(ctx, "", hostfs.NFT, "list", "tables")
+		tables, err := netfilter.NFTTables(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("list nftables tables: %w", err)
 		}
-		for _, line := range strings.Split(out, "\n") {
-			f := strings.Fields(line)
-			if len(f) == 3 && f[0] == "table" && (f[1] == "ip" || f[1] == "ip6") {
-				fam := rules.IPv4
-				if f[1] == "ip6" {
-					fam = rules.IPv6
-				}
-				rs.Tables = append(rs.Tables, rules.Table{Family: fam, Name: f[2]})
-			}
-		}
+		rs.Tables = tables
 		return rs, nil
 	}
 	for _, fam := range []rules.Family{rules.IPv4, rules.IPv6} {

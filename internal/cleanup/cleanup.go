@@ -54,9 +54,11 @@ func Compute(rs *rules.Ruleset) *Plan {
 			for _, c := range chains {
 				fmt.Fprintf(&b, ":%s - [0:0]\n", c)
 			}
+			for _, d := range deletions(rs, fam, table, jumps) {
+				b.WriteString(d + "\n")
+			}
 			for _, j := range jumps {
-				fmt.Fprintf(&b, "-D %s %s\n", j.Chain, j.Rule.Text)
-				p.Removals = append(p.Removals, fmt.Sprintf("%s %s rule: -A %s %s", fam, table, j.Chain, j.Rule.Text))
+				p.Removals = append(p.Removals, fmt.Sprintf("%s %s rule: -A %s %s", fam, table, j.Chain, printable(j.Rule.Text)))
 			}
 			for _, c := range chains {
 				fmt.Fprintf(&b, "-X %s\n", c)

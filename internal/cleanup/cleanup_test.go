@@ -1,7 +1,6 @@
 package cleanup
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -59,34 +58,26 @@ func TestComputeNFTables(t *testing.T) {
 	}
 }
 
-func TestReadNFTablesParsesListTables(t *testing.T) {
-	run := func(ctx context.Context, stdin string, argv ...string) (string, error) {
-		return "table ip filter\ntable ip kube-proxy\ntable ip6 kube-proxy\ntable inet other\n", nil
-	}
-	rs, err := Read(context.Background(), run, backend.NFTables)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p := Compute(rs); len(p.Removals) != 2 {
-		t.Errorf("removals %q, want the two kube-proxy tables", p.Removals)
-	}
-}
-
-// FuzzReadNFTables feeds arbitrary `nft list tables` output: only ip/ip6
-// tables named kube-proxy may ever be planned for deletion.
-func FuzzReadNFTables(f *testing.F) {
-	f.Add("table ip filter\ntable ip kube-proxy\ntable ip6 kube-proxy\n")
-	f.Add("table inet kube-proxy\ntable ip  kube-proxy extra\n\x00")
-	f.Fuzz(func(t *testing.T, out string) {
-		run := func(ctx context.Context, stdin string, argv ...string) (string, error) { return out, nil }
-		rs, err := Read(context.Background(), run, backend.NFTables)
-		if err != nil {
-			t.Fatal(err)
+// FuzzComputeNFTables feeds arbitrary table names, in the two families the
+// netlink listing returns ("4 name" or "6 name"): only the tables named
+// kube-proxy may ever be planned for deletion.
+func FuzzComputeNFTables(f *testing.F) {
+	f.Add("4 filter\n4 kube-proxy\n6 kube-proxy\n")
+	f.Add("4 kube-proxy extra\n6 kube-proxy\x00\n6 kube-proxy \n")
+	f.Fuzz(func(t *testing.T, list string) {
+		rs := &rules.Ruleset{Backend: backend.NFTables}
+		for _, line := range strings.Split(list, "\n") {
+			fam, name, _ := strings.Cut(line, " ")
+			family := rules.IPv4
+			if fam == "6" {
+				family = rules.IPv6
+			}
+			rs.Tables = append(rs.Tables, rules.Table{Family: family, Name: name})
 		}
 		for _, script := range Compute(rs).Scripts {
 			for _, line := range strings.Split(strings.TrimSpace(script), "\n") {
 				if line != "delete table ip kube-proxy" && line != "delete table ip6 kube-proxy" {
-					t.Fatalf("plan line %q from input %q", line, out)
+					t.Fatalf("plan line %q from tables %q", line, list)
 				}
 			}
 		}

@@ -25,6 +25,7 @@ var jsonCommands = map[string]bool{
 	"apply":                 false, // logs to stderr; the plan file is its record
 	"render":                false, // only says which subcommand to use
 	"generate":              false, // writes drop-ins, logs to the journal
+	"check":                 false, // node-problem-detector's one-line protocol
 	"help":                  false,
 	"completion bash":       false,
 	"completion zsh":        false,
@@ -46,6 +47,7 @@ func commandKey(cmd *cobra.Command) string {
 // noJSONHints say where a text-only command's information is found as JSON.
 var noJSONHints = map[string]string{
 	"apply": "run `rke2-proxy-backend detect -o json` for the decision, or read " + hostfs.PlanFile + " after apply",
+	"check": "read " + hostfs.StatusFile + ", which is verify's result as JSON",
 }
 
 // checkOutput refuses -o json for a command with no JSON form, in one

@@ -40,10 +40,21 @@ func newVerifyCommand(g *globals) *cobra.Command {
 expected backend (from ` + hostfs.PlanFile + `, or --expect) holds kube-proxy's whole
 skeleton for IPv4 and IPv6, that no kube-proxy rules are stranded in another
 backend, that kubelet's hint chains sit in the matching backend, and that
-kube-proxy's /proxyMode agrees. Each finding names the command that fixes it.
-The result goes to ` + hostfs.StatusFile + ` and to Prometheus textfile
-metrics (` + verify.MetricsFile + ` in the textfile directory).
-Exit 0 when everything holds, 1 when not.`,
+kube-proxy's /proxyMode (on 127.0.0.1:10249, no redirects) agrees. Each
+finding names the command that fixes it. While it waits it logs what is
+still missing to stderr at most every 30s, and it reads a backend again only
+when the kernel says its rules changed. The result goes to
+` + hostfs.StatusFile + ` and to Prometheus textfile metrics
+(` + verify.MetricsFile + ` in the textfile directory).
+
+After a one-boot override from the kernel command line, kubelet's hint
+chains in the other backend are a warning, not a failure.
+
+Exit status: 0 everything holds; 1 verification failed (a finding);
+2 usage or config error; 3 cannot tell: nothing says which backend to
+expect (no plan and no --expect) or the expected backend cannot be read.
+With -o json every outcome, "cannot tell" included, prints one JSON object
+whose "verdict" is "ok", "failed" or "unknown".`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runVerify(cmd, g, fl)
@@ -59,6 +70,11 @@ Exit 0 when everything holds, 1 when not.`,
 	_ = f.MarkHidden("proxy-mode-url")
 	return cmd
 }
+
+// ExitCannotTell is verify's exit status when it cannot tell whether
+// kube-proxy is right (verify.VerdictUnknown): a monitor must not read it
+// as a pass, nor page as for a broken node.
+const ExitCannotTell = 3
 
 func runVerify(cmd *cobra.Command, g *globals, fl verifyFlags) error {
 	root := g.hostRoot()
@@ -82,12 +98,22 @@ func runVerify(cmd *cobra.Command, g *globals, fl verifyFlags) error {
 	if opts.Wait < 0 {
 		return usageError(fmt.Errorf("--wait %s: must not be negative", opts.Wait))
 	}
+	if fl.proxyModeURL != "" {
+		if err := verify.CheckProxyModeURL(fl.proxyModeURL); err != nil {
+			return usageError(fmt.Errorf("--proxy-mode-url: %w", err))
+		}
+	}
+	opts.Progress = func(line string) { fmt.Fprintln(g.stderr, "rke2-proxy-backend: verify: "+line) }
 	textfileDir := cfg.Verify.TextfileDir
 	if cmd.Flags().Changed("textfile-dir") {
 		textfileDir = fl.textfileDir
 	}
-	if err := expectation(root, fl, &opts); err != nil {
+	unknown, err := expectation(root, fl, &opts)
+	if err != nil {
 		return err
+	}
+	if unknown != nil {
+		return reportVerify(g, unknown)
 	}
 	if opts.Expect == "" {
 		fmt.Fprintln(g.stdout, "verify: rke2-proxy-backend is turned off (backend: off); nothing to verify")
@@ -109,6 +135,11 @@ func runVerify(cmd *cobra.Command, g *globals, fl verifyFlags) error {
 			return failure("verify: %w", err)
 		}
 	}
+	return reportVerify(g, res)
+}
+
+// reportVerify prints res and maps its verdict to the exit status.
+func reportVerify(g *globals, res *verify.Result) error {
 	if g.json() {
 		b, err := verify.JSON(res)
 		if err != nil {
@@ -120,38 +151,44 @@ func runVerify(cmd *cobra.Command, g *globals, fl verifyFlags) error {
 	} else if err := verify.WriteText(g.stdout, res); err != nil {
 		return failure("verify: write output: %w", err)
 	}
-	if !res.OK {
-		return errSilentFailure
+	switch res.Verdict {
+	case verify.VerdictOK:
+		return nil
+	case verify.VerdictUnknown:
+		return &exitError{code: ExitCannotTell, err: errors.New("")}
 	}
-	return nil
+	return errSilentFailure
 }
 
 // expectation fills the expected backend and Kubernetes version from the
-// flags, else from the plan apply recorded.
-func expectation(root hostfs.Root, fl verifyFlags, opts *verify.Options) error {
+// flags, else from the plan apply recorded. When nothing says which backend
+// to expect it returns the "cannot tell" result to report instead.
+func expectation(root hostfs.Root, fl verifyFlags, opts *verify.Options) (*verify.Result, error) {
 	var p plan.Plan
 	var planErr error
 	if fl.expect == "" || fl.kubernetes == "" {
 		p, planErr = plan.Read(root)
 	}
+	const fix = "let RKE2 start once (its ExecStartPre runs rke2-proxy-backend apply, which records the plan), run rke2-proxy-backend apply, or pass --expect B"
 	switch {
 	case fl.expect != "":
 		b, err := backend.Parse(fl.expect)
 		if err != nil {
-			return usageError(fmt.Errorf("--expect: %w", err))
+			return nil, usageError(fmt.Errorf("--expect: %w", err))
 		}
 		opts.Expect, opts.ExpectSource = b, "--expect"
 	case planErr != nil && errors.Is(planErr, fs.ErrNotExist):
-		return failure("verify: no plan at %s (apply has not run since boot) and no --expect: nothing says which backend to verify", hostfs.PlanFile)
+		return verify.CannotTell(fmt.Sprintf("no plan at %s (apply has not run since boot) and no --expect: nothing says which backend to verify", hostfs.PlanFile), fix), nil
 	case planErr != nil:
-		return failure("verify: %w", planErr)
+		return verify.CannotTell(fmt.Sprintf("the plan cannot be read, so nothing says which backend to verify: %v", planErr), fix), nil
 	case p.Decision.Disabled:
-		return nil
+		return nil, nil
 	default:
 		if _, err := backend.Parse(string(p.Decision.Backend)); err != nil {
-			return failure("verify: plan %s: decision.backend: %w; run `rke2-proxy-backend apply` to rewrite it", hostfs.PlanFile, err)
+			return verify.CannotTell(fmt.Sprintf("plan %s: decision.backend: %v", hostfs.PlanFile, err), fix), nil
 		}
 		opts.Expect, opts.ExpectSource = p.Decision.Backend, hostfs.PlanFile
+		opts.OneBootOverride = p.Decision.Source == config.SourceCmdline
 	}
 	kube := fl.kubernetes
 	if kube == "" && planErr == nil {
@@ -161,11 +198,11 @@ func expectation(root hostfs.Root, fl verifyFlags, opts *verify.Options) error {
 		v, err := rke2.ParseVersion(kube)
 		if err != nil {
 			if fl.kubernetes != "" {
-				return usageError(fmt.Errorf("--kubernetes: %w", err))
+				return nil, usageError(fmt.Errorf("--kubernetes: %w", err))
 			}
-			return failure("verify: plan %s: kubernetes: %w", hostfs.PlanFile, err)
+			return nil, failure("verify: plan %s: kubernetes: %w", hostfs.PlanFile, err)
 		}
 		opts.Kubernetes = v
 	}
-	return nil
+	return nil, nil
 }

@@ -51,7 +51,7 @@ func FuzzParseYAML(f *testing.F) {
 		"", "backend: auto\n", "backend: modern\n", "prefer: [nftables, iptables-nft]\n",
 		"legacy_triggers:\n  modules: [\"mv-*\"]\n  pci_ids: [\"0x1b4b:0x9235\"]\n  dmi: [\"Syn[ol]*\"]\n",
 		"kube_proxy:\n  extra_args: [\"--a=b\", \"feature-gates=X=true\"]\n",
-		"verify:\n  wait: 1h\n  textfile_dir: /x/../y\n", "node_label: yes\n", "a: &x 1\nb: *x\n",
+		"verify:\n  wait: 1h\n  textfile_dir: /x/../y\n", "node_label: yes\n", "node_taint: rke2-proxy-backend/backend=nftables:NoExecute\n", "a: &x 1\nb: *x\n",
 		"backend: auto\n---\n", "[1, 2]", "verify: {wait: 5m, wait: 6m}\n",
 	} {
 		f.Add(seed)

@@ -26,6 +26,7 @@ func TestKeysMatchTheLoader(t *testing.T) {
 		"prefer":                {Path: "prefer", Type: "list of strings", Default: "[iptables-nft, iptables-legacy]", Env: "RKE2_PROXY_BACKEND_PREFER"},
 		"legacy_triggers.dmi":   {Path: "legacy_triggers.dmi", Type: "list of strings", Default: "[]", Env: "RKE2_PROXY_BACKEND_LEGACY_TRIGGERS_DMI"},
 		"node_label":            {Path: "node_label", Type: "boolean", Default: "true", Env: "RKE2_PROXY_BACKEND_NODE_LABEL"},
+		"node_taint":            {Path: "node_taint", Type: "string", Default: `""`, Env: "RKE2_PROXY_BACKEND_NODE_TAINT"},
 		"verify.wait":           {Path: "verify.wait", Type: "duration", Default: "5m", Env: "RKE2_PROXY_BACKEND_VERIFY_WAIT"},
 		"verify.textfile_dir":   {Path: "verify.textfile_dir", Type: "string", Default: "/var/lib/prometheus/node-exporter", Env: "RKE2_PROXY_BACKEND_VERIFY_TEXTFILE_DIR"},
 		"kube_proxy.extra_args": {Path: "kube_proxy.extra_args", Type: "list of strings", Default: "[]", Env: "RKE2_PROXY_BACKEND_KUBE_PROXY_EXTRA_ARGS"},

@@ -78,6 +78,7 @@ func assemble(layers []layer) Config {
 		RespectRKE2Config: v.GetBool("respect_rke2_config"),
 		KubeProxy:         KubeProxy{ExtraArgs: nonNil(v.GetStringSlice("kube_proxy.extra_args"))},
 		NodeLabel:         v.GetBool("node_label"),
+		NodeTaint:         v.GetString("node_taint"),
 		OnFailure:         v.GetString("on_failure"),
 		Verify: Verify{
 			Wait:        v.GetDuration("verify.wait"),

@@ -44,6 +44,7 @@ var settings = []setting{
 	{path: "respect_rke2_config", kind: kindBool, def: true},
 	{path: "kube_proxy.extra_args", kind: kindList, def: []string{}, check: checkExtraArg},
 	{path: "node_label", kind: kindBool, def: true},
+	{path: "node_taint", kind: kindString, def: "", check: checkNodeTaint},
 	{path: "on_failure", kind: kindString, def: OnFailureWarn, check: checkOnFailure},
 	{path: "verify.wait", kind: kindDuration, def: 5 * time.Minute, check: checkWait},
 	{path: "verify.textfile_dir", kind: kindString, def: hostfs.TextfileDir, check: checkTextfileDir},

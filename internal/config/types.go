@@ -37,9 +37,12 @@ type Config struct {
 	RespectRKE2Config bool              `json:"respect_rke2_config"`
 	KubeProxy         KubeProxy         `json:"kube_proxy"`
 	NodeLabel         bool              `json:"node_label"`
-	OnFailure         string            `json:"on_failure"` // warn | block
-	Verify            Verify            `json:"verify"`
-	CNI               CNI               `json:"cni"`
+	// NodeTaint is "" or TaintKey=<backend>:<Effect>: nodes that choose
+	// that backend register with the taint.
+	NodeTaint string `json:"node_taint,omitempty"`
+	OnFailure string `json:"on_failure"` // warn | block
+	Verify    Verify `json:"verify"`
+	CNI       CNI    `json:"cni"`
 	// File is the config file that was read ("" when none existed).
 	File string `json:"file,omitempty"`
 }

@@ -151,6 +151,7 @@ func (s *state) finish(b backend.Backend) {
 	if s.c.NodeLabel {
 		d.NodeLabels = []string{NodeLabelKey + "=" + string(b)}
 	}
+	d.NodeTaints = nodeTaints(s, b)
 	if b == backend.NFTables {
 		s.say("%s", cniReason(s.f, s.f.RKE2.ManifestsDir()))
 	}

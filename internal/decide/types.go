@@ -31,6 +31,8 @@ type Decision struct {
 	KubeProxyEnv  []string `json:"kube_proxy_env"`
 	// NodeLabels are node-label+ entries (empty when node_label is off).
 	NodeLabels []string `json:"node_labels,omitempty"`
+	// NodeTaints are node-taint+ entries: node_taint when it names this backend.
+	NodeTaints []string `json:"node_taints,omitempty"`
 	// Respected names RKE2 settings the operator set explicitly that the
 	// decision keeps (e.g. "proxy-mode=nftables in /etc/rancher/rke2/config.yaml").
 	Respected []string `json:"respected,omitempty"`

@@ -23,10 +23,6 @@ const GeneratorPath = "/usr/lib/systemd/system-generators/" + cli.GeneratorName
 // readsConfig are the commands that load the operator config.
 var readsConfig = []string{"detect", "apply", "verify", "generate"}
 
-// exitCannotTell is verify's "cannot tell" status, cli.ExitCannotTell on
-// the branch that brings it; use that name once both are merged.
-const exitCannotTell = 3
-
 type exitDoc struct {
 	code int
 	text string
@@ -41,7 +37,7 @@ var exitStatus = map[string][]exitDoc{
 		{cli.ExitOK, "Success."},
 		{cli.ExitFailure, "A runtime failure, or verify found a problem (see each command's page)."},
 		{cli.ExitUsage, usageText},
-		{exitCannotTell, "verify only: cannot tell whether kube-proxy is right (see rke2-proxy-backend-verify(1))."},
+		{cli.ExitCannotTell, "verify only: cannot tell whether kube-proxy is right (see rke2-proxy-backend-verify(1))."},
 	},
 	"detect": {
 		{cli.ExitOK, "The backend was decided."},
@@ -56,7 +52,7 @@ var exitStatus = map[string][]exitDoc{
 		{cli.ExitOK, "Every check holds, or rke2-proxy-backend is turned off (backend: off)."},
 		{cli.ExitFailure, "Verification failed: a check found a problem (each finding is printed with the command that fixes it)."},
 		{cli.ExitUsage, usageText},
-		{exitCannotTell, "Cannot tell: nothing says which backend to expect (no plan and no --expect), or the expected backend cannot be read. Neither a pass nor a broken node."},
+		{cli.ExitCannotTell, "Cannot tell: nothing says which backend to expect (no plan and no --expect), or the expected backend cannot be read. Neither a pass nor a broken node."},
 	},
 	"generate": {
 		{cli.ExitOK, "Always when systemd runs it: a generator never fails the boot; a problem is logged in one line and no drop-in is written."},

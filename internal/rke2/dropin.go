@@ -41,6 +41,7 @@ type DropIn struct {
 	KubeProxyArgs []string // flag=value
 	KubeProxyEnv  []string // KEY=VALUE
 	NodeLabels    []string // key=value
+	NodeTaints    []string // key=value:Effect
 }
 
 var (
@@ -63,6 +64,7 @@ func RenderDropIn(d DropIn) ([]byte, error) {
 		{KeyKubeProxyArg, d.KubeProxyArgs, CheckKubeProxyArg},
 		{KeyKubeProxyExtraEnv, d.KubeProxyEnv, checkEnv},
 		{KeyNodeLabel, d.NodeLabels, checkAssignment},
+		{KeyNodeTaint, d.NodeTaints, checkTaint},
 	}
 	for _, c := range checks {
 		for _, v := range c.values {

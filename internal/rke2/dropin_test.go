@@ -37,6 +37,12 @@ func TestRenderDropInGolden(t *testing.T) {
 			KubeProxyEnv:  []string{"IPTABLES_MODE=nft"},
 		},
 		"respected": {Backend: backend.IptablesNFT},
+		"tainted": {
+			Backend:      backend.IptablesLegacy,
+			KubeProxyEnv: []string{"IPTABLES_MODE=legacy"},
+			NodeLabels:   []string{"rke2-proxy-backend/backend=iptables-legacy"},
+			NodeTaints:   []string{"rke2-proxy-backend/backend=iptables-legacy:NoSchedule"},
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			got, err := RenderDropIn(d)
@@ -69,6 +75,9 @@ func TestRenderDropInGolden(t *testing.T) {
 			}
 			if len(d.NodeLabels) > 0 {
 				want2["node-label+"] = d.NodeLabels
+			}
+			if len(d.NodeTaints) > 0 {
+				want2["node-taint+"] = d.NodeTaints
 			}
 			if len(want2) == 0 {
 				want2 = nil
@@ -117,13 +126,15 @@ func TestRenderDropInNoInjection(t *testing.T) {
 
 func TestRenderDropInRefuses(t *testing.T) {
 	for name, d := range map[string]DropIn{
-		"bad backend":   {Backend: "modern"},
-		"arg no equals": {Backend: backend.IptablesNFT, KubeProxyArgs: []string{"proxy-mode"}},
-		"arg bad name":  {Backend: backend.IptablesNFT, KubeProxyArgs: []string{"proxy mode=x"}},
-		"env bad name":  {Backend: backend.IptablesNFT, KubeProxyEnv: []string{"1X=y"}},
-		"env empty":     {Backend: backend.IptablesNFT, KubeProxyEnv: []string{""}},
-		"label newline": {Backend: backend.IptablesNFT, NodeLabels: []string{"a=b\nc"}},
-		"tab":           {Backend: backend.IptablesNFT, KubeProxyArgs: []string{"a=\tb"}},
+		"bad backend":    {Backend: "modern"},
+		"arg no equals":  {Backend: backend.IptablesNFT, KubeProxyArgs: []string{"proxy-mode"}},
+		"arg bad name":   {Backend: backend.IptablesNFT, KubeProxyArgs: []string{"proxy mode=x"}},
+		"env bad name":   {Backend: backend.IptablesNFT, KubeProxyEnv: []string{"1X=y"}},
+		"env empty":      {Backend: backend.IptablesNFT, KubeProxyEnv: []string{""}},
+		"label newline":  {Backend: backend.IptablesNFT, NodeLabels: []string{"a=b\nc"}},
+		"taint effect":   {Backend: backend.IptablesNFT, NodeTaints: []string{"a=b:Never"}},
+		"taint no value": {Backend: backend.IptablesNFT, NodeTaints: []string{"a:NoSchedule"}},
+		"tab":            {Backend: backend.IptablesNFT, KubeProxyArgs: []string{"a=\tb"}},
 	} {
 		if got, err := RenderDropIn(d); err == nil {
 			t.Errorf("%s: rendered\n%s\nwant an error", name, got)

@@ -46,7 +46,17 @@ func ParseIptablesSaveShallow(r io.Reader, fam Family, skip func(chain string) b
 	)
 	for sc.Scan() {
 		n++
-		if raw := sc.Bytes(); skip != nil && cur != nil && bytes.HasPrefix(raw, []byte("-A ")) {
+		raw := sc.Bytes()
+		if (bytes.HasPrefix(raw, []byte("-A ")) || bytes.HasPrefix(raw, []byte("["))) && quoteOpen(raw) {
+			// A quoted argument (a comment anyone with NET_ADMIN can set)
+			// holds a newline: iptables-save prints it raw, so the rule
+			// goes on until the quote closes, whatever the next lines say.
+			var err error
+			if raw, err = joinQuoted(sc, raw, &n); err != nil {
+				return nil, err
+			}
+		}
+		if skip != nil && cur != nil && bytes.HasPrefix(raw, []byte("-A ")) {
 			name, _, _ := bytes.Cut(raw[3:], []byte(" "))
 			if i, ok := index[string(name)]; ok && skipped[i] {
 				ruleSeen = true
@@ -54,7 +64,7 @@ func ParseIptablesSaveShallow(r io.Reader, fam Family, skip func(chain string) b
 				continue
 			}
 		}
-		line := strings.TrimRight(sc.Text(), "\r")
+		line := strings.TrimRight(string(raw), "\r")
 		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
@@ -76,7 +86,7 @@ func ParseIptablesSaveShallow(r io.Reader, fam Family, skip func(chain string) b
 			if lateDeclare {
 				annotateJumps(cur)
 			}
-			tables = append(tables, *cur)
+			tables = commitTable(tables, *cur)
 			cur = nil
 		case strings.HasPrefix(line, ":"):
 			if cur == nil {
@@ -133,6 +143,64 @@ func ParseIptablesSaveShallow(r io.Reader, fam Family, skip func(chain string) b
 		return nil, fmt.Errorf("table %q has no COMMIT", cur.Name)
 	}
 	return tables, nil
+}
+
+// commitTable adds t to tables the way iptables-restore commits it: a
+// table given again replaces the earlier one whole (restore flushes a table
+// at its "*name" line), so only the last block of a name counts.
+func commitTable(tables []Table, t Table) []Table {
+	for i := range tables {
+		if tables[i].Name == t.Name && tables[i].Family == t.Family {
+			tables[i] = t
+			return tables
+		}
+	}
+	return append(tables, t)
+}
+
+// quoteOpen reports whether a rule line ends inside a quoted argument,
+// reading quotes and escapes the way SplitArgs does. Most lines have no
+// quote at all, which one IndexByte finds.
+func quoteOpen(line []byte) bool {
+	if bytes.IndexByte(line, '"') < 0 {
+		return false
+	}
+	return quoteState(line, false)
+}
+
+// quoteState continues a quote scan over more of a line: quoted is the
+// state before it, the result the state after. A backslash that ends a
+// piece never escapes the newline after it (SplitArgs reads it as itself).
+func quoteState(piece []byte, quoted bool) bool {
+	for i := 0; i < len(piece); i++ {
+		switch ch := piece[i]; {
+		case quoted && ch == '\\' && i+1 < len(piece) && bytes.IndexByte([]byte(`"\\'`), piece[i+1]) >= 0:
+			i++
+		case ch == '"':
+			quoted = !quoted
+		}
+	}
+	return quoted
+}
+
+// joinQuoted reads lines after first until its open quote closes and
+// returns them joined with the newlines they stood for.
+func joinQuoted(sc *bufio.Scanner, first []byte, n *int) ([]byte, error) {
+	start := *n
+	joined := append([]byte(nil), first...)
+	for quoted := true; quoted; {
+		if !sc.Scan() {
+			if err := sc.Err(); err != nil {
+				return nil, fmt.Errorf("line %d: %w", *n+1, err)
+			}
+			return nil, fmt.Errorf("line %d: quoted argument never ends (unterminated \")", start)
+		}
+		*n++
+		// The newline sits between the pieces, so no escape spans it.
+		quoted = quoteState(sc.Bytes(), quoted)
+		joined = append(append(joined, '\n'), sc.Bytes()...)
+	}
+	return joined, nil
 }
 
 // splitAppend cuts "[-c pkts bytes | [pkts:bytes]] -A CHAIN rest".

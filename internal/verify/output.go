@@ -52,6 +52,12 @@ func Metrics(r *Result, now time.Time) []byte {
 		ok = 1
 	}
 	fmt.Fprintf(&b, "rke2_proxy_backend_verify_ok %d\n", ok)
+	gauge("rke2_proxy_backend_verify_cannot_tell", "1 when verify could not tell: the expected backend could not be read.")
+	unknown := 0
+	if r.Verdict == VerdictUnknown {
+		unknown = 1
+	}
+	fmt.Fprintf(&b, "rke2_proxy_backend_verify_cannot_tell %d\n", unknown)
 	gauge("rke2_proxy_backend_verify_findings", "Number of findings of the last verify run.")
 	fmt.Fprintf(&b, "rke2_proxy_backend_verify_findings %d\n", len(r.Findings))
 	gauge("rke2_proxy_backend_stranded_rules", "kube-proxy rules found in a backend kube-proxy does not use.")

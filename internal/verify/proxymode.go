@@ -2,10 +2,14 @@ package verify
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -13,30 +17,105 @@ import (
 // 127.0.0.1:10249), which answers GET /proxyMode with the mode in plain text.
 const DefaultProxyModeURL = "http://127.0.0.1:10249/proxyMode"
 
-// proxyModeTimeout keeps an absent kube-proxy from holding verify up.
-const proxyModeTimeout = 2 * time.Second
+const (
+	// proxyModeTimeout bounds one request, connect to last byte.
+	proxyModeTimeout = 2 * time.Second
+	// proxyModeMaxBody is more than any mode name; a longer answer is not
+	// kube-proxy's.
+	proxyModeMaxBody = 64
+)
 
-// proxyMode asks kube-proxy for its mode. When it cannot, mode is "" and
-// note says why (the check is skipped, not failed: kube-proxy may bind its
-// metrics elsewhere).
-func proxyMode(ctx context.Context, url string) (mode, note string) {
-	ctx, cancel := context.WithTimeout(ctx, proxyModeTimeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+// proxyModes are the answers kube-proxy gives on Linux.
+var proxyModes = []string{"iptables", "nftables", "ipvs"}
+
+// CheckProxyModeURL accepts only a plain http URL of /proxyMode on a
+// loopback address: kube-proxy's metrics server on this node. Anything else
+// would let a config or a flag send verify's request off the node.
+func CheckProxyModeURL(raw string) error {
+	u, err := url.Parse(raw)
 	if err != nil {
-		return "", fmt.Sprintf("proxy mode not checked: bad URL %q: %v", url, err)
+		return fmt.Errorf("proxy mode URL %q: %w", raw, err)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	ip := net.ParseIP(u.Hostname())
+	switch {
+	case u.Scheme != "http":
+		return fmt.Errorf("proxy mode URL %q: scheme %q, want http", raw, u.Scheme)
+	case ip == nil || !ip.IsLoopback():
+		return fmt.Errorf("proxy mode URL %q: host %q is not a loopback address (kube-proxy's metrics server listens on 127.0.0.1:10249)", raw, u.Hostname())
+	case u.Port() == "":
+		return fmt.Errorf("proxy mode URL %q: no port (kube-proxy's is 10249)", raw)
+	case u.Path != "/proxyMode" || u.RawQuery != "" || u.User != nil || u.Fragment != "":
+		return fmt.Errorf("proxy mode URL %q: want exactly http://HOST:PORT/proxyMode", raw)
+	}
+	return nil
+}
+
+// proxyModeCheck is what asking kube-proxy gave: its mode, or a note why
+// the check was skipped (nothing listens), or a problem with what answered.
+type proxyModeCheck struct {
+	mode, note, problem string
+}
+
+// checkProxyMode asks kube-proxy for its mode. A refused connection means
+// kube-proxy is not up yet: it asks again every Poll until the deadline,
+// then skips the check with a note (kube-proxy may bind its metrics
+// elsewhere). Any answer that is not a mode is a problem: something that
+// is not kube-proxy, or a kube-proxy in trouble, holds its port.
+func checkProxyMode(ctx context.Context, opts Options, deadline time.Time) proxyModeCheck {
+	if err := CheckProxyModeURL(opts.ProxyModeURL); err != nil {
+		return proxyModeCheck{note: "proxy mode not checked: " + err.Error()}
+	}
+	client := &http.Client{
+		Timeout: proxyModeTimeout,
+		// No proxy from the environment, no connection kept, no redirect
+		// followed: the request stays on this node, to this port.
+		Transport:     &http.Transport{Proxy: nil, DisableKeepAlives: true},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+	for {
+		c, err := askProxyMode(ctx, client, opts.ProxyModeURL)
+		if err == nil {
+			return c
+		}
+		if !errors.Is(err, syscall.ECONNREFUSED) {
+			return proxyModeCheck{note: fmt.Sprintf("proxy mode not checked: %s unreachable: %v", opts.ProxyModeURL, err)}
+		}
+		if time.Now().Add(opts.Poll).After(deadline) {
+			return proxyModeCheck{note: fmt.Sprintf("proxy mode not checked: nothing listens on %s (kube-proxy not up, or its metrics bound elsewhere)", opts.ProxyModeURL)}
+		}
+		if serr := opts.Sleep(ctx, opts.Poll); serr != nil {
+			return proxyModeCheck{note: fmt.Sprintf("proxy mode not checked: %v", serr)}
+		}
+	}
+}
+
+// askProxyMode makes one request. err is set only when no HTTP answer came.
+func askProxyMode(ctx context.Context, client *http.Client, target string) (proxyModeCheck, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 	if err != nil {
-		return "", fmt.Sprintf("proxy mode not checked: %s unreachable: %v", url, err)
+		return proxyModeCheck{}, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return proxyModeCheck{}, err
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 256))
-	if err != nil {
-		return "", fmt.Sprintf("proxy mode not checked: reading %s: %v", url, err)
+	body, err := io.ReadAll(io.LimitReader(resp.Body, proxyModeMaxBody+1))
+	switch {
+	case resp.StatusCode >= 300 && resp.StatusCode < 400:
+		return proxyModeCheck{problem: fmt.Sprintf("%s answered %s with a redirect (to %q); kube-proxy never redirects, so something else answers there", target, resp.Status, resp.Header.Get("Location"))}, nil
+	case resp.StatusCode != http.StatusOK:
+		return proxyModeCheck{problem: fmt.Sprintf("%s answered %s, not kube-proxy's mode", target, resp.Status)}, nil
+	case err != nil:
+		return proxyModeCheck{problem: fmt.Sprintf("%s: reading the answer: %v", target, err)}, nil
+	case len(body) > proxyModeMaxBody:
+		return proxyModeCheck{problem: fmt.Sprintf("%s answered more than %d bytes, not a kube-proxy mode", target, proxyModeMaxBody)}, nil
 	}
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Sprintf("proxy mode not checked: %s answered %s", url, resp.Status)
+	mode := strings.TrimSpace(string(body))
+	for _, m := range proxyModes {
+		if mode == m {
+			return proxyModeCheck{mode: mode}, nil
+		}
 	}
-	return strings.TrimSpace(string(body)), ""
+	return proxyModeCheck{problem: fmt.Sprintf("%s answered %q, which is not a kube-proxy mode (%s)", target, mode, strings.Join(proxyModes, ", "))}, nil
 }

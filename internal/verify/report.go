@@ -8,16 +8,17 @@ import (
 // WriteText prints the short human report: the verdict, one line per
 // backend, then each finding with the command that fixes it.
 func WriteText(w io.Writer, r *Result) error {
-	verdict := "OK"
-	if !r.OK {
-		verdict = "FAILED"
-	}
-	kube := r.Kubernetes
-	if kube == "" {
-		kube = "unknown (newest layout)"
-	}
+	verdict := map[string]string{VerdictOK: "OK", VerdictFailed: "FAILED", VerdictUnknown: "CANNOT TELL"}[r.Verdict]
 	p := &printer{w: w}
-	p.f("verify: %s: kube-proxy should use %s (from %s), Kubernetes %s\n", verdict, r.Expect, r.ExpectSource, kube)
+	if r.Expect == "" {
+		p.f("verify: %s: nothing says which backend kube-proxy should use\n", verdict)
+	} else {
+		kube := r.Kubernetes
+		if kube == "" {
+			kube = "unknown (newest layout)"
+		}
+		p.f("verify: %s: kube-proxy should use %s (from %s), Kubernetes %s\n", verdict, r.Expect, r.ExpectSource, kube)
+	}
 	for _, b := range r.Backends {
 		p.f("  %-16s %s\n", string(b.Backend)+":", backendLine(b))
 	}
@@ -26,6 +27,9 @@ func WriteText(w io.Writer, r *Result) error {
 	}
 	for _, n := range r.Notes {
 		p.f("note: %s\n", n)
+	}
+	for _, f := range r.Warnings {
+		p.f("warning: [%s] %s\n   fix: %s\n", f.Kind, f.Message, f.Fix)
 	}
 	for i, f := range r.Findings {
 		p.f("%d. [%s] %s\n   fix: %s\n", i+1, f.Kind, f.Message, f.Fix)

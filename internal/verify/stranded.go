@@ -20,23 +20,34 @@ func strandedFindings(expect backend.Backend, st BackendState) []Finding {
 	if o == nil || o.Empty() {
 		return nil
 	}
-	var names []string
-	for _, t := range o.Tables {
-		names = append(names, "table "+string(t.Family)+" "+t.Table)
-	}
-	if len(o.Tables) == 0 {
+	// Each list is counted on its own, so "and N more" is N of that list.
+	var parts []string
+	if len(o.Tables) > 0 {
+		var tables []string
+		for _, t := range o.Tables {
+			tables = append(tables, "table "+string(t.Family)+" "+t.Table)
+		}
+		parts = append(parts, fmt.Sprintf("%d table(s): %s", len(tables), list(tables)))
+	} else {
+		var chains, jumps []string
 		for _, c := range o.Chains {
-			names = append(names, c.String())
+			chains = append(chains, c.String())
 		}
 		for _, j := range o.Jumps {
-			names = append(names, fmt.Sprintf("%s jump to %s", j.ChainRef, j.Rule.Jump))
+			jumps = append(jumps, fmt.Sprintf("%s to %s", j.ChainRef, j.Rule.Jump))
+		}
+		if len(chains) > 0 {
+			parts = append(parts, fmt.Sprintf("%d chain(s): %s", len(chains), list(chains)))
+		}
+		if len(jumps) > 0 {
+			parts = append(parts, fmt.Sprintf("%d jump(s) into them: %s", len(jumps), list(jumps)))
 		}
 	}
 	return []Finding{{
 		Kind:    KindStranded,
 		Backend: st.Backend,
-		Message: fmt.Sprintf("%d kube-proxy rule(s) in %d chain(s) stranded in %s while kube-proxy uses %s: %s",
-			o.Rules, len(o.Chains), st.Backend, expect, list(names)),
+		Message: fmt.Sprintf("%d kube-proxy rule(s) stranded in %s while kube-proxy uses %s; %s",
+			o.Rules, st.Backend, expect, strings.Join(parts, "; ")),
 		Fix: CleanupCommand(st.Backend),
 	}}
 }

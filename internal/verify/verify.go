@@ -16,8 +16,8 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
 )
 
-// DefaultPoll is how often verify looks again while it waits for
-// kube-proxy's first sync.
+// DefaultPoll is how often verify looks at the expected backend's change
+// stamp (a few syscalls) while it waits for kube-proxy's first sync.
 const DefaultPoll = 2 * time.Second
 
 // Options are one verify run's inputs.
@@ -25,17 +25,39 @@ type Options struct {
 	Expect backend.Backend
 	// ExpectSource says where Expect came from ("plan" or "flag").
 	ExpectSource string
+	// OneBootOverride is set when the plan's backend comes from the kernel
+	// command line: kubelet's hint chains then stay where the host's
+	// iptables alternative puts them, and their place is a warning.
+	OneBootOverride bool
 	// Kubernetes selects the layout; zero means unknown (then both nftables
 	// layouts are accepted).
 	Kubernetes rke2.KubeVersion
 	Reader     netfilter.Reader
-	// Wait bounds the wait for kube-proxy's first sync; Poll is the interval.
+	// Wait bounds the wait for kube-proxy's first sync; Poll is how often
+	// the backend's change stamp is looked at meanwhile.
 	Wait, Poll time.Duration
+	// Progress, when set, gets a line saying what is still missing at most
+	// every ProgressEvery while verify waits.
+	Progress      func(line string)
+	ProgressEvery time.Duration
 	// ProxyModeURL is kube-proxy's /proxyMode endpoint ("" skips the check).
 	ProxyModeURL string
 	// Sleep is time.Sleep-like and honours ctx (tests replace it).
 	Sleep func(ctx context.Context, d time.Duration) error
 }
+
+// Verdicts, and the exit codes the command maps them to.
+const (
+	VerdictOK = "ok" // exit 0
+	// VerdictFailed: something verify can name is wrong (exit 1).
+	VerdictFailed = "failed"
+	// VerdictUnknown: verify cannot tell, because nothing says which
+	// backend to expect or the expected backend cannot be read (exit 3).
+	VerdictUnknown = "unknown"
+)
+
+// KindNoPlan is the finding when nothing says which backend to expect.
+const KindNoPlan = "no-plan"
 
 // BackendState is what verify found in one backend.
 type BackendState struct {
@@ -56,7 +78,9 @@ type BackendState struct {
 
 // Result is the outcome, as printed with -o json and stored in status.json.
 type Result struct {
-	OK           bool            `json:"ok"`
+	OK bool `json:"ok"`
+	// Verdict is VerdictOK, VerdictFailed or VerdictUnknown.
+	Verdict      string          `json:"verdict"`
 	Expect       backend.Backend `json:"expect"`
 	ExpectSource string          `json:"expect_source"`
 	Kubernetes   string          `json:"kubernetes,omitempty"`
@@ -65,10 +89,38 @@ type Result struct {
 	ProxyMode string         `json:"proxy_mode,omitempty"`
 	Backends  []BackendState `json:"backends"`
 	Findings  []Finding      `json:"findings"`
-	Notes     []string       `json:"notes,omitempty"`
+	// Warnings are findings that do not fail verify (see OneBootOverride).
+	Warnings []Finding `json:"warnings,omitempty"`
+	Notes    []string  `json:"notes,omitempty"`
 	// Duration is not in the JSON: status.json stays byte-stable between
 	// runs on an unchanged node; the metrics carry the timing.
 	Duration time.Duration `json:"-"`
+}
+
+// CannotTell is the result when nothing says which backend to expect:
+// verify cannot tell whether kube-proxy is right, which is neither a pass
+// nor a failure.
+func CannotTell(reason, fix string) *Result {
+	r := &Result{Backends: []BackendState{}, Findings: []Finding{{Kind: KindNoPlan, Message: reason, Fix: fix}}}
+	r.settle()
+	return r
+}
+
+// settle derives OK and Verdict from the findings: any finding verify can
+// name fails; only findings that say it could not look make it unknown.
+func (r *Result) settle() {
+	r.Verdict = VerdictOK
+	for _, f := range r.Findings {
+		switch f.Kind {
+		case KindReadError, KindNoPlan:
+			if r.Verdict == VerdictOK {
+				r.Verdict = VerdictUnknown
+			}
+		default:
+			r.Verdict = VerdictFailed
+		}
+	}
+	r.OK = r.Verdict == VerdictOK
 }
 
 // Run waits for kube-proxy's first sync in the expected backend (up to
@@ -80,6 +132,9 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if opts.Poll <= 0 {
 		opts.Poll = DefaultPoll
 	}
+	if opts.ProgressEvery <= 0 {
+		opts.ProgressEvery = DefaultProgressEvery
+	}
 	if opts.Sleep == nil {
 		opts.Sleep = sleepCtx
 	}
@@ -88,29 +143,17 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		return nil, err
 	}
 	start := time.Now()
+	deadline := start.Add(opts.Wait)
 	res := &Result{Expect: opts.Expect, ExpectSource: opts.ExpectSource, Findings: []Finding{}}
 	if opts.Kubernetes.Known() {
 		res.Kubernetes = fmt.Sprintf("v%d.%d", opts.Kubernetes.Major, opts.Kubernetes.Minor)
 	}
-	var live *rules.Ruleset
-	var missing []Finding
-	for {
-		live, err = opts.Reader.Read(ctx, opts.Expect)
-		if err == nil {
-			missing = bestLayout(layouts, live)
-			if len(missing) == 0 {
-				res.Synced = true
-				break
-			}
-		}
-		// Waiting cannot help when the tools are missing or we lack rights.
-		if time.Since(start) >= opts.Wait || netfilter.IsNotInstalled(err) || netfilter.IsPermission(err) {
-			break
-		}
-		if serr := opts.Sleep(ctx, opts.Poll); serr != nil {
-			return nil, fmt.Errorf("waiting for kube-proxy's first sync: %w", serr)
-		}
+	w, err := waitForSync(ctx, opts, layouts, deadline)
+	if err != nil {
+		return nil, err
 	}
+	res.Synced = w.synced
+	live, missing, err := w.live, w.missing, w.err
 	exp := BackendState{Backend: opts.Expect, Expected: true, Live: live}
 	if err != nil {
 		exp.ReadError = err.Error()
@@ -120,7 +163,11 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	} else {
 		exp.Complete = len(missing) == 0
 		res.Findings = append(res.Findings, missing...)
-		if !res.Synced && opts.Wait > 0 {
+		switch {
+		case w.cutShort:
+			res.Notes = append(res.Notes, fmt.Sprintf("stopped waiting for kube-proxy's first sync in %s %s early: one more read of it would not have ended within --wait %s",
+				opts.Expect, deadline.Sub(time.Now()).Round(time.Second), opts.Wait))
+		case !res.Synced && opts.Wait > 0:
 			res.Notes = append(res.Notes, fmt.Sprintf("waited %s for kube-proxy's first sync in %s", opts.Wait, opts.Expect))
 		}
 	}
@@ -144,21 +191,45 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		res.Backends = append(res.Backends, st)
 	}
 	// Kubelet's hint counts against kube-proxy's backend, wherever it is.
-	res.Findings = append(res.Findings, hintFindings(opts.Expect, res.Backends)...)
+	hints := hintFindings(opts.Expect, res.Backends)
+	if opts.OneBootOverride {
+		res.Warnings = append(res.Warnings, oneBootHints(hints)...)
+	} else {
+		res.Findings = append(res.Findings, hints...)
+	}
 	if opts.ProxyModeURL != "" {
-		mode, note := proxyMode(ctx, opts.ProxyModeURL)
-		res.ProxyMode = mode
-		if note != "" {
-			res.Notes = append(res.Notes, note)
-		} else if mode != opts.Expect.ProxyMode() {
+		pm := checkProxyMode(ctx, opts, deadline)
+		res.ProxyMode = pm.mode
+		switch {
+		case pm.note != "":
+			res.Notes = append(res.Notes, pm.note)
+		case pm.problem != "":
 			res.Findings = append(res.Findings, Finding{Kind: KindProxyMode, Backend: opts.Expect,
-				Message: fmt.Sprintf("kube-proxy reports proxy mode %q, the plan wants %q", mode, opts.Expect.ProxyMode()),
+				Message: pm.problem,
+				Fix:     "check what listens on " + opts.ProxyModeURL + " (ss -ltnp 'sport = :10249'); it should be kube-proxy's metrics server, which RKE2 binds there"})
+		case pm.mode != opts.Expect.ProxyMode():
+			res.Findings = append(res.Findings, Finding{Kind: KindProxyMode, Backend: opts.Expect,
+				Message: fmt.Sprintf("kube-proxy reports proxy mode %q, the plan wants %q", pm.mode, opts.Expect.ProxyMode()),
 				Fix:     "restart RKE2 so kube-proxy reads /etc/rancher/rke2/config.yaml.d/60-proxy-backend.yaml: systemctl restart rke2-server (rke2-agent on agents)"})
 		}
 	}
-	res.OK = len(res.Findings) == 0
+	res.settle()
 	res.Duration = time.Since(start)
 	return res, nil
+}
+
+// oneBootHints turns hint findings into warnings for a one-boot override:
+// the host's iptables alternative, which decides where kubelet writes its
+// hints, is meant to stay as it is, and RKE2's kube-proxy image follows
+// IPTABLES_MODE, not the hints. Only kube-proxy images that pick their
+// backend from kubelet's hints (upstream iptables-wrappers) would be
+// misled, so the override is worth knowing about, not failing.
+func oneBootHints(hints []Finding) []Finding {
+	for i := range hints {
+		hints[i].Message += " (expected during a one-boot override from the kernel command line; not a failure)"
+		hints[i].Fix = "nothing while the override lasts; to make it permanent, set backend: in /etc/rke2-proxy-backend/config.yaml and " + hints[i].Fix
+	}
+	return hints
 }
 
 // skeletons renders the expected footprint(s): one for a known version;

@@ -2,8 +2,6 @@ package verify
 
 import (
 	"context"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -124,26 +122,6 @@ func TestWaitsForFirstSync(t *testing.T) {
 	res = run(t, Options{Expect: backend.NFTables, Reader: fake})
 	if res.Synced || res.OK {
 		t.Errorf("no wait, nothing in nftables: synced=%v ok=%v", res.Synced, res.OK)
-	}
-}
-
-func TestProxyMode(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/proxyMode" {
-			http.NotFound(w, r)
-			return
-		}
-		w.Write([]byte("iptables"))
-	}))
-	defer srv.Close()
-	fake := netfilter.NewFake(skeleton(t, backend.NFTables, rke2.KubeVersion{}, 0))
-	res := run(t, Options{Expect: backend.NFTables, Reader: fake, ProxyModeURL: srv.URL + "/proxyMode"})
-	if kinds(res) != "proxy-mode@nftables" || res.ProxyMode != "iptables" {
-		t.Errorf("findings %q, mode %q; want a proxy-mode finding for iptables", kinds(res), res.ProxyMode)
-	}
-	res = run(t, Options{Expect: backend.NFTables, Reader: fake, ProxyModeURL: srv.URL + "/nothing"})
-	if !res.OK || len(res.Notes) != 1 || !strings.Contains(res.Notes[0], "proxy mode not checked") {
-		t.Errorf("unreachable endpoint: OK=%v notes %q; want ok with a note", res.OK, res.Notes)
 	}
 }
 

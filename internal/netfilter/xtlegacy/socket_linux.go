@@ -97,3 +97,18 @@ func getsockopt(fd, level, opt int, buf []byte) error {
 	}
 	return nil
 }
+
+// Info reads only a table's info (IPT_SO_GET_INFO): its hooks, entry count
+// and size, a few dozen bytes however large the table. Asked for a table
+// that is not loaded it creates it, as Read does.
+func (s *Socket) Info(table string) (Info, error) {
+	if len(table) >= tableNameLen {
+		return Info{}, fmt.Errorf("legacy table name %q is longer than %d bytes", table, tableNameLen-1)
+	}
+	raw := make([]byte, infoLen)
+	copy(raw, table)
+	if err := getsockopt(s.fd, s.level, soGetInfo, raw); err != nil {
+		return Info{}, fmt.Errorf("reading legacy table %s info: %w", table, err)
+	}
+	return DecodeInfo(raw)
+}

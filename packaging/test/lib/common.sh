@@ -1,8 +1,7 @@
 # Shared by packaging/test/*.sh (sourced, not run: the Makefile's e2e target
 # runs only packaging/test/*.sh, not this subdirectory).
 #
-# CI installs (.ci/run): make git iptables nftables nfacct iproute2 kmod
-# util-linux systemd-container debootstrap rpm lintian cloud-init.
+# CI installs what these need: see .ci/run's apt-get line.
 
 set -euo pipefail
 
@@ -154,6 +153,8 @@ expected_files() {
 		echo /usr/share/man/man1/rke2-proxy-backend.1.gz
 		echo /usr/share/man/man1/rke2-proxy-backend-version.1.gz
 		echo /usr/share/man/man5/rke2-proxy-backend-config.5.gz
+		echo /usr/share/rke2-proxy-backend/monitoring/node-problem-detector/rke2-proxy-backend.json
+		echo /usr/share/rke2-proxy-backend/monitoring/prometheus/rke2-proxy-backend.rules.yaml
 	} | sort
 }
 

@@ -1,0 +1,38 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/nodecheck"
+)
+
+func init() { register(newCheckCommand) }
+
+func newCheckCommand(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "check",
+		Short: "Judge verify's last result in node-problem-detector's plugin protocol",
+		Long: `check reads verify's last result (` + hostfs.StatusFile + `) and prints one
+short line, exiting as node-problem-detector's custom plugins do:
+0 when kube-proxy's rules were complete in the planned backend and nowhere
+else, 1 when verify found a problem (the first finding's kind and a count),
+2 when it cannot tell (no plan or status yet, a status for another backend
+than the plan's, an unreadable status). It reads no netfilter state, so it
+is cheap enough to run every few seconds.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			v := nodecheck.Check(g.hostRoot())
+			if _, err := fmt.Fprintln(g.stdout, v.Message); err != nil {
+				return &exitError{code: int(nodecheck.Unknown), err: fmt.Errorf("check: write output: %w", err)}
+			}
+			if v.Status == nodecheck.OK {
+				return nil
+			}
+			return &exitError{code: int(v.Status), err: errors.New("")}
+		},
+	}
+}

@@ -1,0 +1,42 @@
+package config_test
+
+import (
+	"testing"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+)
+
+// One key for the label and the taint: a toleration written for the taint
+// and a node affinity written for the label must name the same thing.
+func TestTaintKeyIsTheNodeLabelKey(t *testing.T) {
+	if config.TaintKey != decide.NodeLabelKey {
+		t.Fatalf("config.TaintKey %q != decide.NodeLabelKey %q", config.TaintKey, decide.NodeLabelKey)
+	}
+}
+
+func TestNodeTaintLoads(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                   "",
+		"node_taint: \"\"\n": "",
+		"node_taint: rke2-proxy-backend/backend=iptables-legacy:NoSchedule\n":  "rke2-proxy-backend/backend=iptables-legacy:NoSchedule",
+		"node_taint: 'rke2-proxy-backend/backend=nftables:PreferNoSchedule'\n": "rke2-proxy-backend/backend=nftables:PreferNoSchedule",
+	} {
+		root := hostfs.New(t.TempDir())
+		if in != "" {
+			if _, err := root.WriteFileAtomic(hostfs.ConfigFile, []byte(in), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c, err := config.Load(root, hostfs.ConfigFile, nil, nil)
+		if err != nil || c.NodeTaint != want {
+			t.Errorf("config %q: NodeTaint = %q, %v; want %q", in, c.NodeTaint, err, want)
+		}
+	}
+	// The environment layer checks the same rule.
+	root := hostfs.New(t.TempDir())
+	if _, err := config.Load(root, hostfs.ConfigFile, []string{"RKE2_PROXY_BACKEND_NODE_TAINT=x=y:NoSchedule"}, nil); err == nil {
+		t.Error("RKE2_PROXY_BACKEND_NODE_TAINT with a foreign key was accepted")
+	}
+}

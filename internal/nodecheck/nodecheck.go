@@ -1,0 +1,141 @@
+// Package nodecheck turns verify's last result (hostfs.StatusFile) into one
+// short verdict for node-problem-detector's custom-plugin protocol: a status
+// of OK, NonOK or Unknown and a one-line message that becomes the node
+// condition's message. It never reads netfilter itself: NPD runs the check
+// every invoke_interval, and re-reading kube-proxy's rules that often is
+// exactly the cost verify's status file exists to avoid.
+package nodecheck
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/plan"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
+)
+
+// Status is NPD's plugin exit status (pkg/custompluginmonitor/types/types.go:
+// OK 0, NonOK 1, Unknown 2); the check's exit code is this number.
+type Status int
+
+const (
+	OK      Status = 0
+	Problem Status = 1
+	Unknown Status = 2
+)
+
+func (s Status) String() string {
+	switch s {
+	case OK:
+		return "ok"
+	case Problem:
+		return "problem"
+	}
+	return "unknown"
+}
+
+// MaxMessage bounds the message in bytes. NPD cuts a plugin's output at its
+// max_output_length (80 by default) mid-word; the shipped monitor config
+// raises that to this value so the message arrives whole.
+const MaxMessage = 160
+
+// MaxStatusSize bounds the read of status.json. A real one is a few KiB
+// (one entry per backend and per finding); the cap keeps a corrupt or
+// hostile file from costing NPD's pod memory every 30 seconds.
+const MaxStatusSize = 1 << 20
+
+// Verdict is the check's answer.
+type Verdict struct {
+	Status  Status
+	Message string
+}
+
+// Check reads the plan and verify's status under root and judges them.
+//
+// Staleness is judged by content, never by file times: the atomic writer
+// leaves an unchanged file's mtime alone (status.json is byte-stable
+// between runs on an unchanged node), so an old mtime does not mean an old
+// verdict. A status that verified another backend than the plan now names
+// is stale: RKE2 restarted onto a new choice and verify has not finished.
+// Age-based staleness is the Prometheus rules' job, from the metrics'
+// last-run timestamp.
+func Check(root hostfs.Root) Verdict {
+	v := check(root)
+	v.Message = oneLine(v.Message)
+	return v
+}
+
+func check(root hostfs.Root) Verdict {
+	p, planErr := plan.Read(root)
+	switch {
+	case planErr == nil && p.Decision.Disabled:
+		return Verdict{OK, "rke2-proxy-backend is turned off (backend: off); nothing to check"}
+	case errors.Is(planErr, fs.ErrNotExist):
+		return Verdict{Unknown, "no plan: apply has not run since boot (is rke2-server/agent started?)"}
+	case planErr != nil:
+		return Verdict{Unknown, "cannot tell: " + planErr.Error()}
+	}
+	data, err := root.ReadFileMax(hostfs.StatusFile, MaxStatusSize)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Verdict{Unknown, "no status: verify has not finished since boot; see journalctl -u " + unitHint}
+	}
+	if err != nil {
+		return Verdict{Unknown, "cannot tell: " + err.Error()}
+	}
+	var r verify.Result
+	if err := json.Unmarshal(data, &r); err != nil {
+		return Verdict{Unknown, fmt.Sprintf("cannot tell: %s is not verify's JSON (%v); run rke2-proxy-backend verify", root.Path(hostfs.StatusFile), err)}
+	}
+	if r.Expect != p.Decision.Backend {
+		return Verdict{Unknown, fmt.Sprintf("stale status: verified %s but the plan chose %s", r.Expect, p.Decision.Backend)}
+	}
+	return judge(&r)
+}
+
+const unitHint = "rke2-server/rke2-agent"
+
+// judge maps one result: any real finding is a problem; read errors alone
+// mean verify could not look, which is Unknown, not a problem.
+func judge(r *verify.Result) Verdict {
+	var problems []verify.Finding
+	unreadable := 0
+	for _, f := range r.Findings {
+		if f.Kind == verify.KindReadError {
+			unreadable++
+			continue
+		}
+		problems = append(problems, f)
+	}
+	switch {
+	case len(problems) > 0:
+		first := problems[0]
+		msg := fmt.Sprintf("%d finding(s), first [%s] %s: %s", len(problems), first.Kind, first.Backend, first.Message)
+		return Verdict{Problem, msg}
+	case unreadable > 0:
+		return Verdict{Unknown, fmt.Sprintf("cannot tell: %d backend(s) unreadable: %s", unreadable, r.Findings[0].Message)}
+	case !r.OK:
+		return Verdict{Unknown, "cannot tell: verify failed without a finding; run rke2-proxy-backend verify"}
+	}
+	return Verdict{OK, fmt.Sprintf("kube-proxy's rules complete in %s, none stranded", r.Expect)}
+}
+
+// oneLine keeps the first line and at most MaxMessage bytes, cut on a rune
+// boundary: NPD takes the whole trimmed stdout as the condition message.
+func oneLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	s = strings.TrimSpace(s)
+	if len(s) <= MaxMessage {
+		return s
+	}
+	cut := MaxMessage - len("...")
+	for cut > 0 && !utf8RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
+}
+
+func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }

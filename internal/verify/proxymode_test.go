@@ -1,0 +1,125 @@
+package verify
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
+)
+
+func serve(t *testing.T, h http.HandlerFunc) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// Whatever answers on kube-proxy's port must say a mode; an error, a
+// redirect or anything else is a finding, never a skipped check.
+func TestProxyModeAnswers(t *testing.T) {
+	var elsewhere atomic.Int32
+	other := serve(t, func(w http.ResponseWriter, r *http.Request) { elsewhere.Add(1); w.Write([]byte("nftables")) })
+	cases := []struct {
+		name    string
+		handler http.HandlerFunc
+		want    string // finding kinds
+		mode    string
+		message string
+	}{
+		{"the plan's mode", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("nftables\n")) }, "", "nftables", ""},
+		{"another mode", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("iptables")) }, "proxy-mode@nftables", "iptables", `reports proxy mode "iptables"`},
+		{"server error", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "boom", 500) }, "proxy-mode@nftables", "", "answered 500 Internal Server Error"},
+		{"redirect", func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, other.URL+"/proxyMode", http.StatusFound)
+		}, "proxy-mode@nftables", "", "with a redirect"},
+		{"garbage", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("<html>hello</html>")) }, "proxy-mode@nftables", "", `answered "<html>hello</html>", which is not a kube-proxy mode`},
+		{"endless body", func(w http.ResponseWriter, r *http.Request) {
+			for range 1 << 12 {
+				if _, err := w.Write([]byte(strings.Repeat("nftables", 128))); err != nil {
+					return
+				}
+			}
+		}, "proxy-mode@nftables", "", "more than 64 bytes"},
+	}
+	fake := netfilter.NewFake(skeleton(t, backend.NFTables, rke2.KubeVersion{}, 0))
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			srv := serve(t, c.handler)
+			res := run(t, Options{Expect: backend.NFTables, Reader: fake, ProxyModeURL: srv.URL + "/proxyMode"})
+			if kinds(res) != c.want || res.ProxyMode != c.mode {
+				t.Fatalf("findings %q mode %q, want %q mode %q; notes %q", kinds(res), res.ProxyMode, c.want, c.mode, res.Notes)
+			}
+			if c.want != "" && (res.Verdict != VerdictFailed || !strings.Contains(res.Findings[0].Message, c.message)) {
+				t.Errorf("verdict %s, finding %q; want failed with %q", res.Verdict, res.Findings[0].Message, c.message)
+			}
+		})
+	}
+	if n := elsewhere.Load(); n != 0 {
+		t.Errorf("the redirect was followed %d time(s)", n)
+	}
+}
+
+// A refused connection while verify may still wait is kube-proxy not up
+// yet: verify asks again; at the deadline it skips the check with a note.
+func TestProxyModeWaitsForKubeProxy(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // nothing listens now: connections are refused
+	fake := netfilter.NewFake(skeleton(t, backend.NFTables, rke2.KubeVersion{}, 0))
+	url := "http://" + addr + "/proxyMode"
+
+	res := run(t, Options{Expect: backend.NFTables, Reader: fake, ProxyModeURL: url})
+	if !res.OK || len(res.Notes) != 1 || !strings.Contains(res.Notes[0], "nothing listens on") {
+		t.Errorf("no wait, nothing listening: ok=%v notes %q; want ok with a note", res.OK, res.Notes)
+	}
+
+	sleeps := 0
+	var srv *http.Server
+	t.Cleanup(func() {
+		if srv != nil {
+			srv.Close()
+		}
+	})
+	res = run(t, Options{Expect: backend.NFTables, Reader: fake, ProxyModeURL: url, Wait: time.Hour, Poll: time.Millisecond,
+		Sleep: func(ctx context.Context, d time.Duration) error {
+			if sleeps++; sleeps == 2 {
+				l, err := net.Listen("tcp", addr)
+				if err != nil {
+					return err
+				}
+				srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("iptables")) })}
+				go srv.Serve(l)
+			}
+			return nil
+		}})
+	if res.ProxyMode != "iptables" || kinds(res) != "proxy-mode@nftables" || sleeps != 2 {
+		t.Errorf("kube-proxy up after 2 polls: mode %q findings %q after %d sleeps", res.ProxyMode, kinds(res), sleeps)
+	}
+}
+
+// Only kube-proxy's own metrics server on this node is ever asked.
+func TestCheckProxyModeURL(t *testing.T) {
+	for _, ok := range []string{DefaultProxyModeURL, "http://127.0.0.2:9999/proxyMode", "http://[::1]:10249/proxyMode"} {
+		if err := CheckProxyModeURL(ok); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"https://127.0.0.1:10249/proxyMode", "http://10.0.0.1:10249/proxyMode", "http://localhost:10249/proxyMode",
+		"http://example.com/proxyMode", "http://127.0.0.1/proxyMode", "http://127.0.0.1:10249/metrics", "http://u@127.0.0.1:10249/proxyMode",
+		"http://127.0.0.1:10249/proxyMode?x=1", "file:///etc/shadow"} {
+		if err := CheckProxyModeURL(bad); err == nil {
+			t.Errorf("%s accepted", bad)
+		}
+	}
+}

@@ -1,0 +1,73 @@
+package monitoring
+
+import (
+	"bytes"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
+)
+
+// promtool finds Debian's promtool (package prometheus). Outside CI a
+// developer without it gets a skip; packaging/test/monitoring.sh, which
+// `make e2e` runs, requires it.
+func promtool(t *testing.T) string {
+	t.Helper()
+	p, err := exec.LookPath("promtool")
+	if err != nil {
+		t.Skip("promtool not installed (Debian package prometheus)")
+	}
+	return p
+}
+
+// run pipes stdin through promtool with args and fails on any complaint:
+// `check metrics` exits 0 for lint warnings on some versions, so its output
+// counts too.
+func runPromtool(t *testing.T, stdin []byte, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(promtool(t), args...)
+	cmd.Stdin = bytes.NewReader(stdin)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("promtool %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+func TestMetricsPassPromtoolCheckMetrics(t *testing.T) {
+	nft := backend.IptablesNFT
+	now := time.Date(2026, 11, 30, 17, 0, 0, 0, time.UTC)
+	for name, r := range map[string]*verify.Result{
+		"ok": {OK: true, Expect: nft, Synced: true, Duration: 1500 * time.Millisecond,
+			Backends: []verify.BackendState{{Backend: nft, Expected: true, Complete: true, KubeProxyChains: 20, KubeProxyRules: 80}}},
+		"failing": {Expect: nft, Duration: 5 * time.Minute,
+			Backends: []verify.BackendState{{Backend: nft, Expected: true}},
+			Findings: []verify.Finding{{Kind: verify.KindMissingChain, Backend: nft, Message: "missing"}}},
+		"stranded": {Expect: nft, Synced: true, Duration: 2 * time.Second,
+			Backends: []verify.BackendState{
+				{Backend: nft, Expected: true, Complete: true, KubeProxyChains: 20, KubeProxyRules: 80},
+				{Backend: backend.IptablesLegacy, KubeProxyChains: 4, KubeProxyRules: 12}},
+			Findings: []verify.Finding{{Kind: verify.KindStranded, Backend: backend.IptablesLegacy, Message: "stranded"}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			m := verify.Metrics(r, now)
+			if out := strings.TrimSpace(runPromtool(t, m, "check", "metrics")); out != "" {
+				t.Errorf("promtool check metrics complains:\n%s\nmetrics:\n%s", out, m)
+			}
+		})
+	}
+}
+
+// TestPromtoolCheckMetricsCatchesLintProblems keeps the test above honest:
+// a lint problem (here a counter without _total) must fail runPromtool.
+func TestPromtoolCheckMetricsCatchesLintProblems(t *testing.T) {
+	cmd := exec.Command(promtool(t), "check", "metrics")
+	cmd.Stdin = strings.NewReader("# HELP foo x\n# TYPE foo counter\nfoo 1\n")
+	out, err := cmd.CombinedOutput()
+	if err == nil && strings.TrimSpace(string(out)) == "" {
+		t.Fatal("promtool check metrics accepted a counter without _total: the metrics test cannot fail")
+	}
+}

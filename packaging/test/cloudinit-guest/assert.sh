@@ -1,0 +1,67 @@
+#!/bin/sh
+# In-guest assertions for packaging/test/cloudinit-boot.sh, run by
+# cloudinit-assert.service after cloud-final.service at every boot; writes
+# /var/lib/cloudinit-test/result-<boot> and powers the guest off.
+n=$(cat /etc/cloudinit-test/boot)
+out=/var/lib/cloudinit-test/result-$n
+mkdir -p /var/lib/cloudinit-test
+: >"$out"
+ok() { echo "ok   $*" >>"$out"; }
+bad() { echo "FAIL $*" >>"$out"; }
+check() {
+	what=$1
+	shift
+	if "$@" >/dev/null 2>&1; then ok "$what"; else bad "$what"; fi
+}
+mtime() { stat -c %Y "$1" 2>/dev/null || echo 0; }
+
+# Wait for RKE2 (Type=notify) and verify to settle.
+i=0
+while [ $i -lt 120 ]; do
+	systemctl is-active --quiet rke2-server.service &&
+		[ "$(systemctl show -p ActiveState --value rke2-proxy-backend-verify.service)" != activating ] && break
+	sleep 1
+	i=$((i + 1))
+done
+
+check "cloud-init finished without errors (cloud-init status)" cloud-init status
+check "rke2-proxy-backend installed (dpkg)" dpkg -s rke2-proxy-backend
+check "apt verified the repository (an InRelease in /var/lib/apt/lists)" sh -c 'ls /var/lib/apt/lists/*rke2-proxy-backend-repo*InRelease'
+check "our config is the example's, kept by the package install" grep -qx 'prefer: \[iptables-nft, iptables-legacy\]' /etc/rke2-proxy-backend/config.yaml
+check "the package's example config sits beside it (config.yaml.dpkg-dist)" test -f /etc/rke2-proxy-backend/config.yaml.dpkg-dist
+check "RKE2 installed from the artifacts (/usr/local/bin/rke2, images)" sh -c 'test -x /usr/local/bin/rke2 && ls /var/lib/rancher/rke2/agent/images/rke2-images.linux-*.tar.zst'
+check "rke2-server is active" systemctl is-active --quiet rke2-server.service
+check "rke2-server is enabled" systemctl is-enabled --quiet rke2-server.service
+check "our generator's drop-in is part of rke2-server" sh -c 'systemctl cat rke2-server.service | grep -q "^ExecStartPre=/usr/bin/rke2-proxy-backend apply"'
+check "apply wrote RKE2's drop-in" test -f /etc/rancher/rke2/config.yaml.d/60-proxy-backend.yaml
+check "the RKE2 stand-in read that drop-in" grep -qF '60-proxy-backend.yaml' /var/lib/rke2-standin/config.json
+check "verify ran and passed" sh -c '[ "$(systemctl show -p Result --value rke2-proxy-backend-verify.service)" = success ] && [ "$(systemctl show -p ExecMainStatus --value rke2-proxy-backend-verify.service)" = 0 ] && [ "$(systemctl show -p ExecMainStartTimestampMonotonic --value rke2-proxy-backend-verify.service)" != 0 ]'
+check "RKE2 read its token from token-file, not inline" sh -c '! grep -q "^token:" /etc/rancher/rke2/config.yaml && grep -q "^token-file: /etc/rancher/rke2/cluster-token" /etc/rancher/rke2/config.yaml'
+
+# Order on the first boot: config written, package installed, RKE2
+# installed, RKE2's drop-in written, all before RKE2's first start.
+if [ "$n" = 1 ]; then
+	cfg=$(mtime /etc/rke2-proxy-backend/config.yaml)
+	pkg=$(mtime /var/lib/dpkg/info/rke2-proxy-backend.list)
+	rke2=$(stat -c %Z /usr/local/bin/rke2)
+	drop=$(mtime /etc/rancher/rke2/config.yaml.d/60-proxy-backend.yaml)
+	start=$(date -d "$(systemctl show -p ExecMainStartTimestamp --value rke2-server.service)" +%s 2>/dev/null || echo 0)
+	echo "     times (s): config $cfg, package $pkg, rke2 $rke2, drop-in $drop, rke2 start $start" >>"$out"
+	if [ "$cfg" -le "$pkg" ] && [ "$pkg" -le "$rke2" ] && [ "$rke2" -le "$drop" ] && [ "$drop" -le "$start" ] && [ "$start" -gt 0 ]; then
+		ok "order: config <= package <= RKE2 install <= our drop-in <= RKE2's start"
+	else
+		bad "order: config <= package <= RKE2 install <= our drop-in <= RKE2's start"
+	fi
+	check "RKE2 started once" sh -c '[ "$(systemctl show -p NRestarts --value rke2-server.service)" = 0 ]'
+fi
+failed=$(systemctl list-units --failed --plain --no-legend 2>/dev/null | awk '{print $1}' | tr '\n' ' ')
+if [ -z "$failed" ]; then ok "no failed unit"; else bad "failed units: $failed"; fi
+if grep -q '^FAIL' "$out"; then
+	{
+		cloud-init status --long
+		tail -n 40 /var/log/cloud-init-output.log
+		journalctl -b --no-pager -u rke2-server -u rke2-proxy-backend-verify | tail -n 40
+	} >"/var/lib/cloudinit-test/diag-$n" 2>&1
+fi
+echo DONE >>"$out"
+systemctl poweroff
