@@ -219,7 +219,11 @@ func TestGolden(t *testing.T) {
 			again, _ := runGenerator(t, c, h)
 			compareTrees(t, readTree(t, again), got)
 
-			// Then run what systemd would run before RKE2 starts.
+			// Then run what systemd would run before RKE2 starts. Its trial
+			// loads rules in a throwaway network namespace, which needs root.
+			if os.Geteuid() != 0 {
+				t.Skip("the generator half passed; apply's trial needs root for its network namespace")
+			}
 			written, applyLog := runApplyFromDropIn(t, h, got)
 			if update {
 				for rel, content := range written {
