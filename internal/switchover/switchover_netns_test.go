@@ -196,3 +196,49 @@ func set(bs []backend.Backend) map[backend.Backend]bool {
 	}
 	return m
 }
+
+// A config switch cannot edit in place stops the switch before the
+// restart: the file, kube-proxy's rules and RKE2 are left as they were.
+func TestSwitchStopsBeforeRestartWhenTheConfigCannotBeEdited(t *testing.T) {
+	if !nstest.InNetns(t) {
+		return
+	}
+	dir := t.TempDir()
+	root := hostfs.New(dir)
+	const flow = "{backend: iptables-legacy, node_label: true}\n"
+	if err := os.MkdirAll(filepath.Join(dir, "etc/rke2-proxy-backend"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(root.Path(hostfs.ConfigFile), []byte(flow), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := loadKubeProxy(backend.IptablesLegacy); err != nil {
+		t.Fatal(err)
+	}
+	rke2 := &simulatedRKE2{t: t, root: root}
+	var log bytes.Buffer
+	s := &Switch{
+		From: backend.IptablesLegacy, To: backend.IptablesNFT,
+		Config:    FileConfig{Root: root, File: hostfs.ConfigFile},
+		Restarter: rke2,
+		Verifier:  LiveVerifier{Root: hostfs.New("/"), Wait: time.Second, Poll: 100 * time.Millisecond},
+		Cleaner:   LiveCleaner{},
+		Log:       &log,
+	}
+	err := s.Run(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "nothing changed") {
+		t.Fatalf("want a stop before any change, got %v", err)
+	}
+	if len(rke2.restarts) != 0 {
+		t.Errorf("RKE2 was restarted %d time(s)", len(rke2.restarts))
+	}
+	if got, _ := os.ReadFile(root.Path(hostfs.ConfigFile)); string(got) != flow {
+		t.Errorf("config changed to %q", got)
+	}
+	if o := owned(t, backend.IptablesLegacy); o.Empty() {
+		t.Error("kube-proxy's live rules in iptables-legacy were removed")
+	}
+	if !strings.Contains(log.String(), "op(2): [failed]") || strings.Contains(log.String(), "op(3)") {
+		t.Errorf("log:\n%s", log.String())
+	}
+}
