@@ -74,6 +74,9 @@ var (
 	Ip6tablesNFTRestore    = "ip6tables-nft-restore"
 	// NFT is nftables' command-line tool, looked up in PATH.
 	NFT = "nft"
+	// Systemctl restarts RKE2 for `switch`, looked up in PATH (/bin or
+	// /usr/bin depending on the distribution's /usr merge).
+	Systemctl = "systemctl"
 )
 
 // IptablesCommands are where distributions put the iptables command, in

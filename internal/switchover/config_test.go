@@ -1,0 +1,111 @@
+package switchover
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+)
+
+// A node without an operator config gets one the real loader reads, and a
+// rollback removes it again.
+func TestFileConfigCreatesAndRestoresAbsence(t *testing.T) {
+	dir := t.TempDir()
+	root := hostfs.New(dir)
+	c := FileConfig{Root: root, File: hostfs.ConfigFile}
+	snap, err := c.Set(backend.NFTables)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.Existed {
+		t.Fatal("snapshot says the file existed")
+	}
+	cfg, err := config.Load(root, hostfs.ConfigFile, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Backend != string(backend.NFTables) || cfg.BackendSource != config.SourceConfig {
+		t.Fatalf("loader reads backend %q from %q", cfg.Backend, cfg.BackendSource)
+	}
+	if root.Exists(hostfs.ConfigFile + BackupSuffix) {
+		t.Error("a backup of a file that did not exist was written")
+	}
+	if err := c.Restore(snap); err != nil {
+		t.Fatal(err)
+	}
+	if root.Exists(hostfs.ConfigFile) {
+		t.Error("rollback left the config switch created")
+	}
+}
+
+// A file switch cannot edit in place is left untouched, and nothing is
+// backed up.
+func TestFileConfigRefusesWithoutWriting(t *testing.T) {
+	dir := t.TempDir()
+	root := hostfs.New(dir)
+	p := root.Path(hostfs.ConfigFile)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const odd = "{backend: auto, node_label: true}\n"
+	if err := os.WriteFile(p, []byte(odd), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := FileConfig{Root: root, File: hostfs.ConfigFile}.Set(backend.IptablesNFT)
+	if err == nil || !strings.Contains(err.Error(), hostfs.ConfigFile) {
+		t.Fatalf("want an error naming the file, got %v", err)
+	}
+	if got, _ := os.ReadFile(p); string(got) != odd {
+		t.Errorf("file changed to %q", got)
+	}
+	if root.Exists(hostfs.ConfigFile + BackupSuffix) {
+		t.Error("backup written for a refused edit")
+	}
+}
+
+func TestFindUnit(t *testing.T) {
+	inactive := func(context.Context, string) bool { return false }
+	install := func(t *testing.T, dir, unit string) {
+		p := filepath.Join(dir, unit)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("[Service]\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Run("the active one wins", func(t *testing.T) {
+		dir := t.TempDir()
+		install(t, dir, "usr/local/lib/systemd/system/rke2-server.service")
+		got, err := FindUnit(context.Background(), hostfs.New(dir), func(_ context.Context, u string) bool { return u == "rke2-agent.service" })
+		if err != nil || got != "rke2-agent.service" {
+			t.Fatalf("got %q, %v", got, err)
+		}
+	})
+	t.Run("the one installed", func(t *testing.T) {
+		dir := t.TempDir()
+		install(t, dir, "usr/lib/systemd/system/rke2-agent.service")
+		got, err := FindUnit(context.Background(), hostfs.New(dir), inactive)
+		if err != nil || got != "rke2-agent.service" {
+			t.Fatalf("got %q, %v", got, err)
+		}
+	})
+	t.Run("both installed, none active", func(t *testing.T) {
+		dir := t.TempDir()
+		install(t, dir, "usr/lib/systemd/system/rke2-agent.service")
+		install(t, dir, "etc/systemd/system/rke2-server.service")
+		if _, err := FindUnit(context.Background(), hostfs.New(dir), inactive); err == nil {
+			t.Fatal("no error")
+		}
+	})
+	t.Run("none", func(t *testing.T) {
+		if _, err := FindUnit(context.Background(), hostfs.New(t.TempDir()), inactive); err == nil {
+			t.Fatal("no error")
+		}
+	})
+}

@@ -1,0 +1,244 @@
+package switchover
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cleanup"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/loadcmd"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nstest"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
+)
+
+// loadKubeProxy loads kube-proxy's rendered rules for b, both families, the
+// way kube-proxy's own restore does (a full table replace for iptables).
+func loadKubeProxy(b backend.Backend) error {
+	rs, err := expected.Render(expected.Options{Backend: b, Services: 3})
+	if err != nil {
+		return err
+	}
+	for _, fam := range []rules.Family{rules.IPv4, rules.IPv6} {
+		argv := loadcmd.Argv(b, fam)
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Stdin = strings.NewReader(rules.FormatFamily(rs, fam))
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("load %s %s: %v: %s", b, fam, err, out)
+		}
+	}
+	return nil
+}
+
+// simulatedRKE2 stands in for systemctl restart, the one thing a test
+// cannot run here: like RKE2's ExecStartPre it reads the operator config
+// (the real file, through the real loader) and, like kube-proxy, writes
+// its rules into the backend recorded there and leaves every other
+// backend alone. A backend in broken never syncs; failRestart fails the
+// restart itself.
+type simulatedRKE2 struct {
+	t           *testing.T
+	root        hostfs.Root
+	broken      map[backend.Backend]bool
+	failRestart map[backend.Backend]bool
+	restarts    []string
+}
+
+func (s *simulatedRKE2) Describe() string { return "rke2-server.service (simulated)" }
+
+func (s *simulatedRKE2) Restart(context.Context) error {
+	cfg, err := config.Load(s.root, hostfs.ConfigFile, nil, nil)
+	if err != nil {
+		return err
+	}
+	b := backend.Backend(cfg.Backend)
+	s.restarts = append(s.restarts, cfg.Backend)
+	if s.failRestart[b] {
+		return errors.New("Job for rke2-server.service failed")
+	}
+	if s.broken[b] {
+		return nil
+	}
+	return loadKubeProxy(b)
+}
+
+func owned(t *testing.T, b backend.Backend) expected.Owned {
+	t.Helper()
+	rs, err := cleanup.Read(context.Background(), cleanup.Exec, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return expected.FindOwned(rs, b == backend.NFTables)
+}
+
+func TestSwitchInNetns(t *testing.T) {
+	const before = "# operator notes\nbackend: iptables-legacy # NAS kernel, see ticket 42\nverify:\n  wait: 2m\n"
+	cases := []struct {
+		name        string
+		from, to    backend.Backend
+		staleInTo   bool // rules of an earlier run already in the target
+		broken      []backend.Backend
+		failRestart []backend.Backend
+		wantErr     string // "" success; "rolled back"; "needs a hand"
+	}{
+		{name: "legacy to nft", from: backend.IptablesLegacy, to: backend.IptablesNFT},
+		{name: "nft to nftables over stale nftables rules", from: backend.IptablesNFT, to: backend.NFTables, staleInTo: true},
+		{name: "never syncs: rollback", from: backend.IptablesLegacy, to: backend.NFTables, broken: []backend.Backend{backend.NFTables}, wantErr: "rolled back"},
+		{name: "restart fails: rollback", from: backend.IptablesNFT, to: backend.IptablesLegacy, failRestart: []backend.Backend{backend.IptablesLegacy}, wantErr: "rolled back"},
+		{name: "rollback fails too", from: backend.IptablesLegacy, to: backend.IptablesNFT, broken: []backend.Backend{backend.IptablesNFT}, failRestart: []backend.Backend{backend.IptablesLegacy}, wantErr: "needs a hand"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if !nstest.InNetns(t) {
+				return
+			}
+			dir := t.TempDir()
+			root := hostfs.New(dir)
+			cfgText := strings.Replace(before, "iptables-legacy", string(c.from), 1)
+			if err := os.MkdirAll(filepath.Join(dir, "etc/rke2-proxy-backend"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(root.Path(hostfs.ConfigFile), []byte(cfgText), 0o640); err != nil {
+				t.Fatal(err)
+			}
+			if err := loadKubeProxy(c.from); err != nil {
+				t.Fatal(err)
+			}
+			if c.staleInTo {
+				if err := loadKubeProxy(c.to); err != nil {
+					t.Fatal(err)
+				}
+			}
+			rke2 := &simulatedRKE2{t: t, root: root, broken: set(c.broken), failRestart: set(c.failRestart)}
+			var log bytes.Buffer
+			s := &Switch{
+				From: c.from, To: c.to,
+				Config:    FileConfig{Root: root, File: hostfs.ConfigFile},
+				Restarter: rke2,
+				Verifier:  LiveVerifier{Root: hostfs.New("/"), Wait: 2 * time.Second, Poll: 100 * time.Millisecond},
+				Cleaner:   LiveCleaner{},
+				Log:       &log,
+			}
+			err := s.Run(context.Background())
+			t.Logf("log:\n%s", log.String())
+			got, rerr := os.ReadFile(root.Path(hostfs.ConfigFile))
+			if rerr != nil {
+				t.Fatal(rerr)
+			}
+			backup, _ := os.ReadFile(root.Path(hostfs.ConfigFile + BackupSuffix))
+			if string(backup) != cfgText {
+				t.Errorf("backup holds %q, want the old file %q", backup, cfgText)
+			}
+			if fi, err := os.Stat(root.Path(hostfs.ConfigFile)); err != nil || fi.Mode().Perm() != 0o640 {
+				t.Errorf("config mode changed: %v %v", fi.Mode(), err)
+			}
+			switch c.wantErr {
+			case "":
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := strings.Replace(cfgText, string(c.from), string(c.to), 1); string(got) != want {
+					t.Errorf("config is\n%s\nwant\n%s", got, want)
+				}
+				if o := owned(t, c.from); !o.Empty() {
+					t.Errorf("kube-proxy objects left in the old backend %s: %+v", c.from, o)
+				}
+				if o := owned(t, c.to); o.Empty() {
+					t.Errorf("no kube-proxy objects in the new backend %s", c.to)
+				}
+				for _, want := range []string{"op(1): [finished]", "op(6): [finished] verify"} {
+					if !strings.Contains(log.String(), want) {
+						t.Errorf("log lacks %q", want)
+					}
+				}
+			case "rolled back":
+				if !errors.Is(err, ErrRolledBack) {
+					t.Fatalf("want a rollback, got %v", err)
+				}
+				if string(got) != cfgText {
+					t.Errorf("config after rollback is\n%s\nwant the old\n%s", got, cfgText)
+				}
+				if o := owned(t, c.to); !o.Empty() {
+					t.Errorf("kube-proxy objects left in the abandoned backend %s: %+v", c.to, o)
+				}
+				if o := owned(t, c.from); o.Empty() {
+					t.Errorf("no kube-proxy objects in %s after the rollback", c.from)
+				}
+				if want := []string{string(c.to), string(c.from)}; fmt.Sprint(rke2.restarts) != fmt.Sprint(want) {
+					t.Errorf("restarts read backends %v, want %v", rke2.restarts, want)
+				}
+				if !strings.Contains(log.String(), "[failed]") || !strings.Contains(log.String(), "rolling back to "+string(c.from)) {
+					t.Errorf("log does not show the failure and the rollback")
+				}
+			default:
+				if err == nil || errors.Is(err, ErrRolledBack) || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("want %q, got %v", c.wantErr, err)
+				}
+			}
+		})
+	}
+}
+
+func set(bs []backend.Backend) map[backend.Backend]bool {
+	m := map[backend.Backend]bool{}
+	for _, b := range bs {
+		m[b] = true
+	}
+	return m
+}
+
+// A config switch cannot edit in place stops the switch before the
+// restart: the file, kube-proxy's rules and RKE2 are left as they were.
+func TestSwitchStopsBeforeRestartWhenTheConfigCannotBeEdited(t *testing.T) {
+	if !nstest.InNetns(t) {
+		return
+	}
+	dir := t.TempDir()
+	root := hostfs.New(dir)
+	const flow = "{backend: iptables-legacy, node_label: true}\n"
+	if err := os.MkdirAll(filepath.Join(dir, "etc/rke2-proxy-backend"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(root.Path(hostfs.ConfigFile), []byte(flow), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := loadKubeProxy(backend.IptablesLegacy); err != nil {
+		t.Fatal(err)
+	}
+	rke2 := &simulatedRKE2{t: t, root: root}
+	var log bytes.Buffer
+	s := &Switch{
+		From: backend.IptablesLegacy, To: backend.IptablesNFT,
+		Config:    FileConfig{Root: root, File: hostfs.ConfigFile},
+		Restarter: rke2,
+		Verifier:  LiveVerifier{Root: hostfs.New("/"), Wait: time.Second, Poll: 100 * time.Millisecond},
+		Cleaner:   LiveCleaner{},
+		Log:       &log,
+	}
+	err := s.Run(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "nothing changed") {
+		t.Fatalf("want a stop before any change, got %v", err)
+	}
+	if len(rke2.restarts) != 0 {
+		t.Errorf("RKE2 was restarted %d time(s)", len(rke2.restarts))
+	}
+	if got, _ := os.ReadFile(root.Path(hostfs.ConfigFile)); string(got) != flow {
+		t.Errorf("config changed to %q", got)
+	}
+	if o := owned(t, backend.IptablesLegacy); o.Empty() {
+		t.Error("kube-proxy's live rules in iptables-legacy were removed")
+	}
+	if !strings.Contains(log.String(), "op(2): [failed]") || strings.Contains(log.String(), "op(3)") {
+		t.Errorf("log:\n%s", log.String())
+	}
+}
