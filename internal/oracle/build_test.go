@@ -22,7 +22,8 @@ func TestBinaries(t *testing.T) {
 			if st.Mode()&0o111 == 0 {
 				t.Fatalf("%s is not executable", bin)
 			}
-			t.Logf("%s: %s (%d MiB) in %s", minor, bin, st.Size()>>20, time.Since(start).Round(time.Second))
+			// packaging/test/boot.sh reads the path from this line.
+			t.Logf("binary %s %s (%d MiB) in %s", minor, bin, st.Size()>>20, time.Since(start).Round(time.Second))
 		})
 	}
 }
