@@ -29,7 +29,7 @@ oracle:
 	$(GO) test -count=1 -timeout 0 -run '^TestBinaries$$' ./internal/oracle
 
 unit:
-	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -timeout 30m ./...
 
 e2e:
 	@for t in $(sort $(wildcard packaging/test/*.sh)); do echo "== $$t"; bash $$t || exit 1; done
