@@ -124,7 +124,11 @@ func load(ctx context.Context, unshare string, b backend.Backend, texts map[rule
 
 // failedLine finds the input line a loader names: iptables-restore says
 // "line 12 failed" or "Error occurred at line: 12", nft "<stdin>:12:1-30:".
-var failedLine = regexp.MustCompile(`(?:line:? |<stdin>:|/dev/stdin:)([0-9]{1,7})`)
+// Compiled on first use: only a failed trial needs it, and the generator
+// (the same binary) would otherwise compile it at every boot.
+var failedLine = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?:line:? |<stdin>:|/dev/stdin:)([0-9]{1,7})`)
+})
 
 // trialFailure words what the kernel rejected: the loader's first
 // complaint and the rule it was loading (which names the table, chain and
@@ -140,7 +144,7 @@ func trialFailure(fam rules.Family, loader, input, stderr string, err error) str
 		}
 	}
 	msg := fmt.Sprintf("loading kube-proxy's %s rules for one service into a throwaway network namespace failed: %s: %s", fam, loader, why)
-	if m := failedLine.FindStringSubmatch(stderr); m != nil {
+	if m := failedLine().FindStringSubmatch(stderr); m != nil {
 		if n, _ := strconv.Atoi(m[1]); n > 0 {
 			lines := strings.Split(input, "\n")
 			if n <= len(lines) {

@@ -37,27 +37,32 @@ its line says RKE2 starts without apply. It does nothing in the initrd
 (SYSTEMD_IN_INITRD=1 or /etc/initrd-release).`,
 		Args: cobra.RangeArgs(1, 3),
 		RunE: func(cmd *cobra.Command, dirs []string) error {
-			root := g.hostRoot()
-			log := generator.OpenLogger(root.IsHost(), g.stderr)
-			defer log.Close()
-			configFile := ""
-			if g.configFile != hostfs.ConfigFile {
-				configFile = g.configFile
-			}
-			// The outcome is logged; a generator exits 0 whatever happened.
-			_, _ = generator.Run(generator.Options{
-				Root:       root,
-				Dirs:       dirs,
-				Getenv:     os.Getenv,
-				ConfigFile: configFile,
-				Decide: func() (facts.Facts, config.Config, decide.Decision, error) {
-					// Live rules are left out: at boot there are none, and on
-					// daemon-reload the previous plan keeps the node where it is.
-					return g.loadDecision(facts.Options{})
-				},
-				Log: log,
-			})
+			runGenerator(g, dirs)
 			return nil
 		},
 	}
+}
+
+// runGenerator decides and writes the drop-ins into dirs (NORMAL [EARLY
+// [LATE]]); the outcome is logged, and a generator exits 0 whatever happened.
+func runGenerator(g *globals, dirs []string) {
+	root := g.hostRoot()
+	log := generator.OpenLogger(root.IsHost(), g.stderr)
+	defer log.Close()
+	configFile := ""
+	if g.configFile != hostfs.ConfigFile {
+		configFile = g.configFile
+	}
+	_, _ = generator.Run(generator.Options{
+		Root:       root,
+		Dirs:       dirs,
+		Getenv:     os.Getenv,
+		ConfigFile: configFile,
+		Decide: func() (facts.Facts, config.Config, decide.Decision, error) {
+			// Live rules are left out: at boot there are none, and on
+			// daemon-reload the previous plan keeps the node where it is.
+			return g.loadDecision(facts.Options{})
+		},
+		Log: log,
+	})
 }

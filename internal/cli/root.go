@@ -66,18 +66,22 @@ that kube-proxy's rules are complete and live in that backend only.`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
-	defaultRoot := os.Getenv(hostfs.EnvRoot)
-	if defaultRoot == "" {
-		defaultRoot = "/"
-	}
 	pf := root.PersistentFlags()
-	pf.StringVar(&g.root, "root", defaultRoot, "host root every path is read and written under (env "+hostfs.EnvRoot+")")
+	pf.StringVar(&g.root, "root", defaultRoot(), "host root every path is read and written under (env "+hostfs.EnvRoot+")")
 	pf.StringVar(&g.configFile, "config", hostfs.ConfigFile, "operator config file (a host path, under --root); a file named here must exist")
 	pf.StringVarP(&g.output, "output", "o", "text", "output format: text or json (a command without a JSON form refuses json)")
 	for _, add := range subcommands {
 		root.AddCommand(add(g))
 	}
 	return root
+}
+
+// defaultRoot is --root's default: the environment's, else the real root.
+func defaultRoot() string {
+	if r := os.Getenv(hostfs.EnvRoot); r != "" {
+		return r
+	}
+	return "/"
 }
 
 // checkExplicitConfig refuses a --config that names a missing file. Only
@@ -106,12 +110,35 @@ var subcommands []func(*globals) *cobra.Command
 
 func register(f func(*globals) *cobra.Command) { subcommands = append(subcommands, f) }
 
+// plainGeneratorArgs reports whether args are what systemd passes a
+// generator: one to three directories, no flag (anything else goes through
+// the command tree, which parses the flags or reports the usage error).
+func plainGeneratorArgs(args []string) bool {
+	if len(args) < 1 || len(args) > 3 {
+		return false
+	}
+	for _, a := range args {
+		if strings.HasPrefix(a, "-") {
+			return false
+		}
+	}
+	return true
+}
+
 // Main runs the command line and returns the process exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
-	root := NewRootCommand(stdout, stderr)
 	if len(args) > 0 && filepath.Base(args[0]) == GeneratorName {
+		if dirs := args[1:]; plainGeneratorArgs(dirs) {
+			// systemd runs a generator with its output directories and
+			// nothing else, at every boot and daemon-reload: run it before
+			// the command tree is built, which only flags, help and usage
+			// errors need (every flag's default is what the tree would set).
+			runGenerator(&globals{root: defaultRoot(), configFile: hostfs.ConfigFile, output: "text", stdout: stdout, stderr: stderr}, dirs)
+			return ExitOK
+		}
 		args = append([]string{args[0], "generate"}, args[1:]...)
 	}
+	root := NewRootCommand(stdout, stderr)
 	if len(args) > 1 && (args[1] == cobra.ShellCompRequestCmd || args[1] == cobra.ShellCompNoDescRequestCmd) {
 		// Only a shell asking for completions needs the flag values: the
 		// generator builds this tree on every boot and should not pay for them.

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/spf13/viper"
-
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 )
@@ -18,8 +16,8 @@ import (
 // words, highest last. Errors name the file, key and value.
 //
 // Each source is parsed and validated on its own so that an error names
-// where the bad value came from; viper then layers the validated values
-// over the defaults (its Set order is the precedence order).
+// where the bad value came from; assemble then layers the validated values
+// over the defaults, lowest first.
 func Load(root hostfs.Root, file string, env []string, cmdline []string) (Config, error) {
 	fileValues, found, err := readFile(root, file)
 	if err != nil {
@@ -51,40 +49,45 @@ type layer struct {
 	source string
 }
 
-// assemble layers validated values over the defaults, lowest first.
+// assemble layers validated values over the defaults, lowest first. Each
+// layer holds only keys of settings with values of the key's type (string,
+// bool, time.Duration or []string, as convert and convertList make them), so
+// a later layer's value simply replaces an earlier one.
 func assemble(layers []layer) Config {
-	v := viper.New()
+	v := make(map[string]any, len(settings))
 	for _, s := range settings {
-		v.SetDefault(s.path, s.def)
+		v[s.path] = s.def
 	}
 	source := SourceAuto
 	for _, l := range layers {
 		for k, val := range l.values {
-			v.Set(k, val)
+			v[k] = val
 		}
 		if _, ok := l.values["backend"]; ok {
 			source = l.source
 		}
 	}
+	str := func(k string) string { return v[k].(string) }
+	list := func(k string) []string { return append([]string{}, v[k].([]string)...) }
 	return Config{
-		Backend:       v.GetString("backend"),
+		Backend:       str("backend"),
 		BackendSource: source,
-		Prefer:        toBackends(v.GetStringSlice("prefer")),
+		Prefer:        toBackends(list("prefer")),
 		LegacyTriggers: LegacyTriggers{
-			Modules: nonNil(v.GetStringSlice("legacy_triggers.modules")),
-			PCIIDs:  nonNil(v.GetStringSlice("legacy_triggers.pci_ids")),
-			DMI:     nonNil(v.GetStringSlice("legacy_triggers.dmi")),
+			Modules: list("legacy_triggers.modules"),
+			PCIIDs:  list("legacy_triggers.pci_ids"),
+			DMI:     list("legacy_triggers.dmi"),
 		},
-		RespectRKE2Config: v.GetBool("respect_rke2_config"),
-		KubeProxy:         KubeProxy{ExtraArgs: nonNil(v.GetStringSlice("kube_proxy.extra_args"))},
-		NodeLabel:         v.GetBool("node_label"),
-		NodeTaint:         v.GetString("node_taint"),
-		OnFailure:         v.GetString("on_failure"),
+		RespectRKE2Config: v["respect_rke2_config"].(bool),
+		KubeProxy:         KubeProxy{ExtraArgs: list("kube_proxy.extra_args")},
+		NodeLabel:         v["node_label"].(bool),
+		NodeTaint:         str("node_taint"),
+		OnFailure:         str("on_failure"),
 		Verify: Verify{
-			Wait:        v.GetDuration("verify.wait"),
-			TextfileDir: v.GetString("verify.textfile_dir"),
+			Wait:        v["verify.wait"].(time.Duration),
+			TextfileDir: str("verify.textfile_dir"),
 		},
-		CNI: CNI{HelmChartConfig: v.GetString("cni.helmchartconfig")},
+		CNI: CNI{HelmChartConfig: str("cni.helmchartconfig")},
 	}
 }
 
@@ -157,11 +160,4 @@ func toBackends(names []string) []backend.Backend {
 		out[i] = backend.Backend(n)
 	}
 	return out
-}
-
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
 }

@@ -5,6 +5,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
@@ -173,17 +174,20 @@ func checkModuleGlob(v string) (string, error) {
 	return strings.ReplaceAll(v, "-", "_"), nil
 }
 
-var pciID = regexp.MustCompile(`^[0-9a-fA-F]{4}:[0-9a-fA-F]{4}$`)
+// pciID and flagName are compiled on first use: most configs set neither
+// legacy_triggers.pci_ids nor kube_proxy.extra_args, and the generator
+// loads the config at every boot.
+var pciID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-fA-F]{4}:[0-9a-fA-F]{4}$`) })
 
 func checkPCIID(v string) (string, error) {
 	id := strings.TrimPrefix(strings.ReplaceAll(v, ":0x", ":"), "0x")
-	if !pciID.MatchString(id) {
+	if !pciID().MatchString(id) {
 		return "", fmt.Errorf("%q is not a PCI id: use \"vendor:device\" in hex as lspci -n prints it, e.g. \"1b4b:9235\"", v)
 	}
 	return strings.ToLower(id), nil
 }
 
-var flagName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
+var flagName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`) })
 
 // ownedFlags are kube-proxy flags the tool writes itself: a second value
 // from the operator would silently fight the decision.
@@ -202,7 +206,7 @@ func checkExtraArg(v string) (string, error) {
 	}
 	v = strings.TrimPrefix(v, "--")
 	name, value, _ := strings.Cut(v, "=")
-	if !flagName.MatchString(name) {
+	if !flagName().MatchString(name) {
 		return "", fmt.Errorf("%q is not flag=value: write kube-proxy flags like \"iptables-min-sync-period=1s\" (lower-case name, =, value)", v)
 	}
 	if why, owned := ownedFlags[name]; owned {
