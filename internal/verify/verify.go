@@ -28,7 +28,12 @@ type Options struct {
 	// Kubernetes selects the layout; zero means unknown (then both nftables
 	// layouts are accepted).
 	Kubernetes rke2.KubeVersion
-	Reader     netfilter.Reader
+	// Families kube-proxy programs on this node (empty: both); a node
+	// without usable IPv6 runs kube-proxy single-stack (see facts.IPFamilies).
+	Families []rules.Family
+	// SingleStackReason says why IPv6 is not among Families, for the note.
+	SingleStackReason string
+	Reader            netfilter.Reader
 	// Wait bounds the wait for kube-proxy's first sync; Poll is the interval.
 	Wait, Poll time.Duration
 	// ProxyModeURL is kube-proxy's /proxyMode endpoint ("" skips the check).
@@ -83,7 +88,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if opts.Sleep == nil {
 		opts.Sleep = sleepCtx
 	}
-	layouts, err := skeletons(opts)
+	judge, err := newJudge(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -94,10 +99,11 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	}
 	var live *rules.Ruleset
 	var missing []Finding
+	var layoutNote string
 	for {
 		live, err = opts.Reader.Read(ctx, opts.Expect)
 		if err == nil {
-			missing = bestLayout(layouts, live)
+			missing, layoutNote = judge.findings(live)
 			if len(missing) == 0 {
 				res.Synced = true
 				break
@@ -120,6 +126,9 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	} else {
 		exp.Complete = len(missing) == 0
 		res.Findings = append(res.Findings, missing...)
+		if layoutNote != "" {
+			res.Notes = append(res.Notes, layoutNote)
+		}
 		if !res.Synced && opts.Wait > 0 {
 			res.Notes = append(res.Notes, fmt.Sprintf("waited %s for kube-proxy's first sync in %s", opts.Wait, opts.Expect))
 		}
@@ -159,36 +168,6 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	res.OK = len(res.Findings) == 0
 	res.Duration = time.Since(start)
 	return res, nil
-}
-
-// skeletons renders the expected footprint(s): one for a known version;
-// for an unknown one, every layout the backend may have.
-func skeletons(opts Options) ([]*rules.Ruleset, error) {
-	versions := []rke2.KubeVersion{opts.Kubernetes}
-	if !opts.Kubernetes.Known() && opts.Expect == backend.NFTables {
-		versions = []rke2.KubeVersion{expected.Newest, {Major: 1, Minor: 33, Patch: -1}}
-	}
-	var out []*rules.Ruleset
-	for _, v := range versions {
-		rs, err := expected.Render(expected.Options{Backend: opts.Expect, Kubernetes: v})
-		if err != nil {
-			return nil, fmt.Errorf("expected rules for %s: %w", opts.Expect, err)
-		}
-		out = append(out, rs)
-	}
-	return out, nil
-}
-
-// bestLayout returns the findings of the layout that fits live best.
-func bestLayout(layouts []*rules.Ruleset, live *rules.Ruleset) []Finding {
-	var best []Finding
-	for i, l := range layouts {
-		f := missingSkeleton(l, live)
-		if i == 0 || len(f) < len(best) {
-			best = f
-		}
-	}
-	return best
 }
 
 func fillOwned(st *BackendState, b backend.Backend, rs *rules.Ruleset) {
