@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
 # Benchmark, not a test: how long `verify` takes against the backend's own
-# dump tool, and verify's peak memory, at 1k, 5k and 10k synthetic services.
-# Each case runs in a throwaway network namespace (unshare -n) holding the
-# rendered footprint: N services in IPv4 plus the IPv6 skeleton. Targets
-# (issue 4): verify / iptables-legacy-save <= 1.25, / iptables-nft-save
-# <= 1.0, / nft list ruleset <= 0.5; peak RSS <= 64 MiB at 5k services.
-# Env: SIZES="1000 5000 10000", RUNS=7, BACKENDS="iptables-legacy iptables-nft nftables".
+# dump tool, and verify's peak memory, on rules kube-proxy's real proxier
+# programmed (the oracle, test/kubeproxy, dual-stack, kubelet's chains too)
+# at 1k, 5k and 10k Services. Each case runs in a throwaway network
+# namespace (unshare -n). verify and the dump tool run as interleaved pairs
+# (A B A B ...), so load drift hits both alike; the figure is the median of
+# the per-pair ratios, with their min-max and the load average.
+# Targets (issue 8): verify / iptables-legacy-save <= 1.25,
+# / iptables-nft-save <= 1.0, / nft list ruleset <= 0.5; peak RSS <= 64 MiB
+# at 5k Services.
+# Env: SIZES="1000 5000 10000", PAIRS=7, MINOR=v1.36,
+#      BACKENDS="iptables-legacy iptables-nft nftables".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,49 +20,70 @@ if [ "$(id -u)" != 0 ]; then
 fi
 
 if [ "${1:-}" = --case ]; then
-  # Inside the namespace: load, check, time.
-  b=$2 n=$3 bin=$4 runs=$5
+  # Inside the namespace: program, check, time.
+  b=$2 n=$3 bin=$4 pairs=$5 oracle=$6 minor=$7
   root=$(mktemp -d)
   trap 'rm -rf "$root"' EXIT
   case $b in
-    iptables-legacy) load4="iptables-legacy-restore -w 5"; load6="ip6tables-legacy-restore -w 5"; dump="iptables-legacy-save" ;;
-    iptables-nft) load4="iptables-nft-restore"; load6="ip6tables-nft-restore"; dump="iptables-nft-save" ;;
-    nftables) load4="nft -f -"; load6="nft -f -"; dump="nft list ruleset" ;;
+    iptables-legacy) flavour=legacy mode=iptables dump="iptables-legacy-save" ;;
+    iptables-nft) flavour=nft mode=iptables dump="iptables-nft-save" ;;
+    nftables) flavour=nft mode=nftables dump="nft list ruleset" ;;
   esac
-  "$bin" render expected --backend "$b" --family ipv4 --services "$n" | $load4
-  "$bin" render expected --backend "$b" --family ipv6 | $load6
+  # The kube-proxy image's way of choosing the iptables flavour.
+  mkdir -p "$root/bin"
+  for c in iptables iptables-save iptables-restore ip6tables ip6tables-save ip6tables-restore; do
+    ln -s "$(command -v xtables-$flavour-multi)" "$root/bin/$c"
+  done
+  PATH=$root/bin:$PATH "$oracle" --mode "$mode" --services "$n" --kubelet >/dev/null 2>"$root/oracle.log" || {
+    echo "$b $n: the oracle failed:"; tail -5 "$root/oracle.log"; exit 1; }
   # The legacy reader learns which tables exist from /proc/net under --root.
   mkdir -p "$root/proc/net"
   cat /proc/net/ip_tables_names > "$root/proc/net/ip_tables_names" 2>/dev/null || true
   cat /proc/net/ip6_tables_names > "$root/proc/net/ip6_tables_names" 2>/dev/null || true
-  verify=("$bin" --root "$root" verify --expect "$b" --wait 0s --no-status --proxy-mode-url "")
+  verify=("$bin" --root "$root" verify --expect "$b" --kubernetes "$minor" --wait 0s --no-status)
   status=passes
   if ! out=$("${verify[@]}" 2>&1); then
     # Still timed: the work is the same; the verdict is reported.
     status="FAILS ($(echo "$out" | grep -m1 -o '\[[a-z-]*\].*' | cut -c1-100))"
   fi
   us() { local s e; s=$(date +%s%N); "$@" >/dev/null 2>&1 || true; e=$(date +%s%N); echo $(((e - s) / 1000)); }
-  median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-  tv=$(for _ in $(seq "$runs"); do us "${verify[@]}"; done | median)
-  # shellcheck disable=SC2086 # $dump is a command line
-  td=$(for _ in $(seq "$runs"); do us $dump; done | median)
+  pairs_out=$(for _ in $(seq "$pairs"); do
+    tv=$(us "${verify[@]}")
+    # shellcheck disable=SC2086 # $dump is a command line
+    td=$(us $dump)
+    echo "$tv $td"
+  done)
   rss="-"
   if [ -x /usr/bin/time ]; then
     rss=$( { /usr/bin/time -v "${verify[@]}" >/dev/null || true; } 2>&1 | awk -F': ' '/Maximum resident/ {printf "%.1f", $2/1024}')
   fi
-  awk -v b="$b" -v n="$n" -v tv="$tv" -v td="$td" -v d="${dump%% *}" -v rss="$rss" -v st="$status" 'BEGIN {
-    printf "%-16s %6d  verify %8.1f ms  %-18s %8.1f ms  ratio %5.2f  verify peak RSS %s MiB  verify %s\n",
-      b, n, tv / 1000, d, td / 1000, tv / td, rss, st }'
+  load=$(cut -d' ' -f1-3 /proc/loadavg)
+  echo "$pairs_out" | awk -v b="$b" -v n="$n" -v d="${dump%% *}" -v rss="$rss" -v st="$status" -v load="$load" '
+    { v[NR] = $1; t[NR] = $2; r[NR] = $1 / $2 }
+    function median(a, n,   i, j, x, s) {
+      for (i = 1; i <= n; i++) s[i] = a[i]
+      for (i = 2; i <= n; i++) { x = s[i]; for (j = i - 1; j >= 1 && s[j] > x; j--) s[j + 1] = s[j]; s[j + 1] = x }
+      return n % 2 ? s[(n + 1) / 2] : (s[n / 2] + s[n / 2 + 1]) / 2
+    }
+    END {
+      lo = hi = r[1]; for (i = 2; i <= NR; i++) { if (r[i] < lo) lo = r[i]; if (r[i] > hi) hi = r[i] }
+      printf "%-16s %6d  verify %8.1f ms  %-18s %8.1f ms  ratio %5.2f (%.2f-%.2f, %d pairs)  peak RSS %s MiB  load %s  verify %s\n",
+        b, n, median(v, NR) / 1000, d, median(t, NR) / 1000, median(r, NR), lo, hi, NR, rss, load, st }'
   exit 0
 fi
 
 make -s build
 bin=$PWD/bin/rke2-proxy-backend
-runs=${RUNS:-7}
-echo "verify vs the backend's dump tool, median of $runs runs each, $(nproc) CPUs, kernel $(uname -r)"
+pairs=${PAIRS:-7}
+minor=${MINOR:-v1.36}
+# kube-proxy: the oracle for $minor, built once and cached in .cache/oracle.
+oracle=$(go test -count=1 -timeout 0 -v -run "^TestBinaries\$/^$minor\$" ./internal/oracle 2>&1 |
+  sed -n "s/.*binary $minor \([^ ]*\) .*/\1/p")
+[ -x "$oracle" ] || { echo "bench/verify.sh: no kube-proxy oracle for $minor (see internal/oracle.Minors)" >&2; exit 1; }
+echo "verify vs the backend's dump tool on kube-proxy $minor's own rules (dual-stack), $pairs interleaved pairs each, $(nproc) CPUs, kernel $(uname -r)"
 for n in ${SIZES:-1000 5000 10000}; do
   for b in ${BACKENDS:-iptables-legacy iptables-nft nftables}; do
-    unshare -n "$0" --case "$b" "$n" "$bin" "$runs" || echo "$b $n: FAILED"
+    unshare -n "$0" --case "$b" "$n" "$bin" "$pairs" "$oracle" "$minor" || echo "$b $n: FAILED"
   done
 done
 echo "targets: iptables-legacy <= 1.25, iptables-nft <= 1.00, nftables <= 0.50; peak RSS <= 64 MiB at 5000"

@@ -7,8 +7,9 @@
 #           tarball layout: RKE2's real rke2-server.service text in
 #           /usr/local/lib/systemd/system, /usr/local/bin/rke2 = the stand-in
 #           (packaging/test/standin) that records what RKE2 would read, plays
-#           kube-proxy by loading `rke2-proxy-backend render expected` into
-#           the guest's own network namespace and then sends READY=1.
+#           kubelet, runs kube-proxy's real proxier (the oracle,
+#           test/kubeproxy, built for the stand-in's Kubernetes minor) in the
+#           guest's own network namespace and then sends READY=1.
 #   boot 1  config backend: iptables-legacy (the NAS case)
 #   boot 2  same disk, kernel command line rke2.proxy_backend=iptables-nft
 #   boot 3  legacy again, then a live switch to iptables-nft (config edit,
@@ -61,6 +62,16 @@ done
 log "building the RKE2 stand-in"
 (cd "$REPO" && CGO_ENABLED=0 GOARCH=$arch go build -trimpath -o "$R/usr/local/bin/rke2" ./packaging/test/standin) ||
 	fail "go build of packaging/test/standin failed"
+
+# kube-proxy: the oracle built for the Kubernetes minor of the stand-in's
+# RKE2 version (internal/oracle caches the build in .cache/oracle).
+rke2_version=$("$R/usr/local/bin/rke2" --version | sed -n 's/^rke2 version \(v[0-9]*\.[0-9]*\)\..*/\1/p')
+[ -n "$rke2_version" ] || fail "cannot read the Kubernetes minor from the stand-in's rke2 --version"
+log "building the kube-proxy oracle for Kubernetes $rke2_version (minutes when not cached)"
+oracle=$(cd "$REPO" && go test -count=1 -timeout 0 -v -run "^TestBinaries\$/^$rke2_version\$" ./internal/oracle 2>&1 |
+	sed -n "s/.*binary $rke2_version \([^ ]*\) .*/\1/p")
+[ -x "$oracle" ] || fail "no kube-proxy oracle for $rke2_version (is it in internal/oracle.Minors? run: go test -v -run TestBinaries ./internal/oracle)"
+install -D -m 0755 "$oracle" "$R/usr/local/lib/rke2-standin/kubeproxy-oracle"
 
 # RKE2's rke2-server.service as its tarball installs it (rancher/rke2,
 # bundle/lib/systemd/system/rke2-server.service), verbatim; the same file

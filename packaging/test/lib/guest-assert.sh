@@ -144,6 +144,7 @@ if [ "$got" = "$expect" ]; then
 else
 	bad "kube-proxy (stand-in) runs on '${got:-nothing}', want $expect"
 fi
+check "kube-proxy's real proxier (the oracle) synced its rules" grep -q 'proxier synced' /var/lib/rke2-standin/kube-proxy
 case $expect in
 iptables-legacy) want_env=IPTABLES_MODE=legacy ;;
 iptables-nft) want_env=IPTABLES_MODE=nft ;;

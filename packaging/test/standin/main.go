@@ -6,8 +6,11 @@
 // its arguments and environment, reads RKE2's config the way RKE2 does
 // (config.yaml, then config.yaml.d/*.yaml|*.yml in name order, "key+"
 // appends), picks kube-proxy's backend from proxy-mode= and IPTABLES_MODE=
-// the way kube-proxy's image does, loads `rke2-proxy-backend render
-// expected` for that backend into the guest's own network namespace, serves
+// the way kube-proxy's image does, plays kubelet (its hint and canary
+// chains through the host's iptables alternative), then runs kube-proxy's
+// real proxier for that backend (the oracle, test/kubeproxy, built for this
+// RKE2's Kubernetes minor and copied in by boot.sh) in the guest's own
+// network namespace until its first successful sync, serves
 // kube-proxy's /proxyMode on 127.0.0.1:10249, and only then tells systemd
 // READY=1 (rke2-server is Type=notify).
 package main
@@ -32,12 +35,18 @@ import (
 )
 
 const (
-	// Version is what `rke2 --version` prints: RKE2's own format.
-	Version    = "v1.33.5+rke2r1"
-	Kubernetes = "v1.33"
-	recordDir  = "/var/lib/rke2-standin"
-	tool       = "/usr/bin/rke2-proxy-backend"
-	dataDir    = "/var/lib/rancher/rke2/data/v1.33.5-rke2r1-5ca1ab1e"
+	// Version is what `rke2 --version` prints: RKE2's own format. boot.sh
+	// reads the Kubernetes minor from it to pick the oracle build.
+	Version   = "v1.34.4+rke2r1"
+	recordDir = "/var/lib/rke2-standin"
+	// dataDir is named as RKE2 names it: the version with "+" as "-",
+	// then the first 12 hex digits of the runtime image's digest; verify
+	// learns the Kubernetes version from this name at boot.
+	dataDir = "/var/lib/rancher/rke2/data/v1.34.4-rke2r1-5ca1ab1e0b0e"
+	// oracle is kube-proxy: boot.sh installs the oracle binary here.
+	oracle = "/usr/local/lib/rke2-standin/kubeproxy-oracle"
+	// services is how many Services the stand-in's cluster has.
+	services = 30
 )
 
 func main() {
@@ -87,13 +96,14 @@ func run() error {
 	if err := record("backend", backend+"\n"); err != nil {
 		return err
 	}
+	// kubelet starts before kube-proxy on a node.
 	for _, family := range []string{"ipv4", "ipv6"} {
-		if err := load(backend, family); err != nil {
-			return err
-		}
 		if err := kubelet(family); err != nil {
 			return err
 		}
+	}
+	if err := kubeProxy(backend, mode); err != nil {
+		return err
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:10249")
 	if err != nil {
@@ -227,38 +237,42 @@ func pickBackend(values map[string]any) (backend, mode string, err error) {
 	return "", "", fmt.Errorf("IPTABLES_MODE=%s: kube-proxy's iptables wrapper accepts only legacy or nft; every iptables call would fail", ipt)
 }
 
-// load writes the expected kube-proxy skeleton for one family into the
-// backend, as kube-proxy's first sync would.
-func load(backend, family string) error {
-	render := exec.Command(tool, "render", "expected", "--backend", backend, "--family", family, "--kubernetes", Kubernetes)
-	render.Stderr = os.Stderr
-	text, err := render.Output()
+// kubeProxy runs kube-proxy's real proxier (the oracle) for backend with
+// the iptables* commands on its PATH pointing at the xtables multi-call
+// binary IPTABLES_MODE chose, as the kube-proxy image's wrapper does (the
+// nftables proxier calls nft, which is on PATH as is). It returns after the
+// first successful sync of each family, leaving the rules in place.
+func kubeProxy(backend, mode string) error {
+	flavour := "nft"
+	if backend == "iptables-legacy" {
+		flavour = "legacy"
+	}
+	multi, err := exec.LookPath("xtables-" + flavour + "-multi")
 	if err != nil {
-		return fmt.Errorf("%s: %w", strings.Join(render.Args, " "), err)
+		return fmt.Errorf("kube-proxy's iptables wrapper: %w", err)
 	}
-	var loader *exec.Cmd
-	switch {
-	case backend == "nftables":
-		loader = exec.Command("nft", "-f", "-")
-	case family == "ipv6":
-		loader = exec.Command(strings.Replace(backend, "iptables", "ip6tables", 1)+"-restore", "--noflush")
-	default:
-		loader = exec.Command(backend+"-restore", "--noflush")
+	bin := filepath.Join("/run/rke2-standin", "iptables-"+flavour)
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		return err
 	}
-	if backend != "nftables" {
-		text = withoutChains(text, kubeletChains)
+	for _, name := range []string{"iptables", "iptables-save", "iptables-restore", "ip6tables", "ip6tables-save", "ip6tables-restore"} {
+		link := filepath.Join(bin, name)
+		os.Remove(link)
+		if err := os.Symlink(multi, link); err != nil {
+			return err
+		}
 	}
-	loader.Stdin = strings.NewReader(string(text))
-	if out, err := loader.CombinedOutput(); err != nil {
-		return fmt.Errorf("%s: %w: %s", strings.Join(loader.Args, " "), err, out)
+	// A node without IPv6 runs kube-proxy single-stack.
+	_, noIPv6 := os.Stat("/proc/net/if_inet6")
+	args := []string{"--mode", mode, "--services", fmt.Sprint(services), fmt.Sprintf("--ipv6=%t", noIPv6 == nil)}
+	cmd := exec.Command(oracle, args...)
+	cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("kube-proxy (%s %s): %w\n%s", oracle, strings.Join(args, " "), err, out)
 	}
-	return record("rules-"+family, string(text))
+	return record("kube-proxy", string(out))
 }
-
-// kubeletChains are kubelet's, not kube-proxy's: kubelet creates them with
-// the host's iptables (the Debian alternative), whatever backend kube-proxy
-// uses, so the stand-in's kube-proxy leaves them out of its own rules.
-var kubeletChains = []string{"KUBE-IPTABLES-HINT", "KUBE-KUBELET-CANARY"}
 
 // kubeletTables are where kubelet ensures each of its chains
 // (pkg/kubelet/kubelet_network_linux.go): the hint in mangle, the canary in
@@ -301,22 +315,4 @@ func kubelet(family string) error {
 	path, _ := exec.LookPath(cmd)
 	target, _ := filepath.EvalSymlinks(path)
 	return record("kubelet-"+family, target+"\n")
-}
-
-// withoutChains drops the declarations and rules of the named chains from
-// iptables-restore input.
-func withoutChains(text []byte, chains []string) []byte {
-	var out []string
-	for _, line := range strings.Split(string(text), "\n") {
-		drop := false
-		for _, c := range chains {
-			if strings.HasPrefix(line, ":"+c+" ") || strings.HasPrefix(line, "-A "+c+" ") {
-				drop = true
-			}
-		}
-		if !drop {
-			out = append(out, line)
-		}
-	}
-	return []byte(strings.Join(out, "\n"))
 }

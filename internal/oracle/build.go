@@ -1,0 +1,168 @@
+// Package oracle builds and runs kube-proxy's real proxiers (the program in
+// test/kubeproxy, which links k8s.io/kubernetes) so tests can compare the
+// project's view of a healthy node with the rules kube-proxy itself writes.
+// The oracle is its own Go module: the product never links Kubernetes.
+package oracle
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Minors are the Kubernetes minors the oracle is built for, which are the
+// minors verify knows. Adding one: run test/kubeproxy/genmod.sh for its
+// newest patch, `go mod tidy -modfile=go.<minor>.mod` there, add it here
+// (and to eras when its proxier constructors changed), then fix what the
+// tests that use the oracle report.
+var Minors = []string{"v1.34", "v1.36"}
+
+// eras gives the build tags that select the proxier constructor adapter in
+// test/kubeproxy for each minor: 1.37 passes the KubeProxyConfiguration.
+var eras = map[string][]string{
+	"v1.37": {"kubeproxy_config_constructors"},
+}
+
+// Binary returns the oracle program for a Kubernetes minor, building it on
+// first use into <repo>/.cache/oracle/<minor>/<hash>/ where the hash covers
+// the sources, the minor's mod files, the build tags and the Go version, so
+// any change rebuilds and an unchanged tree reuses the binary. Concurrent
+// test binaries wait for one another on a lock file instead of building
+// twice. A cold build takes minutes (make oracle builds every minor before
+// the tests, so the go test timeout never covers it).
+func Binary(t testing.TB, minor string) string {
+	t.Helper()
+	bin, err := build(minor)
+	if err != nil {
+		t.Fatalf("building the kube-proxy oracle for %s: %v", minor, err)
+	}
+	return bin
+}
+
+func build(minor string) (string, error) {
+	src, err := sourceDir()
+	if err != nil {
+		return "", err
+	}
+	modfile := "go." + minor + ".mod"
+	if _, err := os.Stat(filepath.Join(src, modfile)); err != nil {
+		return "", fmt.Errorf("no %s in %s: add the minor with genmod.sh (see oracle.Minors): %w", modfile, src, err)
+	}
+	goVersion, err := exec.Command("go", "env", "GOVERSION").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOVERSION: %w", err)
+	}
+	tags := strings.Join(eras[minor], ",")
+	key, err := hashSources(src, minor, tags, strings.TrimSpace(string(goVersion)))
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(filepath.Dir(filepath.Dir(src)), ".cache", "oracle", minor)
+	bin := filepath.Join(dir, key, "kubeproxy-oracle")
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	unlock, err := lock(filepath.Join(dir, ".lock"))
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil // another test binary built it while we waited
+	}
+	tmp := bin + ".tmp"
+	args := []string{"build", "-modfile=" + modfile, "-trimpath", "-o", tmp}
+	if tags != "" {
+		args = append(args, "-tags="+tags)
+	}
+	cmd := exec.Command("go", append(args, ".")...)
+	cmd.Dir = src
+	// Static, so boot tests can copy it into a container; no workspace.
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOWORK=off", "GOFLAGS=-mod=readonly")
+	start := time.Now()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go %s in %s: %w\n%s", strings.Join(args, " "), src, err, out)
+	}
+	if err := os.Rename(tmp, bin); err != nil {
+		return "", err
+	}
+	fmt.Fprintf(os.Stderr, "oracle: built %s in %s\n", bin, time.Since(start).Round(time.Second))
+	prune(dir, key)
+	return bin, nil
+}
+
+// sourceDir finds test/kubeproxy by walking up from the working directory
+// (a package directory when run by go test).
+func sourceDir() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		src := filepath.Join(dir, "test", "kubeproxy")
+		if _, err := os.Stat(filepath.Join(src, "go.mod")); err == nil {
+			return src, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("no test/kubeproxy/go.mod above the working directory: run from inside the repository")
+		}
+		dir = parent
+	}
+}
+
+// hashSources keys a build: every .go file and go.mod, the minor's mod and
+// sum files, the tags and the Go version.
+func hashSources(src, minor, tags, goVersion string) (string, error) {
+	files, err := filepath.Glob(filepath.Join(src, "*.go"))
+	if err != nil {
+		return "", err
+	}
+	files = append(files, filepath.Join(src, "go.mod"), filepath.Join(src, "go."+minor+".mod"), filepath.Join(src, "go."+minor+".sum"))
+	sort.Strings(files)
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00", minor, tags, goVersion)
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return "", fmt.Errorf("hashing the oracle sources: %w", err)
+		}
+		fmt.Fprintf(h, "%s\x00%d\x00", filepath.Base(f), len(b))
+		h.Write(b)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16], nil
+}
+
+// lock takes an exclusive flock on path; the returned func releases it.
+func lock(path string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("oracle build lock: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("oracle build lock %s: %w", path, err)
+	}
+	return func() { f.Close() }, nil
+}
+
+// prune removes the minor's older builds so the cache holds one per minor.
+func prune(dir, keep string) {
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if e.IsDir() && e.Name() != keep {
+			os.RemoveAll(filepath.Join(dir, e.Name()))
+		}
+	}
+}

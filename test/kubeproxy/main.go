@@ -1,0 +1,134 @@
+// Command kubeproxy-oracle programs, in the current network namespace, the
+// rules kube-proxy's real iptables or nftables proxier (linked from
+// k8s.io/kubernetes) writes for a deterministic set of Services, and
+// optionally what kubelet writes at startup; then it exits. Tests use it as
+// the oracle for what a healthy node's rules look like. It needs no API
+// server: the Services and EndpointSlices are fed to the proxier's handlers
+// directly, as kube-proxy's informers would.
+//
+//	kubeproxy-oracle --mode iptables|nftables --services N [--ipv6=false] [--kubelet]
+//
+// The iptables flavour is the one the iptables* commands on PATH run
+// (xtables-legacy-multi or xtables-nft-multi), as in the kube-proxy image.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+	"k8s.io/kubernetes/pkg/proxy/apis/config"
+	"k8s.io/kubernetes/pkg/proxy/healthcheck"
+	"k8s.io/kubernetes/pkg/proxy/metrics"
+	proxyutil "k8s.io/kubernetes/pkg/proxy/util"
+	utiliptables "k8s.io/kubernetes/pkg/util/iptables"
+)
+
+func main() {
+	mode := flag.String("mode", "", "kube-proxy's proxy mode: iptables or nftables")
+	services := flag.Int("services", 10, "how many Services to program")
+	ipv6 := flag.Bool("ipv6", true, "dual-stack (IPv4 and IPv6 proxiers); false: IPv4 only")
+	kubelet := flag.Bool("kubelet", false, "also write what kubelet writes at startup (iptables chains)")
+	timeout := flag.Duration("timeout", 5*time.Minute, "give up when the proxier has not synced by then")
+	verbosity := flag.Int("v", 0, "kube-proxy's log verbosity (klog -v)")
+	manifest := flag.String("manifest", "", "write the Services fed to each family's proxier to this JSON file")
+	flag.Parse()
+	if err := run(*mode, *services, *ipv6, *kubelet, *timeout, *verbosity, *manifest); err != nil {
+		fmt.Fprintln(os.Stderr, "kubeproxy-oracle:", err)
+		os.Exit(1)
+	}
+}
+
+// proxierParams is what the per-era constructor adapters need.
+type proxierParams struct {
+	config    *config.KubeProxyConfiguration
+	families  []v1.IPFamily
+	ipts      map[v1.IPFamily]utiliptables.Interface
+	detectors map[v1.IPFamily]proxyutil.LocalTrafficDetector
+	recorder  events.EventRecorder
+	healthz   *healthcheck.ProxyHealthServer
+}
+
+func run(mode string, services int, ipv6, kubelet bool, timeout time.Duration, verbosity int, manifest string) error {
+	var proxyMode config.ProxyMode
+	switch mode {
+	case "iptables":
+		proxyMode = config.ProxyModeIPTables
+	case "nftables":
+		proxyMode = config.ProxyModeNFTables
+	default:
+		return fmt.Errorf("--mode %q: want iptables or nftables", mode)
+	}
+	if services < 0 {
+		return fmt.Errorf("--services %d: want 0 or more", services)
+	}
+	logs := flag.NewFlagSet("klog", flag.ContinueOnError)
+	klog.InitFlags(logs)
+	_ = logs.Set("v", fmt.Sprint(verbosity))
+
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cfg, err := defaultConfig(proxyMode)
+	if err != nil {
+		return err
+	}
+	p := proxierParams{
+		config:    cfg,
+		families:  families(ipv6),
+		ipts:      map[v1.IPFamily]utiliptables.Interface{},
+		detectors: map[v1.IPFamily]proxyutil.LocalTrafficDetector{},
+		recorder:  &events.FakeRecorder{},
+		// Never served: it only records the proxier's sync times. A nil
+		// node manager is fine because nothing asks /healthz.
+		healthz: healthcheck.NewProxyHealthServer("127.0.0.1:0", 2*cfg.SyncPeriod.Duration, nil),
+	}
+	for _, f := range p.families {
+		p.detectors[f] = proxyutil.NewDetectLocalByCIDR(clusterCIDRs[f])
+		proto := utiliptables.ProtocolIPv4
+		if f == v1.IPv6Protocol {
+			proto = utiliptables.ProtocolIPv6
+		}
+		p.ipts[f] = utiliptables.New(proto)
+	}
+	if kubelet {
+		if err := kubeletRules(ctx, p.ipts, p.families); err != nil {
+			return err
+		}
+	}
+	// Registering is what makes the sync-timestamp gauges real.
+	metrics.RegisterMetrics(proxyMode)
+	proxier, err := newProxier(ctx, p)
+	if err != nil {
+		return fmt.Errorf("creating the %s proxier: %w", mode, err)
+	}
+	c := newCluster(services, ipv6)
+	for _, s := range c.Services {
+		proxier.OnServiceAdd(s)
+	}
+	for _, s := range c.Slices {
+		proxier.OnEndpointSliceAdd(s)
+	}
+	var cidrs []string
+	for _, f := range p.families {
+		cidrs = append(cidrs, serviceCIDRs[f])
+	}
+	proxier.OnServiceCIDRsChanged(cidrs)
+	proxier.OnServiceSynced()
+	proxier.OnEndpointSlicesSynced()
+	go proxier.SyncLoop()
+	if err := waitSynced(ctx, p.families); err != nil {
+		return fmt.Errorf("%s proxier with %d services: %w", mode, services, err)
+	}
+	if manifest != "" {
+		if err := writeManifest(manifest, c, p.families); err != nil {
+			return err
+		}
+	}
+	fmt.Printf("kubeproxy-oracle: %s proxier synced %d services (%d endpoint slices) for %v\n", mode, len(c.Services), len(c.Slices), p.families)
+	return nil
+}
