@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/oracle"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
@@ -159,6 +160,20 @@ func TestFootprintDisagreementsCanFail(t *testing.T) {
 	for _, want := range []string{"model requires chain mark-for-masquerade", "kube-proxy wrote set hairpin-connections, the model lacks it"} {
 		if !strings.Contains(d, want) {
 			t.Errorf("1.34 model against 1.36 rules: want %q in\n%s", want, d)
+		}
+	}
+}
+
+// Every minor the oracle runs must be one the model knows: a new minor is
+// added to both, and the oracle matrix then shows what changed.
+func TestOracleMinorsAreKnown(t *testing.T) {
+	for _, m := range oracle.Minors {
+		kv, err := rke2.ParseVersion(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.ContainsFunc(expected.KnownMinors, func(k rke2.KubeVersion) bool { return k.Major == kv.Major && k.Minor == kv.Minor }) {
+			t.Errorf("the oracle runs Kubernetes %s, which expected.KnownMinors lacks: add it there and fix what the oracle matrix reports", m)
 		}
 	}
 }
