@@ -23,7 +23,7 @@ import (
 // newest patch, `go mod tidy -modfile=go.<minor>.mod` there, add it here
 // (and to eras when its proxier constructors changed), then fix what the
 // tests that use the oracle report.
-var Minors = []string{"v1.34", "v1.36"}
+var Minors = []string{"v1.34", "v1.35", "v1.36", "v1.37"}
 
 // eras gives the build tags that select the proxier constructor adapter in
 // test/kubeproxy for each minor: 1.37 passes the KubeProxyConfiguration.

@@ -112,7 +112,10 @@ func fixedObjects(b backend.Backend, family string, kubelet bool) []*regexp.Rege
 	}
 	// kubelet's chains, in the iptables flavour of the backend.
 	if kubelet {
-		res = append(res, `:KUBE-IPTABLES-HINT `, `:KUBE-KUBELET-CANARY `)
+		res = append(res, inTable("mangle", `:KUBE-IPTABLES-HINT `))
+		for _, table := range []string{"mangle", "nat", "filter"} {
+			res = append(res, inTable(table, `:KUBE-KUBELET-CANARY `))
+		}
 	}
 	if kubelet && family == "IPv4" {
 		res = append(res, `(?m)^-A KUBE-FIREWALL .*block incoming localnet connections`)
@@ -122,6 +125,12 @@ func fixedObjects(b backend.Backend, family string, kubelet bool) []*regexp.Rege
 		out[i] = regexp.MustCompile(re)
 	}
 	return out
+}
+
+// inTable matches line at the start of a line in an iptables-save table
+// section (which runs from "*table" to the next "*").
+func inTable(table, line string) string {
+	return `(?ms)^\*` + table + `$[^*]*^` + regexp.QuoteMeta(line)
 }
 
 // dumpFamily is one family's rules as the backend's own tool prints them:
@@ -161,4 +170,22 @@ func head(s string) string {
 		return s[:4000] + "\n..."
 	}
 	return s
+}
+
+func TestInTable(t *testing.T) {
+	dump := "*mangle\n:PREROUTING ACCEPT [0:0]\n:KUBE-IPTABLES-HINT - [0:0]\nCOMMIT\n*nat\n:KUBE-KUBELET-CANARY - [0:0]\nCOMMIT\n"
+	for _, c := range []struct {
+		table, line string
+		want        bool
+	}{
+		{"mangle", ":KUBE-IPTABLES-HINT ", true},
+		{"nat", ":KUBE-KUBELET-CANARY ", true},
+		{"nat", ":KUBE-IPTABLES-HINT ", false},
+		{"mangle", ":KUBE-KUBELET-CANARY ", false},
+		{"filter", ":KUBE-KUBELET-CANARY ", false},
+	} {
+		if got := regexp.MustCompile(inTable(c.table, c.line)).MatchString(dump); got != c.want {
+			t.Errorf("inTable(%s, %q) matched %t, want %t", c.table, c.line, got, c.want)
+		}
+	}
 }

@@ -26,7 +26,7 @@ if [ "${1:-}" = --case ]; then
     out=$($save 2>/dev/null | grep -E '^(\*|:KUBE|-A [A-Z]+ .*-j KUBE)' | grep -Ev "$per_service" || true)
     [ -n "$(grep -E 'KUBE' <<<"$out")" ] && { echo "## $save"; sed -E 's/ \[[0-9]+:[0-9]+\]//' <<<"$out"; }
   done
-  if nft list tables 2>/dev/null | grep -q kube-proxy; then
+  if [[ $(nft list tables 2>/dev/null) == *kube-proxy* ]]; then
     echo "## nft (kube-proxy tables)"
     nft list ruleset | awk '/^table (ip|ip6) kube-proxy/ {p=1} /^table/ && !/kube-proxy/ {p=0} p' |
       grep -E '^table|^\s+(chain|set|map) |type .* hook' | grep -Ev "$per_service" | sed 's/ {$//'

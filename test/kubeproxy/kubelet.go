@@ -47,8 +47,10 @@ func kubeletRules(ctx context.Context, ipts map[v1.IPFamily]utiliptables.Interfa
 			}
 		}
 		// kubelet then runs Monitor, whose first act is creating the canary
-		// chains; run the real Monitor and wait for them.
-		go ipt.Monitor(canary, tables, func() {}, time.Minute, ctx.Done())
+		// chains; run the real Monitor and wait for them. Its stop channel
+		// must never close (kubelet's is wait.NeverStop): a stopped Monitor
+		// deletes its canaries, which would race this program's exit.
+		go ipt.Monitor(canary, tables, func() {}, time.Minute, wait.NeverStop)
 		if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
 			for _, t := range tables {
 				if ok, err := ipt.ChainExists(t, canary); err != nil || !ok {
