@@ -115,6 +115,9 @@ func runVerify(cmd *cobra.Command, g *globals, fl verifyFlags) error {
 	if unknown != nil {
 		return reportVerify(g, unknown)
 	}
+	if opts.Families, opts.SingleStackReason, err = facts.IPFamilies(root); err != nil {
+		return failure("verify: %w", err)
+	}
 	if opts.Expect == "" {
 		fmt.Fprintln(g.stdout, "verify: rke2-proxy-backend is turned off (backend: off); nothing to verify")
 		return nil

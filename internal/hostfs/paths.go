@@ -144,6 +144,11 @@ const (
 	// use in this network namespace; reading them creates nothing.
 	IPTablesNames  = "/proc/net/ip_tables_names"
 	IP6TablesNames = "/proc/net/ip6_tables_names"
+	// IfInet6 and IPv6DisableAll are what kube-proxy reads to decide whether
+	// it runs dual-stack: no if_inet6 (ipv6.disable=1) or disable_ipv6=1 in
+	// this network namespace means it programs IPv4 only.
+	IfInet6        = "/proc/net/if_inet6"
+	IPv6DisableAll = "/proc/sys/net/ipv6/conf/all/disable_ipv6"
 	// PCIDevicesDir, DMIDir and SysBusDir describe the hardware (NICs whose
 	// drivers need particular modules, the machine's vendor).
 	PCIDevicesDir = "/sys/bus/pci/devices"

@@ -231,3 +231,37 @@ EOF`)
 		t.Errorf("nft loaded a render with an undecoded expression:\n%s\n%s", text, out)
 	}
 }
+
+// TestNFTablesKubeProxy136DNAT reads the statements kube-proxy's nftables
+// proxier writes from 1.36 on (numgen DNAT maps with address . port data,
+// the hairpin set, the new masquerading rules, 1.37's single-endpoint
+// DNAT) and loads the render back: what nft accepts as kube-proxy wrote it.
+func TestNFTablesKubeProxy136DNAT(t *testing.T) {
+	if !nstest.InNetns(t) {
+		return
+	}
+	nstest.Tool(t, "nft")
+	nstest.Sh(t, "nft -f testdata/kube-proxy-1.36-dnat.nft")
+	listed := nstest.Sh(t, "nft list ruleset")
+	_, text := readText(t, backend.NFTables)
+	for _, want := range []string{
+		"add rule ip kube-proxy svc1 meta l4proto tcp dnat ip to numgen random mod 3 map { 0 : 10.42.0.7 . 8080, 1 : 10.42.0.8 . 8080, 2 : 10.42.0.9 . 8080 }\n",
+		"add rule ip6 kube-proxy svc1 meta l4proto tcp dnat ip6 to numgen random mod 2 map { 0 : fd00::7 . 8080, 1 : fd00::8 . 8080 }\n",
+		"add rule ip6 kube-proxy svc1 meta l4proto tcp dnat to [fd00::7]:8080\n",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("render lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "UNSUPPORTED") {
+		t.Errorf("render has undecoded expressions:\n%s", text)
+	}
+	nstest.Sh(t, "nft flush ruleset")
+	loadCanonical(t, text, map[rules.Family][]string{rules.IPv4: {"nft", "-f", "-"}, rules.IPv6: {"nft", "-f", "-"}})
+	if _, again := readText(t, backend.NFTables); again != text {
+		t.Errorf("round trip differs:\n--- first\n%s\n--- second\n%s", text, again)
+	}
+	if again := nstest.Sh(t, "nft list ruleset"); sortedLines(again) != sortedLines(listed) {
+		t.Errorf("nft lists the loaded render differently from the original:\n--- original\n%s\n--- render\n%s", listed, again)
+	}
+}

@@ -58,10 +58,24 @@ func setTypeText(s *nlSet) string {
 		if s.dataType == verdictDataType {
 			text += " : verdict"
 		} else {
-			text += " : " + typeName(s.dataType)
+			text += " : " + concatTypeName(s.dataType)
 		}
 	}
 	return text
+}
+
+// concatTypeName names a possibly concatenated datatype
+// ("ipv4_addr . inet_service" for the data of kube-proxy 1.36's numgen
+// DNAT maps).
+func concatTypeName(magic uint32) string {
+	var names []string
+	for _, t := range keyTypes(magic) {
+		names = append(names, typeName(t))
+	}
+	if len(names) == 0 {
+		return typeName(magic)
+	}
+	return strings.Join(names, " . ")
 }
 
 func setModel(s *nlSet) rules.Set {
@@ -117,7 +131,7 @@ func elementText(s *nlSet, e nlElem, key string) string {
 		case e.verdict != nil:
 			text += " : " + verdictText(e.verdict.code, e.verdict.chain)
 		default:
-			text += " : " + valueText(typeName(s.dataType), e.data)
+			text += " : " + concatText(s.dataType, e.data)
 		}
 	}
 	return text
@@ -125,19 +139,23 @@ func elementText(s *nlSet, e nlElem, key string) string {
 
 // keyText renders a key, splitting a concatenation into its parts (each
 // part padded to a 4-byte register).
-func keyText(s *nlSet, key []byte) string {
-	types := keyTypes(s.keyType)
-	if len(types) == 1 {
-		return valueText(typeName(types[0]), key)
+func keyText(s *nlSet, key []byte) string { return concatText(s.keyType, key) }
+
+// concatText renders a value of a possibly concatenated datatype, each part
+// padded to a 4-byte register as the kernel stores it.
+func concatText(magic uint32, b []byte) string {
+	types := keyTypes(magic)
+	if len(types) <= 1 {
+		return valueText(typeName(magic), b)
 	}
 	var parts []string
 	for _, t := range types {
 		size := nftTypes[t].size
-		if size == 0 || len(key) < size {
-			return unsupported("key %x of type %s", key, setTypeText(s))
+		if size == 0 || len(b) < size {
+			return unsupported("value %x of type %s", b, concatTypeName(magic))
 		}
-		parts = append(parts, valueText(typeName(t), key[:size]))
-		key = key[min(len(key), (size+3)/4*4):]
+		parts = append(parts, valueText(typeName(t), b[:size]))
+		b = b[min(len(b), (size+3)/4*4):]
 	}
 	return strings.Join(parts, " . ")
 }

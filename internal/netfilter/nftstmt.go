@@ -39,6 +39,10 @@ func (d *nftDecompiler) nat(e *expr.NAT) {
 		return
 	}
 	addr := d.get(e.RegAddrMin)
+	if addr.parts == 2 {
+		d.natConcat(kind, e, addr)
+		return
+	}
 	text := d.addrText(addr)
 	if e.RegAddrMax != 0 && e.RegAddrMax != e.RegAddrMin {
 		text += "-" + d.addrText(d.get(e.RegAddrMax))
@@ -50,6 +54,23 @@ func (d *nftDecompiler) nat(e *expr.NAT) {
 		text += ":" + d.portText(e.RegProtoMin, e.RegProtoMax)
 	}
 	d.emit(kind + " to " + text + natFlags(e.Random, e.FullyRandom, e.Persistent))
+}
+
+// natConcat renders "dnat ip to <map>" where one map lookup yields address
+// and port together (kube-proxy >= 1.36: "dnat ip addr . port to numgen
+// random mod N map { i : addr . port }"): the port register is the one
+// right after the address in the same lookup result.
+func (d *nftDecompiler) natConcat(kind string, e *expr.NAT, addr regVal) {
+	famWord, addrSlots := "ip", 1
+	if d.fam == unix.NFPROTO_IPV6 {
+		famWord, addrSlots = "ip6", 4
+	}
+	if e.RegProtoMin == 0 || slot(e.RegProtoMin) != slot(e.RegAddrMin)+addrSlots ||
+		(e.RegAddrMax != 0 && e.RegAddrMax != e.RegAddrMin) || (e.RegProtoMax != 0 && e.RegProtoMax != e.RegProtoMin) {
+		d.emit(unsupported("%s from a concatenated %s without its port right after the address", kind, addr.typ))
+		return
+	}
+	d.emit(kind + " " + famWord + " to " + addr.text + natFlags(e.Random, e.FullyRandom, e.Persistent))
 }
 
 func (d *nftDecompiler) addrText(v regVal) string {

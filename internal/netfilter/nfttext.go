@@ -20,6 +20,9 @@ type regVal struct {
 	full      int    // size of the whole field (a shorter load is a prefix)
 	mask, xor []byte // set by a bitwise expression
 	imm       []byte // an immediate constant
+	// parts is how many values a concatenated map result packs ("addr .
+	// port" from kube-proxy 1.36's numgen DNAT maps); 0 or 1 otherwise.
+	parts int
 }
 
 // registers holds the 16 32-bit data registers, each marked when loaded.
@@ -277,7 +280,8 @@ func (d *nftDecompiler) lookupExpr(e *expr.Lookup) {
 	case e.IsDestRegSet && e.DestRegister == 0:
 		d.emit(key + " vmap " + ref)
 	case e.IsDestRegSet:
-		d.set(e.DestRegister, regVal{text: key + " map " + ref, typ: typeName(s.dataType), size: int(s.dataLen), full: int(s.dataLen)})
+		d.set(e.DestRegister, regVal{text: key + " map " + ref, typ: concatTypeName(s.dataType), size: int(s.dataLen), full: int(s.dataLen),
+			parts: len(keyTypes(s.dataType))})
 	case e.Invert:
 		d.emit(key + " != " + ref)
 	default:

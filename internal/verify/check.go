@@ -15,12 +15,16 @@ const (
 	KindMissingTable = "missing-table"
 	KindMissingChain = "missing-chain"
 	KindMissingJump  = "missing-jump"
-	KindBaseChain    = "wrong-base-chain"
-	KindMissingSet   = "missing-set"
-	KindStranded     = "stranded-rules"
-	KindKubeletHint  = "kubelet-hint"
-	KindProxyMode    = "proxy-mode"
-	KindReadError    = "read-error"
+	// KindMissingDispatch: a Service dispatch rule outside the base chains
+	// is gone (nftables vmap @service-ips / @service-nodeports, iptables
+	// nat KUBE-SERVICES -> KUBE-NODEPORTS).
+	KindMissingDispatch = "missing-dispatch"
+	KindBaseChain       = "wrong-base-chain"
+	KindMissingSet      = "missing-set"
+	KindStranded        = "stranded-rules"
+	KindKubeletHint     = "kubelet-hint"
+	KindProxyMode       = "proxy-mode"
+	KindReadError       = "read-error"
 )
 
 // restartKubeProxyHint fixes a missing skeleton: kube-proxy rebuilds its
@@ -81,6 +85,10 @@ func missingSkeleton(want, live *rules.Ruleset) []Finding {
 				}
 			}
 		}
+		if d := missingDispatch(want.Backend, lt, wt); len(d) > 0 {
+			out = append(out, Finding{Kind: KindMissingDispatch, Backend: want.Backend, Family: wt.Family, Table: wt.Name,
+				Message: fmt.Sprintf("%s lacks Service dispatch: %s", where, list(d)), Fix: restartKubeProxyHint})
+		}
 		if len(chains) > 0 {
 			out = append(out, Finding{Kind: KindMissingChain, Backend: want.Backend, Family: wt.Family, Table: wt.Name,
 				Message: fmt.Sprintf("%s lacks %d kube-proxy chain(s): %s", where, len(chains), list(chains)), Fix: restartKubeProxyHint})
@@ -111,15 +119,35 @@ func kubeletOnly(chain string) bool {
 }
 
 // requiredJumps are the rules of c that must exist live: every jump in a
-// base chain, and for iptables the nat KUBE-SERVICES -> KUBE-NODEPORTS jump.
-func requiredJumps(b backend.Backend, table string, c rules.Chain) []rules.Rule {
+// base chain (dispatch rules elsewhere are missingDispatch's).
+func requiredJumps(_ backend.Backend, _ string, c rules.Chain) []rules.Rule {
 	var out []rules.Rule
 	for _, r := range c.Rules {
-		if r.Jump == "" {
+		if r.Jump != "" && c.Hook != "" {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// missingDispatch names the dispatch rules of table wt (as the skeleton
+// has them) that live table lt lacks. A chain that is missing altogether
+// is reported as a missing chain instead.
+func missingDispatch(b backend.Backend, lt *rules.Table, wt rules.Table) []string {
+	var out []string
+	for _, d := range expected.Dispatches(b) {
+		if d.Table != wt.Name || findChain(&wt, d.Chain) == nil {
 			continue
 		}
-		if c.Hook != "" || (b.UsesIptables() && table == "nat" && c.Name == "KUBE-SERVICES" && r.Jump == "KUBE-NODEPORTS") {
-			out = append(out, r)
+		lc := findChain(lt, d.Chain)
+		if lc == nil {
+			continue
+		}
+		if d.Jump != "" && !slices.ContainsFunc(lc.Rules, func(r rules.Rule) bool { return r.Jump == d.Jump || textJumps(r.Text, d.Jump) }) {
+			out = append(out, fmt.Sprintf("%s has no rule jumping to %s (%s)", d.Chain, d.Jump, d.What))
+		}
+		if d.Key != "" && !slices.ContainsFunc(lc.Rules, func(r rules.Rule) bool { return strings.Contains(r.Text, d.Key) }) {
+			out = append(out, fmt.Sprintf("%s has no rule with %q (%s)", d.Chain, d.Key, d.What))
 		}
 	}
 	return out

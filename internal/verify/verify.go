@@ -32,7 +32,12 @@ type Options struct {
 	// Kubernetes selects the layout; zero means unknown (then both nftables
 	// layouts are accepted).
 	Kubernetes rke2.KubeVersion
-	Reader     netfilter.Reader
+	// Families kube-proxy programs on this node (empty: both); a node
+	// without usable IPv6 runs kube-proxy single-stack (see facts.IPFamilies).
+	Families []rules.Family
+	// SingleStackReason says why IPv6 is not among Families, for the note.
+	SingleStackReason string
+	Reader            netfilter.Reader
 	// Wait bounds the wait for kube-proxy's first sync; Poll is how often
 	// the backend's change stamp is looked at meanwhile.
 	Wait, Poll time.Duration
@@ -124,6 +129,20 @@ func (r *Result) settle() {
 }
 
 // Run waits for kube-proxy's first sync in the expected backend (up to
+// oneBootHints turns hint findings into warnings for a one-boot override:
+// the host's iptables alternative, which decides where kubelet writes its
+// hints, is meant to stay as it is, and RKE2's kube-proxy image follows
+// IPTABLES_MODE, not the hints. Only kube-proxy images that pick their
+// backend from kubelet's hints (upstream iptables-wrappers) would be
+// misled, so the override is worth knowing about, not failing.
+func oneBootHints(hints []Finding) []Finding {
+	for i := range hints {
+		hints[i].Message += " (expected during a one-boot override from the kernel command line; not a failure)"
+		hints[i].Fix = "nothing while the override lasts; to make it permanent, set backend: in /etc/rke2-proxy-backend/config.yaml and " + hints[i].Fix
+	}
+	return hints
+}
+
 // opts.Wait), then checks every backend and kube-proxy's proxy mode.
 func Run(ctx context.Context, opts Options) (*Result, error) {
 	if _, err := backend.Parse(string(opts.Expect)); err != nil {
@@ -138,7 +157,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if opts.Sleep == nil {
 		opts.Sleep = sleepCtx
 	}
-	layouts, err := skeletons(opts)
+	judge, err := newJudge(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +167,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if opts.Kubernetes.Known() {
 		res.Kubernetes = fmt.Sprintf("v%d.%d", opts.Kubernetes.Major, opts.Kubernetes.Minor)
 	}
-	w, err := waitForSync(ctx, opts, layouts, deadline)
+	w, err := waitForSync(ctx, opts, judge, deadline)
 	if err != nil {
 		return nil, err
 	}
@@ -163,6 +182,9 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	} else {
 		exp.Complete = len(missing) == 0
 		res.Findings = append(res.Findings, missing...)
+		if w.note != "" {
+			res.Notes = append(res.Notes, w.note)
+		}
 		switch {
 		case w.cutShort:
 			res.Notes = append(res.Notes, fmt.Sprintf("stopped waiting for kube-proxy's first sync in %s %s early: one more read of it would not have ended within --wait %s",
@@ -216,50 +238,6 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	res.settle()
 	res.Duration = time.Since(start)
 	return res, nil
-}
-
-// oneBootHints turns hint findings into warnings for a one-boot override:
-// the host's iptables alternative, which decides where kubelet writes its
-// hints, is meant to stay as it is, and RKE2's kube-proxy image follows
-// IPTABLES_MODE, not the hints. Only kube-proxy images that pick their
-// backend from kubelet's hints (upstream iptables-wrappers) would be
-// misled, so the override is worth knowing about, not failing.
-func oneBootHints(hints []Finding) []Finding {
-	for i := range hints {
-		hints[i].Message += " (expected during a one-boot override from the kernel command line; not a failure)"
-		hints[i].Fix = "nothing while the override lasts; to make it permanent, set backend: in /etc/rke2-proxy-backend/config.yaml and " + hints[i].Fix
-	}
-	return hints
-}
-
-// skeletons renders the expected footprint(s): one for a known version;
-// for an unknown one, every layout the backend may have.
-func skeletons(opts Options) ([]*rules.Ruleset, error) {
-	versions := []rke2.KubeVersion{opts.Kubernetes}
-	if !opts.Kubernetes.Known() && opts.Expect == backend.NFTables {
-		versions = []rke2.KubeVersion{expected.Newest, {Major: 1, Minor: 33, Patch: -1}}
-	}
-	var out []*rules.Ruleset
-	for _, v := range versions {
-		rs, err := expected.Render(expected.Options{Backend: opts.Expect, Kubernetes: v})
-		if err != nil {
-			return nil, fmt.Errorf("expected rules for %s: %w", opts.Expect, err)
-		}
-		out = append(out, rs)
-	}
-	return out, nil
-}
-
-// bestLayout returns the findings of the layout that fits live best.
-func bestLayout(layouts []*rules.Ruleset, live *rules.Ruleset) []Finding {
-	var best []Finding
-	for i, l := range layouts {
-		f := missingSkeleton(l, live)
-		if i == 0 || len(f) < len(best) {
-			best = f
-		}
-	}
-	return best
 }
 
 func fillOwned(st *BackendState, b backend.Backend, rs *rules.Ruleset) {

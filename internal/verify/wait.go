@@ -31,8 +31,11 @@ type syncWait struct {
 	live    *rules.Ruleset
 	err     error
 	missing []Finding
-	synced  bool
-	reads   int
+	// note is the judge's word on the layout it used (single-stack, a
+	// newer minor), for the report.
+	note   string
+	synced bool
+	reads  int
 	// cutShort says the wait ended before the deadline because the next
 	// read could not have ended by it.
 	cutShort bool
@@ -44,7 +47,7 @@ type syncWait struct {
 // when the stamp moved, no sooner than readCostFactor times the last read's
 // duration after it, and never when that read could not end by the
 // deadline.
-func waitForSync(ctx context.Context, opts Options, layouts []*rules.Ruleset, deadline time.Time) (syncWait, error) {
+func waitForSync(ctx context.Context, opts Options, j *judge, deadline time.Time) (syncWait, error) {
 	stamper, _ := opts.Reader.(netfilter.Stamper)
 	var w syncWait
 	nextProgress := time.Now().Add(opts.ProgressEvery)
@@ -61,7 +64,7 @@ func waitForSync(ctx context.Context, opts Options, layouts []*rules.Ruleset, de
 		cost := readEnd.Sub(began)
 		w.reads++
 		if w.err == nil {
-			w.missing = bestLayout(layouts, w.live)
+			w.missing, w.note = j.findings(w.live)
 			if len(w.missing) == 0 {
 				w.synced = true
 				return w, nil

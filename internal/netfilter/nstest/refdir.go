@@ -9,9 +9,10 @@ import (
 	"testing"
 )
 
-// RefDir returns ../shared/reference/kube-proxy-dumps relative to the
-// module root, or skips the test when it is absent (the dumps are shared
-// reference data, not part of the project).
+// RefDir returns testdata/kube-proxy-dumps under the module root: the
+// upstream kube-proxy expected-rule dumps (provenance in its README.md).
+// They are part of the repository, so a missing copy fails the test: a
+// skip would hide that a fresh clone no longer tests against upstream.
 func RefDir(t testing.TB) string {
 	t.Helper()
 	dir, err := os.Getwd()
@@ -24,18 +25,18 @@ func RefDir(t testing.TB) string {
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			t.Skip("no go.mod above the test directory")
+			t.Fatal("no go.mod above the test directory")
 		}
 		dir = parent
 	}
-	ref := filepath.Join(dir, "..", "shared", "reference", "kube-proxy-dumps")
+	ref := filepath.Join(dir, "testdata", "kube-proxy-dumps")
 	if _, err := os.Stat(filepath.Join(ref, "README.md")); err != nil {
-		t.Skipf("reference dumps not present at %s", ref)
+		t.Fatalf("upstream kube-proxy dumps missing from the repository: %v", err)
 	}
 	return ref
 }
 
-// ReadRef returns the content of a reference file (skipping when absent).
+// ReadRef returns the content of a reference file.
 func ReadRef(t testing.TB, name string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(RefDir(t), name))

@@ -29,10 +29,6 @@ type Options struct {
 // ranges (see services.go).
 const MaxServices = 60000
 
-// Newest is the Kubernetes minor whose layout Render uses when the version
-// is unknown.
-var Newest = rke2.KubeVersion{Major: 1, Minor: 34, Patch: -1}
-
 // Render returns the expected ruleset: tables in family order (ipv4 first),
 // base chains first in each table, then regular chains by name.
 func Render(opts Options) (*rules.Ruleset, error) {
@@ -65,7 +61,7 @@ func Render(opts Options) (*rules.Ruleset, error) {
 		seen[f] = true
 		if opts.Backend == backend.NFTables {
 			t := nftablesTable(kv, f)
-			addNFTablesServices(&t, f, opts.Services)
+			addNFTablesServices(&t, f, opts.Services, kv.AtLeast(1, 36))
 			rs.Tables = append(rs.Tables, t)
 			continue
 		}

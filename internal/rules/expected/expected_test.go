@@ -11,28 +11,13 @@ import (
 	"testing"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nstest"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 )
 
-// refDir finds ../shared/reference/kube-proxy-dumps next to the module, or
-// skips: the dumps are shared reference data, not part of the project.
-func refDir(t *testing.T) string {
-	t.Helper()
-	dir, _ := os.Getwd()
-	for dir != "/" {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			ref := filepath.Join(dir, "..", "shared", "reference", "kube-proxy-dumps")
-			if _, err := os.Stat(filepath.Join(ref, "README.md")); err != nil {
-				t.Skipf("reference dumps not present at %s", ref)
-			}
-			return ref
-		}
-		dir = filepath.Dir(dir)
-	}
-	t.Skip("no go.mod above the test directory")
-	return ""
-}
+// refDir is the upstream dumps in the repo's testdata.
+func refDir(t *testing.T) string { return nstest.RefDir(t) }
 
 func render(t *testing.T, opts Options) *rules.Ruleset {
 	t.Helper()

@@ -1,6 +1,7 @@
 package expected
 
 import (
+	"fmt"
 	"sort"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
@@ -117,10 +118,21 @@ func nftablesTable(kv rke2.KubeVersion, f rules.Family) rules.Table {
 		Comment: "Reject traffic to invalid ports of ClusterIPs",
 	})
 	add("firewall-check", addr+" daddr . meta l4proto . th dport vmap @firewall-ips")
-	add("mark-for-masquerade", "meta mark set meta mark | 0x00004000")
-	add("masquerading", "meta mark & 0x00004000 == 0x00000000 return")
-	add("masquerading", "meta mark set meta mark ^ 0x00004000")
-	add("masquerading", "masquerade fully-random")
+	hairpin := kv.AtLeast(1, 36)
+	if hairpin {
+		// 1.36 dropped mark-for-masquerade: rules set the mark themselves,
+		// and DNATed connections to a local endpoint from itself (the
+		// hairpin-connections set) are masqueraded directly.
+		add("masquerading", "meta mark & 0x00004000 != 0x00000000 meta mark set meta mark ^ 0x00004000 masquerade fully-random")
+		add("masquerading", "ct status & 0x00000020 != 0x00000000 "+addr+" saddr . "+addr+" daddr . meta l4proto . th dport @"+HairpinSet+" masquerade fully-random")
+		add("services", fmt.Sprintf("%s daddr @cluster-ips %s saddr != %s meta mark set meta mark | 0x00004000 comment %q", addr, addr, podCIDR(f), outsideMasqComment))
+		chain("services").Rules[0].Comment = outsideMasqComment
+	} else {
+		add("mark-for-masquerade", "meta mark set meta mark | 0x00004000")
+		add("masquerading", "meta mark & 0x00004000 == 0x00000000 return")
+		add("masquerading", "meta mark set meta mark ^ 0x00004000")
+		add("masquerading", "masquerade fully-random")
+	}
 	add("nodeport-endpoints-check", addr+" daddr @nodeport-ips meta l4proto . th dport vmap @no-endpoint-nodeports")
 	add("reject-chain", "reject")
 	chain("reject-chain").Comment = rejectChainComment
@@ -147,8 +159,21 @@ func nftablesTable(kv rke2.KubeVersion, f rules.Family) rules.Table {
 		{Name: "service-ips", Map: true, Type: svc, Comment: "ClusterIP, ExternalIP and LoadBalancer IP traffic"},
 		{Name: "service-nodeports", Map: true, Type: port, Comment: "NodePort traffic"},
 	}
+	if hairpin {
+		t.Sets = append(t.Sets, rules.Set{Name: HairpinSet, Type: addrType + " . " + addrType + " . inet_proto . inet_service", Comment: "service hairpin connections"})
+		sort.Slice(t.Sets, func(i, j int) bool { return t.Sets[i].Name < t.Sets[j].Name })
+	}
 	return t
 }
+
+// HairpinSet is the set of local endpoints 1.36+ masquerades hairpin
+// connections for.
+const HairpinSet = "hairpin-connections"
+
+// outsideMasqComment is 1.36+'s services-chain rule marking ClusterIP
+// traffic from outside the cluster CIDR for masquerade (it was one rule per
+// service before).
+const outsideMasqComment = "masquerade clusterIP traffic from outside cluster"
 
 // rejectChainComment is the one chain comment kube-proxy sets.
 const rejectChainComment = "helper for @no-endpoint-services / @no-endpoint-nodeports"

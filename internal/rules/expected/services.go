@@ -161,7 +161,7 @@ func addIptablesServices(tables []rules.Table, f rules.Family, n int) {
 
 // addNFTablesServices adds n services to kube-proxy's nftables table:
 // service and endpoint chains, cluster-ips and service-ips elements.
-func addNFTablesServices(t *rules.Table, f rules.Family, n int) {
+func addNFTablesServices(t *rules.Table, f rules.Family, n int, numgenDNAT bool) {
 	addr, _ := nftFamily(f)
 	set := map[string]*rules.Set{}
 	for i := range t.Sets {
@@ -170,6 +170,19 @@ func addNFTablesServices(t *rules.Table, f rules.Family, n int) {
 	for i := 0; i < n; i++ {
 		s := synth(i, f)
 		svcChain := "service-" + NFTablesChainBase(s.ns, s.svc, "tcp", "p80")
+		if numgenDNAT {
+			// 1.36+: no endpoint chains without session affinity; one
+			// DNAT through a numgen map of address . port.
+			var m []string
+			for k, ep := range s.endpoints {
+				m = append(m, fmt.Sprintf("%d : %s . %d", k, ep, servicePort))
+			}
+			t.Chains = append(t.Chains, rules.Chain{Name: svcChain, Rules: []rules.Rule{{
+				Text: fmt.Sprintf("meta l4proto tcp dnat %s to numgen random mod %d map { %s }", addr, len(s.endpoints), strings.Join(m, ", ")),
+			}}})
+			addNFTablesElements(set, s, svcChain)
+			continue
+		}
 		sc := rules.Chain{Name: svcChain, Rules: []rules.Rule{{
 			Text: fmt.Sprintf("%s daddr %s %s saddr != %s jump mark-for-masquerade", addr, s.clusterIP, addr, podCIDR(f)),
 			Jump: "mark-for-masquerade",
@@ -192,8 +205,12 @@ func addNFTablesServices(t *rules.Table, f rules.Family, n int) {
 		})
 		t.Chains = append(t.Chains, sc)
 		t.Chains = append(t.Chains, epChains...)
-		set["cluster-ips"].Elements = append(set["cluster-ips"].Elements, s.clusterIP.String())
-		set["service-ips"].Elements = append(set["service-ips"].Elements,
-			fmt.Sprintf("%s . tcp . %d : goto %s", s.clusterIP, servicePort, svcChain))
+		addNFTablesElements(set, s, svcChain)
 	}
+}
+
+func addNFTablesElements(set map[string]*rules.Set, s synthService, svcChain string) {
+	set["cluster-ips"].Elements = append(set["cluster-ips"].Elements, s.clusterIP.String())
+	set["service-ips"].Elements = append(set["service-ips"].Elements,
+		fmt.Sprintf("%s . tcp . %d : goto %s", s.clusterIP, servicePort, svcChain))
 }

@@ -1,0 +1,28 @@
+package expected
+
+import "github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+
+// Dispatch is a rule outside the base chains that steers Service traffic
+// to the per-service rules: without it every base-chain jump is present
+// and still no ClusterIP, LoadBalancer or NodePort traffic is DNATed.
+// A live rule is the dispatch when it jumps to Jump, or (nftables, whose
+// vmap verdicts are no single jump) when its text contains Key: the part
+// every layout and every --nodeport-addresses setting share.
+type Dispatch struct {
+	Table, Chain, Jump, Key string
+	// What says in plain words what breaks without it.
+	What string
+}
+
+// Dispatches lists backend b's dispatch rules, one set per family.
+func Dispatches(b backend.Backend) []Dispatch {
+	if b == backend.NFTables {
+		return []Dispatch{
+			{NFTablesTable, "services", "", "vmap @service-ips", "ClusterIP, ExternalIP and LoadBalancer dispatch"},
+			{NFTablesTable, "services", "", "vmap @service-nodeports", "NodePort dispatch"},
+		}
+	}
+	return []Dispatch{
+		{"nat", kubeServicesChain, "KUBE-NODEPORTS", "", "NodePort dispatch (the last rule of KUBE-SERVICES)"},
+	}
+}
