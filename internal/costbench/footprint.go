@@ -113,7 +113,10 @@ func moveNFTEndpoint(t *rules.Table) error {
 		}
 	}
 	if ri < 0 {
-		return fmt.Errorf("service chain %s has no endpoint map", svc.Name)
+		// Kubernetes 1.36 and later DNAT in the service chain itself
+		// (numgen map of address . port, or one dnat for one endpoint);
+		// endpoint- chains remain only for session affinity.
+		return moveInlineNFTEndpoint(svc)
 	}
 	// endpoint-HASH8-ns/svc/proto/port__ADDR/PORT
 	_, rest, _ := strings.Cut(strings.TrimPrefix(oldEP, "endpoint-"), "-")
@@ -160,4 +163,37 @@ func renameChain(t *rules.Table, from, to string, rep *strings.Replacer, oldAddr
 	}
 	c.Rules = rs
 	return nil
+}
+
+// moveInlineNFTEndpoint moves the last endpoint address of the service
+// chain's dnat rule, which then is the only rule that changes: kube-proxy
+// flushes and refills that one chain.
+func moveInlineNFTEndpoint(svc *rules.Chain) error {
+	for i := range svc.Rules {
+		r := &svc.Rules[i]
+		_, targets, ok := strings.Cut(r.Text, "dnat ")
+		if !ok {
+			continue
+		}
+		var last netip.Addr
+		for _, w := range strings.FieldsFunc(targets, func(c rune) bool { return strings.ContainsRune(" ,{}[]", c) }) {
+			if ap, err := netip.ParseAddrPort(w); err == nil {
+				w = ap.Addr().String()
+			}
+			if a, err := netip.ParseAddr(w); err == nil {
+				last = a
+			}
+		}
+		if !last.IsValid() {
+			return fmt.Errorf("service chain %s: dnat rule %q names no endpoint address", svc.Name, r.Text)
+		}
+		moved := movedAddr(rules.IPv4)
+		if last.Is6() {
+			moved = movedAddr(rules.IPv6)
+		}
+		at := strings.LastIndex(r.Text, last.String())
+		r.Text = r.Text[:at] + moved.String() + r.Text[at+len(last.String()):]
+		return nil
+	}
+	return fmt.Errorf("service chain %s has neither an endpoint map nor a dnat rule", svc.Name)
 }
