@@ -26,6 +26,7 @@ var jsonCommands = map[string]bool{
 	"render":                false, // only says which subcommand to use
 	"generate":              false, // writes drop-ins, logs to the journal
 	"check":                 false, // node-problem-detector's one-line protocol
+	"watch":                 false, // a service: logs drift to the journal, status.json is its record
 	"help":                  false,
 	"completion bash":       false,
 	"completion zsh":        false,
