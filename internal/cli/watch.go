@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
@@ -111,7 +110,7 @@ func runWatch(cmd *cobra.Command, g *globals, fl watchFlags) error {
 	defer stop()
 	logf(fmt.Sprintf("started: stamps every %s, verify after %s of quiet or every %s, drift after %s", fl.poll, fl.quiet, fl.full, fl.grace))
 	err = watch.Run(ctx, watch.Config{
-		Stamp: func(ctx context.Context) string { return stamps(ctx, reader) },
+		Stamp: func(ctx context.Context) string { return watch.Stamps(ctx, reader) },
 		Verify: func(ctx context.Context, first bool) (*verify.Result, error) {
 			// The plan is read at every run: apply rewrites it when RKE2
 			// restarts with another backend.
@@ -157,19 +156,4 @@ func runWatch(cmd *cobra.Command, g *globals, fl watchFlags) error {
 	}
 	logf("stopped")
 	return nil
-}
-
-// stamps joins every backend's change stamp. An unreadable stamp becomes
-// its error text: a backend whose kernel support appears or vanishes then
-// counts as a change.
-func stamps(ctx context.Context, r *netfilter.System) string {
-	var b strings.Builder
-	for _, be := range backend.All {
-		s, err := r.Stamp(ctx, be)
-		if err != nil {
-			s = "error: " + err.Error()
-		}
-		fmt.Fprintf(&b, "%s=%s\n", be, s)
-	}
-	return b.String()
 }
