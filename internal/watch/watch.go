@@ -80,7 +80,7 @@ func Run(ctx context.Context, cfg Config) error {
 		deb.Observe(now, stamp)
 		confirm, confirming := tr.ConfirmAt()
 		if first || deb.Due(now) || !now.Before(nextFull) || (confirming && !now.Before(confirm)) {
-			wasBad := confirming
+			wasBad, wasFirst := confirming, first
 			res, err := cfg.Verify(ctx, first)
 			if ctx.Err() != nil {
 				return nil
@@ -92,6 +92,9 @@ func Run(ctx context.Context, cfg Config) error {
 			if err != nil {
 				cfg.Log(fmt.Sprintf("verify could not run (retrying at the next rule change or in %s): %v", cfg.Full, err))
 			} else {
+				if wasFirst {
+					cfg.Log(fmt.Sprintf("first verify: %s in %s", res.Verdict, res.Duration.Round(time.Millisecond)))
+				}
 				report(cfg, &tr, end, res, wasBad)
 			}
 		}
