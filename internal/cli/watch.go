@@ -72,8 +72,15 @@ func runWatch(cmd *cobra.Command, g *globals, fl watchFlags) error {
 	if err != nil {
 		return usageError(err)
 	}
-	for name, d := range map[string]time.Duration{"--wait": fl.wait, "--poll": fl.poll, "--quiet": fl.quiet, "--grace": fl.grace, "--full": fl.full} {
-		if d < 0 || (d == 0 && name != "--wait" && name != "--grace") {
+	// --wait 0 checks at once and --grace 0 calls any failure drift; the
+	// schedule's periods must be positive or watch would spin.
+	for name, d := range map[string]time.Duration{"--wait": fl.wait, "--grace": fl.grace} {
+		if d < 0 {
+			return usageError(fmt.Errorf("%s %s: must not be negative", name, d))
+		}
+	}
+	for name, d := range map[string]time.Duration{"--poll": fl.poll, "--quiet": fl.quiet, "--full": fl.full} {
+		if d <= 0 {
 			return usageError(fmt.Errorf("%s %s: must be positive", name, d))
 		}
 	}
