@@ -164,3 +164,30 @@ func TestDriftAndRecoveryInNetns(t *testing.T) {
 	t.Logf("journal:\n%s", strings.Join(j.lines, "\n"))
 	j.mu.Unlock()
 }
+
+// TestStampsMoveInNetns checks that Stamps moves for a change in either
+// family of backends, legacy included (it has no events, only the tables'
+// counts and sizes), and stays put when nothing changed.
+func TestStampsMoveInNetns(t *testing.T) {
+	if !nstest.InNetns(t) {
+		return
+	}
+	nstest.Tool(t, "nft")
+	nstest.Tool(t, "iptables-legacy")
+	reader := netfilter.NewSystem(hostfs.New("/"))
+	ctx := context.Background()
+	nstest.Sh(t, "iptables-legacy -w 5 -t filter -N KUBE-SERVICES")
+	before := Stamps(ctx, reader)
+	if again := Stamps(ctx, reader); again != before {
+		t.Fatalf("stamp moved with no change:\n%s\n%s", before, again)
+	}
+	nstest.Sh(t, "iptables-legacy -w 5 -t filter -A KUBE-SERVICES -j ACCEPT")
+	afterLegacy := Stamps(ctx, reader)
+	if afterLegacy == before {
+		t.Fatalf("stamp did not move when a legacy rule was added:\n%s", before)
+	}
+	nstest.Sh(t, "nft add table ip kube-proxy")
+	if afterNFT := Stamps(ctx, reader); afterNFT == afterLegacy {
+		t.Fatalf("stamp did not move when an nftables table was added:\n%s", afterLegacy)
+	}
+}
