@@ -36,8 +36,8 @@ func newWatchCommand(g *globals) *cobra.Command {
 stays running at near-zero cost: every --poll it reads each backend's change
 stamp (the nf_tables generation id; the legacy tables' entry counts and
 sizes), and runs verify again only when a stamp moved and then stayed still
-for --quiet, plus a full check every --full. Rules that stay wrong for longer
-than --grace (kube-proxy repairs its own rules at every resync, 30s by
+for --quiet, plus a full check every --full. After a first passing verify,
+rules that stay wrong for longer than --grace (kube-proxy repairs its own rules at every resync, 30s by
 default) are drift: one line to stderr (the journal) when drift starts and
 one when it ends, each with the fix. Every verify result goes to
 ` + hostfs.StatusFile + ` and ` + verify.MetricsFile + ` as verify writes them; the drift

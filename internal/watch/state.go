@@ -70,15 +70,20 @@ type Event struct {
 	Findings []verify.Finding
 }
 
-// Tracker turns verify results into drift with a grace period. A failed
-// result starts the grace; only a failed result at least Grace after the
-// first one is drift, so a normal kube-proxy resync (its
-// --iptables-sync-period is 30s by default) that briefly leaves rules
-// partial never alerts. A result that cannot tell (unknown verdict) neither
-// starts nor ends drift: it says nothing about the rules.
+// Tracker turns verify results into drift with a grace period. Drift is a
+// departure from a verified state: failures before the first passing
+// result are a slow first start (image pulls on an air-gapped node), which
+// verify's own status and the verify-failing alert already report, and
+// they are retried, not called drift. After that, a failed result starts
+// the grace; only a failed result at least Grace after the first one is
+// drift, so a normal kube-proxy resync (its --iptables-sync-period is 30s
+// by default) that briefly leaves rules partial never alerts. A result
+// that cannot tell (unknown verdict) neither starts nor ends drift: it
+// says nothing about the rules.
 type Tracker struct {
 	Grace time.Duration
 
+	synced      bool
 	badSince    time.Time
 	bad         bool
 	drifting    bool
@@ -91,7 +96,7 @@ type Tracker struct {
 func (t *Tracker) Observe(now time.Time, r *verify.Result) (Event, bool) {
 	switch r.Verdict {
 	case verify.VerdictOK:
-		t.bad = false
+		t.synced, t.bad = true, false
 		if !t.drifting {
 			return Event{}, false
 		}
@@ -99,6 +104,9 @@ func (t *Tracker) Observe(now time.Time, r *verify.Result) (Event, bool) {
 		t.transitions++
 		return Event{Drift: false, For: now.Sub(t.driftSince)}, true
 	case verify.VerdictFailed:
+		if !t.synced {
+			return Event{}, false
+		}
 		if !t.bad {
 			t.bad, t.badSince = true, now
 		}
@@ -122,6 +130,9 @@ func (t *Tracker) ConfirmAt() (at time.Time, ok bool) {
 	}
 	return t.badSince.Add(t.Grace), true
 }
+
+// Synced reports whether a verify has passed since the watcher started.
+func (t *Tracker) Synced() bool { return t.synced }
 
 // Drifting reports whether the node is drifting now.
 func (t *Tracker) Drifting() bool { return t.drifting }

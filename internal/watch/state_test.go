@@ -120,3 +120,24 @@ func TestTrackerUnknownDoesNotStartGrace(t *testing.T) {
 		t.Fatal("an unknown verdict awaits confirmation")
 	}
 }
+
+// A first start slower than verify's wait is not drift: failures before
+// the first pass are retried and never start the grace.
+func TestTrackerSlowFirstStart(t *testing.T) {
+	tr := Tracker{Grace: 90 * time.Second}
+	for s := 0; s <= 1200; s += 300 {
+		if _, ok := tr.Observe(at(s), result(verify.VerdictFailed)); ok || tr.Drifting() {
+			t.Fatalf("failure at %ds before kube-proxy ever synced became drift", s)
+		}
+		if _, ok := tr.ConfirmAt(); ok {
+			t.Fatal("a failure before the first sync awaits confirmation as drift")
+		}
+	}
+	if _, ok := tr.Observe(at(1300), result(verify.VerdictOK)); ok || !tr.Synced() {
+		t.Fatal("the first pass is no transition, and marks the node synced")
+	}
+	tr.Observe(at(1400), result(verify.VerdictFailed))
+	if ev, ok := tr.Observe(at(1490), result(verify.VerdictFailed)); !ok || !ev.Drift {
+		t.Fatal("no drift after the first sync and the grace")
+	}
+}

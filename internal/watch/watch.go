@@ -112,6 +112,8 @@ func report(cfg Config, tr *Tracker, at time.Time, res *verify.Result, wasBad bo
 		cfg.Log(fmt.Sprintf("drift: kube-proxy's rules have been wrong for %s: %s", ev.For.Round(time.Second), summary(ev.Findings)))
 	case changed:
 		cfg.Log(fmt.Sprintf("recovered: kube-proxy's rules are right again after %s of drift", ev.For.Round(time.Second)))
+	case !tr.Synced() && res.Verdict == verify.VerdictFailed:
+		cfg.Log(fmt.Sprintf("kube-proxy's rules are not complete yet; verifying again when they change: %s", summary(res.Findings)))
 	case !wasBad && res.Verdict == verify.VerdictFailed:
 		cfg.Log(fmt.Sprintf("kube-proxy's rules look wrong; checking again in %s before calling it drift (kube-proxy may be resyncing): %s", cfg.Grace, summary(res.Findings)))
 	}
