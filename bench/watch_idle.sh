@@ -8,6 +8,9 @@
 #
 #   sudo bench/watch_idle.sh BIN_A [BIN_B] [SERVICES]
 #
+# Measured 2026-11-30 on a shared 2-core VM (load 4-12): 0.045% of a core
+# over 600 s, 0.017% over 120 s; first verify 4-6 s.
+#
 # WATCH_IDLE_SECONDS (default 600, the 10 minutes) shortens a quick
 # run; WATCH_IDLE_PAIRS (default 1) repeats.
 set -eu
