@@ -157,3 +157,31 @@ func TestShipped(t *testing.T) {
 		}
 	}
 }
+
+func TestShippedWatch(t *testing.T) {
+	data, ok := Shipped()[WatchUnit]
+	if !ok {
+		t.Fatalf("shipped units %v lack %s", ShippedNames(), WatchUnit)
+	}
+	opts, err := unit.Deserialize(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := map[string]string{}
+	for _, o := range opts {
+		found[o.Section+"."+o.Name] = o.Value
+	}
+	for key, want := range map[string]string{
+		"Service.Type":      "simple",
+		"Service.Restart":   "on-failure",
+		"Service.ExecStart": hostfs.Binary + " watch",
+		"Unit.After":        "rke2-server.service rke2-agent.service",
+		"Unit.PartOf":       "rke2-server.service rke2-agent.service",
+		"Install.WantedBy":  "rke2-server.service rke2-agent.service",
+		"Service.Nice":      "10",
+	} {
+		if found[key] != want {
+			t.Errorf("%s %s = %q, want %q", WatchUnit, key, found[key], want)
+		}
+	}
+}

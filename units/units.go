@@ -15,6 +15,8 @@ import (
 const (
 	// VerifyUnit is the shipped post-start check.
 	VerifyUnit = "rke2-proxy-backend-verify.service"
+	// WatchUnit is the shipped continuous check, enabled by the package.
+	WatchUnit = "rke2-proxy-backend-watch.service"
 	// DropInName is the file name of every drop-in the generator writes. A
 	// file with the same name in /etc/systemd/system/<unit>.d/ replaces it,
 	// which is how an administrator overrides or masks ours.

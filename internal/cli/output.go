@@ -27,6 +27,7 @@ var jsonCommands = map[string]bool{
 	"generate":              false, // writes drop-ins, logs to the journal
 	"check":                 false, // node-problem-detector's one-line protocol
 	"switch":                false, // logs its steps to stderr; verify -o json tells the outcome
+	"watch":                 false, // a service: logs drift to the journal, status.json is its record
 	"help":                  false,
 	"completion bash":       false,
 	"completion zsh":        false,

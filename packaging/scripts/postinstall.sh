@@ -5,7 +5,21 @@
 # new decision takes effect at RKE2's next start (or the next boot), never in
 # the middle of an upgrade. In a chroot or image build there is no running
 # systemd and nothing happens; the generator runs at first boot.
+#
+# On a first install (deb: configure with no old version; rpm: 1) it also
+# enables rke2-proxy-backend-watch.service (WantedBy= the RKE2 units, so it
+# starts with RKE2's next start; nothing starts now). An upgrade leaves the
+# administrator's enable/disable choice alone. `systemctl enable` only makes
+# symlinks, so it also works in a chroot or image build.
 set -e
+
+watch_unit=rke2-proxy-backend-watch.service
+
+case "$1:${2:-}" in
+configure: | 1:)
+	systemctl enable "$watch_unit" >/dev/null 2>&1 || true
+	;;
+esac
 
 if [ -d /run/systemd/system ]; then
 	systemctl daemon-reload >/dev/null 2>&1 || true

@@ -1,0 +1,166 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/watch"
+)
+
+func init() { register(newWatchCommand) }
+
+type watchFlags struct {
+	verifyFlags
+	poll, quiet, grace, full time.Duration
+}
+
+func newWatchCommand(g *globals) *cobra.Command {
+	var fl watchFlags
+	cmd := &cobra.Command{
+		Use:   "watch [--grace DURATION] [--expect B]",
+		Short: "Keep verifying kube-proxy's backend and report drift (the watch service)",
+		Long: `watch runs verify (waiting up to --wait for kube-proxy's first sync), then
+stays running at near-zero cost: every --poll it reads each backend's change
+stamp (the nf_tables generation id; the legacy tables' entry counts and
+sizes), and runs verify again only when a stamp moved and then stayed still
+for --quiet, plus a full check every --full. After a first passing verify,
+rules that stay wrong for longer than --grace (kube-proxy repairs its own rules at every resync, 30s by
+default) are drift: one line to stderr (the journal) when drift starts and
+one when it ends, each with the fix. Every verify result goes to
+` + hostfs.StatusFile + ` and ` + verify.MetricsFile + ` as verify writes them; the drift
+state goes to ` + watch.MetricsFile + ` (rke2_proxy_backend_drift and
+rke2_proxy_backend_drift_transitions_total) in the same textfile directory.
+A verify that fails or cannot run does not stop watch: it is retried at the
+next rule change. Runs until SIGTERM; the rke2-proxy-backend-watch service
+starts it after RKE2.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runWatch(cmd, g, fl)
+		},
+	}
+	f := cmd.Flags()
+	f.DurationVar(&fl.wait, "wait", 0, "first run only: wait up to this long for kube-proxy's first sync (default: verify.wait from the config)")
+	f.StringVar(&fl.expect, "expect", "", "expected backend, instead of the plan's: "+backend.Names())
+	f.StringVar(&fl.kubernetes, "kubernetes", "", "Kubernetes version, e.g. v1.33 (default: the plan's, else any known layout)")
+	f.StringVar(&fl.textfileDir, "textfile-dir", "", "node_exporter textfile directory (default: verify.textfile_dir from the config)")
+	f.StringVar(&fl.proxyModeURL, "proxy-mode-url", verify.DefaultProxyModeURL, `kube-proxy's /proxyMode URL ("" skips the check)`)
+	f.BoolVar(&fl.noStatus, "no-status", false, "write neither "+hostfs.StatusFile+" nor metrics")
+	f.DurationVar(&fl.poll, "poll", watch.DefaultPoll, "how often to read the backends' change stamps")
+	f.DurationVar(&fl.quiet, "quiet", watch.DefaultQuiet, "how long the stamps must stay still before verify runs")
+	f.DurationVar(&fl.grace, "grace", watch.DefaultGrace, "how long rules may stay wrong before it is drift")
+	f.DurationVar(&fl.full, "full", watch.DefaultFull, "run verify at least this often even if no stamp moved")
+	_ = f.MarkHidden("proxy-mode-url")
+	return cmd
+}
+
+func runWatch(cmd *cobra.Command, g *globals, fl watchFlags) error {
+	root := g.hostRoot()
+	cfg, err := config.Load(root, g.configFile, os.Environ(), facts.ReadCmdline(root))
+	if err != nil {
+		return usageError(err)
+	}
+	// --wait 0 checks at once and --grace 0 calls any failure drift; the
+	// schedule's periods must be positive or watch would spin.
+	for name, d := range map[string]time.Duration{"--wait": fl.wait, "--grace": fl.grace} {
+		if d < 0 {
+			return usageError(fmt.Errorf("%s %s: must not be negative", name, d))
+		}
+	}
+	for name, d := range map[string]time.Duration{"--poll": fl.poll, "--quiet": fl.quiet, "--full": fl.full} {
+		if d <= 0 {
+			return usageError(fmt.Errorf("%s %s: must be positive", name, d))
+		}
+	}
+	if fl.proxyModeURL != "" {
+		if err := verify.CheckProxyModeURL(fl.proxyModeURL); err != nil {
+			return usageError(fmt.Errorf("--proxy-mode-url: %w", err))
+		}
+	}
+	firstWait := cfg.Verify.Wait
+	if cmd.Flags().Changed("wait") {
+		firstWait = fl.wait
+	}
+	textfileDir := cfg.Verify.TextfileDir
+	if cmd.Flags().Changed("textfile-dir") {
+		textfileDir = fl.textfileDir
+	}
+	logf := func(line string) { fmt.Fprintln(g.stderr, "rke2-proxy-backend: watch: "+line) }
+	// Only the stamps run while idle; the reader is verify's (shallow,
+	// skipping per-Service chains) so a re-verify costs what verify costs.
+	reader := netfilter.NewSystem(root)
+	reader.Shallow = true
+	reader.SkipChain = expected.IsPerServiceChain
+
+	// Resolve the expectation now so "backend: off" ends watch at once.
+	var probe verify.Options
+	if unknown, err := expectation(root, fl.verifyFlags, &probe); err != nil {
+		return err
+	} else if unknown == nil && probe.Expect == "" {
+		fmt.Fprintln(g.stdout, "watch: rke2-proxy-backend is turned off (backend: off); nothing to watch")
+		return nil
+	}
+
+	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	logf(fmt.Sprintf("started: stamps every %s, verify after %s of quiet or every %s, drift after %s", fl.poll, fl.quiet, fl.full, fl.grace))
+	err = watch.Run(ctx, watch.Config{
+		Stamp: func(ctx context.Context) string { return watch.Stamps(ctx, reader) },
+		Verify: func(ctx context.Context, first bool) (*verify.Result, error) {
+			// The plan is read at every run: apply rewrites it when RKE2
+			// restarts with another backend.
+			opts := verify.Options{Reader: reader, ProxyModeURL: fl.proxyModeURL}
+			if first {
+				opts.Wait = firstWait
+				opts.Progress = func(line string) { logf(line) }
+			}
+			unknown, err := expectation(root, fl.verifyFlags, &opts)
+			if err != nil {
+				return nil, err
+			}
+			if unknown != nil {
+				return unknown, nil
+			}
+			if opts.Expect == "" {
+				return verify.CannotTell("backend: off in the config since watch started", "restart rke2-proxy-backend-watch.service"), nil
+			}
+			return verify.Run(ctx, opts)
+		},
+		Publish: func(res *verify.Result, drifting bool, transitions int) error {
+			if fl.noStatus {
+				return nil
+			}
+			if _, err := verify.WriteMetrics(root, textfileDir, res, time.Now()); err != nil {
+				return err
+			}
+			if err := verify.WriteStatus(root, res); err != nil {
+				return err
+			}
+			return watch.WriteMetrics(root, textfileDir, drifting, transitions)
+		},
+		Log:   logf,
+		Poll:  fl.poll,
+		Quiet: fl.quiet,
+		Grace: fl.grace,
+		Full:  fl.full,
+		// A stamp that never settles is still checked after a minute.
+		MaxDelay: watch.DefaultMaxDelay,
+	})
+	if err != nil {
+		return failure("watch: %w", err)
+	}
+	logf("stopped")
+	return nil
+}

@@ -1,0 +1,26 @@
+package watch
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
+)
+
+// Stamps joins every backend's change stamp into one, for Config.Stamp.
+// An unreadable stamp becomes its error text: a backend whose kernel
+// support appears or vanishes then counts as a change. iptables-nft and
+// nftables share the nf_tables generation, read once.
+func Stamps(ctx context.Context, s netfilter.Stamper) string {
+	var b strings.Builder
+	for _, be := range []backend.Backend{backend.NFTables, backend.IptablesLegacy} {
+		st, err := s.Stamp(ctx, be)
+		if err != nil {
+			st = "error: " + err.Error()
+		}
+		fmt.Fprintf(&b, "%s=%s\n", be, st)
+	}
+	return b.String()
+}
