@@ -115,9 +115,6 @@ func runVerify(cmd *cobra.Command, g *globals, fl verifyFlags) error {
 	if unknown != nil {
 		return reportVerify(g, unknown)
 	}
-	if opts.Families, opts.SingleStackReason, err = facts.IPFamilies(root); err != nil {
-		return failure("verify: %w", err)
-	}
 	if opts.Expect == "" {
 		fmt.Fprintln(g.stdout, "verify: rke2-proxy-backend is turned off (backend: off); nothing to verify")
 		return nil
@@ -206,6 +203,11 @@ func expectation(root hostfs.Root, fl verifyFlags, opts *verify.Options) (*verif
 			return nil, failure("verify: plan %s: kubernetes: %w", hostfs.PlanFile, err)
 		}
 		opts.Kubernetes = v
+	}
+	// kube-proxy runs single-stack where the node has no usable IPv6.
+	var err error
+	if opts.Families, opts.SingleStackReason, err = facts.IPFamilies(root); err != nil {
+		return nil, failure("verify: %w", err)
 	}
 	return nil, nil
 }

@@ -2,10 +2,12 @@ package switchover
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cleanup"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
@@ -28,9 +30,15 @@ func (v LiveVerifier) Verify(ctx context.Context, b backend.Backend) (*verify.Re
 	reader := netfilter.NewSystem(v.Root)
 	reader.Shallow = true
 	reader.SkipChain = expected.IsPerServiceChain
+	families, why, err := facts.IPFamilies(v.Root)
+	if err != nil {
+		return nil, fmt.Errorf("verify %s: %w", b, err)
+	}
 	return verify.Run(ctx, verify.Options{
-		Expect:       b,
-		ExpectSource: "switch",
+		Families:          families,
+		SingleStackReason: why,
+		Expect:            b,
+		ExpectSource:      "switch",
 		// A restart cannot move kubelet's hint chains: kubelet writes them
 		// with the host's iptables alternative. Their place is a warning,
 		// as after a one-boot override, with its fix in the log.
