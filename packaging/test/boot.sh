@@ -66,15 +66,7 @@ log "building the RKE2 stand-in"
 (cd "$REPO" && CGO_ENABLED=0 GOARCH=$arch go build -trimpath -o "$R/usr/local/bin/rke2" ./packaging/test/standin) ||
 	fail "go build of packaging/test/standin failed"
 
-# kube-proxy: the oracle built for the Kubernetes minor of the stand-in's
-# RKE2 version (internal/oracle caches the build in .cache/oracle).
-rke2_version=$("$R/usr/local/bin/rke2" --version | sed -n 's/^rke2 version \(v[0-9]*\.[0-9]*\)\..*/\1/p')
-[ -n "$rke2_version" ] || fail "cannot read the Kubernetes minor from the stand-in's rke2 --version"
-log "building the kube-proxy oracle for Kubernetes $rke2_version (minutes when not cached)"
-oracle=$(cd "$REPO" && go test -count=1 -timeout 0 -v -run "^TestBinaries\$/^$rke2_version\$" ./internal/oracle 2>&1 |
-	sed -n "s/.*binary $rke2_version \([^ ]*\) .*/\1/p")
-[ -x "$oracle" ] || fail "no kube-proxy oracle for $rke2_version (is it in internal/oracle.Minors? run: go test -v -run TestBinaries ./internal/oracle)"
-install -D -m 0755 "$oracle" "$R/usr/local/lib/rke2-standin/kubeproxy-oracle"
+install_kube_proxy_oracle "$R/usr/local/bin/rke2" "$R"
 
 # RKE2's rke2-server.service as its tarball installs it (rancher/rke2,
 # bundle/lib/systemd/system/rke2-server.service), verbatim; the same file

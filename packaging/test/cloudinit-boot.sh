@@ -87,6 +87,8 @@ prepare() {
 	mkdir -p "$R/opt/rke2-proxy-backend-repo"
 	cp -a "$work/repo/." "$R/opt/rke2-proxy-backend-repo/"
 	chmod -R a+rX "$R/opt/rke2-proxy-backend-repo"
+	# The stand-in's kube-proxy, which RKE2's real artifacts would bring.
+	install_kube_proxy_oracle "$work/tar/bin/rke2" "$R"
 	case $ex in
 	airgap-*)
 		mkdir -p "$R/opt/rke2-artifacts"

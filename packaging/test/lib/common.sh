@@ -165,3 +165,18 @@ assert_contains() {
 		fail "$3: expected to find \"$2\""
 	}
 }
+
+# install_kube_proxy_oracle STANDIN ROOT puts the RKE2 stand-in's kube-proxy
+# into a guest root: the oracle (kube-proxy's real proxier) built for the
+# Kubernetes minor of the stand-in's version, where the stand-in runs it.
+# internal/oracle caches the build in .cache/oracle.
+install_kube_proxy_oracle() {
+	local standin=$1 root=$2 minor oracle
+	minor=$("$standin" --version | sed -n 's/^rke2 version \(v[0-9]*\.[0-9]*\)\..*/\1/p')
+	[ -n "$minor" ] || fail "cannot read the Kubernetes minor from the stand-in's rke2 --version"
+	log "building the kube-proxy oracle for Kubernetes $minor (minutes when not cached)"
+	oracle=$(cd "$REPO" && go test -count=1 -timeout 0 -v -run "^TestBinaries\$/^$minor\$" ./internal/oracle 2>&1 |
+		sed -n "s/.*binary $minor \([^ ]*\) .*/\1/p")
+	[ -x "$oracle" ] || fail "no kube-proxy oracle for $minor (is it in internal/oracle.Minors? run: go test -v -run TestBinaries ./internal/oracle)"
+	install -D -m 0755 "$oracle" "$root/usr/local/lib/rke2-standin/kubeproxy-oracle"
+}
