@@ -9,6 +9,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/watch"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/units"
 )
 
@@ -89,6 +90,10 @@ var files = []fileDoc{
 	{hostfs.TextfileDir + "/" + verify.MetricsFile, "verify's Prometheus textfile metrics (the directory is verify.textfile_dir).", []string{"verify"}},
 	{GeneratorPath, "The systemd generator: a link to the binary, which runs generate when called by this name.", []string{"generate"}},
 	{hostfs.ShippedUnitDir + "/" + units.VerifyUnit, "The post-start check unit.", []string{"verify"}},
+	{hostfs.ShippedUnitDir + "/" + units.WatchUnit, "The continuous check: re-verifies when the rules change and reports drift; enabled by the package.", []string{"watch"}},
+	{hostfs.StatusFile, "The last result, written by watch as verify writes it.", []string{"watch"}},
+	{hostfs.TextfileDir + "/" + watch.MetricsFile, "watch's drift metrics, next to verify's (the directory is verify.textfile_dir).", []string{"watch"}},
+	{hostfs.BenchFile, "bench's last measurement of each backend's rule-load cost; detect and prefer: [cheapest] read it.", []string{"bench", "detect"}},
 }
 
 type envDoc struct {
