@@ -22,6 +22,10 @@ const KindCNIOtherBackend = "cni-other-backend"
 // DNS), the built-in chains holding its commented rules. A jump from a base
 // chain into a named chain is not counted twice: the named chain stands for
 // it. Each list is sorted, "<family> <table> <chain>".
+//
+// The nftables reader returns only kube-proxy's own table, so CNI tables in
+// native nftables (flannel's, Calico's nftables dataplane) are not seen:
+// a CNI there next to kube-proxy on iptables goes unreported for now.
 func findCNIChains(rs *rules.Ruleset) map[cni.Owner][]string {
 	if rs == nil {
 		return nil
