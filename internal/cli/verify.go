@@ -39,7 +39,8 @@ func newVerifyCommand(g *globals) *cobra.Command {
 		Long: `verify waits (up to --wait) for kube-proxy's first sync, then checks that the
 expected backend (from ` + hostfs.PlanFile + `, or --expect) holds kube-proxy's whole
 skeleton for IPv4 and IPv6, that no kube-proxy rules are stranded in another
-backend, that kubelet's hint chains sit in the matching backend, and that
+backend, that kubelet's hint chains and the CNI's chains (Felix, flannel,
+Cilium, portmap, NodeLocal DNS) sit in the matching backend, and that
 kube-proxy's /proxyMode (on 127.0.0.1:10249, no redirects) agrees. Each
 finding names the command that fixes it. While it waits it logs what is
 still missing to stderr at most every 30s, and it reads a backend again only

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"sort"
 	"strings"
 	"time"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cni"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 )
 
@@ -68,11 +70,31 @@ func Metrics(r *Result, now time.Time) []byte {
 	for _, name := range backend.All {
 		fmt.Fprintf(&b, "rke2_proxy_backend_stranded_chains{backend=%q} %d\n", name, stranded(r, name, true))
 	}
+	gauge("rke2_proxy_backend_cni_rules", "Chains holding a CNI component's rules, per backend (only components found).")
+	cniSeries(&b, r, "rke2_proxy_backend_cni_rules", func(st BackendState) map[cni.Owner]int { return st.CNIChains })
+	gauge("rke2_proxy_backend_cni_other_backend_chains", "Chains of a CNI component in a backend other than the one matching kube-proxy's.")
+	cniSeries(&b, r, "rke2_proxy_backend_cni_other_backend_chains", func(st BackendState) map[cni.Owner]int { return st.CNIOtherBackend })
 	gauge("rke2_proxy_backend_verify_duration_seconds", "Wall time of the last verify run, including the wait for kube-proxy.")
 	fmt.Fprintf(&b, "rke2_proxy_backend_verify_duration_seconds %g\n", r.Duration.Seconds())
 	gauge("rke2_proxy_backend_verify_last_run_timestamp_seconds", "Unix time the last verify run finished.")
 	fmt.Fprintf(&b, "rke2_proxy_backend_verify_last_run_timestamp_seconds %d\n", now.Unix())
 	return []byte(b.String())
+}
+
+// cniSeries writes one sample per backend and component with chains, in
+// a stable order.
+func cniSeries(b *strings.Builder, r *Result, name string, counts func(BackendState) map[cni.Owner]int) {
+	for _, st := range r.Backends {
+		m := counts(st)
+		owners := make([]string, 0, len(m))
+		for o := range m {
+			owners = append(owners, string(o))
+		}
+		sort.Strings(owners)
+		for _, o := range owners {
+			fmt.Fprintf(b, "%s{backend=%q,cni=%q} %d\n", name, st.Backend, o, m[cni.Owner(o)])
+		}
+	}
 }
 
 func stranded(r *Result, b backend.Backend, chains bool) int {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cni"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
@@ -47,6 +48,9 @@ type Options struct {
 	ProgressEvery time.Duration
 	// ProxyModeURL is kube-proxy's /proxyMode endpoint ("" skips the check).
 	ProxyModeURL string
+	// CNI is what RKE2 runs for pod networking (nil: not read); it picks
+	// the chart a CNI finding's fix names.
+	CNI *cni.Setup
 	// Sleep is time.Sleep-like and honours ctx (tests replace it).
 	Sleep func(ctx context.Context, d time.Duration) error
 }
@@ -75,7 +79,12 @@ type BackendState struct {
 	KubeProxyChains int      `json:"kube_proxy_chains"`
 	KubeProxyRules  int      `json:"kube_proxy_rules"`
 	KubeletHints    []string `json:"kubelet_hints,omitempty"`
-	ReadError       string   `json:"read_error,omitempty"`
+	// CNIChains counts the chains holding each CNI component's rules.
+	CNIChains map[cni.Owner]int `json:"cni_chains,omitempty"`
+	// CNIOtherBackend counts those that belong in another backend.
+	CNIOtherBackend map[cni.Owner]int `json:"cni_other_backend,omitempty"`
+	cniChains       map[cni.Owner][]string
+	ReadError       string `json:"read_error,omitempty"`
 	// Owned is the detail behind the counts; Live is what was read.
 	Owned *expected.Owned `json:"-"`
 	Live  *rules.Ruleset  `json:"-"`
@@ -194,6 +203,8 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		}
 	}
 	fillOwned(&exp, opts.Expect, live)
+	fillCNI(&exp, live)
+	res.Findings = append(res.Findings, cniFindings(opts.Expect, opts.CNI, &exp)...)
 	res.Backends = append(res.Backends, exp)
 	for _, b := range backend.All {
 		if b == opts.Expect {
@@ -209,7 +220,9 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 			continue
 		}
 		fillOwned(&st, b, rs)
+		fillCNI(&st, rs)
 		res.Findings = append(res.Findings, strandedFindings(opts.Expect, st)...)
+		res.Findings = append(res.Findings, cniFindings(opts.Expect, opts.CNI, &st)...)
 		res.Backends = append(res.Backends, st)
 	}
 	// Kubelet's hint counts against kube-proxy's backend, wherever it is.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cni"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
 
@@ -51,6 +52,13 @@ func TestMetricsPassPromtoolCheckMetrics(t *testing.T) {
 				{Backend: nft, Expected: true, Complete: true, KubeProxyChains: 20, KubeProxyRules: 80},
 				{Backend: backend.IptablesLegacy, KubeProxyChains: 4, KubeProxyRules: 12}},
 			Findings: []verify.Finding{{Kind: verify.KindStranded, Backend: backend.IptablesLegacy, Message: "stranded"}}},
+		"cni in another backend": {Expect: nft, Synced: true, Duration: 2 * time.Second,
+			Backends: []verify.BackendState{
+				{Backend: nft, Expected: true, Complete: true, KubeProxyChains: 20, KubeProxyRules: 80,
+					CNIChains: map[cni.Owner]int{cni.OwnerPortmap: 3}},
+				{Backend: backend.IptablesLegacy, CNIChains: map[cni.Owner]int{cni.OwnerCalico: 6, cni.OwnerFlannel: 2},
+					CNIOtherBackend: map[cni.Owner]int{cni.OwnerCalico: 6, cni.OwnerFlannel: 2}}},
+			Findings: []verify.Finding{{Kind: verify.KindCNIOtherBackend, Backend: backend.IptablesLegacy, Message: "calico"}}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			m := verify.Metrics(r, now)
