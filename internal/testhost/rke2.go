@@ -12,7 +12,9 @@ import (
 // UnitCurrent is RKE2's rke2-server.service as shipped by current releases
 // (rancher/rke2 bundle/lib/systemd/system, with the ExecCondition that
 // refuses to start while the agent runs). The agent unit is the same text
-// with "server" and "agent" swapped (see UnitText).
+// with "server" and "agent" swapped (see UnitText); units/rke2-agent.service
+// is RKE2's own (bundle/lib/systemd/system at rancher/rke2 6ce1a80, 2026),
+// which the cloud-init boot test installs and a test holds UnitText to.
 //
 // The text lives in units/rke2-server.service so the shell tests (the nspawn
 // boot test, the generator benchmark) install the very same file.

@@ -2,6 +2,7 @@ package testhost
 
 import (
 	"compress/gzip"
+	_ "embed"
 	"io"
 	"strings"
 	"testing"
@@ -38,6 +39,20 @@ func TestProfilesLayOutReadableTrees(t *testing.T) {
 	unit, _ := root.ReadFile("/usr/local/lib/systemd/system/rke2-server.service")
 	if !strings.Contains(string(unit), "ExecStart=/usr/local/bin/rke2 server") {
 		t.Errorf("server unit:\n%s", unit)
+	}
+}
+
+// upstreamAgentUnit is RKE2's rke2-agent.service, byte for byte (see
+// UnitCurrent for its source).
+//
+//go:embed units/rke2-agent.service
+var upstreamAgentUnit string
+
+// The agent units the Go tests lay out are RKE2's real one, not just
+// something with the right words in it.
+func TestUnitTextAgentIsRKE2sAgentUnit(t *testing.T) {
+	if got := UnitText(UnitCurrent, "agent"); got != upstreamAgentUnit {
+		t.Errorf("UnitText(UnitCurrent, \"agent\") differs from units/rke2-agent.service:\n%s\nwant:\n%s", got, upstreamAgentUnit)
 	}
 }
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# cloud-init run by real cloud-init: packaging/cloud-init/airgap-server.yaml
-# and debian-server.yaml as NoCloud user-data in a systemd-nspawn guest
+# cloud-init run by real cloud-init: packaging/cloud-init/airgap-server.yaml,
+# debian-server.yaml and debian-agent.yaml (the NAS agent, on iptables-legacy)
+# as NoCloud user-data in a systemd-nspawn guest
 # (debootstrapped bookworm plus Debian's cloud-init, cached in
 # .cache/bookworm-cloudinit-root), with what each example expects put at the
 # paths or URLs it names:
@@ -13,19 +14,23 @@
 #                      /opt/rke2-artifacts (air-gapped) or served as
 #                      https://get.rke2.io (online), with rke2.linux-<arch>.tar.gz
 #                      (the RKE2 stand-in, packaging/test/standin, and RKE2's real
-#                      rke2-server.service), the images archive and
-#                      sha256sum-<arch>.txt in /opt/rke2-artifacts or under
+#                      rke2-server.service and rke2-agent.service), the images
+#                      archive and sha256sum-<arch>.txt in /opt/rke2-artifacts or under
 #                      https://github.com/rancher/rke2/releases/download/<pinned
 #                      version>/: /etc/hosts points both names at a local HTTPS
 #                      server (cloudinit-guest/https-standin.py) whose test CA
 #                      the guest trusts.
 # Boot 1: inside, cloudinit-guest/assert.sh checks after cloud-final that
 # cloud-init finished cleanly, the package came from the verified repository
-# with the example's config kept, RKE2 was installed and enabled, our
-# generator's drop-in and apply's RKE2 drop-in were in place before RKE2's
-# first start (file times against the unit's start time), verify passed, no
+# with the example's config kept, RKE2 was installed and the example's
+# rke2-server or rke2-agent enabled, our generator's drop-in and apply's RKE2
+# drop-in were in place before RKE2's first start (file times against the
+# unit's start time), kube-proxy ended on the backend the example means
+# (iptables-nft for the servers; iptables-legacy for the NAS agent, whose
+# runcmd points the host's iptables at legacy: the guest's DMI matches none
+# of its NAS triggers, so auto follows that alternative), verify passed, no
 # unit failed. Boot 2, same instance: cloud-init re-runs and must change
-# nothing (the same files, byte for byte and by mtime).
+# nothing (the same files, byte for byte and by mtime, and the alternative).
 # Needs: root, systemd-nspawn, debootstrap, make, go, openssl, python3, and
 # make repo's tools (apt-ftparchive, createrepo_c, rpmsign, gpg); the Debian
 # mirror once, to install cloud-init, locales, curl and ca-certificates into
@@ -67,7 +72,7 @@ fi
 mkdir -p "$work/tar/bin" "$work/tar/lib/systemd/system" "$work/artifacts"
 (cd "$REPO" && CGO_ENABLED=0 GOARCH=$arch go build -trimpath -o "$work/tar/bin/rke2" ./packaging/test/standin) ||
 	fail "go build of packaging/test/standin failed"
-cp "$REPO/internal/testhost/units/rke2-server.service" "$work/tar/lib/systemd/system/"
+cp "$REPO/internal/testhost/units/rke2-server.service" "$REPO/internal/testhost/units/rke2-agent.service" "$work/tar/lib/systemd/system/"
 tar czf "$work/artifacts/rke2.linux-$arch.tar.gz" -C "$work/tar" bin lib
 echo "stand-in: no images" >"$work/artifacts/rke2-images.linux-$arch.tar.zst"
 (cd "$work/artifacts" && sha256sum "rke2.linux-$arch.tar.gz" "rke2-images.linux-$arch.tar.zst" >"sha256sum-$arch.txt")
@@ -151,6 +156,19 @@ PY
 		fail "$ex: a repository placeholder was left in the user-data"
 	fi
 
+	# What the in-guest assertions expect of this example: its RKE2 role, the
+	# backend kube-proxy ends on, and our config as its write_files has it.
+	mkdir -p "$R/etc/cloudinit-test"
+	local role=server backend=iptables-nft
+	case $ex in *-agent.yaml) role=agent backend=iptables-legacy ;; esac
+	echo "$role" >"$R/etc/cloudinit-test/role"
+	echo "$backend" >"$R/etc/cloudinit-test/backend"
+	python3 - "$R/var/lib/cloud/seed/nocloud/user-data" >"$R/etc/cloudinit-test/config.yaml" <<'PY' || fail "$ex writes no /etc/rke2-proxy-backend/config.yaml"
+import sys, yaml
+files = yaml.safe_load(open(sys.argv[1])).get("write_files", [])
+sys.stdout.write(next(f["content"] for f in files if f["path"] == "/etc/rke2-proxy-backend/config.yaml"))
+PY
+
 	# The in-guest assertions, after cloud-init's last stage.
 	install -m 0755 "$guest/assert.sh" "$R/usr/local/sbin/cloudinit-assert"
 	cat >"$R/etc/systemd/system/cloudinit-assert.service" <<'UNIT'
@@ -191,26 +209,29 @@ boot() {
 	pass "$ex boot $n: through real cloud-init in $((SECONDS - start))s"
 }
 
-# snapshot: what cloud-init and the installs left, by content and mtime.
+# snapshot ROLE: what cloud-init and the installs left, by content and mtime.
 snapshot() {
+	local role=$1
 	(cd "$R" && for f in etc/rke2-proxy-backend/config.yaml etc/rancher/rke2/config.yaml etc/rancher/rke2/cluster-token \
 		etc/apt/sources.list.d/rke2-proxy-backend.list etc/apt/keyrings/rke2-proxy-backend.asc \
-		var/lib/dpkg/info/rke2-proxy-backend.list usr/local/bin/rke2 usr/local/lib/systemd/system/rke2-server.service \
+		var/lib/dpkg/info/rke2-proxy-backend.list usr/local/bin/rke2 usr/local/lib/systemd/system/rke2-$role.service \
 		etc/rancher/rke2/config.yaml.d/60-proxy-backend.yaml; do
 		echo "$f $(stat -c %Y "$f") $(sha256sum <"$f" | cut -c1-16)"
-	done)
+	done
+	echo "etc/alternatives/iptables -> $(readlink etc/alternatives/iptables)")
 }
 
-for ex in airgap-server.yaml debian-server.yaml; do
+for ex in airgap-server.yaml debian-server.yaml debian-agent.yaml; do
 	prepare "$ex"
+	role=$(cat "$R/etc/cloudinit-test/role")
 	boot "$ex" 1
-	snapshot >"$work/after-1"
+	snapshot "$role" >"$work/after-1"
 	finished=$R/var/lib/cloud/instances/rke2pb-cloudinit-test-1/boot-finished
 	finished1=$(stat -c %Y "$finished")
 	sleep 1
 	boot "$ex" 2
-	snapshot >"$work/after-2"
+	snapshot "$role" >"$work/after-2"
 	[ "$(stat -c %Y "$finished")" != "$finished1" ] || fail "$ex boot 2: cloud-init did not run again (boot-finished unchanged)"
 	diff -u "$work/after-1" "$work/after-2" || fail "$ex boot 2 (cloud-init again, same instance) changed the files above"
-	pass "$ex boot 2: cloud-init on the same instance changed nothing ($(wc -l <"$work/after-1") files compared by content and mtime)"
+	pass "$ex boot 2: cloud-init on the same instance changed nothing ($(($(wc -l <"$work/after-1") - 1)) files by content and mtime, and the iptables alternative)"
 done

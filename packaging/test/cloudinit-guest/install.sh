@@ -5,11 +5,16 @@
 # sha256sum-<arch>.txt from INSTALL_RKE2_ARTIFACT_PATH (air-gapped) or
 # download them for INSTALL_RKE2_VERSION from GitHub's release URL (served by
 # the test inside the guest), check the sums, copy the images archive to the
-# agent images directory, unpack to /usr/local, reload systemd. It neither
+# agent images directory, unpack to /usr/local (the binary and both units,
+# rke2-server.service and rke2-agent.service), reload systemd. It neither
 # writes config nor enables the service (nor does RKE2's).
 set -eu
 case ${INSTALL_RKE2_METHOD:-tar} in tar) ;; *) echo "stand-in install.sh: only the tarball method is played" >&2; exit 1 ;; esac
-[ "${INSTALL_RKE2_TYPE:-}" = server ] || { echo "stand-in install.sh: expected INSTALL_RKE2_TYPE=server" >&2; exit 1; }
+# RKE2's installer defaults to server (INSTALL_RKE2_EXEC is its older alias);
+# its tarball carries rke2-server.service and rke2-agent.service, and both land
+# in /usr/local/lib/systemd/system. The type picks the unit checked for below.
+type=${INSTALL_RKE2_TYPE:-${INSTALL_RKE2_EXEC:-server}}
+case $type in server | agent) ;; *) echo "stand-in install.sh: INSTALL_RKE2_TYPE=$type: RKE2 installs server or agent" >&2; exit 1 ;; esac
 case $(uname -m) in
 x86_64 | amd64) arch=amd64 ;;
 aarch64 | arm64) arch=arm64 ;;
@@ -34,5 +39,7 @@ done
 mkdir -p /var/lib/rancher/rke2/agent/images
 cp "rke2-images.linux-$arch.tar.zst" /var/lib/rancher/rke2/agent/images/
 tar xzf "rke2.linux-$arch.tar.gz" -C /usr/local
+test -f "/usr/local/lib/systemd/system/rke2-$type.service" ||
+	{ echo "stand-in install.sh: rke2.linux-$arch.tar.gz has no lib/systemd/system/rke2-$type.service" >&2; exit 1; }
 systemctl daemon-reload
-echo "stand-in install.sh: installed $(/usr/local/bin/rke2 --version 2>/dev/null | head -n 1) for $arch"
+echo "stand-in install.sh: installed $(/usr/local/bin/rke2 --version 2>/dev/null | head -n 1) for $arch (rke2-$type.service)"

@@ -1,6 +1,10 @@
 // Command standin plays RKE2 and its kube-proxy in packaging/test/boot.sh's
 // systemd-nspawn guest, installed as /usr/local/bin/rke2 (the tarball
-// layout) and started by a faithful copy of RKE2's rke2-server.service.
+// layout) and started by a faithful copy of RKE2's rke2-server.service
+// (`rke2 server`) or rke2-agent.service (`rke2 agent`, packaging/test/
+// cloudinit-boot.sh's agent example). Both roles do the same below; an agent
+// first insists, as RKE2's agent does, on the server URL and a token in its
+// config (it never contacts the server).
 //
 // It does what matters to rke2-proxy-backend and nothing more: it records
 // its arguments and environment, reads RKE2's config the way RKE2 does
@@ -61,6 +65,10 @@ func main() {
 }
 
 func run() error {
+	role, err := subcommand(os.Args[1:])
+	if err != nil {
+		return err
+	}
 	if err := os.MkdirAll(recordDir, 0o755); err != nil {
 		return err
 	}
@@ -88,6 +96,11 @@ func run() error {
 	data, _ := json.MarshalIndent(cfg, "", "  ")
 	if err := record("config.json", string(data)+"\n"); err != nil {
 		return err
+	}
+	if role == "agent" {
+		if err := agentJoin(cfg.Values); err != nil {
+			return err
+		}
 	}
 	backend, mode, err := pickBackend(cfg.Values)
 	if err != nil {
@@ -120,6 +133,36 @@ func run() error {
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT)
 	<-stop
+	return nil
+}
+
+// subcommand is the role RKE2 was started as: RKE2's units run `rke2
+// server` or `rke2 agent`; anything else is a unit the stand-in does not
+// play, and saying so beats pretending to be RKE2.
+func subcommand(args []string) (string, error) {
+	if len(args) > 0 && (args[0] == "server" || args[0] == "agent") {
+		return args[0], nil
+	}
+	return "", fmt.Errorf("usage: rke2 server|agent (got %q): the stand-in plays only the commands RKE2's rke2-server.service and rke2-agent.service run", args)
+}
+
+// agentJoin refuses to start an agent whose merged config lacks what RKE2's
+// agent needs to join (k3s pkg/cli/agent: "--server is required", then a
+// token: token or token-file); the stand-in never dials the server.
+func agentJoin(values map[string]any) error {
+	if s, _ := values["server"].(string); s == "" {
+		return errors.New("rke2 agent: no server: in RKE2's config (config.yaml or config.yaml.d): an agent needs the server's URL, https://<server>:9345")
+	}
+	tok, _ := values["token"].(string)
+	tokFile, _ := values["token-file"].(string)
+	if tok == "" && tokFile == "" {
+		return errors.New("rke2 agent: neither token: nor token-file: in RKE2's config: an agent needs the server's token")
+	}
+	if tokFile != "" {
+		if data, err := os.ReadFile(tokFile); err != nil || strings.TrimSpace(string(data)) == "" {
+			return fmt.Errorf("rke2 agent: token-file %s from RKE2's config is missing or empty (%v): write the server's token there", tokFile, err)
+		}
+	}
 	return nil
 }
 

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestSubcommandPlaysOnlyRKE2sUnits(t *testing.T) {
+	for _, args := range [][]string{{"server"}, {"agent", "--debug"}} {
+		if role, err := subcommand(args); err != nil || role != args[0] {
+			t.Errorf("subcommand(%q) = %q, %v; want %q", args, role, err, args[0])
+		}
+	}
+	for _, args := range [][]string{nil, {"etcd-snapshot"}, {"--debug", "server"}} {
+		if role, err := subcommand(args); err == nil {
+			t.Errorf("subcommand(%q) = %q, want an error", args, role)
+		}
+	}
+}
+
+func TestAgentJoinNeedsServerAndToken(t *testing.T) {
+	dir := t.TempDir()
+	full := filepath.Join(dir, "token")
+	empty := filepath.Join(dir, "empty")
+	if err := os.WriteFile(full, []byte("K10abc::server:xyz\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(empty, []byte("\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	url := "https://rke2.example.internal:9345"
+	for _, c := range []struct {
+		values map[string]any
+		err    string // "" when the agent may start
+	}{
+		{map[string]any{"server": url, "token-file": full}, ""},
+		{map[string]any{"server": url, "token": "K10abc"}, ""},
+		{map[string]any{"token": "K10abc"}, "no server:"},
+		{map[string]any{"server": url}, "neither token"},
+		{map[string]any{"server": url, "token-file": empty}, "missing or empty"},
+		{map[string]any{"server": url, "token-file": filepath.Join(dir, "absent")}, "missing or empty"},
+	} {
+		err := agentJoin(c.values)
+		switch {
+		case c.err == "" && err != nil:
+			t.Errorf("agentJoin(%v) = %v, want nil", c.values, err)
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("agentJoin(%v) = %v, want an error with %q", c.values, err, c.err)
+		}
+	}
+}
