@@ -74,6 +74,7 @@ func Metrics(r *Result, now time.Time) []byte {
 	cniSeries(&b, r, "rke2_proxy_backend_cni_rules", func(st BackendState) map[cni.Owner]int { return st.CNIChains })
 	gauge("rke2_proxy_backend_cni_other_backend_chains", "Chains of a CNI component in a backend other than the one matching kube-proxy's.")
 	cniSeries(&b, r, "rke2_proxy_backend_cni_other_backend_chains", func(st BackendState) map[cni.Owner]int { return st.CNIOtherBackend })
+	kubeProxyMetrics(&b, r, gauge)
 	gauge("rke2_proxy_backend_verify_duration_seconds", "Wall time of the last verify run, including the wait for kube-proxy.")
 	fmt.Fprintf(&b, "rke2_proxy_backend_verify_duration_seconds %g\n", r.Duration.Seconds())
 	gauge("rke2_proxy_backend_verify_last_run_timestamp_seconds", "Unix time the last verify run finished.")
@@ -95,6 +96,57 @@ func cniSeries(b *strings.Builder, r *Result, name string, counts func(BackendSt
 			fmt.Fprintf(b, "%s{backend=%q,cni=%q} %d\n", name, st.Backend, o, m[cni.Owner(o)])
 		}
 	}
+}
+
+// kubeProxyMetrics writes kube-proxy's own sync figures, labelled with the
+// backend it should use, so the fleet compares nodes by backend. Nothing is
+// written when verify could not read them.
+func kubeProxyMetrics(b *strings.Builder, r *Result, gauge func(name, help string)) {
+	kp := r.KubeProxy
+	if kp == nil {
+		return
+	}
+	if len(kp.Syncs) > 0 {
+		gauge("rke2_proxy_backend_kube_proxy_sync_seconds", "kube-proxy's rule sync duration from its own histograms (kind all, full or partial): mean, and p99 estimated from the buckets.")
+		for _, s := range kp.Syncs {
+			for _, st := range []struct {
+				name string
+				v    float64
+			}{{"mean", s.Mean}, {"p99", s.P99}} {
+				fmt.Fprintf(b, "rke2_proxy_backend_kube_proxy_sync_seconds{backend=%q,ip_family=%q,kind=%q,stat=%q} %g\n", r.Expect, s.IPFamily, s.Kind, st.name, st.v)
+			}
+		}
+		gauge("rke2_proxy_backend_kube_proxy_syncs", "Rule syncs kube-proxy counted in each histogram since it started.")
+		for _, s := range kp.Syncs {
+			fmt.Fprintf(b, "rke2_proxy_backend_kube_proxy_syncs{backend=%q,ip_family=%q,kind=%q} %g\n", r.Expect, s.IPFamily, s.Kind, s.Count)
+		}
+	}
+	if len(kp.LastSync) > 0 {
+		gauge("rke2_proxy_backend_kube_proxy_last_sync_timestamp_seconds", "Unix time of kube-proxy's last successful rule sync, as it reports it.")
+		for _, fam := range sortedKeys(kp.LastSync) {
+			fmt.Fprintf(b, "rke2_proxy_backend_kube_proxy_last_sync_timestamp_seconds{backend=%q,ip_family=%q} %g\n", r.Expect, fam, kp.LastSync[fam])
+		}
+	}
+	gauge("rke2_proxy_backend_kube_proxy_service_changes", "kube-proxy's cumulative Service changes (kubeproxy_sync_proxy_rules_service_changes_total; each IP family's proxier counts each Service).")
+	fmt.Fprintf(b, "rke2_proxy_backend_kube_proxy_service_changes{backend=%q} %g\n", r.Expect, kp.ServiceChanges)
+	gauge("rke2_proxy_backend_kube_proxy_endpoint_changes", "kube-proxy's cumulative endpoint changes (kubeproxy_sync_proxy_rules_endpoint_changes_total).")
+	fmt.Fprintf(b, "rke2_proxy_backend_kube_proxy_endpoint_changes{backend=%q} %g\n", r.Expect, kp.EndpointChanges)
+	if len(kp.IptablesRules) > 0 {
+		gauge("rke2_proxy_backend_kube_proxy_iptables_rules", "iptables rules kube-proxy owns per IP family and table (kubeproxy_sync_proxy_rules_iptables_total; iptables mode only).")
+		for _, k := range sortedKeys(kp.IptablesRules) {
+			fam, table, _ := strings.Cut(k, "/")
+			fmt.Fprintf(b, "rke2_proxy_backend_kube_proxy_iptables_rules{backend=%q,ip_family=%q,table=%q} %g\n", r.Expect, fam, table, kp.IptablesRules[k])
+		}
+	}
+}
+
+func sortedKeys(m map[string]float64) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 func stranded(r *Result, b backend.Backend, chains bool) int {

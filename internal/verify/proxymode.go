@@ -65,13 +65,7 @@ func checkProxyMode(ctx context.Context, opts Options, deadline time.Time) proxy
 	if err := CheckProxyModeURL(opts.ProxyModeURL); err != nil {
 		return proxyModeCheck{note: "proxy mode not checked: " + err.Error()}
 	}
-	client := &http.Client{
-		Timeout: proxyModeTimeout,
-		// No proxy from the environment, no connection kept, no redirect
-		// followed: the request stays on this node, to this port.
-		Transport:     &http.Transport{Proxy: nil, DisableKeepAlives: true},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
+	client := loopbackClient(proxyModeTimeout)
 	for {
 		c, err := askProxyMode(ctx, client, opts.ProxyModeURL)
 		if err == nil {
@@ -86,6 +80,18 @@ func checkProxyMode(ctx context.Context, opts Options, deadline time.Time) proxy
 		if serr := opts.Sleep(ctx, opts.Poll); serr != nil {
 			return proxyModeCheck{note: fmt.Sprintf("proxy mode not checked: %v", serr)}
 		}
+	}
+}
+
+// loopbackClient is the client for kube-proxy's metrics server: no proxy
+// from the environment, no connection kept, no redirect followed, so the
+// request stays on this node, to this port (CheckProxyModeURL holds the
+// URL to loopback).
+func loopbackClient(timeout time.Duration) *http.Client {
+	return &http.Client{
+		Timeout:       timeout,
+		Transport:     &http.Transport{Proxy: nil, DisableKeepAlives: true},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 }
 

@@ -99,10 +99,13 @@ type Result struct {
 	ExpectSource string          `json:"expect_source"`
 	Kubernetes   string          `json:"kubernetes,omitempty"`
 	// Synced is true when the expected skeleton appeared within the wait.
-	Synced    bool           `json:"synced"`
-	ProxyMode string         `json:"proxy_mode,omitempty"`
-	Backends  []BackendState `json:"backends"`
-	Findings  []Finding      `json:"findings"`
+	Synced    bool   `json:"synced"`
+	ProxyMode string `json:"proxy_mode,omitempty"`
+	// KubeProxy is kube-proxy's own sync figures from its /metrics, when
+	// it answered with them.
+	KubeProxy *KubeProxyFigures `json:"kube_proxy,omitempty"`
+	Backends  []BackendState    `json:"backends"`
+	Findings  []Finding         `json:"findings"`
 	// Warnings are findings that do not fail verify (see OneBootOverride).
 	Warnings []Finding `json:"warnings,omitempty"`
 	Notes    []string  `json:"notes,omitempty"`
@@ -246,6 +249,9 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 			res.Findings = append(res.Findings, Finding{Kind: KindProxyMode, Backend: opts.Expect,
 				Message: fmt.Sprintf("kube-proxy reports proxy mode %q, the plan wants %q", pm.mode, opts.Expect.ProxyMode()),
 				Fix:     "restart RKE2 so kube-proxy reads /etc/rancher/rke2/config.yaml.d/60-proxy-backend.yaml: systemctl restart rke2-server (rke2-agent on agents)"})
+		}
+		if pm.mode != "" {
+			res.KubeProxy, res.Notes = kubeProxyFiguresOrNote(ctx, opts.ProxyModeURL, res.Notes)
 		}
 	}
 	res.settle()

@@ -59,6 +59,17 @@ func TestMetricsPassPromtoolCheckMetrics(t *testing.T) {
 				{Backend: backend.IptablesLegacy, CNIChains: map[cni.Owner]int{cni.OwnerCalico: 6, cni.OwnerFlannel: 2},
 					CNIOtherBackend: map[cni.Owner]int{cni.OwnerCalico: 6, cni.OwnerFlannel: 2}}},
 			Findings: []verify.Finding{{Kind: verify.KindCNIOtherBackend, Backend: backend.IptablesLegacy, Message: "calico"}}},
+		"kube-proxy figures": {OK: true, Expect: nft, Synced: true, Duration: time.Second, ProxyMode: "iptables",
+			Backends: []verify.BackendState{{Backend: nft, Expected: true, Complete: true, KubeProxyChains: 20, KubeProxyRules: 80}},
+			KubeProxy: &verify.KubeProxyFigures{
+				Syncs: []verify.SyncFigures{
+					{Kind: verify.SyncAll, IPFamily: "IPv4", Count: 12, Mean: 0.3, P99: 0.9},
+					{Kind: verify.SyncFull, IPFamily: "IPv4", Count: 2, Mean: 0.85, P99: 1.02},
+					{Kind: verify.SyncPartial, IPFamily: "IPv6", Count: 10, Mean: 0.2, P99: 0.25}},
+				LastSync:        map[string]float64{"IPv4": 1.7960612506780221e+09, "IPv6": 1.7960612507140477e+09},
+				ServiceChanges:  2000,
+				EndpointChanges: 1000,
+				IptablesRules:   map[string]float64{"IPv4/nat": 12001, "IPv4/filter": 22, "IPv6/nat": 9001}}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			m := verify.Metrics(r, now)

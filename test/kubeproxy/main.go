@@ -6,7 +6,7 @@
 // server: the Services and EndpointSlices are fed to the proxier's handlers
 // directly, as kube-proxy's informers would.
 //
-//	kubeproxy-oracle --mode iptables|nftables --services N [--ipv6=false] [--kubelet]
+//	kubeproxy-oracle --mode iptables|nftables --services N [--ipv6=false] [--kubelet] [--metrics-out FILE]
 //
 // The iptables flavour is the one the iptables* commands on PATH run
 // (xtables-legacy-multi or xtables-nft-multi), as in the kube-proxy image.
@@ -37,8 +37,9 @@ func main() {
 	timeout := flag.Duration("timeout", 5*time.Minute, "give up when the proxier has not synced by then")
 	verbosity := flag.Int("v", 0, "kube-proxy's log verbosity (klog -v)")
 	manifest := flag.String("manifest", "", "write the Services fed to each family's proxier to this JSON file")
+	metricsOut := flag.String("metrics-out", "", "after the first sync, write kube-proxy's /metrics page to this file")
 	flag.Parse()
-	if err := run(*mode, *services, *ipv6, *kubelet, *timeout, *verbosity, *manifest); err != nil {
+	if err := run(*mode, *services, *ipv6, *kubelet, *timeout, *verbosity, *manifest, *metricsOut); err != nil {
 		fmt.Fprintln(os.Stderr, "kubeproxy-oracle:", err)
 		os.Exit(1)
 	}
@@ -54,7 +55,7 @@ type proxierParams struct {
 	healthz   *healthcheck.ProxyHealthServer
 }
 
-func run(mode string, services int, ipv6, kubelet bool, timeout time.Duration, verbosity int, manifest string) error {
+func run(mode string, services int, ipv6, kubelet bool, timeout time.Duration, verbosity int, manifest, metricsOut string) error {
 	var proxyMode config.ProxyMode
 	switch mode {
 	case "iptables":
@@ -126,6 +127,11 @@ func run(mode string, services int, ipv6, kubelet bool, timeout time.Duration, v
 	}
 	if manifest != "" {
 		if err := writeManifest(manifest, c, p.families); err != nil {
+			return err
+		}
+	}
+	if metricsOut != "" {
+		if err := dumpMetrics(metricsOut); err != nil {
 			return err
 		}
 	}

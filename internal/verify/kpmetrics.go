@@ -1,0 +1,285 @@
+package verify
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+)
+
+// kubeProxyMetricsMaxBody bounds kube-proxy's /metrics page. A real page is
+// about 70 KiB (with Go runtime and client metrics); a larger answer is not
+// one verify reads.
+const kubeProxyMetricsMaxBody = 4 << 20
+
+// The kube-proxy metric names verify reads, exactly as
+// k8s.io/kubernetes/pkg/proxy/metrics exports them in 1.34 to 1.37. The
+// full and partial histograms exist only in the iptables and nftables
+// modes; kube-proxy exports no count of Services or endpoints, only the
+// cumulative change counters and, in iptables mode, the rules it owns.
+const (
+	kpSyncDuration        = "kubeproxy_sync_proxy_rules_duration_seconds"
+	kpSyncFullDuration    = "kubeproxy_sync_full_proxy_rules_duration_seconds"
+	kpSyncPartialDuration = "kubeproxy_sync_partial_proxy_rules_duration_seconds"
+	kpSyncLastTimestamp   = "kubeproxy_sync_proxy_rules_last_timestamp_seconds"
+	kpServiceChanges      = "kubeproxy_sync_proxy_rules_service_changes_total"
+	kpEndpointChanges     = "kubeproxy_sync_proxy_rules_endpoint_changes_total"
+	kpIptablesRules       = "kubeproxy_sync_proxy_rules_iptables_total"
+)
+
+// Sync kinds, as the histogram they come from.
+const (
+	SyncAll     = "all"     // kubeproxy_sync_proxy_rules_duration_seconds
+	SyncFull    = "full"    // kubeproxy_sync_full_proxy_rules_duration_seconds
+	SyncPartial = "partial" // kubeproxy_sync_partial_proxy_rules_duration_seconds
+)
+
+var kpHistograms = map[string]string{kpSyncDuration: SyncAll, kpSyncFullDuration: SyncFull, kpSyncPartialDuration: SyncPartial}
+
+// KubeProxyFigures is what kube-proxy's own /metrics said about its rule
+// syncs since it started.
+type KubeProxyFigures struct {
+	// Syncs has one entry per histogram kind and IP family that counted at
+	// least one sync, sorted by kind then family.
+	Syncs []SyncFigures `json:"syncs,omitempty"`
+	// LastSync is kubeproxy_sync_proxy_rules_last_timestamp_seconds per IP
+	// family: Unix time of the last successful sync.
+	LastSync map[string]float64 `json:"last_sync_timestamp_seconds,omitempty"`
+	// ServiceChanges and EndpointChanges are kube-proxy's cumulative change
+	// counters (every family's proxier counts each Service).
+	ServiceChanges  float64 `json:"service_changes_total"`
+	EndpointChanges float64 `json:"endpoint_changes_total"`
+	// IptablesRules is kubeproxy_sync_proxy_rules_iptables_total per
+	// "family/table" (iptables mode only).
+	IptablesRules map[string]float64 `json:"iptables_rules,omitempty"`
+}
+
+// SyncFigures summarises one sync-duration histogram of one IP family.
+type SyncFigures struct {
+	Kind     string  `json:"kind"`
+	IPFamily string  `json:"ip_family"`
+	Count    float64 `json:"count"`
+	Mean     float64 `json:"mean_seconds"`
+	// P99 is estimated from the buckets as Prometheus' histogram_quantile
+	// does: linear within the bucket holding the 99th percentile.
+	P99 float64 `json:"p99_seconds"`
+}
+
+// metricsURL is kube-proxy's /metrics on the host and port of its
+// /proxyMode URL, which CheckProxyModeURL has held to loopback.
+func metricsURL(proxyModeURL string) (string, error) {
+	if err := CheckProxyModeURL(proxyModeURL); err != nil {
+		return "", err
+	}
+	u, _ := url.Parse(proxyModeURL)
+	u.Path = "/metrics"
+	return u.String(), nil
+}
+
+// readKubeProxyFigures fetches and parses kube-proxy's /metrics. Any
+// problem is a note for the caller: the figures inform, they never fail
+// verify.
+func readKubeProxyFigures(ctx context.Context, client *http.Client, proxyModeURL string) (*KubeProxyFigures, error) {
+	target, err := metricsURL(proxyModeURL)
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("%s unreachable: %w", target, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("%s answered %s", target, resp.Status)
+	}
+	page, err := io.ReadAll(io.LimitReader(resp.Body, kubeProxyMetricsMaxBody+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: reading the answer: %w", target, err)
+	}
+	if len(page) > kubeProxyMetricsMaxBody {
+		return nil, fmt.Errorf("%s answered more than %d bytes, more than kube-proxy's metrics", target, kubeProxyMetricsMaxBody)
+	}
+	f, err := kubeProxyFigures(page)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", target, err)
+	}
+	return f, nil
+}
+
+// kubeProxyFigures extracts the figures from a /metrics page. A page with
+// none of kube-proxy's sync metrics is an error: whatever answered is not
+// a kube-proxy that has synced.
+func kubeProxyFigures(page []byte) (*KubeProxyFigures, error) {
+	samples, err := parseExposition(page, func(name string) bool {
+		return strings.HasPrefix(name, "kubeproxy_sync_")
+	})
+	if err != nil {
+		return nil, fmt.Errorf("not a Prometheus text exposition: %w", err)
+	}
+	type key struct{ kind, family string }
+	type hist struct {
+		sum, count float64
+		buckets    map[float64]float64
+		seen       bool
+	}
+	hists := map[key]*hist{}
+	get := func(k key) *hist {
+		if hists[k] == nil {
+			hists[k] = &hist{buckets: map[float64]float64{}}
+		}
+		return hists[k]
+	}
+	f := &KubeProxyFigures{}
+	found := false
+	for _, s := range samples {
+		fam := s.labels["ip_family"]
+		if math.IsNaN(s.value) || math.IsInf(s.value, 0) || s.value < 0 {
+			// kube-proxy's sync figures are finite and not negative; a
+			// non-finite one could not even be stored in status.json.
+			continue
+		}
+		perFamily := s.name != kpServiceChanges && s.name != kpEndpointChanges
+		if perFamily && (fam != "IPv4" && fam != "IPv6" || !plainLabel(s.labels["table"])) {
+			// The per-family samples carry kube-proxy's ip_family (and
+			// table); anything else would only end up in our own labels.
+			continue
+		}
+		if base, suffix, ok := histogramPart(s.name); ok {
+			h := get(key{kpHistograms[base], fam})
+			h.seen = true
+			switch suffix {
+			case "_sum":
+				h.sum = s.value
+			case "_count":
+				h.count = s.value
+			case "_bucket":
+				le, err := parseExpositionFloat(s.labels["le"])
+				if err != nil {
+					return nil, fmt.Errorf("%s bucket le=%q: %w", base, s.labels["le"], err)
+				}
+				h.buckets[le] = s.value
+			}
+			found = true
+			continue
+		}
+		switch s.name {
+		case kpSyncLastTimestamp:
+			if f.LastSync == nil {
+				f.LastSync = map[string]float64{}
+			}
+			f.LastSync[fam] = s.value
+			found = true
+		case kpServiceChanges:
+			f.ServiceChanges = s.value
+		case kpEndpointChanges:
+			f.EndpointChanges = s.value
+		case kpIptablesRules:
+			if f.IptablesRules == nil {
+				f.IptablesRules = map[string]float64{}
+			}
+			f.IptablesRules[fam+"/"+s.labels["table"]] = s.value
+		}
+	}
+	if !found {
+		return nil, fmt.Errorf("no %s or %s: not kube-proxy's metrics", kpSyncDuration, kpSyncLastTimestamp)
+	}
+	for k, h := range hists {
+		if !h.seen || h.count <= 0 || math.IsInf(h.sum/h.count, 0) {
+			continue
+		}
+		f.Syncs = append(f.Syncs, SyncFigures{Kind: k.kind, IPFamily: k.family, Count: h.count,
+			Mean: h.sum / h.count, P99: bucketQuantile(0.99, h.buckets)})
+	}
+	sort.Slice(f.Syncs, func(i, j int) bool {
+		a, b := f.Syncs[i], f.Syncs[j]
+		if a.Kind != b.Kind {
+			return a.Kind < b.Kind
+		}
+		return a.IPFamily < b.IPFamily
+	})
+	return f, nil
+}
+
+// histogramPart splits a sample name of one of kpHistograms into the
+// histogram and its _sum, _count or _bucket suffix.
+func histogramPart(name string) (base, suffix string, ok bool) {
+	for _, suffix := range []string{"_bucket", "_sum", "_count"} {
+		base, found := strings.CutSuffix(name, suffix)
+		if _, known := kpHistograms[base]; found && known {
+			return base, suffix, true
+		}
+	}
+	return "", "", false
+}
+
+// bucketQuantile estimates quantile q from cumulative buckets (upper bound
+// to count) as histogram_quantile does: find the bucket where the rank
+// falls and interpolate linearly within it (from 0 for the first). A rank
+// in the +Inf bucket gives the highest finite bound; no buckets give NaN,
+// which the caller reports as 0.
+func bucketQuantile(q float64, buckets map[float64]float64) float64 {
+	bounds := make([]float64, 0, len(buckets))
+	for le := range buckets {
+		bounds = append(bounds, le)
+	}
+	sort.Float64s(bounds)
+	if len(bounds) == 0 {
+		return 0
+	}
+	total := buckets[bounds[len(bounds)-1]]
+	if total <= 0 {
+		return 0
+	}
+	rank := q * total
+	prevBound, prevCount := 0.0, 0.0
+	for _, le := range bounds {
+		c := buckets[le]
+		if c >= rank {
+			if math.IsInf(le, 1) {
+				return prevBound
+			}
+			if c == prevCount {
+				return le
+			}
+			return prevBound + (le-prevBound)*(rank-prevCount)/(c-prevCount)
+		}
+		prevBound, prevCount = le, c
+	}
+	return prevBound
+}
+
+// kubeProxyMetricsTimeout bounds the /metrics request, connect to last byte.
+const kubeProxyMetricsTimeout = 5 * time.Second
+
+// kubeProxyFiguresOrNote reads kube-proxy's figures, or appends to notes
+// why not: an unreachable, garbled or oversized page is never a finding.
+func kubeProxyFiguresOrNote(ctx context.Context, proxyModeURL string, notes []string) (*KubeProxyFigures, []string) {
+	f, err := readKubeProxyFigures(ctx, loopbackClient(kubeProxyMetricsTimeout), proxyModeURL)
+	if err != nil {
+		return nil, append(notes, "kube-proxy's sync figures not read: "+err.Error())
+	}
+	return f, notes
+}
+
+// plainLabel holds a label value verify copies into its own metrics to
+// what kube-proxy writes there (table names), so no escaping is needed.
+func plainLabel(v string) bool {
+	if len(v) > 32 {
+		return false
+	}
+	for _, c := range v {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}

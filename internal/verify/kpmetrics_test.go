@@ -1,0 +1,215 @@
+package verify
+
+import (
+	"context"
+	"math"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
+)
+
+// The testdata pages are kube-proxy 1.37's real /metrics after its first
+// sync of 50 dual-stack Services, written by the oracle
+// (test/kubeproxy --metrics-out) through kube-proxy's own registry and
+// handler: iptables mode with iptables-legacy, and nftables mode.
+const (
+	realIptablesPage = "testdata/kube-proxy-v1.37-iptables-metrics.prom"
+	realNftablesPage = "testdata/kube-proxy-v1.37-nftables-metrics.prom"
+)
+
+func readPage(t testing.TB, file string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestKubeProxyFiguresFromRealPages(t *testing.T) {
+	for _, c := range []struct {
+		file     string
+		iptables bool
+	}{{realIptablesPage, true}, {realNftablesPage, false}} {
+		t.Run(c.file, func(t *testing.T) {
+			f, err := kubeProxyFigures(readPage(t, c.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// One full sync per family, counted in the all and full
+			// histograms, none partial yet.
+			var got []string
+			for _, s := range f.Syncs {
+				got = append(got, s.Kind+"/"+s.IPFamily)
+				if s.Count != 1 || s.Mean <= 0 || s.Mean > 60 {
+					t.Errorf("%s/%s: count %g mean %g, want one sync of a plausible duration", s.Kind, s.IPFamily, s.Count, s.Mean)
+				}
+				// With one sync the p99 lies in the bucket of that sync,
+				// whose duration is the mean: never below half of it, never
+				// above its bucket's bound (ExponentialBuckets(0.001, 2, 15)).
+				if s.P99 < s.Mean/2 || s.P99 > 2*s.Mean+0.001 {
+					t.Errorf("%s/%s: p99 %g outside the bucket of the only sync (%g)", s.Kind, s.IPFamily, s.P99, s.Mean)
+				}
+			}
+			if want := "all/IPv4 all/IPv6 full/IPv4 full/IPv6"; strings.Join(got, " ") != want {
+				t.Errorf("syncs %q, want %q", got, want)
+			}
+			if len(f.LastSync) != 2 || f.LastSync["IPv4"] < 1.7e9 || f.LastSync["IPv6"] < 1.7e9 {
+				t.Errorf("last sync %v, want a Unix time per family", f.LastSync)
+			}
+			// The oracle fed 50 Services to each family's proxier and one
+			// EndpointSlice per Service.
+			if f.ServiceChanges != 100 || f.EndpointChanges != 50 {
+				t.Errorf("service changes %g endpoint changes %g, want 100 and 50", f.ServiceChanges, f.EndpointChanges)
+			}
+			if c.iptables != (len(f.IptablesRules) == 4) || c.iptables && f.IptablesRules["IPv4/nat"] < 50 {
+				t.Errorf("iptables rules %v (iptables mode %v)", f.IptablesRules, c.iptables)
+			}
+		})
+	}
+}
+
+func TestBucketQuantile(t *testing.T) {
+	inf := math.Inf(1)
+	for _, c := range []struct {
+		buckets map[float64]float64
+		want    float64
+	}{
+		{nil, 0},
+		{map[float64]float64{1: 0, inf: 0}, 0},
+		// 100 syncs all under 1s: p99 at 0.99 of the first bucket.
+		{map[float64]float64{1: 100, 2: 100, inf: 100}, 0.99},
+		// 90 under 1s, 10 between 1 and 2s: rank 99 is 9/10 into (1,2].
+		{map[float64]float64{1: 90, 2: 100, inf: 100}, 1.9},
+		// The slowest 5% beyond the last bound: the last finite bound.
+		{map[float64]float64{1: 50, 16.384: 95, inf: 100}, 16.384},
+	} {
+		if got := bucketQuantile(0.99, c.buckets); math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("p99 of %v = %g, want %g", c.buckets, got, c.want)
+		}
+	}
+}
+
+func TestParseExpositionLines(t *testing.T) {
+	all := func(string) bool { return true }
+	good := "# HELP x y\n# TYPE x gauge\nx 1\ny{a=\"b\\\"c\\\\d\\ne\",z=\"\"} +Inf 1700000000000\n\nw{} NaN\n"
+	s, err := parseExposition([]byte(good), all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s) != 3 || s[1].labels["a"] != "b\"c\\d\ne" || !math.IsInf(s[1].value, 1) || !math.IsNaN(s[2].value) {
+		t.Errorf("parsed %+v", s)
+	}
+	for _, bad := range []string{"x", "x y", "x{a=\"b\" 1", "x{a=b} 1", "x{a=\"b\",a=\"c\"} 1", "x 1 2 3", "x{a=\"\\q\"} 1", "9x 1", "x{a=\"b\"}1", "x 1 1.5"} {
+		if _, err := parseExposition([]byte(bad+"\n"), all); err == nil {
+			t.Errorf("%q parsed without error", bad)
+		}
+	}
+}
+
+// Verify reads the figures from the /metrics beside /proxyMode; a page
+// that is missing, not kube-proxy's, garbled or too big is a note and
+// never changes the verdict.
+func TestVerifyRecordsKubeProxyFigures(t *testing.T) {
+	page := readPage(t, realNftablesPage)
+	cases := []struct {
+		name    string
+		metrics http.HandlerFunc
+		note    string // "" means the figures are recorded
+	}{
+		{"kube-proxy's page", func(w http.ResponseWriter, r *http.Request) { w.Write(page) }, ""},
+		{"not found", func(w http.ResponseWriter, r *http.Request) { http.NotFound(w, r) }, "answered 404"},
+		{"garbage", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("<html>{{oops\n")) }, "not a Prometheus text exposition"},
+		{"someone else's metrics", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("go_goroutines 7\n")) }, "not kube-proxy's metrics"},
+		{"redirect", func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, "http://192.0.2.1/metrics", http.StatusFound)
+		}, "answered 302"},
+		{"too big", func(w http.ResponseWriter, r *http.Request) {
+			line := []byte("# " + strings.Repeat("x", 1022) + "\n")
+			for range kubeProxyMetricsMaxBody/len(line) + 2 {
+				if _, err := w.Write(line); err != nil {
+					return
+				}
+			}
+		}, "more than 4194304 bytes"},
+	}
+	fake := netfilter.NewFake(skeleton(t, backend.NFTables, rke2.KubeVersion{}, 0))
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			mux := http.NewServeMux()
+			mux.HandleFunc("/proxyMode", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("nftables")) })
+			mux.HandleFunc("/metrics", c.metrics)
+			srv := serve(t, mux.ServeHTTP)
+			res := run(t, Options{Expect: backend.NFTables, Reader: fake, ProxyModeURL: srv.URL + "/proxyMode"})
+			if res.Verdict != VerdictOK || len(res.Findings) != 0 {
+				t.Fatalf("verdict %s findings %v: the figures must never fail verify", res.Verdict, res.Findings)
+			}
+			notes := strings.Join(res.Notes, "\n")
+			if c.note == "" {
+				if res.KubeProxy == nil || len(res.KubeProxy.Syncs) != 4 || strings.Contains(notes, "sync figures") {
+					t.Fatalf("figures %+v notes %q, want kube-proxy's figures", res.KubeProxy, notes)
+				}
+				return
+			}
+			if res.KubeProxy != nil || !strings.Contains(notes, "kube-proxy's sync figures not read") || !strings.Contains(notes, c.note) {
+				t.Errorf("figures %+v notes %q, want none and a note with %q", res.KubeProxy, notes, c.note)
+			}
+		})
+	}
+}
+
+func TestKubeProxyFiguresTimeOut(t *testing.T) {
+	srv := serve(t, func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if _, notes := kubeProxyFiguresOrNote(ctx, srv.URL+"/proxyMode", nil); len(notes) != 1 || !strings.Contains(notes[0], "unreachable") {
+		t.Errorf("notes %q, want one saying /metrics is unreachable", notes)
+	}
+}
+
+func FuzzParseExposition(f *testing.F) {
+	f.Add(readPage(f, realIptablesPage))
+	f.Add(readPage(f, realNftablesPage))
+	f.Add([]byte("kubeproxy_sync_proxy_rules_duration_seconds_bucket{ip_family=\"IPv4\",le=\"+Inf\"} 3\n"))
+	f.Add([]byte("x{a=\"\\\\\"} 1 2\n"))
+	f.Fuzz(func(t *testing.T, page []byte) {
+		samples, err := parseExposition(page, func(string) bool { return true })
+		if err != nil {
+			return
+		}
+		for _, s := range samples {
+			if s.name == "" || !isNameChar(s.name[0], true) {
+				t.Fatalf("sample with bad name %q", s.name)
+			}
+		}
+		fig, err := kubeProxyFigures(page)
+		if err != nil {
+			return
+		}
+		for _, s := range fig.Syncs {
+			if s.Count <= 0 || (s.IPFamily != "IPv4" && s.IPFamily != "IPv6") {
+				t.Fatalf("sync figures %+v", s)
+			}
+		}
+		for k := range fig.IptablesRules {
+			fam, table, _ := strings.Cut(k, "/")
+			if !plainLabel(fam) || !plainLabel(table) {
+				t.Fatalf("label %q would need escaping in our metrics", k)
+			}
+		}
+		if _, err := JSON(&Result{Expect: backend.NFTables, KubeProxy: fig}); err != nil {
+			t.Fatalf("status.json of an accepted page: %v", err)
+		}
+		// Our own metrics of any accepted page pass the format.
+		m := Metrics(&Result{Expect: backend.NFTables, KubeProxy: fig}, time.Unix(0, 0))
+		if _, err := parseExposition(m, func(string) bool { return true }); err != nil {
+			t.Fatalf("our metrics of an accepted page do not parse: %v\n%s", err, m)
+		}
+	})
+}
