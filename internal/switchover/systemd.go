@@ -82,7 +82,14 @@ type UnitRestarter struct {
 
 func (r UnitRestarter) Describe() string { return r.Unit }
 
+// Restart reloads systemd first: the generator wrote RKE2's drop-in at boot
+// with the backend decided then (apply --backend=...), and apply keeps that
+// plan, so a restart without a daemon-reload would start kube-proxy on the
+// old backend again (the boot test's switch scenario caught this).
 func (r UnitRestarter) Restart(ctx context.Context) error {
+	if _, err := r.Systemctl.run(ctx, "daemon-reload"); err != nil {
+		return fmt.Errorf("%w (the generator must re-run for the new backend before %s restarts)", err, r.Unit)
+	}
 	if _, err := r.Systemctl.run(ctx, "restart", r.Unit); err != nil {
 		return fmt.Errorf("%w (see journalctl -u %s)", err, r.Unit)
 	}

@@ -18,6 +18,10 @@
 #   boot 4  the operator config broken (backend: modern) with the drop-in of
 #           boot 3 still on disk: apply exits 2, RKE2 does not start, the
 #           stale drop-in stays unused (boot_broken_config, self-contained)
+#   boot 5  iptables-nft with kube-proxy resyncing: a firewall reload is
+#           injected, watch logs the drift and the recovery (boot_watch_flush)
+#   boot 6  iptables-legacy, then `rke2-proxy-backend switch --to
+#           iptables-nft`; boot 7 the reboot after it (boot_switch)
 #
 # In each boot the guest's boot-test.service asserts from inside (generator
 # ran, `systemctl cat rke2-server` shows our drop-in, apply wrote the RKE2
@@ -218,6 +222,57 @@ GUEST
 	pass "broken config: RKE2 did not start, the stale drop-in stayed unused and unchanged"
 }
 boot_broken_config 4
+
+# --- watch and switch (issue 12), self-contained ---------------------------
+# In these boots kube-proxy stays running as the real one does: the stand-in
+# runs the oracle with --resync (kube-proxy's --iptables-sync-period, 30s by
+# default, 10s here), so its canary monitor notices a flushed table and
+# writes its rules again. The in-guest part is lib/guest-watch.sh.
+standin_resync=$R/usr/local/lib/rke2-standin/kube-proxy-resync
+watch_dropin=$R/etc/systemd/system/rke2-proxy-backend-watch.service.d/50-boot-test.conf
+install -D -m 0644 "$(dirname "$0")/lib/guest-watch.sh" "$R/usr/local/lib/boot-test/guest-watch.sh"
+
+# boot_watch_flush N: on iptables-nft, a firewall reload (every IPv4 chain
+# flushed and deleted) is injected after verify passed; watch, with a short
+# grace from a drop-in, must log the drift, then the recovery once
+# kube-proxy resynced, and put its drift metric back to 0; no unit fails.
+boot_watch_flush() {
+	local n=$1
+	cp "$cfg" "$work/config.yaml.watch"
+	sed -i 's/^backend: .*/backend: iptables-nft/' "$cfg"
+	host_iptables nft
+	echo 10s >"$standin_resync"
+	mkdir -p "$(dirname "$watch_dropin")"
+	printf '[Service]\nExecStart=\nExecStart=/usr/bin/rke2-proxy-backend watch --poll 500ms --quiet 1s --grace 1s\n' >"$watch_dropin"
+	# node_exporter's textfile directory, where the drift metric goes.
+	mkdir -p "$R/var/lib/prometheus/node-exporter"
+	boot "$n" iptables-nft watch-flush
+	rm -rf "$watch_dropin" "$standin_resync" "$R/var/lib/prometheus"
+	cp "$work/config.yaml.watch" "$cfg"
+}
+
+# boot_switch N: on iptables-legacy, `rke2-proxy-backend switch --to
+# iptables-nft` in the running guest must exit 0 with its [finished] steps,
+# change only the backend: line and leave nothing stranded in legacy; verify
+# then finds only kubelet's boot-time hint in legacy, whose fix is a reboot:
+# boot N+1 on the same disk must come up on iptables-nft, verify passing and
+# no unit failed.
+boot_switch() {
+	local n=$1
+	cp "$cfg" "$work/config.yaml.switch"
+	sed -i 's/^backend: .*/backend: iptables-legacy/' "$cfg"
+	host_iptables legacy
+	echo 10s >"$standin_resync"
+	boot "$n" iptables-legacy switch
+	grep -qx 'backend: iptables-nft' "$cfg" || fail "boot $n: the switch did not leave backend: iptables-nft in the config"
+	# The reboot verify's kubelet-hint fix names: kubelet's hint follows the
+	# (switched) host alternative, kube-proxy the recorded backend.
+	boot "$((n + 1))" iptables-nft plain
+	rm -f "$standin_resync"
+	cp "$work/config.yaml.switch" "$cfg"
+}
+boot_watch_flush 5
+boot_switch 6
 
 # The disk after three boots: the operator's RKE2 config untouched, our drop-in
 # rewritten for the new backend.

@@ -1,12 +1,19 @@
 // Command kubeproxy-oracle programs, in the current network namespace, the
 // rules kube-proxy's real iptables or nftables proxier (linked from
 // k8s.io/kubernetes) writes for a deterministic set of Services, and
-// optionally what kubelet writes at startup; then it exits. Tests use it as
+// optionally what kubelet writes at startup; then it exits, or with --resync
+// keeps the proxier's SyncLoop running until SIGTERM. Tests use it as
 // the oracle for what a healthy node's rules look like. It needs no API
 // server: the Services and EndpointSlices are fed to the proxier's handlers
 // directly, as kube-proxy's informers would.
 //
-//	kubeproxy-oracle --mode iptables|nftables --services N [--ipv6=false] [--kubelet] [--metrics-out FILE]
+//	kubeproxy-oracle --mode iptables|nftables --services N [--ipv6=false] [--kubelet] [--metrics-out FILE] [--resync D]
+//
+// --resync D makes it stay like a running kube-proxy (the RKE2 stand-in of
+// the boot test): the proxier keeps its SyncLoop with D as kube-proxy's
+// --iptables-sync-period (its default is 30s), so it notices a flushed
+// table (the iptables proxier's canary chains) and writes its rules again.
+// It prints its "synced" line after the first sync and exits 0 on SIGTERM.
 //
 // The iptables flavour is the one the iptables* commands on PATH run
 // (xtables-legacy-multi or xtables-nft-multi), as in the kube-proxy image.
@@ -17,6 +24,8 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -38,8 +47,13 @@ func main() {
 	verbosity := flag.Int("v", 0, "kube-proxy's log verbosity (klog -v)")
 	manifest := flag.String("manifest", "", "write the Services fed to each family's proxier to this JSON file")
 	metricsOut := flag.String("metrics-out", "", "after the first sync, write kube-proxy's /metrics page to this file")
+	resync := flag.Duration("resync", 0, "stay after the first sync, resyncing with this sync period, until SIGTERM (0: exit after the first sync)")
 	flag.Parse()
-	if err := run(*mode, *services, *ipv6, *kubelet, *timeout, *verbosity, *manifest, *metricsOut); err != nil {
+	if *resync < 0 {
+		fmt.Fprintf(os.Stderr, "kubeproxy-oracle: --resync %s: want a positive period, or 0 to exit after the first sync\n", *resync)
+		os.Exit(2)
+	}
+	if err := run(*mode, *services, *ipv6, *kubelet, *timeout, *verbosity, *manifest, *metricsOut, *resync); err != nil {
 		fmt.Fprintln(os.Stderr, "kubeproxy-oracle:", err)
 		os.Exit(1)
 	}
@@ -55,7 +69,7 @@ type proxierParams struct {
 	healthz   *healthcheck.ProxyHealthServer
 }
 
-func run(mode string, services int, ipv6, kubelet bool, timeout time.Duration, verbosity int, manifest, metricsOut string) error {
+func run(mode string, services int, ipv6, kubelet bool, timeout time.Duration, verbosity int, manifest, metricsOut string, resync time.Duration) error {
 	var proxyMode config.ProxyMode
 	switch mode {
 	case "iptables":
@@ -72,11 +86,18 @@ func run(mode string, services int, ipv6, kubelet bool, timeout time.Duration, v
 	klog.InitFlags(logs)
 	_ = logs.Set("v", fmt.Sprint(verbosity))
 
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	// The proxier lives until SIGTERM (its canary monitor and SyncLoop
+	// use it); only the wait for the first sync has the timeout.
+	life, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	ctx, cancel := context.WithTimeout(life, timeout)
 	defer cancel()
 	cfg, err := defaultConfig(proxyMode)
 	if err != nil {
 		return err
+	}
+	if resync > 0 {
+		cfg.SyncPeriod.Duration = resync
 	}
 	p := proxierParams{
 		config:    cfg,
@@ -103,7 +124,7 @@ func run(mode string, services int, ipv6, kubelet bool, timeout time.Duration, v
 	}
 	// Registering is what makes the sync-timestamp gauges real.
 	metrics.RegisterMetrics(proxyMode)
-	proxier, err := newProxier(ctx, p)
+	proxier, err := newProxier(life, p)
 	if err != nil {
 		return fmt.Errorf("creating the %s proxier: %w", mode, err)
 	}
@@ -136,5 +157,10 @@ func run(mode string, services int, ipv6, kubelet bool, timeout time.Duration, v
 		}
 	}
 	fmt.Printf("kubeproxy-oracle: %s proxier synced %d services (%d endpoint slices) for %v\n", mode, len(c.Services), len(c.Slices), p.families)
+	if resync == 0 {
+		return nil
+	}
+	fmt.Printf("kubeproxy-oracle: staying, resyncing every %s until SIGTERM\n", resync)
+	<-life.Done()
 	return nil
 }

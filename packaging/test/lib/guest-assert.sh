@@ -188,6 +188,17 @@ fi
 if [ "$(cat /etc/boot-test/mode 2>/dev/null)" = live-switch ]; then
 	live_switch
 fi
+# The watch and switch boots (boot_watch_flush, boot_switch in boot.sh).
+case $(cat /etc/boot-test/mode 2>/dev/null) in
+watch-flush)
+	. /usr/local/lib/boot-test/guest-watch.sh
+	flush_drift
+	;;
+switch)
+	. /usr/local/lib/boot-test/guest-watch.sh
+	switch_node
+	;;
+esac
 
 # 7. Nothing failed.
 failed_units=$(systemctl list-units --failed --plain --no-legend 2>/dev/null | awk '{print $1}' | tr '\n' ' ')

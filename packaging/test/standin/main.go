@@ -14,16 +14,20 @@
 // chains through the host's iptables alternative), then runs kube-proxy's
 // real proxier for that backend (the oracle, test/kubeproxy, built for this
 // RKE2's Kubernetes minor and copied in by boot.sh) in the guest's own
-// network namespace until its first successful sync, serves
+// network namespace until its first successful sync (and, when the test
+// asks for kube-proxy's resync, keeps it running the way the real one runs,
+// see resyncFile), serves
 // kube-proxy's /proxyMode on 127.0.0.1:10249, and only then tells systemd
 // READY=1 (rke2-server is Type=notify).
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/coreos/go-iptables/iptables"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -33,6 +37,7 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/coreos/go-systemd/v22/daemon"
 	yaml "go.yaml.in/yaml/v3"
@@ -51,6 +56,12 @@ const (
 	oracle = "/usr/local/lib/rke2-standin/kubeproxy-oracle"
 	// services is how many Services the stand-in's cluster has.
 	services = 30
+	// resyncFile, when a test writes a duration into it (e.g. "5s"), makes
+	// kube-proxy stay after its first sync with that sync period (the real
+	// kube-proxy's --iptables-sync-period, 30s by default): it then notices
+	// a flushed table and writes its rules again, and kubelet re-ensures its
+	// chains as often. Without it kube-proxy exits after its first sync.
+	resyncFile = "/usr/local/lib/rke2-standin/kube-proxy-resync"
 )
 
 func main() {
@@ -115,7 +126,12 @@ func run() error {
 			return err
 		}
 	}
-	if err := kubeProxy(backend, mode); err != nil {
+	resync, err := readResync()
+	if err != nil {
+		return err
+	}
+	proxy, err := kubeProxy(backend, mode, resync)
+	if err != nil {
 		return err
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:10249")
@@ -132,8 +148,54 @@ func run() error {
 	fmt.Printf("rke2 standin: kube-proxy on %s (proxy-mode %s), ready\n", backend, mode)
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT)
-	<-stop
-	return nil
+	if proxy == nil {
+		<-stop
+		return nil
+	}
+	return stay(proxy, resync, stop)
+}
+
+// readResync reads resyncFile: 0 when it is absent.
+func readResync() (time.Duration, error) {
+	data, err := os.ReadFile(resyncFile)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	d, err := time.ParseDuration(strings.TrimSpace(string(data)))
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%s: %q is not a positive duration (write e.g. 5s, or remove the file for a one-shot kube-proxy): %v", resyncFile, strings.TrimSpace(string(data)), err)
+	}
+	return d, nil
+}
+
+// stay runs while kube-proxy (proxy) runs: kubelet re-ensures its chains
+// every period, as the real kubelet's canary monitor does after a flush;
+// SIGTERM stops kube-proxy and then the stand-in, and kube-proxy dying is
+// RKE2 failing.
+func stay(proxy *exec.Cmd, period time.Duration, stop chan os.Signal) error {
+	exited := make(chan error, 1)
+	go func() { exited <- proxy.Wait() }()
+	tick := time.NewTicker(period)
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			proxy.Process.Signal(syscall.SIGTERM)
+			<-exited
+			return nil
+		case err := <-exited:
+			return fmt.Errorf("kube-proxy (%s) exited: %v", oracle, err)
+		case <-tick.C:
+			for _, family := range []string{"ipv4", "ipv6"} {
+				if err := kubelet(family); err != nil {
+					fmt.Fprintln(os.Stderr, "rke2 standin: kubelet: "+err.Error())
+				}
+			}
+		}
+	}
 }
 
 // subcommand is the role RKE2 was started as: RKE2's units run `rke2
@@ -284,25 +346,26 @@ func pickBackend(values map[string]any) (backend, mode string, err error) {
 // the iptables* commands on its PATH pointing at the xtables multi-call
 // binary IPTABLES_MODE chose, as the kube-proxy image's wrapper does (the
 // nftables proxier calls nft, which is on PATH as is). It returns after the
-// first successful sync of each family, leaving the rules in place.
-func kubeProxy(backend, mode string) error {
+// first successful sync of each family, leaving the rules in place; with a
+// resync period kube-proxy keeps running and is returned.
+func kubeProxy(backend, mode string, resync time.Duration) (*exec.Cmd, error) {
 	flavour := "nft"
 	if backend == "iptables-legacy" {
 		flavour = "legacy"
 	}
 	multi, err := exec.LookPath("xtables-" + flavour + "-multi")
 	if err != nil {
-		return fmt.Errorf("kube-proxy's iptables wrapper: %w", err)
+		return nil, fmt.Errorf("kube-proxy's iptables wrapper: %w", err)
 	}
 	bin := filepath.Join("/run/rke2-standin", "iptables-"+flavour)
 	if err := os.MkdirAll(bin, 0o755); err != nil {
-		return err
+		return nil, err
 	}
 	for _, name := range []string{"iptables", "iptables-save", "iptables-restore", "ip6tables", "ip6tables-save", "ip6tables-restore"} {
 		link := filepath.Join(bin, name)
 		os.Remove(link)
 		if err := os.Symlink(multi, link); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	// A node without IPv6 runs kube-proxy single-stack.
@@ -310,11 +373,36 @@ func kubeProxy(backend, mode string) error {
 	args := []string{"--mode", mode, "--services", fmt.Sprint(services), fmt.Sprintf("--ipv6=%t", noIPv6 == nil)}
 	cmd := exec.Command(oracle, args...)
 	cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"))
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("kube-proxy (%s %s): %w\n%s", oracle, strings.Join(args, " "), err, out)
+	if resync == 0 {
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return nil, fmt.Errorf("kube-proxy (%s %s): %w\n%s", oracle, strings.Join(args, " "), err, out)
+		}
+		return nil, record("kube-proxy", string(out))
 	}
-	return record("kube-proxy", string(out))
+	args = append(args, "--resync", resync.String())
+	cmd.Args = append([]string{oracle}, args...)
+	// Its log (klog) goes to RKE2's journal; its stdout says when the
+	// first sync is done.
+	cmd.Stderr = os.Stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("kube-proxy (%s %s): %w", oracle, strings.Join(args, " "), err)
+	}
+	lines := bufio.NewScanner(stdout)
+	var out strings.Builder
+	for lines.Scan() {
+		out.WriteString(lines.Text() + "\n")
+		if strings.Contains(lines.Text(), "staying") {
+			go io.Copy(os.Stdout, stdout)
+			return cmd, record("kube-proxy", out.String())
+		}
+	}
+	err = cmd.Wait()
+	return nil, fmt.Errorf("kube-proxy (%s %s) ended before its first sync: %v\n%s", oracle, strings.Join(args, " "), err, out.String())
 }
 
 // kubeletTables are where kubelet ensures each of its chains
