@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
@@ -62,14 +63,20 @@ whose "verdict" is "ok", "failed" or "unknown".`,
 		},
 	}
 	f := cmd.Flags()
-	f.DurationVar(&fl.wait, "wait", 0, "wait up to this long for kube-proxy's first sync (default: verify.wait from the config)")
+	addVerifyFlags(f, &fl, "wait up to this long for kube-proxy's first sync (default: verify.wait from the config)")
+	return cmd
+}
+
+// addVerifyFlags registers the flags verify and watch share; wait says
+// what --wait means for the command.
+func addVerifyFlags(f *pflag.FlagSet, fl *verifyFlags, wait string) {
+	f.DurationVar(&fl.wait, "wait", 0, wait)
 	f.StringVar(&fl.expect, "expect", "", "expected backend, instead of the plan's: "+backend.Names())
 	f.StringVar(&fl.kubernetes, "kubernetes", "", "Kubernetes version, e.g. v1.33 (default: the plan's, else any known layout)")
 	f.StringVar(&fl.textfileDir, "textfile-dir", "", "node_exporter textfile directory (default: verify.textfile_dir from the config)")
 	f.StringVar(&fl.proxyModeURL, "proxy-mode-url", verify.DefaultProxyModeURL, `kube-proxy's /proxyMode URL ("" skips the check)`)
 	f.BoolVar(&fl.noStatus, "no-status", false, "write neither "+hostfs.StatusFile+" nor metrics")
 	_ = f.MarkHidden("proxy-mode-url")
-	return cmd
 }
 
 // ExitCannotTell is verify's exit status when it cannot tell whether

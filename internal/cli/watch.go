@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
@@ -52,17 +51,11 @@ starts it after RKE2.`,
 		},
 	}
 	f := cmd.Flags()
-	f.DurationVar(&fl.wait, "wait", 0, "first run only: wait up to this long for kube-proxy's first sync (default: verify.wait from the config)")
-	f.StringVar(&fl.expect, "expect", "", "expected backend, instead of the plan's: "+backend.Names())
-	f.StringVar(&fl.kubernetes, "kubernetes", "", "Kubernetes version, e.g. v1.33 (default: the plan's, else any known layout)")
-	f.StringVar(&fl.textfileDir, "textfile-dir", "", "node_exporter textfile directory (default: verify.textfile_dir from the config)")
-	f.StringVar(&fl.proxyModeURL, "proxy-mode-url", verify.DefaultProxyModeURL, `kube-proxy's /proxyMode URL ("" skips the check)`)
-	f.BoolVar(&fl.noStatus, "no-status", false, "write neither "+hostfs.StatusFile+" nor metrics")
+	addVerifyFlags(f, &fl.verifyFlags, "first run only: wait up to this long for kube-proxy's first sync (default: verify.wait from the config)")
 	f.DurationVar(&fl.poll, "poll", watch.DefaultPoll, "how often to read the backends' change stamps")
 	f.DurationVar(&fl.quiet, "quiet", watch.DefaultQuiet, "how long the stamps must stay still before verify runs")
 	f.DurationVar(&fl.grace, "grace", watch.DefaultGrace, "how long rules may stay wrong before it is drift")
 	f.DurationVar(&fl.full, "full", watch.DefaultFull, "run verify at least this often even if no stamp moved")
-	_ = f.MarkHidden("proxy-mode-url")
 	return cmd
 }
 
