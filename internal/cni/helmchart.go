@@ -129,17 +129,8 @@ func RenderChartConfig(chart string, values []Setting) ([]byte, error) {
 	if err := ienc.Close(); err != nil {
 		return nil, fmt.Errorf("render values for %s: %w", chart, err)
 	}
-	var doc struct {
-		APIVersion string `yaml:"apiVersion"`
-		Kind       string `yaml:"kind"`
-		Metadata   struct {
-			Name      string `yaml:"name"`
-			Namespace string `yaml:"namespace"`
-		} `yaml:"metadata"`
-		Spec struct {
-			ValuesContent string `yaml:"valuesContent"`
-		} `yaml:"spec"`
-	}
+	// The same shape ParseChartConfigs reads, so what is written reads back.
+	var doc manifest
 	doc.APIVersion, doc.Kind = APIVersion, Kind
 	doc.Metadata.Name, doc.Metadata.Namespace = chart, Namespace
 	doc.Spec.ValuesContent = inner.String()

@@ -167,7 +167,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		opts.ProgressEvery = DefaultProgressEvery
 	}
 	if opts.Sleep == nil {
-		opts.Sleep = sleepCtx
+		opts.Sleep = SleepCtx
 	}
 	judge, err := newJudge(opts)
 	if err != nil {
@@ -269,7 +269,9 @@ func fillOwned(st *BackendState, b backend.Backend, rs *rules.Ruleset) {
 	}
 }
 
-func sleepCtx(ctx context.Context, d time.Duration) error {
+// SleepCtx sleeps d or until ctx ends, whichever comes first: the default
+// Sleep of verify and watch.
+func SleepCtx(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

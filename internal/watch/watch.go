@@ -60,7 +60,7 @@ func (c *Config) defaults() {
 		c.Full = DefaultFull
 	}
 	if c.Sleep == nil {
-		c.Sleep = sleepCtx
+		c.Sleep = verify.SleepCtx
 	}
 }
 
@@ -138,15 +138,4 @@ func summary(fs []verify.Finding) string {
 		return "no findings"
 	}
 	return strings.Join(parts, "; ")
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
