@@ -7,6 +7,7 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/plan"
 )
 
 // previousPlan reads the backend this boot's earlier apply recorded. No
@@ -17,12 +18,8 @@ func (p *probe) previousPlan() string {
 	if !ok {
 		return ""
 	}
-	var doc struct {
-		Decision struct {
-			Backend string `json:"backend"`
-		} `json:"decision"`
-	}
-	if err := json.Unmarshal(data, &doc); err != nil {
+	doc, err := plan.Parse(data)
+	if err != nil {
 		err = jsonProblem(err)
 		p.unreadable("%s: %s: the backend applied earlier in this boot is unknown; remove the file, apply writes it again", hostfs.PlanFile, err)
 		return ""
@@ -30,11 +27,11 @@ func (p *probe) previousPlan() string {
 	if doc.Decision.Backend == "" {
 		return "" // apply recorded a disabled decision: nothing was applied
 	}
-	if _, err := backend.Parse(doc.Decision.Backend); err != nil {
+	if _, err := backend.Parse(string(doc.Decision.Backend)); err != nil {
 		p.unreadable("%s: decision.backend: %s; remove the file, apply writes it again", hostfs.PlanFile, err)
 		return ""
 	}
-	return doc.Decision.Backend
+	return string(doc.Decision.Backend)
 }
 
 // jsonProblem words a JSON error by position only: encoding/json's syntax

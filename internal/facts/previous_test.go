@@ -4,18 +4,17 @@ import (
 	"testing"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/plan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testhost"
 )
 
-// The probe reads plan.json without importing package plan (plan -> decide
-// -> facts would be a cycle); this keeps the two in step.
+// The probe reads plan.json through plan.Parse, bounded like every host
+// file it reads; what plan writes, it reads back.
 func TestPreviousPlanReadsWhatPlanWrites(t *testing.T) {
 	h := testhost.New(t)
-	data, err := plan.Marshal(plan.Plan{Decision: decide.Decision{Backend: backend.IptablesLegacy}})
+	data, err := plan.Marshal(plan.Plan{Decision: plan.Decision{Backend: backend.IptablesLegacy}})
 	if err != nil {
 		t.Fatal(err)
 	}

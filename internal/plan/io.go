@@ -37,13 +37,22 @@ func Write(root hostfs.Root, p Plan) (bool, error) {
 // Read loads the plan at hostfs.PlanFile under root. A missing file is returned as an
 // error satisfying errors.Is(err, fs.ErrNotExist): apply has not run this boot.
 func Read(root hostfs.Root) (Plan, error) {
-	var p Plan
 	data, err := root.ReadFile(hostfs.PlanFile)
 	if err != nil {
-		return p, fmt.Errorf("read plan %s: %w", root.Path(hostfs.PlanFile), err)
+		return Plan{}, fmt.Errorf("read plan %s: %w", root.Path(hostfs.PlanFile), err)
 	}
-	if err := json.Unmarshal(data, &p); err != nil {
+	p, err := Parse(data)
+	if err != nil {
 		return p, fmt.Errorf("plan %s is not valid JSON (%w); run `rke2-proxy-backend apply` to rewrite it", root.Path(hostfs.PlanFile), err)
 	}
 	return p, nil
+}
+
+// Parse decodes plan.json's bytes, for readers that fetch the file their
+// own way (facts reads it bounded, as it reads every host file). The error
+// is encoding/json's, unwrapped, so the caller can word it with the path.
+func Parse(data []byte) (Plan, error) {
+	var p Plan
+	err := json.Unmarshal(data, &p)
+	return p, err
 }

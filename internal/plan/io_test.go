@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 )
 
@@ -20,7 +19,7 @@ func TestWriteReadRoundTripAndIdempotence(t *testing.T) {
 		t.Fatalf("Read before any write = %v, want not-exist", err)
 	}
 	p := Plan{
-		Decision:      decide.Decision{Backend: backend.IptablesNFT, ProxyMode: "iptables", IptablesMode: "nft", Reasons: []string{"because"}},
+		Decision:      Decision{Backend: backend.IptablesNFT, ProxyMode: "iptables", IptablesMode: "nft", Reasons: []string{"because"}},
 		DropIn:        "/etc/rancher/rke2/config.yaml.d/60-proxy-backend.yaml",
 		ModulesLoaded: []string{"nf_tables"},
 		Warnings:      []string{"a warning"},

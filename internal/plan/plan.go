@@ -2,13 +2,9 @@
 // /run/rke2-proxy-backend/plan.json holds the decision and what was applied.
 package plan
 
-import (
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
-)
-
 // Plan is the JSON document at hostfs.PlanFile (tmpfs: gone after a reboot).
 type Plan struct {
-	Decision decide.Decision `json:"decision"`
+	Decision Decision `json:"decision"`
 	// DropIn is the RKE2 drop-in written ("" in dry runs or when nothing was needed).
 	DropIn string `json:"drop_in,omitempty"`
 	// ModulesLoaded and ModulesMissing report the module preload.
