@@ -11,8 +11,8 @@ import (
 	"strings"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
 )
 
 // Plan is what one cleanup removes from one backend.
@@ -33,7 +33,7 @@ func (p *Plan) Empty() bool { return len(p.Removals) == 0 }
 // backend rs.Backend.
 func Compute(rs *rules.Ruleset) *Plan {
 	p := &Plan{Backend: rs.Backend, Removals: []string{}, Scripts: map[rules.Family]string{}}
-	owned := expected.FindOwned(rs, rs.Backend == backend.NFTables)
+	owned := ownership.Find(rs, rs.Backend == backend.NFTables)
 	if rs.Backend == backend.NFTables {
 		for _, t := range owned.Tables {
 			fam := rules.NFTFamily(t.Family)
@@ -75,7 +75,7 @@ func Compute(rs *rules.Ruleset) *Plan {
 
 // tablesOf lists the tables of fam holding owned chains or jumps, in
 // iptables-save order.
-func tablesOf(o expected.Owned, fam rules.Family) []string {
+func tablesOf(o ownership.Owned, fam rules.Family) []string {
 	seen := map[string]bool{}
 	for _, c := range o.Chains {
 		if c.Family == fam {
@@ -96,7 +96,7 @@ func tablesOf(o expected.Owned, fam rules.Family) []string {
 	return out
 }
 
-func chainsIn(refs []expected.ChainRef, fam rules.Family, table string) []string {
+func chainsIn(refs []ownership.ChainRef, fam rules.Family, table string) []string {
 	var out []string
 	for _, c := range refs {
 		if c.Family == fam && c.Table == table {
@@ -107,8 +107,8 @@ func chainsIn(refs []expected.ChainRef, fam rules.Family, table string) []string
 	return out
 }
 
-func jumpsIn(refs []expected.JumpRef, fam rules.Family, table string) []expected.JumpRef {
-	var out []expected.JumpRef
+func jumpsIn(refs []ownership.JumpRef, fam rules.Family, table string) []ownership.JumpRef {
+	var out []ownership.JumpRef
 	for _, j := range refs {
 		if j.Family == fam && j.Table == table {
 			out = append(out, j)

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
 )
 
 // restorable reports whether a rule's text can stand on one line of
@@ -23,7 +23,7 @@ func restorable(text string) bool { return !strings.ContainsAny(text, "\n\r") }
 // at the rule read. Should the chain have changed since, a wrong rule may
 // go but the jump stays, and the -X of its target then fails the whole
 // transaction, which changes nothing.
-func deletions(rs *rules.Ruleset, fam rules.Family, table string, jumps []expected.JumpRef) []string {
+func deletions(rs *rules.Ruleset, fam rules.Family, table string, jumps []ownership.JumpRef) []string {
 	type numbered struct {
 		chain string
 		n     int

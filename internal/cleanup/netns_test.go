@@ -13,6 +13,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/loadcmd"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nstest"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
@@ -91,7 +92,7 @@ func TestCleanupInNetns(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if o := expected.FindOwned(after, c.stranded == backend.NFTables); !o.Empty() {
+			if o := ownership.Find(after, c.stranded == backend.NFTables); !o.Empty() {
 				t.Errorf("kube-proxy objects left in %s: %+v", c.stranded, o)
 			}
 			if again := Compute(after); !again.Empty() {

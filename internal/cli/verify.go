@@ -15,9 +15,9 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/plan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
 
@@ -94,7 +94,7 @@ func runVerify(cmd *cobra.Command, g *globals, fl verifyFlags) error {
 	// per-service map elements: reading those is quadratic in services.
 	reader := netfilter.NewSystem(root)
 	reader.Shallow = true
-	reader.SkipChain = expected.IsPerServiceChain
+	reader.SkipChain = ownership.IsPerServiceChain
 	opts := verify.Options{
 		Reader:       reader,
 		Wait:         cfg.Verify.Wait,

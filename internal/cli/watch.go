@@ -14,7 +14,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/watch"
 )
@@ -95,7 +95,7 @@ func runWatch(cmd *cobra.Command, g *globals, fl watchFlags) error {
 	// skipping per-Service chains) so a re-verify costs what verify costs.
 	reader := netfilter.NewSystem(root)
 	reader.Shallow = true
-	reader.SkipChain = expected.IsPerServiceChain
+	reader.SkipChain = ownership.IsPerServiceChain
 
 	// Resolve the expectation now so "backend: off" ends watch at once.
 	var probe verify.Options

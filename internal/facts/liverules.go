@@ -7,7 +7,7 @@ import (
 	"github.com/google/nftables"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
 )
 
 // iptablesTables are the tables iptables-nft creates in nf_tables.
@@ -17,8 +17,8 @@ var iptablesTables = map[string]bool{"filter": true, "nat": true, "mangle": true
 // rules, by the same ownership verify and cleanup use.
 func classifyChains(names []string) (kubeProxy, kubelet bool) {
 	for _, n := range names {
-		kubeProxy = kubeProxy || expected.Owner("", n) == expected.OwnerKubeProxy
-		kubelet = kubelet || expected.IsKubeletHintChain(n)
+		kubeProxy = kubeProxy || ownership.Of("", n) == ownership.KubeProxy
+		kubelet = kubelet || ownership.IsKubeletHintChain(n)
 	}
 	return kubeProxy, kubelet
 }

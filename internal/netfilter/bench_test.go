@@ -10,6 +10,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nstest"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
 )
@@ -64,7 +65,7 @@ for t in $(cat /proc/net/ip6_tables_names); do ip6tables-legacy -t $t -F; ip6tab
 				// verify's read: legacy tables in-process, nft without
 				// anonymous set elements.
 				shallow := NewSystem(hostfs.New("/"))
-				shallow.Shallow, shallow.SkipChain = true, expected.IsPerServiceChain
+				shallow.Shallow, shallow.SkipChain = true, ownership.IsPerServiceChain
 				b.Run(fmt.Sprintf("%s/%d/reader-shallow", be, n), func(b *testing.B) {
 					for b.Loop() {
 						if _, err := shallow.Read(context.Background(), be); err != nil {

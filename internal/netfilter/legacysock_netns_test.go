@@ -11,6 +11,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nstest"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
 )
@@ -154,7 +155,7 @@ func compareLegacyReaders(t *testing.T) {
 	if len(want.Tables) == 0 {
 		t.Fatal("the save-based reader found no tables; the test loaded nothing")
 	}
-	for _, skip := range []func(string) bool{nil, expected.IsPerServiceChain} {
+	for _, skip := range []func(string) bool{nil, ownership.IsPerServiceChain} {
 		before := liveTableLists(t)
 		sys := NewSystem(hostfs.New("/"))
 		sys.Shallow, sys.SkipChain = true, skip

@@ -10,7 +10,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
 
@@ -29,7 +29,7 @@ func (v LiveVerifier) Verify(ctx context.Context, b backend.Backend) (*verify.Re
 	// it lives, never per-service chains.
 	reader := netfilter.NewSystem(v.Root)
 	reader.Shallow = true
-	reader.SkipChain = expected.IsPerServiceChain
+	reader.SkipChain = ownership.IsPerServiceChain
 	families, why, err := facts.IPFamilies(v.Root)
 	if err != nil {
 		return nil, fmt.Errorf("verify %s: %w", b, err)

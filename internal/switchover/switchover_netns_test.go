@@ -18,6 +18,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/loadcmd"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nstest"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
 )
@@ -72,13 +73,13 @@ func (s *simulatedRKE2) Restart(context.Context) error {
 	return loadKubeProxy(b)
 }
 
-func owned(t *testing.T, b backend.Backend) expected.Owned {
+func owned(t *testing.T, b backend.Backend) ownership.Owned {
 	t.Helper()
 	rs, err := cleanup.Read(context.Background(), cleanup.Exec, b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return expected.FindOwned(rs, b == backend.NFTables)
+	return ownership.Find(rs, b == backend.NFTables)
 }
 
 func TestSwitchInNetns(t *testing.T) {

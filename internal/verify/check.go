@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
 )
@@ -58,7 +59,7 @@ func missingSkeleton(want, live *rules.Ruleset) []Finding {
 		}
 		var chains, jumps []string
 		for _, wc := range wt.Chains {
-			if kubeletOnly(wc.Name) {
+			if ownership.IsKubeletHintChain(wc.Name) {
 				continue // kubelet's; reported by the hint check, not here
 			}
 			lc := findChain(lt, wc.Name)
@@ -112,10 +113,6 @@ func missingSkeleton(want, live *rules.Ruleset) []Finding {
 		}
 	}
 	return out
-}
-
-func kubeletOnly(chain string) bool {
-	return chain == "KUBE-IPTABLES-HINT" || chain == "KUBE-KUBELET-CANARY"
 }
 
 // requiredJumps are the rules of c that must exist live: every jump in a

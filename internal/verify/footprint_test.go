@@ -8,6 +8,7 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/oracle"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
@@ -79,7 +80,7 @@ func footprintDisagreements(b backend.Backend, kv rke2.KubeVersion, fams []rules
 		}
 	}
 	for _, lt := range live.Tables {
-		if (b == backend.NFTables && lt.Name == expected.NFTablesTable) && table(want, lt.Family, lt.Name) == nil {
+		if (b == backend.NFTables && lt.Name == ownership.NFTablesTable) && table(want, lt.Family, lt.Name) == nil {
 			add("kube-proxy wrote %s table %s, the model lacks it", lt.Family, lt.Name)
 		}
 	}
@@ -92,14 +93,14 @@ func perService(b backend.Backend, name string) bool {
 	if b == backend.NFTables {
 		return strings.Contains(name, "/")
 	}
-	return expected.IsPerServiceChain(name)
+	return ownership.IsPerServiceChain(name)
 }
 
 // kubeOwned: every object of kube-proxy's nftables table; in iptables,
 // built-in chains (for their jumps) and KUBE-* chains, not a CNI's.
 func kubeOwned(b backend.Backend, table, chain string) bool {
 	if b == backend.NFTables {
-		return table == expected.NFTablesTable
+		return table == ownership.NFTablesTable
 	}
 	return rules.IsBuiltinChain(table, chain) || strings.HasPrefix(chain, "KUBE-")
 }

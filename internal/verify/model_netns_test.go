@@ -9,6 +9,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nstest"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
@@ -130,7 +131,7 @@ func TestIPv6DisabledInNetns(t *testing.T) {
 func shallowReader() netfilter.Reader {
 	r := netfilter.NewSystem(hostfs.New("/"))
 	r.Shallow = true
-	r.SkipChain = expected.IsPerServiceChain
+	r.SkipChain = ownership.IsPerServiceChain
 	return r
 }
 

@@ -12,9 +12,9 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cni"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
 )
 
 // DefaultPoll is how often verify looks at the expected backend's change
@@ -86,8 +86,8 @@ type BackendState struct {
 	cniChains       map[cni.Owner][]string
 	ReadError       string `json:"read_error,omitempty"`
 	// Owned is the detail behind the counts; Live is what was read.
-	Owned *expected.Owned `json:"-"`
-	Live  *rules.Ruleset  `json:"-"`
+	Owned *ownership.Owned `json:"-"`
+	Live  *rules.Ruleset   `json:"-"`
 }
 
 // Result is the outcome, as printed with -o json and stored in status.json.
@@ -260,7 +260,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 }
 
 func fillOwned(st *BackendState, b backend.Backend, rs *rules.Ruleset) {
-	o := expected.FindOwned(rs, b == backend.NFTables)
+	o := ownership.Find(rs, b == backend.NFTables)
 	st.Owned = &o
 	st.KubeProxyChains = len(o.Chains)
 	st.KubeProxyRules = o.Rules

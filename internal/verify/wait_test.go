@@ -10,6 +10,7 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
 )
@@ -101,11 +102,11 @@ func TestWaitLogsProgress(t *testing.T) {
 
 // The stranded finding counts each list it shortens on its own.
 func TestStrandedFindingCounts(t *testing.T) {
-	o := &expected.Owned{Rules: 48}
+	o := &ownership.Owned{Rules: 48}
 	for i := range 24 {
-		c := expected.ChainRef{Family: rules.IPv4, Table: "nat", Chain: fmt.Sprintf("KUBE-SVC-%02d", i)}
+		c := ownership.ChainRef{Family: rules.IPv4, Table: "nat", Chain: fmt.Sprintf("KUBE-SVC-%02d", i)}
 		o.Chains = append(o.Chains, c)
-		o.Jumps = append(o.Jumps, expected.JumpRef{ChainRef: expected.ChainRef{Family: rules.IPv4, Table: "nat", Chain: "PREROUTING"}, Rule: rules.Rule{Jump: c.Chain}})
+		o.Jumps = append(o.Jumps, ownership.JumpRef{ChainRef: ownership.ChainRef{Family: rules.IPv4, Table: "nat", Chain: "PREROUTING"}, Rule: rules.Rule{Jump: c.Chain}})
 	}
 	f := strandedFindings(backend.IptablesNFT, BackendState{Backend: backend.IptablesLegacy, Owned: o})
 	if len(f) != 1 {

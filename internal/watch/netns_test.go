@@ -13,6 +13,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/loadcmd"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nstest"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
@@ -101,7 +102,7 @@ func TestDriftAndRecoveryInNetns(t *testing.T) {
 	nstest.Tool(t, "nft")
 	reader := netfilter.NewSystem(hostfs.New("/"))
 	reader.Shallow = true
-	reader.SkipChain = expected.IsPerServiceChain
+	reader.SkipChain = ownership.IsPerServiceChain
 	const grace = 3 * time.Second
 	var j journal
 	ctx, cancel := context.WithCancel(context.Background())

@@ -1,6 +1,9 @@
 package expected
 
-import "github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+import (
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
+)
 
 // Dispatch is a rule outside the base chains that steers Service traffic
 // to the per-service rules: without it every base-chain jump is present
@@ -18,8 +21,8 @@ type Dispatch struct {
 func Dispatches(b backend.Backend) []Dispatch {
 	if b == backend.NFTables {
 		return []Dispatch{
-			{NFTablesTable, "services", "", "vmap @service-ips", "ClusterIP, ExternalIP and LoadBalancer dispatch"},
-			{NFTablesTable, "services", "", "vmap @service-nodeports", "NodePort dispatch"},
+			{ownership.NFTablesTable, "services", "", "vmap @service-ips", "ClusterIP, ExternalIP and LoadBalancer dispatch"},
+			{ownership.NFTablesTable, "services", "", "vmap @service-nodeports", "NodePort dispatch"},
 		}
 	}
 	return []Dispatch{

@@ -2,6 +2,7 @@ package expected
 
 import (
 	"bufio"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -170,8 +171,8 @@ func TestNFTablesSkeletonMatchesReference(t *testing.T) {
 		ruleLines = append(ruleLines, line)
 	}
 	rs := render(t, Options{Backend: backend.NFTables, Kubernetes: rke2.KubeVersion{Major: 1, Minor: 34}, Families: []rules.Family{rules.IPv4}})
-	if len(rs.Tables) != 1 || rs.Tables[0].Name != NFTablesTable || rs.Tables[0].Comment != TableComment {
-		t.Fatalf("want one table %q with comment %q, got %+v", NFTablesTable, TableComment, rs.Tables)
+	if len(rs.Tables) != 1 || rs.Tables[0].Name != ownership.NFTablesTable || rs.Tables[0].Comment != TableComment {
+		t.Fatalf("want one table %q with comment %q, got %+v", ownership.NFTablesTable, TableComment, rs.Tables)
 	}
 	got := map[string]string{}
 	for _, c := range rs.Tables[0].Chains {
@@ -256,25 +257,6 @@ func TestServices(t *testing.T) {
 	b := render(t, Options{Backend: backend.NFTables, Services: 3})
 	if !reflect.DeepEqual(a, b) {
 		t.Error("two renders of the same options differ")
-	}
-}
-
-func TestOwner(t *testing.T) {
-	cases := []struct{ table, chain, want string }{
-		{"nat", "KUBE-SERVICES", OwnerKubeProxy},
-		{"nat", "KUBE-SEP-SXIVWICOYRO3J4NJ", OwnerKubeProxy},
-		{"mangle", "KUBE-PROXY-CANARY", OwnerKubeProxy},
-		{"mangle", "KUBE-IPTABLES-HINT", OwnerKubelet},
-		{"filter", "KUBE-FIREWALL", OwnerKubelet},
-		{"nat", "KUBE-KUBELET-CANARY", OwnerKubelet},
-		{"filter", "KUBE-ROUTER-INPUT", ""},
-		{"filter", "INPUT", ""},
-		{"kube-proxy", "services", OwnerKubeProxy},
-	}
-	for _, c := range cases {
-		if got := Owner(c.table, c.chain); got != c.want {
-			t.Errorf("Owner(%s, %s) = %q, want %q", c.table, c.chain, got, c.want)
-		}
 	}
 }
 

@@ -1,4 +1,4 @@
-package expected
+package ownership
 
 import (
 	"strings"
@@ -47,11 +47,11 @@ func (o Owned) Empty() bool { return len(o.Tables) == 0 && len(o.Chains) == 0 &&
 // at its own kind.
 var iptablesTableNames = map[string]bool{"filter": true, "nat": true, "mangle": true, "raw": true, "security": true}
 
-// FindOwned walks a live ruleset. nftables says whether rs comes from the
+// Find walks a live ruleset. nftables says whether rs comes from the
 // native nftables backend (only tables named NFTablesTable count) or from
 // an iptables backend (only iptables tables count). Empty legacy tables
 // created by a probe are not evidence of anything and are not reported.
-func FindOwned(rs *rules.Ruleset, nftables bool) Owned {
+func Find(rs *rules.Ruleset, nftables bool) Owned {
 	var o Owned
 	if rs == nil {
 		return o
@@ -74,12 +74,12 @@ func FindOwned(rs *rules.Ruleset, nftables bool) Owned {
 		owned := map[string]bool{}
 		for _, c := range t.Chains {
 			ref := ChainRef{Family: t.Family, Table: t.Name, Chain: c.Name}
-			switch Owner(t.Name, c.Name) {
-			case OwnerKubeProxy:
+			switch Of(t.Name, c.Name) {
+			case KubeProxy:
 				owned[c.Name] = true
 				o.Chains = append(o.Chains, ref)
 				o.Rules += len(c.Rules)
-			case OwnerKubelet:
+			case Kubelet:
 				if IsKubeletHint(t.Name, c.Name) {
 					o.KubeletHints = append(o.KubeletHints, ref)
 				}

@@ -1,11 +1,24 @@
-package expected
+// Package ownership says who wrote a live netfilter object: kube-proxy,
+// kubelet, a CNI component, or nobody this tool knows. Every reader of live
+// rules asks here (facts, verify, cleanup, switchover, watch), so that
+// "kube-proxy's" means the same chains to all of them; the renderer in
+// rules/expected only renders.
+package ownership
 
-import "strings"
+import (
+	"strings"
 
-// Owners of netfilter objects, as Owner reports them.
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cni"
+)
+
+// Owner names who wrote a chain. Besides the constants below it can be a
+// CNI component (cni.OwnerCalico, ...), as Of reports it.
+type Owner string
+
 const (
-	OwnerKubeProxy = "kube-proxy"
-	OwnerKubelet   = "kubelet"
+	Nobody    Owner = ""
+	KubeProxy Owner = "kube-proxy"
+	Kubelet   Owner = "kubelet"
 )
 
 // NFTablesTable is the name of kube-proxy's table in nftables mode (one in
@@ -48,24 +61,22 @@ var kubeProxyChains = map[string]bool{
 // (pkg/proxy/iptables/proxier.go isServiceChainName).
 var kubeProxyPrefixes = []string{"KUBE-SVC-", "KUBE-SVL-", "KUBE-EXT-", "KUBE-FW-", "KUBE-SEP-"}
 
-// Owner says who created a chain: OwnerKubeProxy, OwnerKubelet, or "" for
-// anything else (built-in chains, CNI chains, other KUBE-* chains such as
-// kube-router's, which this tool must never touch). For nftables, every chain
-// of a table named NFTablesTable is kube-proxy's.
-func Owner(table, chain string) string {
-	if table == NFTablesTable {
-		return OwnerKubeProxy
+// Of says who created a chain: KubeProxy, Kubelet, the CNI component whose
+// name it bears (the names are internal/cni's knowledge), or Nobody for
+// anything else (built-in chains, other KUBE-* chains such as
+// kube-router's). Only KubeProxy's chains are this tool's to move or
+// delete. For nftables, every chain of a table named NFTablesTable is
+// kube-proxy's.
+func Of(table, chain string) Owner {
+	switch {
+	case table == NFTablesTable:
+		return KubeProxy
+	case kubeletChains[chain]:
+		return Kubelet
+	case kubeProxyChains[chain], IsPerServiceChain(chain):
+		return KubeProxy
 	}
-	if kubeletChains[chain] {
-		return OwnerKubelet
-	}
-	if kubeProxyChains[chain] {
-		return OwnerKubeProxy
-	}
-	if IsPerServiceChain(chain) {
-		return OwnerKubeProxy
-	}
-	return ""
+	return Owner(cni.ChainOwner(chain))
 }
 
 // IsPerServiceChain reports whether chain is one of kube-proxy's

@@ -1,0 +1,47 @@
+package ownership
+
+import (
+	"testing"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cni"
+)
+
+func TestOf(t *testing.T) {
+	cases := []struct {
+		table, chain string
+		want         Owner
+	}{
+		{"nat", "KUBE-SERVICES", KubeProxy},
+		{"nat", "KUBE-SEP-SXIVWICOYRO3J4NJ", KubeProxy},
+		{"mangle", "KUBE-PROXY-CANARY", KubeProxy},
+		{"nat", "KUBE-LOAD-BALANCER", KubeProxy}, // ipvs mode, stranded after a switch
+		{"mangle", "KUBE-IPTABLES-HINT", Kubelet},
+		{"filter", "KUBE-FIREWALL", Kubelet}, // kube-proxy copies it but never deletes it
+		{"nat", "KUBE-KUBELET-CANARY", Kubelet},
+		{"filter", "KUBE-ROUTER-INPUT", Nobody}, // kube-router's: a KUBE- prefix is not enough
+		{"filter", "KUBE-SVC", Nobody},          // the prefix without the hash
+		{"filter", "INPUT", Nobody},
+		{"kube-proxy", "services", KubeProxy},
+		{"kube-proxy", "INPUT", KubeProxy}, // everything in kube-proxy's nftables table
+		{"filter", "cali-FORWARD", Owner(cni.OwnerCalico)},
+		{"nat", "CNI-HOSTPORT-DNAT", Owner(cni.OwnerPortmap)},
+		{"nat", "FLANNEL-POSTRTG", Owner(cni.OwnerFlannel)},
+	}
+	for _, c := range cases {
+		if got := Of(c.table, c.chain); got != c.want {
+			t.Errorf("Of(%s, %s) = %q, want %q", c.table, c.chain, got, c.want)
+		}
+	}
+}
+
+func TestKubeletHints(t *testing.T) {
+	if !IsKubeletHint("mangle", "KUBE-IPTABLES-HINT") || !IsKubeletHint("mangle", "KUBE-KUBELET-CANARY") {
+		t.Error("kubelet's mangle hint and canary are hints")
+	}
+	if IsKubeletHint("nat", "KUBE-KUBELET-CANARY") {
+		t.Error("only mangle holds the hint iptables-wrappers looks for")
+	}
+	if !IsKubeletHintChain("KUBE-KUBELET-CANARY") || IsKubeletHintChain("KUBE-FIREWALL") {
+		t.Error("KUBE-FIREWALL is kubelet's but no hint")
+	}
+}
