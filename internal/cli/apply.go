@@ -10,17 +10,12 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/apply"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 )
 
 func init() { register(newApplyCommand) }
-
-// envRKE2Config moves RKE2's main config file; the RKE2 unit's environment
-// files may set it, and apply runs in that environment.
-const envRKE2Config = "RKE2_CONFIG_FILE"
 
 type applyFlags struct {
 	backend  string
@@ -96,33 +91,11 @@ func runApply(cmd *cobra.Command, g *globals, fl applyFlags) error {
 		return usageError(fmt.Errorf("%w; RKE2 will not start until this is fixed (the operator's intent is unknown, so %s from an earlier boot is not used); check with `rke2-proxy-backend detect`",
 			err, rke2.DropInName))
 	}
-	redecide := false
-	if forced != "" && f.PreviousPlan != "" {
-		// The generator already weighed this boot's plan when it chose
-		// --backend; weighing our own earlier output again would only change
-		// the reasons, and so the plan file, on every second run.
-		f.PreviousPlan, redecide = "", true
+	in, mainFile, err := apply.Settle(g.hostRoot(), apply.Input{Facts: f, Config: cfg, Decision: d}, forced, os.Getenv(apply.EnvRKE2Config))
+	if err != nil {
+		return usageError(err)
 	}
-	mainFile := f.RKE2.ConfigFile
-	if env := os.Getenv(envRKE2Config); env != "" && env != mainFile {
-		// RKE2 will read this file, not the one the probe found: decide on it.
-		eff, err := rke2.LoadEffective(g.hostRoot(), env)
-		if err != nil {
-			return usageError(fmt.Errorf("%s=%s: %w", envRKE2Config, env, err))
-		}
-		mainFile, f.RKE2.ConfigFile, f.RKE2.Config = env, env, eff
-		redecide = true
-	}
-	if redecide {
-		d = decide.Decide(f, cfg)
-	}
-	if mainFile == "" {
-		mainFile = hostfs.RKE2ConfigFile
-	}
-	var problems []string
-	if forced != "" && !d.Disabled && d.Backend != forced {
-		d, problems = force(f, cfg, d, forced)
-	}
+	f, d, problems := in.Facts, in.Decision, in.Problems
 	if !fl.noTrial {
 		f, d, problems = trialAndDecide(cmd.Context(), f, cfg, d, forced, problems, logf)
 	}
@@ -171,21 +144,4 @@ func runApply(cmd *cobra.Command, g *globals, fl applyFlags) error {
 	}
 	logf("warning: cannot honour the plan (on_failure: warn, RKE2 starts with %s): %s", reads, msg)
 	return nil
-}
-
-// force decides again with the backend the generator planned. If the host
-// cannot run it, decide refuses it and picks another; apply then reports the
-// refusal as a problem rather than silently applying something else.
-func force(f facts.Facts, cfg config.Config, fresh decide.Decision, b backend.Backend) (decide.Decision, []string) {
-	cfg.Backend, cfg.BackendSource, cfg.File = string(b), config.SourceConfig, "the generator's plan (apply --backend)"
-	d := decide.Decide(f, cfg)
-	d.Reasons = append([]string{fmt.Sprintf("A fresh decision would pick %s; apply keeps the backend planned at boot.", fresh.Backend)}, d.Reasons...)
-	if d.Backend == b {
-		return d, nil
-	}
-	why := strings.Join(d.Refused, "; ")
-	if why == "" {
-		why = strings.Join(d.Reasons, " ")
-	}
-	return d, []string{fmt.Sprintf("the planned backend %s cannot run on this host: %s", b, why)}
 }

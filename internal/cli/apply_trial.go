@@ -45,7 +45,7 @@ func trialAndDecide(ctx context.Context, f facts.Facts, cfg config.Config, d dec
 		}
 		f.TrialFailed[string(d.Backend)] = r.Failure
 		if forced != "" {
-			d, problems = force(f, cfg, fresh, forced)
+			d, problems = decide.Force(f, cfg, fresh, forced)
 			return f, d, problems
 		}
 		d = decide.Decide(f, cfg)
