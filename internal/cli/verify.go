@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"time"
 
@@ -16,8 +15,6 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/plan"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
 
@@ -168,54 +165,16 @@ func reportVerify(g *globals, res *verify.Result) error {
 	return errSilentFailure
 }
 
-// expectation fills the expected backend and Kubernetes version from the
-// flags, else from the plan apply recorded. When nothing says which backend
-// to expect it returns the "cannot tell" result to report instead.
+// expectation fills opts from the flags, else from the plan (verify.Expect),
+// and maps its errors to exit codes: a bad flag is a usage error.
 func expectation(root hostfs.Root, fl verifyFlags, opts *verify.Options) (*verify.Result, error) {
-	var p plan.Plan
-	var planErr error
-	if fl.expect == "" || fl.kubernetes == "" {
-		p, planErr = plan.Read(root)
-	}
-	const fix = "let RKE2 start once (its ExecStartPre runs rke2-proxy-backend apply, which records the plan), run rke2-proxy-backend apply, or pass --expect B"
+	unknown, err := verify.Expect(root, verify.Claim{Backend: fl.expect, Kubernetes: fl.kubernetes}, opts)
+	var bad *verify.FlagError
 	switch {
-	case fl.expect != "":
-		b, err := backend.Parse(fl.expect)
-		if err != nil {
-			return nil, usageError(fmt.Errorf("--expect: %w", err))
-		}
-		opts.Expect, opts.ExpectSource = b, "--expect"
-	case planErr != nil && errors.Is(planErr, fs.ErrNotExist):
-		return verify.CannotTell(fmt.Sprintf("no plan at %s (apply has not run since boot) and no --expect: nothing says which backend to verify", hostfs.PlanFile), fix), nil
-	case planErr != nil:
-		return verify.CannotTell(fmt.Sprintf("the plan cannot be read, so nothing says which backend to verify: %v", planErr), fix), nil
-	case p.Decision.Disabled:
-		return nil, nil
-	default:
-		if _, err := backend.Parse(string(p.Decision.Backend)); err != nil {
-			return verify.CannotTell(fmt.Sprintf("plan %s: decision.backend: %v", hostfs.PlanFile, err), fix), nil
-		}
-		opts.Expect, opts.ExpectSource = p.Decision.Backend, hostfs.PlanFile
-		opts.OneBootOverride = p.Decision.Source == config.SourceCmdline
-	}
-	kube := fl.kubernetes
-	if kube == "" && planErr == nil {
-		kube = p.Kubernetes
-	}
-	if kube != "" {
-		v, err := rke2.ParseVersion(kube)
-		if err != nil {
-			if fl.kubernetes != "" {
-				return nil, usageError(fmt.Errorf("--kubernetes: %w", err))
-			}
-			return nil, failure("verify: plan %s: kubernetes: %w", hostfs.PlanFile, err)
-		}
-		opts.Kubernetes = v
-	}
-	// kube-proxy runs single-stack where the node has no usable IPv6.
-	var err error
-	if opts.Families, opts.SingleStackReason, err = facts.IPFamilies(root); err != nil {
+	case errors.As(err, &bad):
+		return nil, usageError(err)
+	case err != nil:
 		return nil, failure("verify: %w", err)
 	}
-	return nil, nil
+	return unknown, nil
 }

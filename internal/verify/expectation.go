@@ -1,0 +1,85 @@
+package verify
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/plan"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
+)
+
+// Claim is what the operator says instead of the plan: a backend and a
+// Kubernetes version, as given on the command line ("" to use the plan's).
+type Claim struct {
+	Backend, Kubernetes string
+}
+
+// FlagError is a claim that does not parse: a usage error, not a finding.
+type FlagError struct {
+	Flag string // "--expect", "--kubernetes"
+	Err  error
+}
+
+func (e *FlagError) Error() string { return e.Flag + ": " + e.Err.Error() }
+func (e *FlagError) Unwrap() error { return e.Err }
+
+// noPlanFix is what a node without a usable plan needs to be verified.
+const noPlanFix = "let RKE2 start once (its ExecStartPre runs rke2-proxy-backend apply, which records the plan), run rke2-proxy-backend apply, or pass --expect B"
+
+// Expect fills what verify checks against (opts.Expect and its source, the
+// one-boot override, the Kubernetes version and the node's IP families)
+// from the claim, else from the plan apply recorded this boot. When nothing
+// says which backend to expect it returns the "cannot tell" result to
+// report instead. A plan that turned the tool off leaves opts.Expect empty:
+// there is nothing to verify. Errors are a bad claim (*FlagError) or a host
+// verify cannot judge at all (a broken plan version, no /proc).
+func Expect(root hostfs.Root, claim Claim, opts *Options) (*Result, error) {
+	var p plan.Plan
+	var planErr error
+	if claim.Backend == "" || claim.Kubernetes == "" {
+		p, planErr = plan.Read(root)
+	}
+	switch {
+	case claim.Backend != "":
+		b, err := backend.Parse(claim.Backend)
+		if err != nil {
+			return nil, &FlagError{Flag: "--expect", Err: err}
+		}
+		opts.Expect, opts.ExpectSource = b, "--expect"
+	case planErr != nil && errors.Is(planErr, fs.ErrNotExist):
+		return CannotTell(fmt.Sprintf("no plan at %s (apply has not run since boot) and no --expect: nothing says which backend to verify", hostfs.PlanFile), noPlanFix), nil
+	case planErr != nil:
+		return CannotTell(fmt.Sprintf("the plan cannot be read, so nothing says which backend to verify: %v", planErr), noPlanFix), nil
+	case p.Decision.Disabled:
+		return nil, nil
+	default:
+		if _, err := backend.Parse(string(p.Decision.Backend)); err != nil {
+			return CannotTell(fmt.Sprintf("plan %s: decision.backend: %v", hostfs.PlanFile, err), noPlanFix), nil
+		}
+		opts.Expect, opts.ExpectSource = p.Decision.Backend, hostfs.PlanFile
+		opts.OneBootOverride = p.Decision.Source == config.SourceCmdline
+	}
+	kube := claim.Kubernetes
+	if kube == "" && planErr == nil {
+		kube = p.Kubernetes
+	}
+	if kube != "" {
+		v, err := rke2.ParseVersion(kube)
+		if err != nil {
+			if claim.Kubernetes != "" {
+				return nil, &FlagError{Flag: "--kubernetes", Err: err}
+			}
+			return nil, fmt.Errorf("plan %s: kubernetes: %w", hostfs.PlanFile, err)
+		}
+		opts.Kubernetes = v
+	}
+	// kube-proxy runs single-stack where the node has no usable IPv6.
+	var err error
+	opts.Families, opts.SingleStackReason, err = facts.IPFamilies(root)
+	return nil, err
+}

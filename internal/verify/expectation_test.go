@@ -1,0 +1,116 @@
+package verify
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/plan"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testhost"
+)
+
+// dualStack is a host whose kernel has IPv6 on.
+func dualStack(t *testing.T) *testhost.Host {
+	return testhost.New(t).File(hostfs.IfInet6, "00000000000000000000000000000001 01 80 10 80       lo\n")
+}
+
+func withPlan(t *testing.T, h *testhost.Host, p plan.Plan) *testhost.Host {
+	t.Helper()
+	if _, err := plan.Write(h.Root(), p); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func TestExpectFromThePlan(t *testing.T) {
+	h := withPlan(t, dualStack(t), plan.Plan{Decision: plan.Decision{Backend: backend.NFTables, Source: config.SourceCmdline}, Kubernetes: "v1.31"})
+	var o Options
+	unknown, err := Expect(h.Root(), Claim{}, &o)
+	if err != nil || unknown != nil {
+		t.Fatalf("Expect = %+v, %v", unknown, err)
+	}
+	want := Options{Expect: backend.NFTables, ExpectSource: hostfs.PlanFile, OneBootOverride: true,
+		Kubernetes: rke2.KubeVersion{Major: 1, Minor: 31, Patch: -1}, Families: []rules.Family{rules.IPv4, rules.IPv6}}
+	if !reflect.DeepEqual(o, want) {
+		t.Errorf("options\n%+v\nwant\n%+v", o, want)
+	}
+}
+
+// The flags win over the plan, each on its own, and single-stack nodes are
+// judged single-stack.
+func TestExpectClaimOverridesThePlan(t *testing.T) {
+	h := withPlan(t, testhost.New(t), plan.Plan{Decision: plan.Decision{Backend: backend.NFTables}, Kubernetes: "v1.31"})
+	var o Options
+	if unknown, err := Expect(h.Root(), Claim{Backend: "iptables-legacy"}, &o); err != nil || unknown != nil {
+		t.Fatalf("Expect = %+v, %v", unknown, err)
+	}
+	if o.Expect != backend.IptablesLegacy || o.ExpectSource != "--expect" || o.OneBootOverride || o.Kubernetes.Minor != 31 {
+		t.Errorf("options %+v: want --expect's backend with the plan's Kubernetes", o)
+	}
+	if !reflect.DeepEqual(o.Families, []rules.Family{rules.IPv4}) || !strings.Contains(o.SingleStackReason, hostfs.IfInet6) {
+		t.Errorf("families %v (%q): a node without %s is single-stack", o.Families, o.SingleStackReason, hostfs.IfInet6)
+	}
+	o = Options{}
+	if _, err := Expect(h.Root(), Claim{Kubernetes: "v1.29"}, &o); err != nil || o.Expect != backend.NFTables || o.Kubernetes.Minor != 29 {
+		t.Errorf("options %+v, %v: want the plan's backend with --kubernetes' version", o, err)
+	}
+}
+
+func TestExpectCannotTell(t *testing.T) {
+	cases := []struct {
+		name, plan, reason string
+	}{
+		{"no plan", "", "no plan at " + hostfs.PlanFile},
+		{"corrupt plan", "{half", "the plan cannot be read"},
+		{"unknown backend", `{"decision":{"backend":"modern"}}`, "decision.backend"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := dualStack(t)
+			if c.plan != "" {
+				h.File(hostfs.PlanFile, c.plan)
+			}
+			var o Options
+			unknown, err := Expect(h.Root(), Claim{}, &o)
+			if err != nil || unknown == nil || unknown.Verdict != VerdictUnknown || !strings.Contains(unknown.Findings[0].Message, c.reason) {
+				t.Fatalf("Expect = %+v, %v; want cannot tell with %q", unknown, err, c.reason)
+			}
+			if unknown.Findings[0].Fix != noPlanFix || o.Expect != "" {
+				t.Errorf("fix %q, expect %q", unknown.Findings[0].Fix, o.Expect)
+			}
+		})
+	}
+}
+
+func TestExpectNothingWhenTurnedOff(t *testing.T) {
+	h := withPlan(t, dualStack(t), plan.Plan{Decision: plan.Decision{Disabled: true}})
+	var o Options
+	if unknown, err := Expect(h.Root(), Claim{}, &o); err != nil || unknown != nil || o.Expect != "" {
+		t.Errorf("Expect = %+v, %v, expect %q; want nothing to verify", unknown, err, o.Expect)
+	}
+}
+
+func TestExpectErrors(t *testing.T) {
+	h := withPlan(t, dualStack(t), plan.Plan{Decision: plan.Decision{Backend: backend.IptablesNFT}, Kubernetes: "one-thirty"})
+	var bad *FlagError
+	for _, c := range []struct {
+		claim Claim
+		flag  string
+	}{{Claim{Backend: "ipvs"}, "--expect"}, {Claim{Kubernetes: "1.x"}, "--kubernetes"}} {
+		_, err := Expect(h.Root(), c.claim, &Options{})
+		if !errors.As(err, &bad) || bad.Flag != c.flag || !strings.HasPrefix(err.Error(), c.flag+": ") {
+			t.Errorf("Expect(%+v) = %v; want a %s flag error", c.claim, err, c.flag)
+		}
+	}
+	// The plan's own version is broken: not the operator's flag.
+	_, err := Expect(h.Root(), Claim{}, &Options{})
+	if err == nil || errors.As(err, &bad) || !strings.HasPrefix(err.Error(), "plan "+hostfs.PlanFile+": kubernetes: ") {
+		t.Errorf("Expect = %v; want an error naming the plan's kubernetes", err)
+	}
+}
