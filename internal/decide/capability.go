@@ -61,7 +61,7 @@ func (v kernelView) atLeast(major, minor int) bool {
 // the config, then absence from every (known) module list.
 func (v kernelView) feature(req backend.Requirement) capability {
 	for _, mod := range req.Modules {
-		if hasModule(v.m.Loaded, mod) || hasModule(v.m.Builtin, mod) {
+		if facts.HasModule(v.m.Loaded, mod) || facts.HasModule(v.m.Builtin, mod) {
 			return capability{support: supported}
 		}
 	}
@@ -77,7 +77,7 @@ func (v kernelView) feature(req backend.Requirement) capability {
 		}
 	}
 	for _, mod := range req.Modules {
-		if hasModule(v.m.Available, mod) {
+		if facts.HasModule(v.m.Available, mod) {
 			return capability{support: supported}
 		}
 	}
@@ -150,16 +150,6 @@ func (v kernelView) backend(b backend.Backend, f facts.Facts) capability {
 		return c
 	}
 	return result
-}
-
-func hasModule(list []string, name string) bool {
-	name = strings.ReplaceAll(name, "-", "_")
-	for _, m := range list {
-		if strings.ReplaceAll(m, "-", "_") == name {
-			return true
-		}
-	}
-	return false
 }
 
 // allAbsent reports whether every option is explicitly not set.

@@ -132,3 +132,16 @@ func (p *probe) moduleList(hostPath string, parse func(io.Reader) ([]string, err
 	}
 	return names, true
 }
+
+// HasModule reports whether list names the module, spelled either way:
+// modprobe treats "-" and "_" alike, and hand-written lists (tests, a
+// config) may use either.
+func HasModule(list []string, name string) bool {
+	name = strings.ReplaceAll(name, "-", "_")
+	for _, m := range list {
+		if strings.ReplaceAll(m, "-", "_") == name {
+			return true
+		}
+	}
+	return false
+}

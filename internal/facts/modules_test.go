@@ -63,3 +63,12 @@ func FuzzParseModules(f *testing.F) {
 		}
 	})
 }
+
+func TestHasModule(t *testing.T) {
+	list := []string{"nf_tables", "ip-tables"}
+	for name, want := range map[string]bool{"nf_tables": true, "nf-tables": true, "ip_tables": true, "ip_table": false, "": false} {
+		if got := HasModule(list, name); got != want {
+			t.Errorf("HasModule(%q, %q) = %v, want %v", list, name, got, want)
+		}
+	}
+}

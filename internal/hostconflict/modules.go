@@ -35,22 +35,12 @@ func modulesMissing(f facts.Facts, b backend.Backend) []string {
 		if !known || f.Kernel.Config[opt] != facts.Module {
 			continue
 		}
-		if has(m.Loaded, mod) || has(m.Builtin, mod) || has(m.Available, mod) {
+		if facts.HasModule(m.Loaded, mod) || facts.HasModule(m.Builtin, mod) || facts.HasModule(m.Available, mod) {
 			continue
 		}
 		out = append(out, mod)
 	}
 	return out
-}
-
-func has(list []string, name string) bool {
-	name = strings.ReplaceAll(name, "-", "_")
-	for _, x := range list {
-		if strings.ReplaceAll(x, "-", "_") == name {
-			return true
-		}
-	}
-	return false
 }
 
 // modulesPackageFix names the package that carries the extra modules on
