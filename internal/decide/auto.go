@@ -120,17 +120,7 @@ func (s *state) finish(b backend.Backend) {
 	if cp := s.caps[b]; cp.support == unconfirmed && !(kernelView{k: s.f.Kernel, m: s.f.Modules}).nothingKnown() {
 		s.say("Support for %s is assumed, not confirmed: %s.", b, cp.why)
 	}
-	keep := func(pin string) bool {
-		return pin != "" && s.c.RespectRKE2Config && (d.Source == SourceRKE2Config || s.iptablesOnly)
-	}
-	if keep(s.pins.proxyMode) {
-		s.respect(fmt.Sprintf("proxy-mode=%s in %s", s.pins.proxyMode, s.pins.proxyModeFile))
-	} else {
-		d.KubeProxyArgs = append(d.KubeProxyArgs, "proxy-mode="+d.ProxyMode)
-		if s.pins.proxyMode != "" && s.pins.proxyMode != d.ProxyMode {
-			s.say("RKE2's config sets proxy-mode=%s in %s; the drop-in's proxy-mode=%s overrides it because RKE2 reads the drop-in later.", s.pins.proxyMode, s.pins.proxyModeFile, d.ProxyMode)
-		}
-	}
+	s.setting(&d.KubeProxyArgs, "proxy-mode", d.ProxyMode, s.pins.proxyMode, s.pins.proxyModeFile)
 	if s.pins.miscasedGate != "" {
 		s.say("RKE2's config passes %q in %s: kube-proxy's gate names are case-sensitive, so it knows no such gate and will not start; write %s.",
 			s.pins.miscasedGate, s.pins.miscasedGateFile, nftablesGate)
@@ -140,14 +130,7 @@ func (s *state) finish(b backend.Backend) {
 		s.say("Kubernetes %s needs the feature gate %s for nftables mode, so it is added.", s.f.RKE2.Kubernetes, nftablesGate)
 	}
 	d.KubeProxyArgs = append(d.KubeProxyArgs, s.c.KubeProxy.ExtraArgs...)
-	if keep(s.pins.iptablesMode) {
-		s.respect(fmt.Sprintf("IPTABLES_MODE=%s in %s", s.pins.iptablesMode, s.pins.iptablesModeFile))
-	} else {
-		d.KubeProxyEnv = append(d.KubeProxyEnv, "IPTABLES_MODE="+d.IptablesMode)
-		if s.pins.iptablesMode != "" && s.pins.iptablesMode != d.IptablesMode {
-			s.say("RKE2's config sets IPTABLES_MODE=%s in %s; the drop-in's IPTABLES_MODE=%s overrides it because RKE2 reads the drop-in later.", s.pins.iptablesMode, s.pins.iptablesModeFile, d.IptablesMode)
-		}
-	}
+	s.setting(&d.KubeProxyEnv, "IPTABLES_MODE", d.IptablesMode, s.pins.iptablesMode, s.pins.iptablesModeFile)
 	if s.c.NodeLabel {
 		d.NodeLabels = []string{NodeLabelKey + "=" + string(b)}
 	}
@@ -161,6 +144,23 @@ func (s *state) finish(b backend.Backend) {
 				s.say("The kube-proxy rules in %s are stranded once kube-proxy runs on %s: remove them with `rke2-proxy-backend cleanup --backend %s`.", other, b, other)
 			}
 		}
+	}
+}
+
+// setting writes name=value into list (kube-proxy's args or env), unless
+// the operator pinned name in RKE2's config (pin, in file) and the decision
+// keeps such pins: when it came from RKE2's config itself, or when RKE2's
+// config pins proxy-mode=iptables and only the iptables variant was ours
+// to choose. A different
+// pin the drop-in overrides is said, since RKE2 reads the drop-in later.
+func (s *state) setting(list *[]string, name, value, pin, file string) {
+	if pin != "" && s.c.RespectRKE2Config && (s.d.Source == SourceRKE2Config || s.iptablesOnly) {
+		s.respect(fmt.Sprintf("%s=%s in %s", name, pin, file))
+		return
+	}
+	*list = append(*list, name+"="+value)
+	if pin != "" && pin != value {
+		s.say("RKE2's config sets %s=%s in %s; the drop-in's %s=%s overrides it because RKE2 reads the drop-in later.", name, pin, file, name, value)
 	}
 }
 

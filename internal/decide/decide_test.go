@@ -224,6 +224,13 @@ func TestDecide(t *testing.T) {
 				args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=nft"},
 				reasons: []string{"respect_rke2_config is false", "the drop-in's proxy-mode=iptables overrides it"},
 			}},
+		{"respect_rke2_config false overrides an IPTABLES_MODE pin", withRKE2(debian12(), "v1.34.10+rke2r1",
+			rke2File("/etc/rancher/rke2/config.yaml.d/10-mine.yaml", map[string]any{"kube-proxy-extra-env": []string{"IPTABLES_MODE=legacy"}})),
+			cfg(func(c *config.Config) { c.RespectRKE2Config = false }), want{
+				backend: backend.IptablesNFT, source: "auto",
+				args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=nft"},
+				reasons: []string{"RKE2's config sets IPTABLES_MODE=legacy in /etc/rancher/rke2/config.yaml.d/10-mine.yaml; the drop-in's IPTABLES_MODE=nft overrides it because RKE2 reads the drop-in later."},
+			}},
 		{"nftables on v1.30.11: an exact gate in RKE2's config is not doubled", withRKE2(debian12(), "v1.30.11+rke2r1",
 			rke2File("/etc/rancher/rke2/config.yaml", map[string]any{"kube-proxy-arg": []string{"proxy-mode=nftables", "feature-gates=Foo=true, NFTablesProxyMode=True"}})),
 			cfg(nil), want{
