@@ -76,13 +76,9 @@ func runApply(cmd *cobra.Command, g *globals, fl applyFlags) error {
 	logf := func(format string, args ...any) {
 		fmt.Fprintf(g.stderr, "rke2-proxy-backend apply: "+format+"\n", args...)
 	}
-	var forced backend.Backend
-	if fl.backend != "" {
-		b, err := backend.Parse(fl.backend)
-		if err != nil {
-			return usageError(fmt.Errorf("--backend: %w", err))
-		}
-		forced = b
+	forced, err := backendFlag("--backend", fl.backend, false)
+	if err != nil {
+		return usageError(err)
 	}
 	f, cfg, d, err := g.loadDecision(facts.Options{RKE2Binary: true, ToolVersions: true, AskNft: true})
 	if err != nil {

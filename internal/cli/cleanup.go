@@ -34,12 +34,9 @@ nothing. It refuses the backend the plan (` + hostfs.PlanFile + `) says kube-pro
 uses, unless --force.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if backendName == "" {
-				return usageError(fmt.Errorf("--backend is required: one of %s", backend.Names()))
-			}
-			b, err := backend.Parse(backendName)
+			b, err := backendFlag("--backend", backendName, true)
 			if err != nil {
-				return usageError(fmt.Errorf("--backend: %w", err))
+				return usageError(err)
 			}
 			p, err := plan.Read(g.hostRoot())
 			switch {

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -13,9 +12,7 @@ import (
 // runDetect runs the real command line against a fixture root.
 func runDetect(t *testing.T, root string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	var out, errOut bytes.Buffer
-	code = Main(append([]string{"rke2-proxy-backend", "--root", root, "detect"}, args...), &out, &errOut)
-	return code, out.String(), errOut.String()
+	return runMain(t, append([]string{"--root", root, "detect"}, args...)...)
 }
 
 func TestDetectExitCodes(t *testing.T) {

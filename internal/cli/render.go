@@ -63,12 +63,9 @@ func newRenderExpectedCommand(g *globals) *cobra.Command {
 
 func expectedOptions(backendName, kube, family string, services int) (expected.Options, error) {
 	var opts expected.Options
-	if backendName == "" {
-		return opts, fmt.Errorf("--backend is required: one of %s", backend.Names())
-	}
-	b, err := backend.Parse(backendName)
+	b, err := backendFlag("--backend", backendName, true)
 	if err != nil {
-		return opts, fmt.Errorf("--backend: %w", err)
+		return opts, err
 	}
 	opts.Backend = b
 	if kube != "" {

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"os/exec"
 	"strings"
 	"testing"
@@ -13,9 +12,7 @@ import (
 
 func runRender(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	var out, errOut bytes.Buffer
-	code = Main(append([]string{"rke2-proxy-backend", "render"}, args...), &out, &errOut)
-	return code, out.String(), errOut.String()
+	return runMain(t, append([]string{"render"}, args...)...)
 }
 
 func TestRenderUsageErrors(t *testing.T) {

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 
@@ -11,9 +10,7 @@ import (
 
 func runWatchCmd(t *testing.T, root string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	var out, errOut bytes.Buffer
-	code = Main(append([]string{"rke2-proxy-backend", "--root", root, "watch"}, args...), &out, &errOut)
-	return code, out.String(), errOut.String()
+	return runMain(t, append([]string{"--root", root, "watch"}, args...)...)
 }
 
 func TestWatchUsageErrors(t *testing.T) {
