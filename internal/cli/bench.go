@@ -71,13 +71,9 @@ func runBench(ctx context.Context, g *globals, services int, backendName string)
 	if services < 1 || services > expected.MaxServices {
 		return usageError(fmt.Errorf("--services %d: must be between 1 and %d", services, expected.MaxServices))
 	}
-	var only backend.Backend
-	if backendName != "all" {
-		b, err := backend.Parse(backendName)
-		if err != nil {
-			return usageError(fmt.Errorf("--backend: %w (or all)", err))
-		}
-		only = b
+	only, err := backendOrAll("--backend", backendName)
+	if err != nil {
+		return usageError(err)
 	}
 	if os.Geteuid() != 0 {
 		return failure("bench needs root: it creates a network namespace per backend (run it with sudo; the host's rules are not touched)")

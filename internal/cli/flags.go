@@ -22,3 +22,15 @@ func backendFlag(flag, value string, required bool) (backend.Backend, error) {
 	}
 	return b, nil
 }
+
+// backendOrAll parses a backend flag that also takes "all": "" means all.
+func backendOrAll(flag, value string) (backend.Backend, error) {
+	if value == "all" {
+		return "", nil
+	}
+	b, err := backend.Parse(value)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w (or all)", flag, err)
+	}
+	return b, nil
+}

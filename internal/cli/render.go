@@ -101,13 +101,13 @@ iptables-nft and nftables) and prints them per backend, each under a
 and security tables; nftables shows the kube-proxy tables.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			only, err := backendOrAll("--backend", backendName)
+			if err != nil {
+				return usageError(err)
+			}
 			backends := backend.All
-			if backendName != "all" {
-				b, err := backend.Parse(backendName)
-				if err != nil {
-					return usageError(fmt.Errorf("--backend: %w (or all)", err))
-				}
-				backends = []backend.Backend{b}
+			if only != "" {
+				backends = []backend.Backend{only}
 			}
 			reader := netfilter.NewSystem(g.hostRoot())
 			var out []*rules.Ruleset
