@@ -13,40 +13,21 @@ cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"
 runs=${RUNS:-100}
 warmup=${WARMUP:-5}
-if [ "$(id -u)" != 0 ]; then
-  echo "bench/apply.sh: skipped: the trial needs root to make a network namespace"
-  exit 0
-fi
+. bench/lib.sh
+need_root_or_skip "the trial needs root to make a network namespace"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 bin=$work/rke2-proxy-backend
 go build -o "$bin" ./cmd/rke2-proxy-backend
 
-# A Debian 12 RKE2 v1.35.7 server before its start: kernel config, every
-# module loaded, the nft alternative, the tarball unit, a fake rke2 binary
-# that answers --version, a modprobe that succeeds.
+# A Debian 12 RKE2 v1.35.7 server before its start (bench/lib.sh), every
+# module loaded and a fake rke2 binary that answers --version.
 r=$work/root rel=6.1.0-18-amd64
-mkdir -p "$r"/proc/sys/kernel "$r"/boot "$r/lib/modules/$rel" "$r"/etc/alternatives "$r"/usr/sbin \
-  "$r"/usr/local/lib/systemd/system "$r"/usr/local/bin "$r"/etc/rancher/rke2/config.yaml.d "$r"/sbin
-echo "$rel" >"$r/proc/sys/kernel/osrelease"
-for o in NF_TABLES NFT_COMPAT NFT_CT NFT_NAT NFT_MASQ NFT_NUMGEN NFT_FIB_IPV4 NFT_FIB_IPV6 NFT_REJECT \
-  IP_NF_IPTABLES IP6_NF_IPTABLES IP_NF_FILTER IP_NF_NAT IP_NF_MANGLE NETFILTER_XTABLES; do
-  echo "CONFIG_$o=m"
-done >"$r/boot/config-$rel"
-mods="x_tables ip_tables iptable_filter iptable_nat iptable_mangle ip6_tables ip6table_filter ip6table_nat
-  ip6table_mangle ipt_REJECT ip6t_REJECT nf_tables nft_compat nft_chain_nat nft_counter nft_ct nft_nat nft_masq
-  nft_numgen nft_fib nft_fib_ipv4 nft_fib_ipv6 nft_reject nft_reject_inet nf_nat nf_conntrack xt_comment
-  xt_conntrack xt_mark xt_addrtype xt_statistic xt_recent xt_nat xt_MASQUERADE xt_tcpudp"
-for m in $mods; do echo "$m 16384 0 - Live 0x0000000000000000"; done >"$r/proc/modules"
-for m in $mods; do echo "kernel/net/netfilter/$m.ko.xz:"; done >"$r/lib/modules/$rel/modules.dep"
+debian12_rke2_root "$r" "$rel"
+for m in $debian12_modules; do echo "$m 16384 0 - Live 0x0000000000000000"; done >"$r/proc/modules"
 touch "$r/lib/modules/$rel/modules.builtin"
-touch "$r/usr/sbin/xtables-nft-multi"
-ln -s /usr/sbin/xtables-nft-multi "$r/etc/alternatives/iptables"
-ln -s /etc/alternatives/iptables "$r/usr/sbin/iptables"
-cp internal/testhost/units/rke2-server.service "$r/usr/local/lib/systemd/system/rke2-server.service"
 printf '#!/bin/sh\necho "rke2 version v1.35.7+rke2r1 (0123abcd)"\n' >"$r/usr/local/bin/rke2"
-printf '#!/bin/sh\nexit 0\n' >"$r/sbin/modprobe"
-chmod 755 "$r/usr/local/bin/rke2" "$r/sbin/modprobe"
+chmod 755 "$r/usr/local/bin/rke2"
 
 echo "bench/apply.sh: $runs pairs per backend (apply --no-trial, then apply with the trial), fixture root $r"
 for b in iptables-nft iptables-legacy nftables; do

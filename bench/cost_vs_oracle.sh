@@ -17,26 +17,16 @@
 # state file never lands on this machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-
-if [ "$(id -u)" != 0 ]; then
-  echo "bench/cost_vs_oracle.sh: skipped: needs root for network namespaces"
-  exit 0
-fi
+. bench/lib.sh
+. test/kubeproxy/oracle.sh
+need_root_or_skip "needs root for network namespaces"
 
 if [ "${1:-}" = --oracle ]; then
   # Inside a fresh network namespace: kube-proxy's first full sync.
   b=$2 n=$3 oracle=$4 out=$5
   tmp=$(mktemp -d)
   trap 'rm -rf "$tmp"' EXIT
-  case $b in
-    iptables-legacy) flavour=legacy mode=iptables ;;
-    iptables-nft) flavour=nft mode=iptables ;;
-    nftables) flavour=nft mode=nftables ;;
-  esac
-  # The kube-proxy image's way of choosing the iptables flavour.
-  for c in iptables iptables-save iptables-restore ip6tables ip6tables-save ip6tables-restore; do
-    ln -s "$(command -v xtables-$flavour-multi)" "$tmp/$c"
-  done
+  kube_proxy_flavour "$tmp" "$b"
   ip link set lo up
   PATH=$tmp:$PATH "$oracle" --mode "$mode" --services "$n" --metrics-out "$out" >/dev/null 2>"$tmp/log" || {
     echo "$b: the oracle failed:" >&2; tail -5 "$tmp/log" >&2; exit 1; }
@@ -48,9 +38,7 @@ factor=${FACTOR:-3}
 minor=${MINOR:-v1.37}
 make -s build
 bin=$PWD/bin/rke2-proxy-backend
-oracle=$(go test -count=1 -timeout 0 -v -run "^TestBinaries\$/^$minor\$" ./internal/oracle 2>&1 |
-  sed -n "s/.*binary $minor \([^ ]*\) .*/\1/p")
-[ -x "$oracle" ] || { echo "bench/cost_vs_oracle.sh: no kube-proxy oracle for $minor (see internal/oracle.Minors)" >&2; exit 1; }
+oracle=$(oracle_binary "$minor") || { echo "bench/cost_vs_oracle.sh: no kube-proxy oracle for $minor (see internal/oracle.Minors)" >&2; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 

@@ -8,6 +8,7 @@
 # Env: RUNS=200 (pairs per command), WARMUP=10. Needs python3 (the timer).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 export PATH="$PATH:/usr/local/go/bin"
 runs=${RUNS:-200}
 warmup=${WARMUP:-10}
@@ -34,24 +35,12 @@ gen=$work/rke2-proxy-backend-generator
 # alternative, RKE2's unit (tarball layout), its config and a Rancher drop-in.
 fixture() {
   local r=$1 rel=6.1.0-18-amd64 m
-  mkdir -p "$r"/proc/sys/kernel "$r"/boot "$r/lib/modules/$rel" "$r"/etc/alternatives "$r"/usr/sbin \
-    "$r"/usr/local/lib/systemd/system "$r"/usr/local/bin "$r"/etc/rancher/rke2/config.yaml.d \
-    "$r"/sys/class/dmi/id "$r"/sys/bus/pci/drivers/virtio-pci "$r"/sbin
-  echo "$rel" >"$r/proc/sys/kernel/osrelease"
+  debian12_rke2_root "$r" "$rel"
+  mkdir -p "$r"/sys/class/dmi/id "$r"/sys/bus/pci/drivers/virtio-pci
   echo "BOOT_IMAGE=/boot/vmlinuz-$rel root=UUID=0b1c ro quiet" >"$r/proc/cmdline"
-  for o in NF_TABLES NFT_COMPAT NFT_CT NFT_NAT NFT_MASQ NFT_NUMGEN NFT_FIB_IPV4 NFT_FIB_IPV6 NFT_REJECT \
-    IP_NF_IPTABLES IP6_NF_IPTABLES IP_NF_FILTER IP_NF_NAT IP_NF_MANGLE NETFILTER_XTABLES NF_NAT NF_CONNTRACK; do
-    echo "CONFIG_$o=m"
-  done >"$r/boot/config-$rel"
   for m in nf_tables nft_compat nf_conntrack nf_nat xt_conntrack virtio_net ext4 overlay br_netfilter; do
     echo "$m 315392 1 - Live 0x0000000000000000"
   done >"$r/proc/modules"
-  for m in x_tables ip_tables iptable_filter iptable_nat iptable_mangle ip6_tables ip6table_filter ip6table_nat \
-    ip6table_mangle ipt_REJECT ip6t_REJECT nf_tables nft_compat nft_chain_nat nft_counter nft_ct nft_nat nft_masq \
-    nft_numgen nft_fib nft_fib_ipv4 nft_fib_ipv6 nft_reject nft_reject_inet nf_nat nf_conntrack xt_comment \
-    xt_conntrack xt_mark xt_addrtype xt_statistic xt_recent xt_nat xt_MASQUERADE xt_tcpudp; do
-    echo "kernel/net/netfilter/$m.ko.xz:"
-  done >"$r/lib/modules/$rel/modules.dep"
   printf 'kernel/net/unix/unix.ko\nkernel/net/packet/af_packet.ko\n' >"$r/lib/modules/$rel/modules.builtin"
   echo QEMU >"$r/sys/class/dmi/id/sys_vendor"
   echo "Standard PC (Q35 + ICH9, 2009)" >"$r/sys/class/dmi/id/product_name"
@@ -61,17 +50,11 @@ fixture() {
     echo 0x1041 >"$r/sys/bus/pci/devices/0000:$d/device"
     ln -s ../../../bus/pci/drivers/virtio-pci "$r/sys/bus/pci/devices/0000:$d/driver"
   done
-  touch "$r/usr/sbin/xtables-nft-multi"
-  ln -s /usr/sbin/xtables-nft-multi "$r/etc/alternatives/iptables"
-  ln -s /etc/alternatives/iptables "$r/usr/sbin/iptables"
-  cp internal/testhost/units/rke2-server.service "$r/usr/local/lib/systemd/system/rke2-server.service"
   echo "HOME=/root" >"$r/usr/local/lib/systemd/system/rke2-server.env"
   echo "#!fake rke2" >"$r/usr/local/bin/rke2"
   printf 'token: secret\nwrite-kubeconfig-mode: "0644"\ntls-san: [k8s.example.com]\n' >"$r/etc/rancher/rke2/config.yaml"
   printf 'node-label+:\n  - rancher=managed\nkube-proxy-arg+:\n  - metrics-bind-address=0.0.0.0:10249\n' \
     >"$r/etc/rancher/rke2/config.yaml.d/50-rancher.yaml"
-  printf '#!/bin/sh\nexit 0\n' >"$r/sbin/modprobe"
-  chmod 755 "$r/sbin/modprobe"
 }
 
 fix=$work/root

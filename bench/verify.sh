@@ -13,11 +13,9 @@
 #      BACKENDS="iptables-legacy iptables-nft nftables".
 set -euo pipefail
 cd "$(dirname "$0")/.."
-
-if [ "$(id -u)" != 0 ]; then
-  echo "bench/verify.sh: skipped: needs root for network namespaces"
-  exit 0
-fi
+. bench/lib.sh
+. test/kubeproxy/oracle.sh
+need_root_or_skip "needs root for network namespaces"
 
 if [ "${1:-}" = --case ]; then
   # Inside the namespace: program, check, time.
@@ -25,15 +23,11 @@ if [ "${1:-}" = --case ]; then
   root=$(mktemp -d)
   trap 'rm -rf "$root"' EXIT
   case $b in
-    iptables-legacy) flavour=legacy mode=iptables dump="iptables-legacy-save" ;;
-    iptables-nft) flavour=nft mode=iptables dump="iptables-nft-save" ;;
-    nftables) flavour=nft mode=nftables dump="nft list ruleset" ;;
+    iptables-legacy) dump="iptables-legacy-save" ;;
+    iptables-nft) dump="iptables-nft-save" ;;
+    nftables) dump="nft list ruleset" ;;
   esac
-  # The kube-proxy image's way of choosing the iptables flavour.
-  mkdir -p "$root/bin"
-  for c in iptables iptables-save iptables-restore ip6tables ip6tables-save ip6tables-restore; do
-    ln -s "$(command -v xtables-$flavour-multi)" "$root/bin/$c"
-  done
+  kube_proxy_flavour "$root/bin" "$b"
   PATH=$root/bin:$PATH "$oracle" --mode "$mode" --services "$n" --kubelet >/dev/null 2>"$root/oracle.log" || {
     echo "$b $n: the oracle failed:"; tail -5 "$root/oracle.log"; exit 1; }
   # The legacy reader learns which tables exist from /proc/net under --root.
@@ -77,9 +71,7 @@ bin=$PWD/bin/rke2-proxy-backend
 pairs=${PAIRS:-7}
 minor=${MINOR:-v1.36}
 # kube-proxy: the oracle for $minor, built once and cached in .cache/oracle.
-oracle=$(go test -count=1 -timeout 0 -v -run "^TestBinaries\$/^$minor\$" ./internal/oracle 2>&1 |
-  sed -n "s/.*binary $minor \([^ ]*\) .*/\1/p")
-[ -x "$oracle" ] || { echo "bench/verify.sh: no kube-proxy oracle for $minor (see internal/oracle.Minors)" >&2; exit 1; }
+oracle=$(oracle_binary "$minor") || { echo "bench/verify.sh: no kube-proxy oracle for $minor (see internal/oracle.Minors)" >&2; exit 1; }
 echo "verify vs the backend's dump tool on kube-proxy $minor's own rules (dual-stack), $pairs interleaved pairs each, $(nproc) CPUs, kernel $(uname -r)"
 for n in ${SIZES:-1000 5000 10000}; do
   for b in ${BACKENDS:-iptables-legacy iptables-nft nftables}; do

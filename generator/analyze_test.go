@@ -19,14 +19,21 @@ import (
 // unitDirs are where RKE2's install methods put units (DOMAIN.md section 5).
 var unitDirs = []string{"/etc/systemd/system", "/usr/local/lib/systemd/system", "/usr/lib/systemd/system"}
 
-// hostUnitDir holds systemd's own units (targets the RKE2 units refer to).
-func hostUnitDir() string {
+// systemdAnalyze finds systemd-analyze and the directory of systemd's own
+// units (the targets the RKE2 units refer to), or skips the test.
+func systemdAnalyze(t *testing.T) (analyze, sysUnits string) {
+	t.Helper()
+	analyze, err := exec.LookPath("systemd-analyze")
+	if err != nil {
+		t.Skip("systemd-analyze not installed (CI installs systemd)")
+	}
 	for _, d := range []string{"/usr/lib/systemd/system", "/lib/systemd/system"} {
 		if _, err := os.Stat(filepath.Join(d, "multi-user.target")); err == nil {
-			return d
+			return analyze, d
 		}
 	}
-	return ""
+	t.Skip("no systemd unit directory on this machine")
+	return "", ""
 }
 
 // TestSystemdAnalyzeVerify checks every generated drop-in, the shipped
@@ -34,14 +41,7 @@ func hostUnitDir() string {
 // Conflicts/nm-cloud-setup form, in every layout) with systemd's own parser.
 // systemd only warns about unknown keys or bad values, so any output fails.
 func TestSystemdAnalyzeVerify(t *testing.T) {
-	analyze, err := exec.LookPath("systemd-analyze")
-	if err != nil {
-		t.Skip("systemd-analyze not installed (CI installs systemd)")
-	}
-	sysUnits := hostUnitDir()
-	if sysUnits == "" {
-		t.Skip("no systemd unit directory on this machine")
-	}
+	analyze, sysUnits := systemdAnalyze(t)
 	checked := 0
 	for _, c := range goldenCases() {
 		t.Run(c.name, func(t *testing.T) {
@@ -99,14 +99,7 @@ func analyzeRoot(t *testing.T, analyze, root string, names []string) (string, er
 // The check above can fail: a drop-in with an unknown key in the generator
 // dir makes systemd-analyze print a warning (while still exiting 0).
 func TestSystemdAnalyzeSeesGeneratorDropIns(t *testing.T) {
-	analyze, err := exec.LookPath("systemd-analyze")
-	if err != nil {
-		t.Skip("systemd-analyze not installed (CI installs systemd)")
-	}
-	sysUnits := hostUnitDir()
-	if sysUnits == "" {
-		t.Skip("no systemd unit directory on this machine")
-	}
+	analyze, sysUnits := systemdAnalyze(t)
 	root := t.TempDir()
 	copyTree(t, sysUnits, filepath.Join(root, "usr/lib/systemd/system"))
 	for name, data := range units.Shipped() {
@@ -225,14 +218,7 @@ func TestMain(m *testing.M) {
 // (systemd-analyze verify --generators=yes with SYSTEMD_GENERATOR_PATH), as
 // PID 1 does at boot, and verifies the units it then loads.
 func TestSystemdRunsGenerator(t *testing.T) {
-	analyze, err := exec.LookPath("systemd-analyze")
-	if err != nil {
-		t.Skip("systemd-analyze not installed (CI installs systemd)")
-	}
-	sysUnits := hostUnitDir()
-	if sysUnits == "" {
-		t.Skip("no systemd unit directory on this machine")
-	}
+	analyze, sysUnits := systemdAnalyze(t)
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/generator"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cli"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kmod/kmodtest"
@@ -129,13 +130,7 @@ func runGenerator(t *testing.T, c goldenCase, h *testhost.Host) (string, string)
 	if _, ok := c.env["SYSTEMD_IN_INITRD"]; !ok {
 		t.Setenv("SYSTEMD_IN_INITRD", "")
 	}
-	out := t.TempDir()
-	dirs := []string{filepath.Join(out, "normal"), filepath.Join(out, "early"), filepath.Join(out, "late")}
-	for _, d := range dirs {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dirs := generator.OutputDirs(t)
 	var stdout, stderr bytes.Buffer
 	args := append(append([]string{"/usr/lib/systemd/system-generators/" + cli.GeneratorName, "--root", h.Dir()}, c.flags...), dirs...)
 	if code := cli.Main(args, &stdout, &stderr); code != 0 {
@@ -154,6 +149,15 @@ func runGenerator(t *testing.T, c goldenCase, h *testhost.Host) (string, string)
 		t.Errorf("panic in the log:\n%s", log)
 	}
 	return dirs[0], log
+}
+
+// writeTree writes files (relative path -> content) under dir: readTree's
+// inverse, for UPDATE_GOLDEN.
+func writeTree(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for rel, content := range files {
+		writeFile(t, filepath.Join(dir, filepath.FromSlash(rel)), []byte(content), 0o644)
+	}
 }
 
 // readTree maps every file under dir to its content.
@@ -190,21 +194,8 @@ func TestGolden(t *testing.T) {
 				if err := os.RemoveAll(golden); err != nil {
 					t.Fatal(err)
 				}
-				for rel, content := range got {
-					p := filepath.Join(golden, "normal", filepath.FromSlash(rel))
-					if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-						t.Fatal(err)
-					}
-					if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-						t.Fatal(err)
-					}
-				}
-				if err := os.MkdirAll(golden, 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(filepath.Join(golden, "log.txt"), []byte(log), 0o644); err != nil {
-					t.Fatal(err)
-				}
+				writeTree(t, filepath.Join(golden, "normal"), got)
+				writeFile(t, filepath.Join(golden, "log.txt"), []byte(log), 0o644)
 			}
 			want := readTree(t, filepath.Join(golden, "normal"))
 			compareTrees(t, got, want)
@@ -226,19 +217,9 @@ func TestGolden(t *testing.T) {
 			}
 			written, applyLog := runApplyFromDropIn(t, h, got)
 			if update {
-				for rel, content := range written {
-					p := filepath.Join(golden, "host", filepath.FromSlash(rel))
-					if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-						t.Fatal(err)
-					}
-					if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-						t.Fatal(err)
-					}
-				}
+				writeTree(t, filepath.Join(golden, "host"), written)
 				if applyLog != "" {
-					if err := os.WriteFile(filepath.Join(golden, "apply.log"), []byte(applyLog), 0o644); err != nil {
-						t.Fatal(err)
-					}
+					writeFile(t, filepath.Join(golden, "apply.log"), []byte(applyLog), 0o644)
 				}
 			}
 			compareTrees(t, written, readTree(t, filepath.Join(golden, "host")))

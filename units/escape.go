@@ -29,10 +29,16 @@ func plainWord(s string) bool {
 	if s == "" {
 		return false
 	}
+	return onlyAlnumOr(s, "/_.,:=+@-")
+}
+
+// onlyAlnumOr reports whether s holds only ASCII letters, digits and the
+// runes in extra.
+func onlyAlnumOr(s, extra string) bool {
 	for _, r := range s {
 		switch {
 		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
-		case strings.ContainsRune("/_.,:=+@-", r):
+		case strings.ContainsRune(extra, r):
 		default:
 			return false
 		}
@@ -119,13 +125,5 @@ func ValidUnitName(name string) bool {
 	if !strings.HasSuffix(name, ".service") || len(name) > 255 || strings.HasPrefix(name, ".") {
 		return false
 	}
-	for _, r := range name {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
-		case strings.ContainsRune(":-_.\\@", r):
-		default:
-			return false
-		}
-	}
-	return !strings.Contains(name, "..")
+	return onlyAlnumOr(name, ":-_.\\@") && !strings.Contains(name, "..")
 }

@@ -21,30 +21,27 @@ func systemdExecWords(line string) ([]string, error) {
 		return nil, err
 	}
 	for i, w := range words {
-		var b strings.Builder
-		for j := 0; j < len(w); j++ {
-			if w[j] == '$' {
-				if j+1 < len(w) && w[j+1] == '$' {
-					j++
-				} else {
-					return nil, fmt.Errorf("word %q would expand a variable", w)
-				}
-			}
-			b.WriteByte(w[j])
+		if words[i], err = undoDoubled(w, '$', "a variable"); err != nil {
+			return nil, err
 		}
-		words[i] = b.String()
 	}
 	return words, nil
 }
 
 func undoSpecifiers(s string) (string, error) {
+	return undoDoubled(s, '%', "a specifier")
+}
+
+// undoDoubled turns every doubled c in s into one c, and fails on a lone c
+// (which systemd would expand as what).
+func undoDoubled(s string, c byte, what string) (string, error) {
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
-		if s[i] == '%' {
-			if i+1 < len(s) && s[i+1] == '%' {
+		if s[i] == c {
+			if i+1 < len(s) && s[i+1] == c {
 				i++
 			} else {
-				return "", fmt.Errorf("%q would expand a specifier", s)
+				return "", fmt.Errorf("%q would expand %s", s, what)
 			}
 		}
 		b.WriteByte(s[i])

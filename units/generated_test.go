@@ -133,55 +133,42 @@ func TestGenerateNoInjection(t *testing.T) {
 	}
 }
 
+// The shipped units carry the settings the design relies on.
 func TestShipped(t *testing.T) {
-	s := Shipped()
-	data, ok := s[VerifyUnit]
-	if !ok {
-		t.Fatalf("shipped units %v lack %s", ShippedNames(), VerifyUnit)
-	}
-	opts, err := unit.Deserialize(bytes.NewReader(data))
-	if err != nil {
-		t.Fatal(err)
-	}
-	found := map[string]string{}
-	for _, o := range opts {
-		found[o.Section+"."+o.Name] = o.Value
-	}
-	for key, want := range map[string]string{
-		"Service.Type":      "oneshot",
-		"Unit.After":        "rke2-server.service rke2-agent.service",
-		"Service.ExecStart": hostfs.Binary + " verify --wait=" + DefaultVerifyWait.String(),
+	both := "rke2-server.service rke2-agent.service"
+	for name, settings := range map[string]map[string]string{
+		VerifyUnit: {
+			"Service.Type":      "oneshot",
+			"Unit.After":        both,
+			"Service.ExecStart": hostfs.Binary + " verify --wait=" + DefaultVerifyWait.String(),
+		},
+		WatchUnit: {
+			"Service.Type":      "simple",
+			"Service.Restart":   "on-failure",
+			"Service.ExecStart": hostfs.Binary + " watch",
+			"Unit.After":        both,
+			"Unit.PartOf":       both,
+			"Install.WantedBy":  both,
+			"Service.Nice":      "10",
+		},
 	} {
-		if found[key] != want {
-			t.Errorf("%s %s = %q, want %q", VerifyUnit, key, found[key], want)
+		data, ok := Shipped()[name]
+		if !ok {
+			t.Errorf("shipped units %v lack %s", ShippedNames(), name)
+			continue
 		}
-	}
-}
-
-func TestShippedWatch(t *testing.T) {
-	data, ok := Shipped()[WatchUnit]
-	if !ok {
-		t.Fatalf("shipped units %v lack %s", ShippedNames(), WatchUnit)
-	}
-	opts, err := unit.Deserialize(bytes.NewReader(data))
-	if err != nil {
-		t.Fatal(err)
-	}
-	found := map[string]string{}
-	for _, o := range opts {
-		found[o.Section+"."+o.Name] = o.Value
-	}
-	for key, want := range map[string]string{
-		"Service.Type":      "simple",
-		"Service.Restart":   "on-failure",
-		"Service.ExecStart": hostfs.Binary + " watch",
-		"Unit.After":        "rke2-server.service rke2-agent.service",
-		"Unit.PartOf":       "rke2-server.service rke2-agent.service",
-		"Install.WantedBy":  "rke2-server.service rke2-agent.service",
-		"Service.Nice":      "10",
-	} {
-		if found[key] != want {
-			t.Errorf("%s %s = %q, want %q", WatchUnit, key, found[key], want)
+		opts, err := unit.Deserialize(bytes.NewReader(data))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		found := map[string]string{}
+		for _, o := range opts {
+			found[o.Section+"."+o.Name] = o.Value
+		}
+		for key, want := range settings {
+			if found[key] != want {
+				t.Errorf("%s %s = %q, want %q", name, key, found[key], want)
+			}
 		}
 	}
 }

@@ -8,6 +8,19 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 )
 
+// recheckOrNamed checks a fuzzed source's outcome: an error must start with
+// prefix (it names the source, what), accepted values must re-check.
+func recheckOrNamed(t *testing.T, values map[string]any, err error, prefix, what string) {
+	t.Helper()
+	if err != nil {
+		if !strings.HasPrefix(err.Error(), prefix) {
+			t.Fatalf("error does not name %s: %v", what, err)
+		}
+		return
+	}
+	recheck(t, values)
+}
+
 // recheck asserts that every accepted value is a known key whose value
 // passes its own check again unchanged (normalisation is idempotent), so a
 // parser can never hand the decision something validation would refuse.
@@ -58,13 +71,7 @@ func FuzzParseYAML(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, text string) {
 		values, err := parseYAML("/cfg.yaml", []byte(text))
-		if err != nil {
-			if !strings.HasPrefix(err.Error(), "/cfg.yaml: ") {
-				t.Fatalf("error does not name the file: %v", err)
-			}
-			return
-		}
-		recheck(t, values)
+		recheckOrNamed(t, values, err, "/cfg.yaml: ", "the file")
 	})
 }
 
@@ -76,13 +83,7 @@ func FuzzEnv(f *testing.F) {
 	f.Add("RKE2_PROXY_BACKEND_X", "1")
 	f.Fuzz(func(t *testing.T, name, value string) {
 		values, err := fromEnv([]string{name + "=" + value})
-		if err != nil {
-			if !strings.HasPrefix(err.Error(), "environment variable ") {
-				t.Fatalf("error does not name the variable: %v", err)
-			}
-			return
-		}
-		recheck(t, values)
+		recheckOrNamed(t, values, err, "environment variable ", "the variable")
 	})
 }
 
@@ -93,13 +94,7 @@ func FuzzCmdline(f *testing.F) {
 	f.Add("rke2.proxy_backend=modern")
 	f.Fuzz(func(t *testing.T, line string) {
 		values, err := fromCmdline(strings.Fields(line))
-		if err != nil {
-			if !strings.HasPrefix(err.Error(), hostfs.ProcCmdline+": ") {
-				t.Fatalf("error does not name %s: %v", hostfs.ProcCmdline, err)
-			}
-			return
-		}
-		recheck(t, values)
+		recheckOrNamed(t, values, err, hostfs.ProcCmdline+": ", hostfs.ProcCmdline)
 		if len(values) > 1 {
 			t.Fatalf("cmdline set more than the backend: %v", values)
 		}

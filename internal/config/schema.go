@@ -102,21 +102,20 @@ func checkBackendChoice(v string) (string, error) {
 	if v == Auto || v == Off {
 		return v, nil
 	}
-	if _, err := backend.Parse(v); err == nil {
-		return v, nil
-	}
-	msg := fmt.Sprintf("%q is not a backend: use auto, off, iptables-legacy, iptables-nft or nftables", v)
-	if h, ok := hints[strings.ToLower(v)]; ok {
-		msg += " (" + h + ")"
-	}
-	return "", fmt.Errorf("%s", msg)
+	return checkBackend(v, "auto, off, iptables-legacy, iptables-nft or nftables")
 }
 
 func checkBackendName(v string) (string, error) {
+	return checkBackend(v, "iptables-legacy, iptables-nft or nftables")
+}
+
+// checkBackend accepts a backend name, or says which values (allowed) may
+// stand there, with a hint for a near miss.
+func checkBackend(v, allowed string) (string, error) {
 	if _, err := backend.Parse(v); err == nil {
 		return v, nil
 	}
-	msg := fmt.Sprintf("%q is not a backend: use iptables-legacy, iptables-nft or nftables", v)
+	msg := fmt.Sprintf("%q is not a backend: use %s", v, allowed)
 	if h, ok := hints[strings.ToLower(v)]; ok {
 		msg += " (" + h + ")"
 	}

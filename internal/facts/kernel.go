@@ -8,38 +8,17 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/dotted"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 )
 
 // ParseRelease splits a kernel release such as "6.1.0-18-amd64", "4.4.302+"
 // or "5.14.0-427.el9.x86_64" into numbers: major.minor (1-4 digits each)
-// and an optional .patch (1-6 digits) off its front; ok is false when it
-// does not start with major.minor. Hand-written rather than a regexp: the
-// generator parses it at every boot, and compiling a regexp at start-up
-// cost more than the parse.
+// and an optional .patch (1-6 digits, 0 when absent) off its front; ok is
+// false when it does not start with major.minor.
 func ParseRelease(release string) (major, minor, patch int, ok bool) {
-	major, rest, ok := leadingNumber(release, 4)
-	if !ok || !strings.HasPrefix(rest, ".") {
-		return 0, 0, 0, false
-	}
-	minor, rest, ok = leadingNumber(rest[1:], 4)
-	if !ok {
-		return 0, 0, 0, false
-	}
-	if strings.HasPrefix(rest, ".") {
-		patch, _, _ = leadingNumber(rest[1:], 6)
-	}
-	return major, minor, patch, true
-}
-
-// leadingNumber reads 1 to max decimal digits off the front of s.
-func leadingNumber(s string, max int) (n int, rest string, ok bool) {
-	i := 0
-	for i < len(s) && i < max && s[i] >= '0' && s[i] <= '9' {
-		n = n*10 + int(s[i]-'0')
-		i++
-	}
-	return n, s[i:], i > 0
+	major, minor, patch, _, ok = dotted.Prefix(release)
+	return major, minor, max(patch, 0), ok
 }
 
 // releaseForPaths is the release when it can name files under /lib/modules

@@ -57,18 +57,7 @@ func (p *probe) binaryVersion(units []RKE2Unit, timeout time.Duration) (version,
 		p.problem("%s runs %s, not an absolute path: its version cannot be asked; it is taken from RKE2's data directory.", unit.Name, bin)
 		return "", "", false
 	}
-	onDisk, err := p.root.Resolve(bin)
-	if err == nil {
-		st, serr := p.root.Stat(bin)
-		switch {
-		case serr != nil:
-			err = serr
-		case !st.Mode().IsRegular():
-			err = errors.New("not a regular file")
-		case st.Mode().Perm()&0o111 == 0:
-			err = errNotExecutable
-		}
-	}
+	onDisk, err := p.hostExecutable(bin)
 	if err != nil {
 		switch {
 		case isNotExist(err):
@@ -103,6 +92,26 @@ func (p *probe) binaryVersion(units []RKE2Unit, timeout time.Duration) (version,
 		return "", "", false
 	}
 	return m[1], bin + " --version", true
+}
+
+// hostExecutable resolves hostPath in the root and checks that it is what
+// systemd could run: a regular file with an execute bit (errNotExecutable
+// when it has none).
+func (p *probe) hostExecutable(hostPath string) (onDisk string, err error) {
+	onDisk, err = p.root.Resolve(hostPath)
+	if err != nil {
+		return "", err
+	}
+	st, err := p.root.Stat(hostPath)
+	switch {
+	case err != nil:
+		return "", err
+	case !st.Mode().IsRegular():
+		return "", errors.New("not a regular file")
+	case st.Mode().Perm()&0o111 == 0:
+		return "", errNotExecutable
+	}
+	return onDisk, nil
 }
 
 // runProblem words a failed run without the program's output.

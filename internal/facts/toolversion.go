@@ -104,11 +104,8 @@ const toolVersionTimeout = 2 * time.Second
 // askVersion runs hostPath --version (apply only). ok is false when the
 // binary is missing or prints no version.
 func (p *probe) askVersion(hostPath string) (ToolVersion, bool) {
-	onDisk, err := p.root.Resolve(hostPath)
+	onDisk, err := p.hostExecutable(hostPath)
 	if err != nil {
-		return ToolVersion{}, false
-	}
-	if st, err := p.root.Stat(hostPath); err != nil || !st.Mode().IsRegular() || st.Mode().Perm()&0o111 == 0 {
 		return ToolVersion{}, false
 	}
 	res, err := boundexec.Run(context.Background(), boundexec.Command{

@@ -175,9 +175,12 @@ func ignoringEINTR(fn func() error) error {
 	}
 }
 
-// modeOf turns a stat mode's type bits into an fs.FileMode.
+// modeOf turns a stat mode's type bits into an fs.FileMode; bits that name
+// no type (DT_UNKNOWN, see direntType) are fs.ModeIrregular.
 func modeOf(m uint32) fs.FileMode {
 	switch m & syscall.S_IFMT {
+	case syscall.S_IFREG:
+		return 0
 	case syscall.S_IFDIR:
 		return fs.ModeDir
 	case syscall.S_IFIFO:

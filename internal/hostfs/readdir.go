@@ -82,25 +82,12 @@ func appendDirents(entries []fs.DirEntry, dir string, buf []byte) []fs.DirEntry 
 	return entries
 }
 
-// direntType maps d_type; unknown (some filesystems) is found by lstat.
+// direntType maps d_type; unknown (some filesystems) comes out as
+// fs.ModeIrregular and is found by lstat. d_type is the stat mode's type
+// bits shifted down by 12 (DT_REG == S_IFREG>>12 and so on; the kernel's
+// S_DT in include/linux/fs_types.h), so modeOf reads both.
 func direntType(t uint8) fs.FileMode {
-	switch t {
-	case syscall.DT_REG:
-		return 0
-	case syscall.DT_DIR:
-		return fs.ModeDir
-	case syscall.DT_LNK:
-		return fs.ModeSymlink
-	case syscall.DT_FIFO:
-		return fs.ModeNamedPipe
-	case syscall.DT_SOCK:
-		return fs.ModeSocket
-	case syscall.DT_CHR:
-		return fs.ModeDevice | fs.ModeCharDevice
-	case syscall.DT_BLK:
-		return fs.ModeDevice
-	}
-	return fs.ModeIrregular
+	return modeOf(uint32(t) << 12)
 }
 
 // dirent is one directory entry; like os.DirEntry it does not follow a

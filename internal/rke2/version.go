@@ -3,6 +3,8 @@ package rke2
 import (
 	"fmt"
 	"strings"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/dotted"
 )
 
 // ParseVersion extracts the Kubernetes version from an RKE2 version string:
@@ -11,25 +13,13 @@ import (
 // pkg/bootstrap releaseRefDigest) or "v1.31" (a bare minor, as operators
 // write it); i.e. v?MAJOR.MINOR[.PATCH] with 1-4, 1-4 and 1-6 digits, then
 // nothing or a "-" or "+" suffix. Patch is -1 when the string names only a
-// minor. It is hand-written, not a regexp, because the generator runs it at
-// every boot and compiling a regexp at start-up was a measurable part of
-// its run (version_test.go checks it against that regexp).
+// minor. It is hand-written, not a regexp (see package dotted; version_test.go
+// checks it against that regexp).
 func ParseVersion(s string) (KubeVersion, error) {
 	bad := fmt.Errorf("version %q is not an RKE2 or Kubernetes version: expected e.g. v1.31.2+rke2r1, v1.31.2-rke2r1-<digest> or v1.31", s)
-	rest := strings.TrimPrefix(s, "v")
-	major, rest, ok := leadingNumber(rest, 4)
-	if !ok || !strings.HasPrefix(rest, ".") {
-		return KubeVersion{}, bad
-	}
-	minor, rest, ok := leadingNumber(rest[1:], 4)
+	major, minor, patch, rest, ok := dotted.Prefix(strings.TrimPrefix(s, "v"))
 	if !ok {
 		return KubeVersion{}, bad
-	}
-	patch := -1
-	if strings.HasPrefix(rest, ".") {
-		if p, after, ok := leadingNumber(rest[1:], 6); ok {
-			patch, rest = p, after
-		}
 	}
 	if rest != "" && rest[0] != '-' && rest[0] != '+' || strings.Contains(rest, "\n") {
 		return KubeVersion{}, bad
@@ -50,14 +40,4 @@ func (v KubeVersion) String() string {
 		return fmt.Sprintf("v%d.%d", v.Major, v.Minor)
 	}
 	return fmt.Sprintf("v%d.%d.%d", v.Major, v.Minor, v.Patch)
-}
-
-// leadingNumber reads 1 to max decimal digits off the front of s.
-func leadingNumber(s string, max int) (n int, rest string, ok bool) {
-	i := 0
-	for i < len(s) && i < max && s[i] >= '0' && s[i] <= '9' {
-		n = n*10 + int(s[i]-'0')
-		i++
-	}
-	return n, s[i:], i > 0
 }

@@ -71,24 +71,26 @@ func (h *Host) LoadedModules(names ...string) *Host {
 // BuiltinModules writes /lib/modules/<release>/modules.builtin.
 func (h *Host) BuiltinModules(names ...string) *Host {
 	h.t.Helper()
-	h.needRelease("BuiltinModules")
-	var b strings.Builder
-	for _, n := range names {
-		fmt.Fprintf(&b, "%s.ko\n", modulePath(n))
-	}
-	return h.File("/lib/modules/"+h.release+"/modules.builtin", b.String())
+	return h.moduleList("BuiltinModules", "modules.builtin", "%s.ko\n", names)
 }
 
 // AvailableModules writes /lib/modules/<release>/modules.dep listing
 // names as compressed (.ko.xz) modules, the way current distributions ship them.
 func (h *Host) AvailableModules(names ...string) *Host {
 	h.t.Helper()
-	h.needRelease("AvailableModules")
+	return h.moduleList("AvailableModules", "modules.dep", "%s.ko.xz:\n", names)
+}
+
+// moduleList writes /lib/modules/<release>/file with one line per name,
+// line formatted from the module's in-tree path.
+func (h *Host) moduleList(caller, file, line string, names []string) *Host {
+	h.t.Helper()
+	h.needRelease(caller)
 	var b strings.Builder
 	for _, n := range names {
-		fmt.Fprintf(&b, "%s.ko.xz:\n", modulePath(n))
+		fmt.Fprintf(&b, line, modulePath(n))
 	}
-	return h.File("/lib/modules/"+h.release+"/modules.dep", b.String())
+	return h.File("/lib/modules/"+h.release+"/"+file, b.String())
 }
 
 // modulePath is a plausible in-tree path for a module name.

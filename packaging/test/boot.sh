@@ -44,17 +44,15 @@ ensure_packages
 ensure_bookworm_root
 
 arch=$(host_arch)
-case $arch in amd64) deb=$DEB_AMD64 ;; arm64) deb=$DEB_ARM64 ;; esac
+deb=$(host_package deb)
 work=$(mktemp -d /tmp/rke2pb-boot.XXXXXX)
 trap 'cleanup_overlays; rm -rf "$work"' EXIT
 new_overlay "$work/guest"
 R=$work/guest/merged
 
 log "installing $(basename "$deb") with dpkg --root"
-dpkg --root "$R" --force-confold -i "$deb" >"$work/dpkg.log" 2>&1 || {
-	cat "$work/dpkg.log" >&2
-	fail "dpkg --root -i failed (maintainer scripts must not fail without a running systemd)"
-}
+run_logged "$work/dpkg.log" "dpkg --root -i failed (maintainer scripts must not fail without a running systemd)" \
+	dpkg --root "$R" --force-confold -i "$deb"
 [ -x "$R/usr/bin/rke2-proxy-backend" ] || fail "the package did not install /usr/bin/rke2-proxy-backend"
 
 # Name the pieces this test needs from the binary, so a failure below says
@@ -137,11 +135,7 @@ boot() {
 		tail -n 80 "$work/console-$n.log" >&2
 		fail "boot $n: the guest wrote no result in ${took}s (timed out or boot-test.service never ran)"
 	fi
-	sed 's/^/    /' "$result"
-	if grep -q '^FAIL' "$result" || ! grep -q '^DONE' "$result"; then
-		[ -f "$R/var/lib/boot-test/diag-$n" ] && sed 's/^/    | /' "$R/var/lib/boot-test/diag-$n" >&2
-		fail "boot $n: assertions failed inside the guest (above)${missing[*]:+; missing from the binary: ${missing[*]}}"
-	fi
+	guest_verdict "$result" "$R/var/lib/boot-test/diag-$n" "boot $n" "${missing[*]:+; missing from the binary: ${missing[*]}}"
 	pass "boot $n on $expect in ${took}s (boot, RKE2 stand-in ready, verify, poweroff)"
 }
 

@@ -201,11 +201,7 @@ boot() {
 		tail -n 40 "$R/var/log/cloud-init-output.log" >&2 2>/dev/null || true
 		fail "$ex boot $n: the guest wrote no result in $((SECONDS - start))s"
 	fi
-	sed 's/^/    /' "$result"
-	if grep -q '^FAIL' "$result" || ! grep -q '^DONE' "$result"; then
-		[ -f "$R/var/lib/cloudinit-test/diag-$n" ] && sed 's/^/    | /' "$R/var/lib/cloudinit-test/diag-$n" >&2
-		fail "$ex boot $n: assertions failed inside the guest (above)"
-	fi
+	guest_verdict "$result" "$R/var/lib/cloudinit-test/diag-$n" "$ex boot $n"
 	pass "$ex boot $n: through real cloud-init in $((SECONDS - start))s"
 }
 

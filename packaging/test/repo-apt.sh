@@ -52,37 +52,27 @@ use_repo() {
 
 # 1. Signed by another key: update must fail, naming the signature.
 use_repo other
-if in_node "apt-get $apt_only_ours update" >"$work/other.log" 2>&1; then
-	cat "$work/other.log" >&2
-	fail "apt-get update accepted a repository signed by a key the node does not trust"
-fi
-grep -qE 'NO_PUBKEY|not signed|signatures were invalid|signatures couldn.t be verified' "$work/other.log" || {
-	cat "$work/other.log" >&2
-	fail "apt-get update failed on the wrongly signed repository, but not for its signature"
-}
+expect_refused "$work/other.log" 'NO_PUBKEY|not signed|signatures were invalid|signatures couldn.t be verified' \
+	"apt-get update accepted a repository signed by a key the node does not trust" \
+	"apt-get update failed on the wrongly signed repository, but not for its signature" \
+	in_node "apt-get $apt_only_ours update"
 pass "a repository signed by another key is refused: $(grep -oE 'NO_PUBKEY [0-9A-F]+|is not signed' "$work/other.log" | head -n 1)"
 
 # 2. Packages changed after signing: the hash in the signed Release fails.
 use_repo trusted
 printf '\n' >>"$R/srv/repo/apt/dists/stable/main/binary-amd64/Packages"
 rm "$R/srv/repo/apt/dists/stable/main/binary-amd64/Packages.gz"
-if in_node "apt-get $apt_only_ours update" >"$work/tampered.log" 2>&1; then
-	cat "$work/tampered.log" >&2
-	fail "apt-get update accepted a Packages file changed after signing"
-fi
-grep -qiE 'hash sum mismatch|unexpected size' "$work/tampered.log" || {
-	cat "$work/tampered.log" >&2
-	fail "apt-get update failed on the tampered repository, but not for the hash"
-}
+expect_refused "$work/tampered.log" 'hash sum mismatch|unexpected size' \
+	"apt-get update accepted a Packages file changed after signing" \
+	"apt-get update failed on the tampered repository, but not for the hash" \
+	in_node "apt-get $apt_only_ours update"
 pass "a Packages file changed after signing is refused (hash mismatch)"
 
 # 3. The real thing: update verifies, install takes our package from it.
 use_repo trusted
-in_node "apt-get $apt_only_ours update && apt-cache policy rke2-proxy-backend &&
-	apt-get $apt_only_ours install -y rke2-proxy-backend && rke2-proxy-backend version" >"$work/install.log" 2>&1 || {
-	cat "$work/install.log" >&2
-	fail "apt-get update + install from the signed repository failed"
-}
+run_logged "$work/install.log" "apt-get update + install from the signed repository failed" \
+	in_node "apt-get $apt_only_ours update && apt-cache policy rke2-proxy-backend &&
+	apt-get $apt_only_ours install -y rke2-proxy-backend && rke2-proxy-backend version"
 tr -d '\r' <"$work/install.log" >"$work/install.txt"
 grep -q 'InRelease' "$work/install.txt" || fail "apt-get update did not fetch InRelease"
 if grep -qiE 'not signed|unauthenticated|insecure' "$work/install.txt"; then
@@ -101,8 +91,6 @@ mkdir -p "$R/etc/apt/keyrings"
 install -m 0644 "$work/trusted/rke2-proxy-backend.asc" "$R/etc/apt/keyrings/rke2-proxy-backend.asc"
 sed -i 's|/usr/share/keyrings/rke2-proxy-backend.gpg|/etc/apt/keyrings/rke2-proxy-backend.asc|' "$R/etc/apt/sources.list.d/rke2-proxy-backend.list"
 use_repo trusted
-in_node "apt-get $apt_only_ours update" >"$work/asc.log" 2>&1 || {
-	cat "$work/asc.log" >&2
-	fail "apt-get update with the armored key at /etc/apt/keyrings/rke2-proxy-backend.asc failed"
-}
+run_logged "$work/asc.log" "apt-get update with the armored key at /etc/apt/keyrings/rke2-proxy-backend.asc failed" \
+	in_node "apt-get $apt_only_ours update"
 pass "signed-by=/etc/apt/keyrings/rke2-proxy-backend.asc (armored, as in the cloud-init examples) verifies too"

@@ -91,27 +91,19 @@ node_dnf() {
 
 # 1. Signed by another key: repomd.xml's signature fails first.
 new_node other-repomd other
-if node_dnf "$N" install rke2-proxy-backend >"$work/other-repomd.log" 2>&1; then
-	cat "$work/other-repomd.log" >&2
-	fail "dnf installed from a repository whose repomd.xml is signed by a key the node does not trust"
-fi
-grep -qiE 'repomd.xml GPG signature verification error|signature.*(bad|fail|not)' "$work/other-repomd.log" || {
-	cat "$work/other-repomd.log" >&2
-	fail "dnf refused the wrongly signed repository, but not for repomd.xml's signature"
-}
+expect_refused "$work/other-repomd.log" 'repomd.xml GPG signature verification error|signature.*(bad|fail|not)' \
+	"dnf installed from a repository whose repomd.xml is signed by a key the node does not trust" \
+	"dnf refused the wrongly signed repository, but not for repomd.xml's signature" \
+	node_dnf "$N" install rke2-proxy-backend
 rpm --root "$N" -q rke2-proxy-backend >/dev/null 2>&1 && fail "rke2-proxy-backend got installed from the wrongly signed repository"
 pass "repo_gpgcheck: a repository signed by another key is refused ($(grep -oiE 'repomd.xml GPG signature verification error[^:]*' "$work/other-repomd.log" | head -n 1))"
 
 # 2. Same repository with repo_gpgcheck off: the RPM's own signature fails.
 new_node other-rpm other
-if node_dnf "$N" --setopt=rke2-proxy-backend.repo_gpgcheck=0 install rke2-proxy-backend >"$work/other-rpm.log" 2>&1; then
-	cat "$work/other-rpm.log" >&2
-	fail "dnf installed an RPM signed by a key the node does not trust"
-fi
-grep -qiE 'GPG check FAILED|public key .* is not installed|signature' "$work/other-rpm.log" || {
-	cat "$work/other-rpm.log" >&2
-	fail "dnf refused the wrongly signed RPM, but not for its signature"
-}
+expect_refused "$work/other-rpm.log" 'GPG check FAILED|public key .* is not installed|signature' \
+	"dnf installed an RPM signed by a key the node does not trust" \
+	"dnf refused the wrongly signed RPM, but not for its signature" \
+	node_dnf "$N" --setopt=rke2-proxy-backend.repo_gpgcheck=0 install rke2-proxy-backend
 rpm --root "$N" -q rke2-proxy-backend >/dev/null 2>&1 && fail "rke2-proxy-backend got installed from the wrongly signed RPM"
 pass "gpgcheck: an RPM signed by another key is refused ($(grep -oiE 'GPG check FAILED|public key for [^ ]+ is not installed' "$work/other-rpm.log" | head -n 1))"
 
@@ -119,10 +111,7 @@ pass "gpgcheck: an RPM signed by another key is refused ($(grep -oiE 'GPG check 
 new_node node trusted
 mkdir -p "$N/etc/rke2-proxy-backend"
 echo "backend: iptables-legacy  # written by cloud-init before the package" >"$N/etc/rke2-proxy-backend/config.yaml"
-node_dnf "$N" install rke2-proxy-backend >"$work/install.log" 2>&1 || {
-	cat "$work/install.log" >&2
-	fail "dnf install from the signed repository failed"
-}
+run_logged "$work/install.log" "dnf install from the signed repository failed" node_dnf "$N" install rke2-proxy-backend
 if grep -qiE 'scriptlet failed|error' "$work/install.log"; then
 	cat "$work/install.log" >&2
 	fail "dnf install reported an error"

@@ -7,19 +7,13 @@
 # throwaway netns each) and the oracle builds (make oracle).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+. test/kubeproxy/oracle.sh
 [ "$(id -u)" = 0 ] || { echo "footprint.sh: needs root for network namespaces" >&2; exit 1; }
 if [ "${1:-}" = --case ]; then
   oracle=$2 b=$3
   bin=$(mktemp -d)
   trap 'rm -rf "$bin"' EXIT
-  case $b in
-    iptables-legacy) flavour=legacy mode=iptables ;;
-    iptables-nft) flavour=nft mode=iptables ;;
-    nftables) flavour=nft mode=nftables ;;
-  esac
-  for c in iptables iptables-save iptables-restore ip6tables ip6tables-save ip6tables-restore; do
-    ln -s "$(command -v xtables-$flavour-multi)" "$bin/$c"
-  done
+  kube_proxy_flavour "$bin" "$b"
   PATH=$bin:$PATH "$oracle" --mode "$mode" --services 10 --kubelet >/dev/null 2>&1
   per_service='KUBE-(SVC|SEP|EXT|FW|SVL|XLB)-|-oracle/|oracle/svc-'
   for save in iptables-legacy-save ip6tables-legacy-save iptables-nft-save ip6tables-nft-save; do
@@ -36,8 +30,7 @@ fi
 minors=("$@")
 [ ${#minors[@]} -gt 0 ] || minors=(v1.34 v1.35 v1.36 v1.37)
 for m in "${minors[@]}"; do
-  oracle=$(go test -count=1 -timeout 0 -v -run "^TestBinaries\$/^$m\$" ./internal/oracle 2>&1 | sed -n "s/.*binary $m \([^ ]*\) .*/\1/p")
-  [ -x "$oracle" ] || { echo "footprint.sh: no oracle for $m (internal/oracle.Minors)" >&2; exit 1; }
+  oracle=$(oracle_binary "$m") || { echo "footprint.sh: no oracle for $m (internal/oracle.Minors)" >&2; exit 1; }
   for b in iptables-legacy iptables-nft nftables; do
     echo "# $m $b"
     unshare -n "$0" --case "$oracle" "$b"

@@ -12,6 +12,9 @@ CACHE=$REPO/.cache
 TEST=$(basename "$0" .sh)
 export PATH="$PATH:/usr/local/go/bin:/usr/sbin:/sbin"
 
+# shellcheck source=../../../test/kubeproxy/oracle.sh
+. "$REPO/test/kubeproxy/oracle.sh"
+
 log() { echo "[$TEST] $*"; }
 # skip ends the test successfully but loudly: only for a missing
 # prerequisite (not root, tool absent), never to hide a failure.
@@ -125,13 +128,26 @@ host_arch() {
 	esac
 }
 
-# build_variant FORMAT VERSION CONFIG OUTDIR packages the already staged
-# dist/build again with another version and example config: an "upgrade"
-# for the conffile / %config(noreplace) checks.
-build_variant() {
-	local format=$1 version=$2 config=$3 out=$4
+# host_package deb|rpm prints the package built for this machine's
+# architecture.
+host_package() {
+	case $1-$(host_arch) in
+	deb-amd64) echo "$DEB_AMD64" ;;
+	deb-arm64) echo "$DEB_ARM64" ;;
+	rpm-amd64) echo "$RPM_AMD64" ;;
+	rpm-arm64) echo "$RPM_ARM64" ;;
+	esac
+}
+
+# build_next_version FORMAT OUTDIR packages the already staged dist/build
+# again as version $VERSION.1 whose example config has one line more: an
+# "upgrade" for the conffile / %config(noreplace) checks. Prints its path.
+build_next_version() {
+	local format=$1 out=$2
 	mkdir -p "$out"
-	(cd "$REPO" && ARCH=$(host_arch) VERSION=$version BUILD=dist/build CONFIG=$config \
+	cp "${PACKAGING_CONFIG:-$REPO/packaging/config.yaml}" "$out/config.yaml"
+	echo "# a line only the next version's example has" >>"$out/config.yaml"
+	(cd "$REPO" && ARCH=$(host_arch) VERSION=$VERSION.1 BUILD=dist/build CONFIG=$out/config.yaml \
 		.cache/bin/nfpm-v2.45.2/nfpm package --config packaging/nfpm.yaml --packager "$format" --target "$out/" >/dev/null) ||
 		fail "nfpm could not build the $format upgrade package"
 	ls "$out"/*."$format"
@@ -158,6 +174,46 @@ expected_files() {
 	} | sort
 }
 
+# run_logged LOG WHAT CMD... runs CMD with its output in LOG; when CMD
+# fails, it shows LOG and fails the test with WHAT.
+run_logged() {
+	local log=$1 what=$2
+	shift 2
+	"$@" >"$log" 2>&1 || {
+		cat "$log" >&2
+		fail "$what"
+	}
+}
+
+# expect_refused LOG REASON ACCEPTED WRONG CMD... runs CMD with its output in
+# LOG and fails the test unless CMD fails for the reason REASON (an extended
+# regexp, case-insensitive) matches in LOG: ACCEPTED says what CMD's success
+# means, WRONG what a failure for another reason means.
+expect_refused() {
+	local log=$1 reason=$2 accepted=$3 wrong=$4
+	shift 4
+	if "$@" >"$log" 2>&1; then
+		cat "$log" >&2
+		fail "$accepted"
+	fi
+	grep -qiE -- "$reason" "$log" || {
+		cat "$log" >&2
+		fail "$wrong"
+	}
+}
+
+# guest_verdict RESULT DIAG WHAT [MORE] shows the result file a booted
+# guest's assertions wrote and fails the test (WHAT, then MORE) unless they
+# all held: a FAIL line, or no DONE line (the guest stopped before its last
+# check). DIAG, the guest's diagnostics, is shown when there is one.
+guest_verdict() {
+	sed 's/^/    /' "$1"
+	if grep -q '^FAIL' "$1" || ! grep -q '^DONE' "$1"; then
+		[ -f "$2" ] && sed 's/^/    | /' "$2" >&2
+		fail "$3: assertions failed inside the guest (above)${4:-}"
+	fi
+}
+
 # assert_contains HAYSTACK_FILE NEEDLE WHAT
 assert_contains() {
 	grep -qF -- "$2" "$1" || {
@@ -175,8 +231,6 @@ install_kube_proxy_oracle() {
 	minor=$("$standin" --version | sed -n 's/^rke2 version \(v[0-9]*\.[0-9]*\)\..*/\1/p')
 	[ -n "$minor" ] || fail "cannot read the Kubernetes minor from the stand-in's rke2 --version"
 	log "building the kube-proxy oracle for Kubernetes $minor (minutes when not cached)"
-	oracle=$(cd "$REPO" && go test -count=1 -timeout 0 -v -run "^TestBinaries\$/^$minor\$" ./internal/oracle 2>&1 |
-		sed -n "s/.*binary $minor \([^ ]*\) .*/\1/p")
-	[ -x "$oracle" ] || fail "no kube-proxy oracle for $minor (is it in internal/oracle.Minors? run: go test -v -run TestBinaries ./internal/oracle)"
+	oracle=$(cd "$REPO" && oracle_binary "$minor") || fail "no kube-proxy oracle for $minor (is it in internal/oracle.Minors? run: go test -v -run TestBinaries ./internal/oracle)"
 	install -D -m 0755 "$oracle" "$root/usr/local/lib/rke2-standin/kubeproxy-oracle"
 }
