@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -19,7 +20,7 @@ func needTrialTools(t *testing.T, tools ...string) {
 	if os.Geteuid() != 0 {
 		t.Skip("the trial needs root to make a network namespace")
 	}
-	for _, tool := range append([]string{"unshare"}, tools...) {
+	for _, tool := range tools {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("%s not installed", tool)
 		}
@@ -65,8 +66,7 @@ func TestTrialNamesWhatTheKernelRejects(t *testing.T) {
 	if !strings.Contains(text, bad) {
 		t.Fatal("no COMMIT line to put the rule before")
 	}
-	unshare, _ := exec.LookPath("unshare")
-	failure := load(context.Background(), unshare, backend.IptablesNFT, map[rules.Family]string{rules.IPv4: text})
+	failure := load(context.Background(), backend.IptablesNFT, []trialLoad{{rules.IPv4, text}})
 	if failure == "" {
 		t.Skip("this kernel accepts -m ipvs: no absent feature to test against")
 	}
@@ -105,21 +105,41 @@ func TestTrialWithALoaderThatFailsLikeTheKernel(t *testing.T) {
 
 func TestTrialMissingLoader(t *testing.T) {
 	needTrialTools(t)
-	t.Setenv("PATH", filepath.Dir(mustLook(t, "unshare")))
-	Unshare = mustLook(t, "unshare")
-	defer func() { Unshare = "unshare" }()
+	t.Setenv("PATH", t.TempDir())
 	r := Trial(context.Background(), backend.IptablesLegacy, rke2.KubeVersion{})
 	if !strings.Contains(r.Failure, "loader iptables-legacy-restore is not installed") {
 		t.Errorf("failure %q", r.Failure)
 	}
 }
 
-func mustLook(t *testing.T, name string) string {
-	p, err := exec.LookPath(name)
-	if err != nil {
-		t.Skip(err)
+// iptables-nft loads one table per run, so each run commits once and waits
+// out one grace period (see trialLoads); every table of both families is
+// still loaded. The other backends load one family per run.
+func TestTrialLoadsCommitOncePerIptablesNFTRun(t *testing.T) {
+	for _, b := range backend.All {
+		rs, err := expected.Render(expected.Options{Backend: b, Services: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		loads := trialLoads(rs)
+		var joined [2]strings.Builder
+		for _, l := range loads {
+			commits := strings.Count(l.text, "COMMIT\n")
+			if b == backend.IptablesNFT && commits != 1 {
+				t.Errorf("%s %s run commits %d times:\n%s", b, l.fam, commits, l.text)
+			}
+			joined[slices.Index(trialFamilies, l.fam)].WriteString(l.text)
+		}
+		for i, fam := range trialFamilies {
+			whole := rules.FormatFamily(rs, fam)
+			if got := joined[i].String(); got != whole {
+				t.Errorf("%s %s: the runs load\n%s\nnot the whole footprint\n%s", b, fam, got, whole)
+			}
+		}
+		if want := map[backend.Backend]int{backend.IptablesNFT: 6}[b]; want != 0 && len(loads) != want {
+			t.Errorf("%s: %d runs, want %d (filter, mangle, nat per family)", b, len(loads), want)
+		}
 	}
-	return p
 }
 
 func FuzzTrialFailure(f *testing.F) {
