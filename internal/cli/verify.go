@@ -115,6 +115,7 @@ func runVerify(cmd *cobra.Command, g *globals, fl verifyFlags) error {
 	// The CNI that runs picks the one chart value a CNI finding names.
 	cniSetup, unreadable := facts.ReadCNI(root)
 	opts.CNI = &cniSetup
+	opts.NFTTables = netfilter.NFTTables
 	for _, u := range unreadable {
 		opts.Progress("warning: " + u)
 	}

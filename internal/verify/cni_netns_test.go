@@ -115,3 +115,111 @@ func TestCNIOtherBackendInNetns(t *testing.T) {
 		})
 	}
 }
+
+// flannelNFTables is what flanneld with EnableNFTables writes: a table per
+// family named flannel-ipv4/flannel-ipv6 with the comment "rules for
+// <table>", a forward chain accepting the cluster CIDR and a postrtg chain
+// masquerading it (flannel-io/flannel pkg/trafficmngr/nftables/nftables.go:
+// initTable, SetupAndEnsureForwardRules, addMasqRules; the pod CIDR
+// 10.42.1.0/24 of cluster 10.42.0.0/16 is RKE2's default).
+const flannelNFTables = `table ip flannel-ipv4 {
+	comment "rules for flannel-ipv4"
+	chain forward {
+		comment "chain to accept flannel traffic"
+		type filter hook forward priority filter; policy accept;
+		ip saddr 10.42.0.0/16 accept
+		ip daddr 10.42.0.0/16 accept
+	}
+	chain postrtg {
+		comment "chain to manage traffic masquerading by flannel"
+		type nat hook postrouting priority srcnat; policy accept;
+		meta mark 0x4000 return
+		ip saddr 10.42.1.0/24 ip daddr 10.42.0.0/16 return
+		ip saddr 10.42.0.0/16 ip daddr 10.42.1.0/24 return
+		ip saddr != 10.42.1.0/24 ip daddr 10.42.0.0/16 return
+		ip saddr 10.42.0.0/16 ip daddr != 224.0.0.0/4 masquerade fully-random
+		ip saddr != 10.42.0.0/16 ip daddr 10.42.0.0/16 masquerade fully-random
+	}
+}
+table ip6 flannel-ipv6 {
+	comment "rules for flannel-ipv6"
+}
+`
+
+// calicoNFTables is the start of Felix's nftables dataplane: one table
+// "calico" per family (projectcalico/calico felix/dataplane/linux/
+// int_dataplane.go nftables.NewTable("calico", 4, ...)) whose base chains
+// are named after the iptables table and hook they stand for
+// (felix/nftables/table.go baseChains: filter-FORWARD, nat-POSTROUTING, all
+// at priority 0) and jump to Felix's own chains (the same "<table>-" prefix,
+// felix/nftables/table_layer.go), each rule tagged "cali:<hash>".
+const calicoNFTables = `table ip calico {
+	chain filter-cali-FORWARD {
+		meta mark set meta mark & 0xfff1ffff comment "cali:vjrMJCRpqwy5oRoX"
+	}
+	chain filter-FORWARD {
+		type filter hook forward priority 0; policy accept;
+		jump filter-cali-FORWARD comment "cali:wUHhoiAYhphO9Mso"
+	}
+	chain nat-POSTROUTING {
+		type nat hook postrouting priority 0; policy accept;
+	}
+}
+`
+
+// A CNI's own nftables tables next to kube-proxy on iptables are a finding
+// naming the CNI, its tables and the value that moves it; next to
+// kube-proxy's nftables mode they are where they belong.
+func TestCNINativeTablesInNetns(t *testing.T) {
+	canal := cni.NewSetup(nil, "", nil)
+	calico := cni.NewSetup([]string{"calico"}, "/etc/rancher/rke2/config.yaml", nil)
+	cases := []struct {
+		name    string
+		expect  backend.Backend
+		setup   *cni.Setup
+		payload string
+		want    string
+		message string
+		fix     string
+	}{
+		{"flannel's tables, kube-proxy on iptables-nft", backend.IptablesNFT, &canal, flannelNFTables, "cni-other-backend@nftables",
+			"flannel has rules in nftables, but next to kube-proxy in iptables-nft they belong in iptables-nft: 2 nftables table(s) of its own: ipv4 table flannel-ipv4, ipv6 table flannel-ipv6",
+			"in a HelmChartConfig for rke2-canal set flannel.enableNFTables: false"},
+		{"Calico's table, kube-proxy on iptables-legacy (rke2-calico)", backend.IptablesLegacy, &calico, calicoNFTables, "cni-other-backend@nftables",
+			"Calico (Felix) has rules in nftables, but next to kube-proxy in iptables-legacy they belong in iptables-legacy: 1 nftables table(s) of its own: ipv4 table calico",
+			"in a HelmChartConfig for rke2-calico set installation.calicoNetwork.linuxDataplane: Iptables"},
+		{"Felix's own table on Canal, kube-proxy on iptables-nft", backend.IptablesNFT, &canal, calicoNFTables, "cni-other-backend@nftables",
+			"1 nftables table(s) of its own: ipv4 table calico",
+			`calico.felixIptablesBackend: nft and Felix's own nftables dataplane off with kubectl patch felixconfiguration default --type merge -p '{"spec":{"nftablesMode":"Disabled"}}'`},
+		{"flannel's tables next to nftables mode", backend.NFTables, &canal, flannelNFTables, "", "", ""},
+		{"Calico's table next to nftables mode", backend.NFTables, &calico, calicoNFTables, "", "", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if !nstest.InNetns(t) {
+				return
+			}
+			loadExpected(t, c.expect, 1, rules.IPv4, rules.IPv6)
+			cmd := exec.Command(nstest.Tool(t, "nft"), "-f", "-")
+			cmd.Stdin = strings.NewReader(c.payload)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("nft -f: %v\n%s", err, out)
+			}
+			r := netfilter.NewSystem(hostfs.New("/"))
+			r.Shallow = true
+			r.SkipChain = expected.IsPerServiceChain
+			res := run(t, Options{Expect: c.expect, Reader: r, CNI: c.setup, NFTTables: netfilter.NFTTables})
+			var text strings.Builder
+			WriteText(&text, res)
+			if got := kinds(res); got != c.want {
+				t.Fatalf("findings %q, want %q\n%s", got, c.want, text.String())
+			}
+			if c.want == "" {
+				return
+			}
+			if f := res.Findings[0]; !strings.Contains(f.Message, c.message) || !strings.Contains(f.Fix, c.fix) {
+				t.Errorf("finding does not say %q\nwith fix %q:\n%s", c.message, c.fix, text.String())
+			}
+		})
+	}
+}
