@@ -17,11 +17,18 @@ import (
 )
 
 // felixRules is the start of what Felix's iptables dataplane writes on a
-// Canal node (iptables-save of a node running calico-node): base-chain
-// jumps tagged "cali:<hash>" into cali-* chains, and the chains they chain
-// into. Six cali- chains: filter cali-FORWARD, cali-from-hep-forward,
-// cali-to-hep-forward; nat cali-PREROUTING, cali-POSTROUTING,
-// cali-nat-outgoing.
+// Canal node. The chain names are Felix's own (projectcalico/calico
+// felix/rules/rule_defs.go: ChainNamePrefix "cali-", ChainFilterForward
+// cali-FORWARD, ChainDispatchFromHostEndPointForward cali-from-hep-forward,
+// ChainDispatchToHostEndpointForward cali-to-hep-forward, ChainNATPrerouting,
+// ChainNATPostrouting, ChainNATOutgoing cali-nat-outgoing; the rules of
+// cali-FORWARD in felix/rules/static.go). Every rule carries the
+// "cali:<16-char hash>" comment Felix computes from the chain and rule
+// (felix/iptables/table.go, CalculateRuleHashes); the hashes and the
+// 0x0/0xe0000 mark clear (Felix's default pass and scratch marks) are as
+// calico-node's iptables-save shows them. Six cali- chains: filter
+// cali-FORWARD, cali-from-hep-forward, cali-to-hep-forward; nat
+// cali-PREROUTING, cali-POSTROUTING, cali-nat-outgoing.
 const felixRules = `*filter
 :cali-FORWARD - [0:0]
 :cali-from-hep-forward - [0:0]
@@ -29,7 +36,7 @@ const felixRules = `*filter
 -A FORWARD -m comment --comment "cali:wUHhoiAYhphO9Mso" -j cali-FORWARD
 -A cali-FORWARD -m comment --comment "cali:vjrMJCRpqwy5oRoX" -j MARK --set-xmark 0x0/0xe0000
 -A cali-FORWARD -m comment --comment "cali:A_sPAO0mcxbT9mOV" -m mark --mark 0x0/0x10000 -j cali-from-hep-forward
--A cali-FORWARD -m comment --comment "cali:8ZoYfO5HKXWbB3pk" -j cali-to-hep-forward
+-A cali-FORWARD -m comment --comment "cali:12bc6HljsMKsmfr-" -j cali-to-hep-forward
 COMMIT
 *nat
 :cali-PREROUTING - [0:0]
@@ -41,11 +48,28 @@ COMMIT
 COMMIT
 `
 
-// nodeLocalDNSRules are node-cache's NOTRACK rules for its link-local
-// address (kubernetes/dns cmd/node-cache/app): no chain of its own.
+// nodeLocalDNSRules are node-cache's rules for its link-local address
+// 169.254.20.10, port 53 and health port 8080 (kubernetes/dns
+// cmd/node-cache/app/cache_app.go initIptables: NOTRACK in raw PREROUTING
+// and OUTPUT commented "NodeLocal DNS Cache: skip conntrack", ACCEPT in
+// filter INPUT and OUTPUT commented "NodeLocal DNS Cache: allow DNS
+// traffic", each for tcp and udp; -p udp --dport adds the udp match in
+// iptables-save). No chain of its own: four built-in chains hold them.
 const nodeLocalDNSRules = `*raw
+-A PREROUTING -d 169.254.20.10/32 -p tcp -m tcp --dport 53 -m comment --comment "NodeLocal DNS Cache: skip conntrack" -j NOTRACK
 -A PREROUTING -d 169.254.20.10/32 -p udp -m udp --dport 53 -m comment --comment "NodeLocal DNS Cache: skip conntrack" -j NOTRACK
+-A OUTPUT -s 169.254.20.10/32 -p tcp -m tcp --sport 53 -m comment --comment "NodeLocal DNS Cache: skip conntrack" -j NOTRACK
 -A OUTPUT -s 169.254.20.10/32 -p udp -m udp --sport 53 -m comment --comment "NodeLocal DNS Cache: skip conntrack" -j NOTRACK
+-A OUTPUT -d 169.254.20.10/32 -p tcp -m tcp --dport 53 -m comment --comment "NodeLocal DNS Cache: skip conntrack" -j NOTRACK
+-A OUTPUT -d 169.254.20.10/32 -p udp -m udp --dport 53 -m comment --comment "NodeLocal DNS Cache: skip conntrack" -j NOTRACK
+-A OUTPUT -d 169.254.20.10/32 -p tcp -m tcp --dport 8080 -m comment --comment "NodeLocal DNS Cache: skip conntrack" -j NOTRACK
+-A OUTPUT -s 169.254.20.10/32 -p tcp -m tcp --sport 8080 -m comment --comment "NodeLocal DNS Cache: skip conntrack" -j NOTRACK
+COMMIT
+*filter
+-A INPUT -d 169.254.20.10/32 -p tcp -m tcp --dport 53 -m comment --comment "NodeLocal DNS Cache: allow DNS traffic" -j ACCEPT
+-A INPUT -d 169.254.20.10/32 -p udp -m udp --dport 53 -m comment --comment "NodeLocal DNS Cache: allow DNS traffic" -j ACCEPT
+-A OUTPUT -s 169.254.20.10/32 -p tcp -m tcp --sport 53 -m comment --comment "NodeLocal DNS Cache: allow DNS traffic" -j ACCEPT
+-A OUTPUT -s 169.254.20.10/32 -p udp -m udp --sport 53 -m comment --comment "NodeLocal DNS Cache: allow DNS traffic" -j ACCEPT
 COMMIT
 `
 
@@ -81,7 +105,7 @@ func TestCNIOtherBackendInNetns(t *testing.T) {
 		// in iptables-nft are where they can be; in legacy they are not.
 		{"NodeLocal DNS in iptables-nft, kube-proxy nftables", backend.NFTables, nil, backend.IptablesNFT, nodeLocalDNSRules, "", "", 0, backend.IptablesNFT},
 		{"NodeLocal DNS in legacy, kube-proxy nftables", backend.NFTables, nil, backend.IptablesLegacy, nodeLocalDNSRules,
-			"cni-other-backend@iptables-legacy", "nodelocal.enabled: false", 2, backend.IptablesLegacy},
+			"cni-other-backend@iptables-legacy", "nodelocal.enabled: false", 4, backend.IptablesLegacy},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
