@@ -81,8 +81,8 @@ type trialLoad struct {
 // period (the kernel flushes its destroy work first): the one it opens for
 // each new match or target it asks the kernel about, and its own at exit.
 // A whole family in one run waited two grace periods in a row (the nat
-// table's matches are asked about after filter's commit), some 20 ms each
-// on a loaded 2-core VM. So for iptables-nft each table with rules starts
+// table's matches are asked about after filter's commit), 10-140 ms each
+// on this 2-core VM depending on its load. So for iptables-nft each table with rules starts
 // a run of its own, in a namespace of its own, and the runs wait side by
 // side; a table without rules (mangle: kubelet's and kube-proxy's chains
 // only) asks the kernel about nothing and rides at the end of a run, which
