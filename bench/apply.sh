@@ -6,7 +6,7 @@
 # the same fixture root (everything up to date, modules loaded, so only the
 # trial differs); the figure is the median of the per-pair ratios and the
 # median wall time with the trial, per backend. Target: apply <= 50 ms with
-# the trial. Needs root (unshare -n), python3, nft and the iptables loaders.
+# the trial. Needs root (network namespaces), python3, nft and the iptables loaders.
 # Env: RUNS=100 (pairs per backend), WARMUP=5.
 set -euo pipefail
 cd "$(dirname "$0")/.."

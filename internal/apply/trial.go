@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -25,10 +26,10 @@ import (
 // PREEMPT_RT kernel has no legacy xtables whatever the config says. So
 // before RKE2 is told a backend, apply has the backend's own loader load
 // kube-proxy's footprint for one service (the built-in renderer's output)
-// into a throwaway network namespace: `unshare -n LOADER`, the way bench
-// isolates its loads, with the namespace (and every rule in it) gone when
-// the loader exits. The kernel autoloads the modules the rules need, as it
-// will for kube-proxy, so a module that cannot load fails the trial.
+// into a throwaway network namespace, made by the clone that starts the
+// loader (unshare -n without its exec) and gone, with every rule in it,
+// when the loader exits. The kernel autoloads the modules the rules need,
+// as it will for kube-proxy, so a module that cannot load fails the trial.
 
 // TrialTimeout bounds one loader run; a one-service load takes milliseconds.
 const TrialTimeout = 10 * time.Second
@@ -36,22 +37,19 @@ const TrialTimeout = 10 * time.Second
 // maxTrialOutput bounds what is kept of a loader's complaint.
 const maxTrialOutput = 8 << 10
 
-// Unshare is util-linux's unshare, looked up in PATH like the loaders.
-var Unshare = "unshare"
-
 // TrialResult is what one trial found.
 type TrialResult struct {
 	Backend backend.Backend
-	// Failure names what the kernel rejected ("" when the load worked or
-	// the trial could not run).
+	// Failure names what the kernel rejected, or the loader that is
+	// missing ("" when the load worked or no trial ran).
 	Failure string
-	// Skipped says why no trial ran (not root, no unshare or loader).
+	// Skipped says why no trial ran (not root, nothing rendered).
 	Skipped string
 	Took    time.Duration
 }
 
 // Trial loads backend b's footprint for one service (Kubernetes version k,
-// zero for the newest layout) into a throwaway network namespace.
+// zero for the newest layout) into throwaway network namespaces.
 func Trial(ctx context.Context, b backend.Backend, k rke2.KubeVersion) (res TrialResult) {
 	start := time.Now()
 	res.Backend = b
@@ -60,56 +58,115 @@ func Trial(ctx context.Context, b backend.Backend, k rke2.KubeVersion) (res Tria
 		res.Skipped = "not running as root, so no network namespace can be made"
 		return res
 	}
-	unshare, err := exec.LookPath(Unshare)
-	if err != nil {
-		res.Skipped = "no unshare command (util-linux) to make a throwaway network namespace"
-		return res
-	}
 	rs, err := expected.Render(expected.Options{Backend: b, Kubernetes: k, Services: 1})
 	if err != nil {
 		res.Skipped = fmt.Sprintf("kube-proxy's footprint could not be rendered: %v", err)
 		return res
 	}
-	texts := map[rules.Family]string{}
-	for _, fam := range trialFamilies {
-		texts[fam] = rules.FormatFamily(rs, fam)
-	}
-	res.Failure = load(ctx, unshare, b, texts)
+	res.Failure = load(ctx, b, trialLoads(rs))
 	return res
 }
 
 var trialFamilies = []rules.Family{rules.IPv4, rules.IPv6}
 
-// load runs b's loader on each family's text, each in a network namespace
-// of its own that dies with it, and returns what failed ("" when nothing).
-// The families load side by side: most of a load's wall time is the
-// kernel's commit waiting out RCU grace periods, not CPU, so two at once
-// cost about one at boot.
-func load(ctx context.Context, unshare string, b backend.Backend, texts map[rules.Family]string) string {
-	failures := make([]string, len(trialFamilies))
-	var wg sync.WaitGroup
-	for i, fam := range trialFamilies {
-		text := texts[fam]
-		if strings.TrimSpace(text) == "" {
+// trialLoad is one loader run: the text it reads and its family.
+type trialLoad struct {
+	fam  rules.Family
+	text string
+}
+
+// trialLoads cuts rs into loader runs. iptables-nft-restore commits at
+// every COMMIT line, and once a namespace has a commit behind it, every
+// nfnetlink socket the loader closes waits for that commit's RCU grace
+// period (the kernel flushes its destroy work first): the one it opens for
+// each new match or target it asks the kernel about, and its own at exit.
+// A whole family in one run waited two grace periods in a row (the nat
+// table's matches are asked about after filter's commit), 10-140 ms each
+// on this 2-core VM depending on its load. So for iptables-nft each table with rules starts
+// a run of its own, in a namespace of its own, and the runs wait side by
+// side; a table without rules (mangle: kubelet's and kube-proxy's chains
+// only) asks the kernel about nothing and rides at the end of a run, which
+// spares a namespace and a loader (about 3 ms of CPU each, which counts
+// when the node is busy). The tables are independent (no jump crosses
+// them), so the kernel is asked exactly what kube-proxy's rules ask. nft -f
+// commits once and iptables-legacy-restore writes xtables blobs without
+// nfnetlink: for them one run per family already waits once.
+func trialLoads(rs *rules.Ruleset) []trialLoad {
+	var loads []trialLoad
+	sorted := rules.Normalize(rs)
+	for _, fam := range trialFamilies {
+		if rs.Backend != backend.IptablesNFT {
+			loads = append(loads, trialLoad{fam, rules.FormatFamily(rs, fam)})
 			continue
 		}
-		argv := loadcmd.Argv(b, fam)
+		var runs [][]rules.Table
+		var riders []rules.Table
+		for _, t := range sorted.Tables {
+			switch {
+			case t.Family != fam:
+			case hasRules(t):
+				runs = append(runs, []rules.Table{t})
+			default:
+				riders = append(riders, t)
+			}
+		}
+		if len(runs) == 0 {
+			runs = append(runs, nil)
+		}
+		runs[len(runs)-1] = append(runs[len(runs)-1], riders...)
+		for _, run := range runs {
+			var text strings.Builder
+			for _, t := range run {
+				text.WriteString(rules.FormatFamily(&rules.Ruleset{Backend: rs.Backend, Tables: []rules.Table{t}}, fam))
+			}
+			loads = append(loads, trialLoad{fam, text.String()})
+		}
+	}
+	return loads
+}
+
+func hasRules(t rules.Table) bool {
+	for _, c := range t.Chains {
+		if len(c.Rules) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// load runs b's loader on each load's text, each in a network namespace of
+// its own, side by side (a run's wall time is mostly the kernel waiting
+// out a grace period, not CPU), and returns the first failure in load
+// order ("" when nothing failed).
+func load(ctx context.Context, b backend.Backend, loads []trialLoad) string {
+	argvs := make([][]string, len(loads))
+	for i, l := range loads {
+		argv := loadcmd.Argv(b, l.fam)
 		loader, err := exec.LookPath(argv[0])
 		if err != nil {
 			return fmt.Sprintf("%s's loader %s is not installed", b, argv[0])
+		}
+		argvs[i] = append([]string{loader}, argv[1:]...)
+	}
+	failures := make([]string, len(loads))
+	var wg sync.WaitGroup
+	for i, l := range loads {
+		if strings.TrimSpace(l.text) == "" {
+			continue
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			out, err := boundexec.Run(ctx, boundexec.Command{
-				Argv:      append([]string{unshare, "-n", loader}, argv[1:]...),
+				Argv:      argvs[i],
 				Env:       []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
 				Timeout:   TrialTimeout,
 				MaxOutput: maxTrialOutput,
-				Stdin:     text,
+				Stdin:     l.text,
+				NewNetns:  true,
 			})
 			if err != nil {
-				failures[i] = trialFailure(fam, argv[0], text, out.Stderr, err)
+				failures[i] = trialFailure(l.fam, filepath.Base(argvs[i][0]), l.text, out.Stderr, err)
 			}
 		}()
 	}

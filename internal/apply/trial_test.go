@@ -19,7 +19,7 @@ func needTrialTools(t *testing.T, tools ...string) {
 	if os.Geteuid() != 0 {
 		t.Skip("the trial needs root to make a network namespace")
 	}
-	for _, tool := range append([]string{"unshare"}, tools...) {
+	for _, tool := range tools {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("%s not installed", tool)
 		}
@@ -65,8 +65,7 @@ func TestTrialNamesWhatTheKernelRejects(t *testing.T) {
 	if !strings.Contains(text, bad) {
 		t.Fatal("no COMMIT line to put the rule before")
 	}
-	unshare, _ := exec.LookPath("unshare")
-	failure := load(context.Background(), unshare, backend.IptablesNFT, map[rules.Family]string{rules.IPv4: text})
+	failure := load(context.Background(), backend.IptablesNFT, []trialLoad{{rules.IPv4, text}})
 	if failure == "" {
 		t.Skip("this kernel accepts -m ipvs: no absent feature to test against")
 	}
@@ -105,21 +104,52 @@ func TestTrialWithALoaderThatFailsLikeTheKernel(t *testing.T) {
 
 func TestTrialMissingLoader(t *testing.T) {
 	needTrialTools(t)
-	t.Setenv("PATH", filepath.Dir(mustLook(t, "unshare")))
-	Unshare = mustLook(t, "unshare")
-	defer func() { Unshare = "unshare" }()
+	t.Setenv("PATH", t.TempDir())
 	r := Trial(context.Background(), backend.IptablesLegacy, rke2.KubeVersion{})
 	if !strings.Contains(r.Failure, "loader iptables-legacy-restore is not installed") {
 		t.Errorf("failure %q", r.Failure)
 	}
 }
 
-func mustLook(t *testing.T, name string) string {
-	p, err := exec.LookPath(name)
-	if err != nil {
-		t.Skip(err)
+// iptables-nft loads each table with rules in a run of its own, so no run
+// asks the kernel about a match after a commit (see trialLoads), and the
+// rule-less mangle table rides at the end of a run; every table of both
+// families is still loaded. The other backends load one family per run.
+func TestTrialLoadsCommitAfterTheirQuestions(t *testing.T) {
+	for _, b := range backend.All {
+		rs, err := expected.Render(expected.Options{Backend: b, Services: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		loads := trialLoads(rs)
+		tables := map[rules.Family]map[string]bool{}
+		for _, l := range loads {
+			if b == backend.IptablesNFT {
+				// After the first COMMIT no rule may follow.
+				if _, after, _ := strings.Cut(l.text, "COMMIT\n"); strings.Contains(after, "\n-A ") {
+					t.Errorf("%s %s run has rules after its first commit:\n%s", b, l.fam, l.text)
+				}
+			}
+			if tables[l.fam] == nil {
+				tables[l.fam] = map[string]bool{}
+			}
+			for _, line := range strings.Split(l.text, "\n") {
+				if strings.HasPrefix(line, "*") {
+					tables[l.fam][line] = true
+				}
+			}
+		}
+		for _, fam := range trialFamilies {
+			for _, want := range []string{"*filter", "*nat", "*mangle"} {
+				if b != backend.NFTables && !tables[fam][want] {
+					t.Errorf("%s %s: table %s not loaded", b, fam, want)
+				}
+			}
+		}
+		if want := map[backend.Backend]int{backend.IptablesNFT: 4, backend.IptablesLegacy: 2, backend.NFTables: 2}[b]; len(loads) != want {
+			t.Errorf("%s: %d runs, want %d", b, len(loads), want)
+		}
 	}
-	return p
 }
 
 func FuzzTrialFailure(f *testing.F) {

@@ -30,6 +30,10 @@ type Command struct {
 	MaxOutput int
 	// Stdin is fed to the program ("" gives it an empty stdin).
 	Stdin string
+	// NewNetns starts the program in a network namespace of its own, made
+	// by the clone that starts it (root only) and gone when the program and
+	// its children are: unshare -n without another exec.
+	NewNetns bool
 }
 
 // Result is what the program printed, cut at MaxOutput.
@@ -56,6 +60,9 @@ func Run(ctx context.Context, c Command) (Result, error) {
 		cmd.Env = []string{}
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if c.NewNetns {
+		cmd.SysProcAttr.Cloneflags = syscall.CLONE_NEWNET
+	}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = c.Grace
 	if cmd.WaitDelay <= 0 {

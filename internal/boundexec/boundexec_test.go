@@ -3,6 +3,7 @@ package boundexec
 import (
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -61,5 +62,29 @@ func TestRunFeedsStdin(t *testing.T) {
 	res, err := Run(context.Background(), Command{Argv: []string{"/bin/sh", "-c", "tr a-z A-Z"}, Stdin: "rules\n", Timeout: 10 * time.Second, MaxOutput: 64})
 	if err != nil || res.Stdout != "RULES\n" {
 		t.Errorf("stdout %q, err %v", res.Stdout, err)
+	}
+}
+
+// NewNetns gives the program a network namespace of its own: its
+// /proc/self/ns/net is not ours.
+func TestRunNewNetns(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("a network namespace needs root")
+	}
+	ours, err := os.Readlink("/proc/self/ns/net")
+	if err != nil {
+		t.Skip(err)
+	}
+	for _, fresh := range []bool{false, true} {
+		res, err := Run(context.Background(), Command{
+			Argv: []string{"/bin/sh", "-c", "readlink /proc/self/ns/net"}, Env: []string{"PATH=/usr/bin:/bin"},
+			Timeout: 10 * time.Second, MaxOutput: 256, NewNetns: fresh,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.TrimSpace(res.Stdout); (got != ours) != fresh {
+			t.Errorf("NewNetns %v: the program's namespace is %s, ours %s", fresh, got, ours)
+		}
 	}
 }

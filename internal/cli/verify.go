@@ -109,6 +109,13 @@ func runVerify(cmd *cobra.Command, g *globals, fl verifyFlags) error {
 		}
 	}
 	opts.Progress = func(line string) { fmt.Fprintln(g.stderr, "rke2-proxy-backend: verify: "+line) }
+	// The CNI that runs picks the one chart value a CNI finding names.
+	cniSetup, unreadable := facts.ReadCNI(root)
+	opts.CNI = &cniSetup
+	opts.NFTTables = netfilter.NFTTables
+	for _, u := range unreadable {
+		opts.Progress("warning: " + u)
+	}
 	textfileDir := cfg.Verify.TextfileDir
 	if cmd.Flags().Changed("textfile-dir") {
 		textfileDir = fl.textfileDir

@@ -51,3 +51,14 @@ func TestRuleCommentOwner(t *testing.T) {
 		}
 	}
 }
+
+func TestTableOwner(t *testing.T) {
+	for name, want := range map[string]Owner{
+		"calico": OwnerCalico, "flannel-ipv4": OwnerFlannel, "flannel-ipv6": OwnerFlannel,
+		"kube-proxy": OwnerNone, "filter": OwnerNone, "nat": OwnerNone, "calico-x": OwnerNone, "Calico": OwnerNone, "firewalld": OwnerNone,
+	} {
+		if got := TableOwner(name); got != want {
+			t.Errorf("TableOwner(%q) = %q, want %q", name, got, want)
+		}
+	}
+}

@@ -17,6 +17,18 @@ const ServerManifestsDir = "server/manifests"
 // maxManifests bounds the manifest files read; a node has a few dozen.
 const maxManifests = 1024
 
+// ReadCNI reads which CNI RKE2 runs on the host under root and how its
+// charts are set, without the rest of the probe: verify needs it to name
+// the one CNI that runs, and the chart value that moves its rules. The
+// second value lists what could not be read (each a sentence naming the
+// file and what to do), so the setup may be RKE2's default for want of a
+// config.
+func ReadCNI(root hostfs.Root) (cni.Setup, []string) {
+	p := &probe{root: root}
+	r := p.rke2Config()
+	return p.cniSetup(r.Config, r.DataDir), p.f.Unreadable
+}
+
 // cniSetup reads RKE2's `cni:` key and the HelmChartConfigs in the server
 // manifests directory. Agents have no manifests directory: the HelmChart-
 // Configs live on the servers, so an agent sees only its cni: key.

@@ -47,3 +47,38 @@ func TestProbeCNIDefaultsAndBrokenManifest(t *testing.T) {
 		t.Errorf("broken manifest not reported: %q", f.Unreadable)
 	}
 }
+
+// ReadCNI alone finds what the full probe finds: the config file the unit
+// names (RKE2_CONFIG_FILE in its env file), the data-dir it sets, and the
+// HelmChartConfigs there. verify reads it to name the CNI that runs.
+func TestReadCNIFollowsTheUnitAndDataDir(t *testing.T) {
+	h := testhost.New(t).
+		RKE2Unit("rpm", "server").
+		File("/etc/sysconfig/rke2-server", "RKE2_CONFIG_FILE=/etc/rke2/alt.yaml\n").
+		File("/etc/rke2/alt.yaml", "cni: calico\ndata-dir: /srv/rke2\n").
+		File("/srv/rke2/server/manifests/calico-nft.yaml", `apiVersion: helm.cattle.io/v1
+kind: HelmChartConfig
+metadata:
+  name: rke2-calico
+  namespace: kube-system
+spec:
+  valuesContent: |-
+    installation:
+      calicoNetwork:
+        linuxDataplane: Nftables
+`).
+		File("/srv/rke2/server/manifests/broken.yaml", "kind: HelmChartConfig\napiVersion: helm.cattle.io/v1\nspec: {valuesContent: '- x'}\n")
+	s, unreadable := ReadCNI(h.Root())
+	if s.Primary != cni.Calico || s.Source != "cni: in /etc/rke2/alt.yaml" {
+		t.Errorf("setup %+v; want calico from /etc/rke2/alt.yaml", s)
+	}
+	if fl := s.NFTables(); fl.Refuse || len(fl.Missing) != 0 || fl.Chart != "rke2-calico" {
+		t.Errorf("follow %+v; want rke2-calico with nothing missing", fl)
+	}
+	if len(unreadable) != 1 || !strings.Contains(unreadable[0], "/srv/rke2/server/manifests/broken.yaml") {
+		t.Errorf("unreadable %q; want the broken manifest named", unreadable)
+	}
+	if probed := Probe(h.Root(), Options{}).RKE2.CNI; probed.Primary != s.Primary || probed.Source != s.Source || len(probed.Charts) != len(s.Charts) {
+		t.Errorf("ReadCNI %+v differs from the probe's %+v", s, probed)
+	}
+}

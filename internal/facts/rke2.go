@@ -20,6 +20,21 @@ var dataDirPattern = sync.OnceValue(func() *regexp.Regexp {
 })
 
 func (p *probe) rke2() RKE2 {
+	r := p.rke2Config()
+	r.CNI = p.cniSetup(r.Config, r.DataDir)
+	dataDir := r.DataDir
+	r.Version, r.VersionSource = p.version(r.Units, dataDir)
+	if r.Version != "" {
+		if kv, err := rke2.ParseVersion(r.Version); err == nil {
+			r.Kubernetes = kv
+		}
+	}
+	return r
+}
+
+// rke2Config finds RKE2's units, the config file they name, the effective
+// config and the data-dir it sets.
+func (p *probe) rke2Config() RKE2 {
 	r := RKE2{Units: p.rke2Units(), ConfigFile: hostfs.RKE2ConfigFile}
 	for _, u := range r.Units { // server first: it is the role that runs when both exist
 		if u.ConfigFile != "" {
@@ -35,18 +50,9 @@ func (p *probe) rke2() RKE2 {
 		p.problem("No RKE2 config at %s or in %s.d: RKE2 runs with its defaults (kube-proxy in iptables mode).", r.ConfigFile, r.ConfigFile)
 	}
 	r.Config = eff
-
-	dataDir := hostfs.RKE2DataDir
+	r.DataDir = hostfs.RKE2DataDir
 	if d, ok := eff.Values["data-dir"].(string); ok && path.IsAbs(d) {
-		dataDir = d
-	}
-	r.DataDir = dataDir
-	r.CNI = p.cniSetup(eff, dataDir)
-	r.Version, r.VersionSource = p.version(r.Units, dataDir)
-	if r.Version != "" {
-		if kv, err := rke2.ParseVersion(r.Version); err == nil {
-			r.Kubernetes = kv
-		}
+		r.DataDir = d
 	}
 	return r
 }

@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -23,9 +24,8 @@ const KindCNIOtherBackend = "cni-other-backend"
 // chain into a named chain is not counted twice: the named chain stands for
 // it. Each list is sorted, "<family> <table> <chain>".
 //
-// The nftables reader returns only kube-proxy's own table, so CNI tables in
-// native nftables (flannel's, Calico's nftables dataplane) are not seen:
-// a CNI there next to kube-proxy on iptables goes unreported for now.
+// The nftables reader returns only kube-proxy's own table: the CNIs' own
+// native tables come from fillCNI's table list (cni.TableOwner).
 func findCNIChains(rs *rules.Ruleset) map[cni.Owner][]string {
 	if rs == nil {
 		return nil
@@ -111,10 +111,17 @@ func cniFindings(expect backend.Backend, setup *cni.Setup, st *BackendState) []F
 	var out []Finding
 	for _, o := range owners {
 		want := cniBackend(o, primary, expect)
-		if want == st.Backend {
+		if want == st.Backend || (expect == backend.NFTables && st.Backend == backend.NFTables) {
+			// A CNI's own nftables tables next to kube-proxy's nftables
+			// mode are where flannel (enableNFTables) and Felix (its
+			// nftablesMode Auto follows kube-proxy, calico#11629) put them.
 			continue
 		}
 		chains := st.cniChains[o]
+		what := "chain(s)"
+		if st.Backend == backend.NFTables {
+			what = "nftables table(s) of its own"
+		}
 		if st.CNIOtherBackend == nil {
 			st.CNIOtherBackend = map[cni.Owner]int{}
 		}
@@ -122,17 +129,46 @@ func cniFindings(expect backend.Backend, setup *cni.Setup, st *BackendState) []F
 		out = append(out, Finding{
 			Kind:    KindCNIOtherBackend,
 			Backend: st.Backend,
-			Message: fmt.Sprintf("%s has rules in %s, but next to kube-proxy in %s they belong in %s: %d chain(s): %s",
-				cniOwnerNames[o], st.Backend, expect, want, len(chains), list(chains)),
-			Fix: cniFix(o, primary, expect, want),
+			Message: fmt.Sprintf("%s has rules in %s, but next to kube-proxy in %s they belong in %s: %d %s: %s",
+				cniOwnerNames[o], st.Backend, expect, want, len(chains), what, list(chains)),
+			Fix: cniFix(o, primary, expect, want, st.Backend == backend.NFTables),
 		})
 	}
 	return out
 }
 
-// fillCNI records the CNI chains of rs in st.
-func fillCNI(st *BackendState, rs *rules.Ruleset) {
+// cniNativeTables lists the native nftables tables once per run, for the
+// CNIs' own tables; a failed listing is a note, not a verdict.
+func cniNativeTables(ctx context.Context, opts Options, res *Result) []rules.Table {
+	if opts.NFTTables == nil {
+		return nil
+	}
+	tables, err := opts.NFTTables(ctx)
+	if err != nil {
+		res.Notes = append(res.Notes, fmt.Sprintf("could not list the nftables tables, so the CNI's own nftables tables were not checked: %v", err))
+		return nil
+	}
+	return tables
+}
+
+// fillCNI records the CNI chains of rs in st and, for nftables, the CNIs'
+// own tables among native ("<family> table <name>": their chains are not
+// read, the table says whose they are).
+func fillCNI(st *BackendState, rs *rules.Ruleset, native []rules.Table) {
 	st.cniChains = findCNIChains(rs)
+	if st.Backend == backend.NFTables {
+		for _, t := range native {
+			if o := cni.TableOwner(t.Name); o != cni.OwnerNone {
+				if st.cniChains == nil {
+					st.cniChains = map[cni.Owner][]string{}
+				}
+				st.cniChains[o] = append(st.cniChains[o], fmt.Sprintf("%s table %s", t.Family, t.Name))
+			}
+		}
+		for o := range st.cniChains {
+			sort.Strings(st.cniChains[o])
+		}
+	}
 	if len(st.cniChains) == 0 {
 		return
 	}
@@ -146,11 +182,21 @@ func fillCNI(st *BackendState, rs *rules.Ruleset) {
 // new backend only when its pods restart, and the old ones stay behind.
 const restartCNIHint = "; then reboot the node (or restart the CNI's pods and remove the old rules) so nothing stays in the old backend"
 
-// cniFix names the chart value (or host setting) that moves o into want.
-func cniFix(o cni.Owner, primary string, expect, want backend.Backend) string {
+// felixNFTablesOff turns Felix's own nftables dataplane off (FelixConfiguration
+// spec.nftablesMode: Disabled|Enabled|Auto, projectcalico/calico
+// api/pkg/apis/projectcalico/v3/felixconfig.go); Canal's chart has no value
+// for it.
+const felixNFTablesOff = ` and Felix's own nftables dataplane off with kubectl patch felixconfiguration default --type merge -p '{"spec":{"nftablesMode":"Disabled"}}'`
+
+// cniFix names the chart value (or host setting) that moves o into want;
+// native says o's rules are nftables tables of its own.
+func cniFix(o cni.Owner, primary string, expect, want backend.Backend, native bool) string {
 	switch o {
 	case cni.OwnerCalico:
 		canal := chartFix(cni.Canal, "calico.", expect, "calico.felixIptablesBackend", felixBackend(want))
+		if native {
+			canal += felixNFTablesOff
+		}
 		calico := chartFix(cni.Calico, "installation.", expect, "installation.calicoNetwork.linuxDataplane", "Iptables")
 		if expect != backend.NFTables {
 			calico += fmt.Sprintf(" and Felix's backend with kubectl patch felixconfiguration default --type merge -p '{\"spec\":{\"iptablesBackend\":\"%s\"}}'", felixConfigBackend(want))

@@ -51,6 +51,9 @@ type Options struct {
 	// CNI is what RKE2 runs for pod networking (nil: not read); it picks
 	// the chart a CNI finding's fix names.
 	CNI *cni.Setup
+	// NFTTables lists the native nftables tables (netfilter.NFTTables), to
+	// find the CNIs' own tables next to kube-proxy's; nil looks for none.
+	NFTTables func(ctx context.Context) ([]rules.Table, error)
 	// Sleep is time.Sleep-like and honours ctx (tests replace it).
 	Sleep func(ctx context.Context, d time.Duration) error
 }
@@ -205,8 +208,9 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 			res.Notes = append(res.Notes, fmt.Sprintf("waited %s for kube-proxy's first sync in %s", opts.Wait, opts.Expect))
 		}
 	}
+	native := cniNativeTables(ctx, opts, res)
 	fillOwned(&exp, opts.Expect, live)
-	fillCNI(&exp, live)
+	fillCNI(&exp, live, native)
 	res.Findings = append(res.Findings, cniFindings(opts.Expect, opts.CNI, &exp)...)
 	res.Backends = append(res.Backends, exp)
 	for _, b := range backend.All {
@@ -223,7 +227,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 			continue
 		}
 		fillOwned(&st, b, rs)
-		fillCNI(&st, rs)
+		fillCNI(&st, rs, native)
 		res.Findings = append(res.Findings, strandedFindings(opts.Expect, st)...)
 		res.Findings = append(res.Findings, cniFindings(opts.Expect, opts.CNI, &st)...)
 		res.Backends = append(res.Backends, st)
