@@ -231,7 +231,7 @@ func TestCNINativeTablesInNetns(t *testing.T) {
 			}
 			r := netfilter.NewSystem(hostfs.New("/"))
 			r.Shallow = true
-			r.SkipChain = expected.IsPerServiceChain
+			r.SkipChain = ownership.IsPerServiceChain
 			res := run(t, Options{Expect: c.expect, Reader: r, CNI: c.setup, NFTTables: netfilter.NFTTables})
 			var text strings.Builder
 			WriteText(&text, res)
