@@ -47,8 +47,9 @@ cleanup of BACKEND, verify. Each step is logged to stderr as
 [started]/[finished]/[failed]. --dry-run prints the steps and changes nothing.
 
 Exit status: 0 switched (or already on BACKEND); 1 a step failed (rolled back
-when the log says so); 2 usage or config error, or a backend this host
-cannot run.`,
+when the log says so); 2 usage or config error, a backend this host cannot
+run, or nftables on an RKE2 release older than the first ones documenting
+nftables mode (v1.34.10, v1.35.7, v1.36.3).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if to == "" {
@@ -93,9 +94,8 @@ func prepareSwitch(cmd *cobra.Command, g *globals, to backend.Backend, timeout t
 	if cfg.BackendSource == config.SourceEnv || cfg.BackendSource == config.SourceCmdline {
 		return nil, false, usageError(fmt.Errorf("backend %s is set by the %s, which overrides %s: a switch recorded in the file would not take effect; remove the override first", cfg.Backend, sourceName(cfg.BackendSource), g.configFile))
 	}
-	_, not := decide.Runnable(facts.Probe(root, facts.Options{}))
-	if why, ruledOut := not[to]; ruledOut {
-		return nil, false, usageError(fmt.Errorf("--to %s: this host cannot run it: %s", to, why))
+	if why := decide.SwitchRefusal(facts.Probe(root, facts.Options{}), to); why != "" {
+		return nil, false, usageError(fmt.Errorf("--to %s: %s", to, why))
 	}
 	p, err := plan.Read(root)
 	switch {
