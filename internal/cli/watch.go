@@ -42,6 +42,8 @@ one when it ends, each with the fix. Every verify result goes to
 ` + hostfs.StatusFile + ` and ` + verify.MetricsFile + ` as verify writes them; the drift
 state goes to ` + watch.MetricsFile + ` (rke2_proxy_backend_drift and
 rke2_proxy_backend_drift_transitions_total) in the same textfile directory.
+Every 30s it touches ` + hostfs.WatchHeartbeat + ` (empty; its mtime is
+the beat), so check can tell a live watch's status from a dead one's.
 A verify that fails or cannot run does not stop watch: it is retried at the
 next rule change. Runs until SIGTERM; the rke2-proxy-backend-watch service
 starts it after RKE2.`,
@@ -106,6 +108,7 @@ func runWatch(cmd *cobra.Command, g *globals, fl watchFlags) error {
 		return nil
 	}
 
+	beatFailing := false
 	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	logf(fmt.Sprintf("started: stamps every %s, verify after %s of quiet or every %s, drift after %s", fl.poll, fl.quiet, fl.full, fl.grace))
@@ -142,6 +145,20 @@ func runWatch(cmd *cobra.Command, g *globals, fl watchFlags) error {
 				return err
 			}
 			return watch.WriteMetrics(root, textfileDir, drifting, transitions)
+		},
+		Heartbeat: func(now time.Time) {
+			if fl.noStatus {
+				return
+			}
+			// One line when beating starts failing, one when it works again.
+			err := watch.Beat(root, now)
+			switch {
+			case err != nil && !beatFailing:
+				logf(err.Error())
+			case err == nil && beatFailing:
+				logf("heartbeat written again")
+			}
+			beatFailing = err != nil
 		},
 		Log:   logf,
 		Poll:  fl.poll,

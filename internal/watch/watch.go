@@ -43,6 +43,9 @@ type Config struct {
 	Publish func(res *verify.Result, drifting bool, transitions int) error
 	// Log gets one line per event worth the journal.
 	Log func(line string)
+	// Heartbeat, when set, is called at start and every HeartbeatEvery
+	// while Run runs (see Beat).
+	Heartbeat func(now time.Time)
 
 	Poll, Quiet, MaxDelay, Grace, Full time.Duration
 	// Sleep is time.Sleep-like and honours ctx (tests may replace it).
@@ -70,6 +73,11 @@ func (c *Config) defaults() {
 // slower than verify.wait needs.
 func Run(ctx context.Context, cfg Config) error {
 	cfg.defaults()
+	if cfg.Heartbeat != nil {
+		hctx, stop := context.WithCancel(ctx)
+		defer stop()
+		go heartbeat(hctx, HeartbeatEvery, cfg.Heartbeat)
+	}
 	deb := Debounce{Quiet: cfg.Quiet, MaxDelay: cfg.MaxDelay}
 	tr := Tracker{Grace: cfg.Grace}
 	first := true
