@@ -31,8 +31,9 @@ func TestDebounce(t *testing.T) {
 	}
 
 	// Churn every quiet/2 never settles: MaxDelay delivers anyway.
-	stop := make(chan struct{})
+	stop, stopped := make(chan struct{}), make(chan struct{})
 	go func() {
+		defer close(stopped)
 		for gen := uint32(10); ; gen++ {
 			select {
 			case <-stop:
@@ -51,6 +52,7 @@ func TestDebounce(t *testing.T) {
 		t.Fatal("constant churn was never delivered")
 	}
 	close(stop)
+	<-stopped
 
 	close(raw)
 	for range out { // drains what the churn left, then sees out closed
