@@ -45,6 +45,8 @@ one() {
 		sleep 0.1
 	done
 	first=$(grep "first verify:" "$work/stderr" | sed 's/.*first verify: //')
+	# How this binary notices changes (events, or polling every stamp).
+	grep -m1 "watch: started:" "$work/stderr" | sed "s/^/$2: /"
 	start=$(cpu_ticks "$pid")
 	sleep "$seconds"
 	end=$(cpu_ticks "$pid")

@@ -41,7 +41,11 @@ rules from BACKEND, records backend: BACKEND in the operator config (in place,
 keeping comments; the previous file is kept as ` + hostfs.ConfigFile + switchover.BackupSuffix + `),
 restarts RKE2 (rke2-server or rke2-agent, whichever this node runs), waits
 up to --timeout for kube-proxy's rules in BACKEND, removes kube-proxy's rules
-from the old backend, and verifies. When a step after the config write fails
+from the old backend, removes the hint and canary chains the previous kubelet
+left in the other iptables backend once the restarted kubelet wrote its own
+where BACKEND wants them (kubelet writes them with the host's iptables
+alternative: move it first, as verify advises), verifies, and runs the verify
+unit again so its result is the switched node's. When a step after the config write fails
 it rolls back: the previous config, a restart, a wait for the old backend,
 cleanup of BACKEND, verify. Each step is logged to stderr as
 [started]/[finished]/[failed]. --dry-run prints the steps and changes nothing.
@@ -120,6 +124,10 @@ func prepareSwitch(cmd *cobra.Command, g *globals, to backend.Backend, timeout t
 	if err != nil {
 		return nil, false, failure("switch: %w", err)
 	}
+	var verifyUnit switchover.UnitRerunner
+	if root.IsHost() {
+		verifyUnit = switchover.VerifyUnitRerunner{Systemctl: sc}
+	}
 	return &switchover.Switch{
 		From:      p.Decision.Backend,
 		To:        to,
@@ -131,8 +139,10 @@ func prepareSwitch(cmd *cobra.Command, g *globals, to backend.Backend, timeout t
 			ProxyModeURL: verify.DefaultProxyModeURL,
 			Progress:     func(line string) { fmt.Fprintln(g.stderr, "rke2-proxy-backend: switch: verify: "+line) },
 		},
-		Cleaner: switchover.LiveCleaner{},
-		Log:     g.stderr,
+		Cleaner:    switchover.LiveCleaner{},
+		Hints:      switchover.LiveHints{},
+		VerifyUnit: verifyUnit,
+		Log:        g.stderr,
 	}, false, nil
 }
 
