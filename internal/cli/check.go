@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -13,7 +14,8 @@ import (
 func init() { register(newCheckCommand) }
 
 func newCheckCommand(g *globals) *cobra.Command {
-	return &cobra.Command{
+	var maxAge time.Duration
+	cmd := &cobra.Command{
 		Use:   "check",
 		Short: "Judge verify's last result in node-problem-detector's plugin protocol",
 		Long: `check reads verify's last result (` + hostfs.StatusFile + `) and prints one
@@ -22,10 +24,19 @@ short line, exiting as node-problem-detector's custom plugins do:
 else, 1 when verify found a problem (the first finding's kind and a count),
 2 when it cannot tell (no plan or status yet, a status for another backend
 than the plan's, an unreadable status). It reads no netfilter state, so it
-is cheap enough to run every few seconds.`,
+is cheap enough to run every few seconds.
+
+While the watch service runs it touches ` + hostfs.WatchHeartbeat + ` every
+30s; a heartbeat older than --max-age (a watch that died or was stopped)
+makes the status stale: exit 2 with the unit to look at. status.json's own
+mtime is never judged: it is rewritten only when the result changes. With
+no heartbeat (watch not running this boot) the status is judged as it is.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			v := nodecheck.Check(g.hostRoot())
+			if maxAge < 0 {
+				return usageError(fmt.Errorf("--max-age %s: must not be negative (0 turns the age limit off)", maxAge))
+			}
+			v := nodecheck.Check(g.hostRoot(), nodecheck.Options{MaxAge: maxAge})
 			if _, err := fmt.Fprintln(g.stdout, v.Message); err != nil {
 				return &exitError{code: int(nodecheck.Unknown), err: fmt.Errorf("check: write output: %w", err)}
 			}
@@ -35,4 +46,6 @@ is cheap enough to run every few seconds.`,
 			return &exitError{code: int(v.Status), err: errors.New("")}
 		},
 	}
+	cmd.Flags().DurationVar(&maxAge, "max-age", nodecheck.DefaultMaxAge, "how old the watch service's heartbeat may be before the status is stale (0: no limit)")
+	return cmd
 }

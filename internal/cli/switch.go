@@ -41,14 +41,19 @@ rules from BACKEND, records backend: BACKEND in the operator config (in place,
 keeping comments; the previous file is kept as ` + hostfs.ConfigFile + switchover.BackupSuffix + `),
 restarts RKE2 (rke2-server or rke2-agent, whichever this node runs), waits
 up to --timeout for kube-proxy's rules in BACKEND, removes kube-proxy's rules
-from the old backend, and verifies. When a step after the config write fails
+from the old backend, removes the hint and canary chains the previous kubelet
+left in the other iptables backend once the restarted kubelet wrote its own
+where BACKEND wants them (kubelet writes them with the host's iptables
+alternative: move it first, as verify advises), verifies, and runs the verify
+unit again so its result is the switched node's. When a step after the config write fails
 it rolls back: the previous config, a restart, a wait for the old backend,
 cleanup of BACKEND, verify. Each step is logged to stderr as
 [started]/[finished]/[failed]. --dry-run prints the steps and changes nothing.
 
 Exit status: 0 switched (or already on BACKEND); 1 a step failed (rolled back
-when the log says so); 2 usage or config error, or a backend this host
-cannot run.`,
+when the log says so); 2 usage or config error, a backend this host cannot
+run, or nftables on an RKE2 release older than the first ones documenting
+nftables mode (v1.34.10, v1.35.7, v1.36.3).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if to == "" {
@@ -93,9 +98,8 @@ func prepareSwitch(cmd *cobra.Command, g *globals, to backend.Backend, timeout t
 	if cfg.BackendSource == config.SourceEnv || cfg.BackendSource == config.SourceCmdline {
 		return nil, false, usageError(fmt.Errorf("backend %s is set by the %s, which overrides %s: a switch recorded in the file would not take effect; remove the override first", cfg.Backend, sourceName(cfg.BackendSource), g.configFile))
 	}
-	_, not := decide.Runnable(facts.Probe(root, facts.Options{}))
-	if why, ruledOut := not[to]; ruledOut {
-		return nil, false, usageError(fmt.Errorf("--to %s: this host cannot run it: %s", to, why))
+	if why := decide.SwitchRefusal(facts.Probe(root, facts.Options{}), to); why != "" {
+		return nil, false, usageError(fmt.Errorf("--to %s: %s", to, why))
 	}
 	p, err := plan.Read(root)
 	switch {
@@ -120,6 +124,10 @@ func prepareSwitch(cmd *cobra.Command, g *globals, to backend.Backend, timeout t
 	if err != nil {
 		return nil, false, failure("switch: %w", err)
 	}
+	var verifyUnit switchover.UnitRerunner
+	if root.IsHost() {
+		verifyUnit = switchover.VerifyUnitRerunner{Systemctl: sc}
+	}
 	return &switchover.Switch{
 		From:      p.Decision.Backend,
 		To:        to,
@@ -131,8 +139,10 @@ func prepareSwitch(cmd *cobra.Command, g *globals, to backend.Backend, timeout t
 			ProxyModeURL: verify.DefaultProxyModeURL,
 			Progress:     func(line string) { fmt.Fprintln(g.stderr, "rke2-proxy-backend: switch: verify: "+line) },
 		},
-		Cleaner: switchover.LiveCleaner{},
-		Log:     g.stderr,
+		Cleaner:    switchover.LiveCleaner{},
+		Hints:      switchover.LiveHints{},
+		VerifyUnit: verifyUnit,
+		Log:        g.stderr,
 	}, false, nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/events"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/watch"
@@ -32,16 +33,21 @@ func newWatchCommand(g *globals) *cobra.Command {
 		Use:   "watch [--grace DURATION] [--expect B]",
 		Short: "Keep verifying kube-proxy's backend and report drift (the watch service)",
 		Long: `watch runs verify (waiting up to --wait for kube-proxy's first sync), then
-stays running at near-zero cost: every --poll it reads each backend's change
-stamp (the nf_tables generation id; the legacy tables' entry counts and
-sizes), and runs verify again only when a stamp moved and then stayed still
-for --quiet, plus a full check every --full. After a first passing verify,
+stays running at near-zero cost: nftables and iptables-nft changes arrive
+as netlink events (the nftables multicast group announces each committed
+transaction), and every --poll it reads legacy x_tables' change stamp (the
+tables' entry counts and sizes: legacy has no events). verify runs again
+only after a change has been still for --quiet, plus a full check every
+--full. When the events cannot be subscribed to (it says so at start) every
+backend's stamp is polled instead, the nf_tables generation id included. After a first passing verify,
 rules that stay wrong for longer than --grace (kube-proxy repairs its own rules at every resync, 30s by
 default) are drift: one line to stderr (the journal) when drift starts and
 one when it ends, each with the fix. Every verify result goes to
 ` + hostfs.StatusFile + ` and ` + verify.MetricsFile + ` as verify writes them; the drift
 state goes to ` + watch.MetricsFile + ` (rke2_proxy_backend_drift and
 rke2_proxy_backend_drift_transitions_total) in the same textfile directory.
+Every 30s it touches ` + hostfs.WatchHeartbeat + ` (empty; its mtime is
+the beat), so check can tell a live watch's status from a dead one's.
 A verify that fails or cannot run does not stop watch: it is retried at the
 next rule change. Runs until SIGTERM; the rke2-proxy-backend-watch service
 starts it after RKE2.`,
@@ -52,8 +58,8 @@ starts it after RKE2.`,
 	}
 	f := cmd.Flags()
 	addVerifyFlags(f, &fl.verifyFlags, "first run only: wait up to this long for kube-proxy's first sync (default: verify.wait from the config)")
-	f.DurationVar(&fl.poll, "poll", watch.DefaultPoll, "how often to read the backends' change stamps")
-	f.DurationVar(&fl.quiet, "quiet", watch.DefaultQuiet, "how long the stamps must stay still before verify runs")
+	f.DurationVar(&fl.poll, "poll", watch.DefaultPoll, "how often to read legacy's change stamp (every backend's without nftables events)")
+	f.DurationVar(&fl.quiet, "quiet", watch.DefaultQuiet, "how long the rules must stay still after a change before verify runs")
 	f.DurationVar(&fl.grace, "grace", watch.DefaultGrace, "how long rules may stay wrong before it is drift")
 	f.DurationVar(&fl.full, "full", watch.DefaultFull, "run verify at least this often even if no stamp moved")
 	return cmd
@@ -106,51 +112,77 @@ func runWatch(cmd *cobra.Command, g *globals, fl watchFlags) error {
 		return nil
 	}
 
+	beatFailing := false
 	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	logf(fmt.Sprintf("started: stamps every %s, verify after %s of quiet or every %s, drift after %s", fl.poll, fl.quiet, fl.full, fl.grace))
-	err = watch.Run(ctx, watch.Config{
-		Stamp: func(ctx context.Context) string { return watch.Stamps(ctx, reader) },
-		Verify: func(ctx context.Context, first bool) (*verify.Result, error) {
-			// The plan is read at every run: apply rewrites it when RKE2
-			// restarts with another backend.
-			opts := verify.Options{Reader: reader, ProxyModeURL: fl.proxyModeURL}
-			if first {
-				opts.Wait = firstWait
-				opts.Progress = func(line string) { logf(line) }
-			}
-			unknown, err := expectation(root, fl.verifyFlags, &opts)
-			if err != nil {
-				return nil, err
-			}
-			if unknown != nil {
-				return unknown, nil
-			}
-			if opts.Expect == "" {
-				return verify.CannotTell("backend: off in the config since watch started", "restart rke2-proxy-backend-watch.service"), nil
-			}
-			return verify.Run(ctx, opts)
-		},
-		Publish: func(res *verify.Result, drifting bool, transitions int) error {
-			if fl.noStatus {
-				return nil
-			}
-			if _, err := verify.WriteMetrics(root, textfileDir, res, time.Now()); err != nil {
-				return err
-			}
-			if err := verify.WriteStatus(root, res); err != nil {
-				return err
-			}
-			return watch.WriteMetrics(root, textfileDir, drifting, transitions)
-		},
-		Log:   logf,
-		Poll:  fl.poll,
-		Quiet: fl.quiet,
-		Grace: fl.grace,
-		Full:  fl.full,
-		// A stamp that never settles is still checked after a minute.
-		MaxDelay: watch.DefaultMaxDelay,
-	})
+	wcfg := watch.Config{Stamp: func(ctx context.Context) string { return watch.Stamps(ctx, reader) }}
+	how := fmt.Sprintf("every backend's stamp every %s", fl.poll)
+	if !root.IsHost() {
+		// Under --root the netlink socket would see this machine's
+		// rules, not the fixture's: poll, as verify --root does.
+		how += " (--root: no netlink events)"
+	} else if sub, err := events.Subscribe(ctx, events.Options{Quiet: fl.quiet, MaxDelay: watch.DefaultMaxDelay}); err != nil {
+		how = fmt.Sprintf("cannot subscribe to nftables change events (%v), so polling every backend's stamp every %s instead", err, fl.poll)
+	} else {
+		wcfg.Wake, wcfg.WakeErr = sub.C, sub.Err
+		wcfg.PolledStamp = func(ctx context.Context) string { return watch.LegacyStamp(ctx, reader) }
+		how = fmt.Sprintf("nftables and iptables-nft changes by netlink events, legacy stamps every %s", fl.poll)
+	}
+	logf(fmt.Sprintf("started: %s; verify after %s of quiet or every %s, drift after %s", how, fl.quiet, fl.full, fl.grace))
+	wcfg.Verify = func(ctx context.Context, first bool) (*verify.Result, error) {
+		// The plan is read at every run: apply rewrites it when RKE2
+		// restarts with another backend.
+		opts := verify.Options{Reader: reader, ProxyModeURL: fl.proxyModeURL}
+		if first {
+			opts.Wait = firstWait
+			opts.Progress = func(line string) { logf(line) }
+		}
+		unknown, err := expectation(root, fl.verifyFlags, &opts)
+		if err != nil {
+			return nil, err
+		}
+		if unknown != nil {
+			return unknown, nil
+		}
+		if opts.Expect == "" {
+			return verify.CannotTell("backend: off in the config since watch started", "restart rke2-proxy-backend-watch.service"), nil
+		}
+		return verify.Run(ctx, opts)
+	}
+	wcfg.Publish = func(res *verify.Result, drifting bool, transitions int) error {
+		if fl.noStatus {
+			return nil
+		}
+		if _, err := verify.WriteMetrics(root, textfileDir, res, time.Now()); err != nil {
+			return err
+		}
+		if err := verify.WriteStatus(root, res); err != nil {
+			return err
+		}
+		return watch.WriteMetrics(root, textfileDir, drifting, transitions)
+	}
+	wcfg.Heartbeat = func(now time.Time) {
+		if fl.noStatus {
+			return
+		}
+		// One line when beating starts failing, one when it works again.
+		err := watch.Beat(root, now)
+		switch {
+		case err != nil && !beatFailing:
+			logf(err.Error())
+		case err == nil && beatFailing:
+			logf("heartbeat written again")
+		}
+		beatFailing = err != nil
+	}
+	wcfg.Log = logf
+	wcfg.Poll = fl.poll
+	wcfg.Quiet = fl.quiet
+	wcfg.Grace = fl.grace
+	wcfg.Full = fl.full
+	// A stamp that never settles is still checked after a minute.
+	wcfg.MaxDelay = watch.DefaultMaxDelay
+	err = watch.Run(ctx, wcfg)
 	if err != nil {
 		return failure("watch: %w", err)
 	}

@@ -26,8 +26,7 @@ var nftMinimum = []int{1, 0, 1}
 // rules. An unknown RKE2 version is left to kubeSupportsNFTables.
 func clusterFollowsNFTables(f facts.Facts) capability {
 	if v := f.RKE2.Kubernetes; v.Known() && v.Major == 1 {
-		first, listed := rke2DocumentsNFTables[v.Minor]
-		if v.Minor < 34 || (listed && v.Patch >= 0 && v.Patch < first) {
+		if predatesNFTablesDocs(v) {
 			return capability{support: unsupported, why: fmt.Sprintf("RKE2 %s predates the first releases that document nftables mode (%s)", rke2Name(f), firstDocumented)}
 		}
 	}

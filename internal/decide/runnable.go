@@ -1,6 +1,8 @@
 package decide
 
 import (
+	"fmt"
+
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
@@ -26,4 +28,41 @@ func Runnable(f facts.Facts) (runnable []backend.Backend, not map[backend.Backen
 		runnable = append(runnable, b)
 	}
 	return runnable, not
+}
+
+// SwitchRefusal says why a live switch of this node to b must not start
+// ("" when nothing rules it out). It judges what Runnable judges and, for
+// nftables, what a running node adds: RKE2 is installed, so its version is
+// known, and a release that predates the first ones documenting nftables
+// mode (or whose kube-proxy image cannot run it) would only restart into
+// a kube-proxy that never syncs and a rollback. An unknown version (no
+// RKE2 found) is left to apply's own checks at the restart. The CNI's part
+// is not judged here: detect and verify name the HelmChartConfig it needs.
+func SwitchRefusal(f facts.Facts, b backend.Backend) string {
+	if _, not := Runnable(f); not[b] != "" {
+		return "this host cannot run it: " + not[b]
+	}
+	v := f.RKE2.Kubernetes
+	if b != backend.NFTables || !v.Known() {
+		return ""
+	}
+	if predatesNFTablesDocs(v) {
+		return fmt.Sprintf("RKE2 %s predates the first releases that document nftables mode (%s); upgrade RKE2 to one of those or later (the same minor's patch or a newer minor), then switch again",
+			rke2Name(f), firstDocumented)
+	}
+	if c := kubeSupportsNFTables(f); c.support == unsupported {
+		return c.why + "; upgrade RKE2, then switch again"
+	}
+	return ""
+}
+
+// predatesNFTablesDocs reports whether v is a Kubernetes version whose RKE2
+// releases do not document nftables mode yet. A 1.34-1.36 version without
+// a known patch cannot be told and is not refused.
+func predatesNFTablesDocs(v rke2.KubeVersion) bool {
+	if !v.Known() || v.Major != 1 {
+		return false
+	}
+	first, listed := rke2DocumentsNFTables[v.Minor]
+	return v.Minor < 34 || (listed && v.Patch >= 0 && v.Patch < first)
 }

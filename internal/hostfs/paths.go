@@ -44,6 +44,9 @@ const (
 	PlanFile = RunDir + "/plan.json"
 	// StatusFile is verify's last result, for operators and tools.
 	StatusFile = RunDir + "/status.json"
+	// WatchHeartbeat is an empty file whose mtime the watch service
+	// refreshes while it runs; check judges status.json's age by it.
+	WatchHeartbeat = RunDir + "/watch.heartbeat"
 )
 
 // BenchFile is `bench`'s last result: what each backend's rule loads cost

@@ -13,7 +13,7 @@ import (
 func TestHostPathsAreAbsoluteAndClean(t *testing.T) {
 	paths := []string{
 		Binary, ShippedUnitDir, ConfigFile, TextfileDir,
-		RunDir, PlanFile, StatusFile, Modprobe,
+		RunDir, PlanFile, StatusFile, WatchHeartbeat, Modprobe,
 		RKE2ConfigFile, RKE2DataDir, InitrdRelease, SystemdContainer,
 		Kmsg, ProcCmdline, Proc1Cmdline, Proc1Environ, KernelOSRelease,
 		ProcModules, ModulesDir, ProcConfigGz, IPTablesNames, IP6TablesNames,

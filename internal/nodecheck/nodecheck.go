@@ -12,10 +12,12 @@ import (
 	"fmt"
 	"io/fs"
 	"strings"
+	"time"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/plan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/watch"
 )
 
 // Status is NPD's plugin exit status (pkg/custompluginmonitor/types/types.go:
@@ -54,22 +56,40 @@ type Verdict struct {
 	Message string
 }
 
+// DefaultMaxAge is check's default --max-age: four of watch's heartbeats,
+// so one late beat (a loaded node) is not called stale.
+const DefaultMaxAge = 4 * watch.HeartbeatEvery
+
+// Options tune one check.
+type Options struct {
+	// MaxAge is how old the watch heartbeat may be before the status is
+	// stale (0: no age limit).
+	MaxAge time.Duration
+	// Now is the time to judge ages against (zero: the clock).
+	Now time.Time
+}
+
 // Check reads the plan and verify's status under root and judges them.
 //
-// Staleness is judged by content, never by file times: the atomic writer
-// leaves an unchanged file's mtime alone (status.json is byte-stable
-// between runs on an unchanged node), so an old mtime does not mean an old
-// verdict. A status that verified another backend than the plan now names
-// is stale: RKE2 restarted onto a new choice and verify has not finished.
-// Age-based staleness is the Prometheus rules' job, from the metrics'
-// last-run timestamp.
-func Check(root hostfs.Root) Verdict {
-	v := check(root)
+// A status that verified another backend than the plan now names is
+// stale: RKE2 restarted onto a new choice and verify has not finished.
+// Age is judged by the watch service's heartbeat (hostfs.WatchHeartbeat),
+// never by status.json's own mtime: the atomic writer leaves an unchanged
+// file's mtime alone (status.json is byte-stable between runs on an
+// unchanged node), so an old status.json is no sign of a dead watcher,
+// while a heartbeat older than MaxAge is. With no heartbeat at all no
+// watch ran this boot (a node that only runs the verify unit at each RKE2
+// start), and status.json is as fresh as it gets there.
+func Check(root hostfs.Root, opts Options) Verdict {
+	if opts.Now.IsZero() {
+		opts.Now = time.Now()
+	}
+	v := check(root, opts)
 	v.Message = oneLine(v.Message)
 	return v
 }
 
-func check(root hostfs.Root) Verdict {
+func check(root hostfs.Root, opts Options) Verdict {
 	p, planErr := plan.Read(root)
 	switch {
 	case planErr == nil && p.Decision.Disabled:
@@ -78,6 +98,9 @@ func check(root hostfs.Root) Verdict {
 		return Verdict{Unknown, "no plan: apply has not run since boot (is rke2-server/agent started?)"}
 	case planErr != nil:
 		return Verdict{Unknown, "cannot tell: " + planErr.Error()}
+	}
+	if v, stale := staleWatch(root, opts); stale {
+		return v
 	}
 	data, err := root.ReadFileMax(hostfs.StatusFile, MaxStatusSize)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -97,6 +120,29 @@ func check(root hostfs.Root) Verdict {
 }
 
 const unitHint = "rke2-server/rke2-agent"
+
+// staleWatch judges the watch heartbeat's age. A heartbeat that cannot be
+// stat'ed for another reason than absence cannot vouch for the status.
+func staleWatch(root hostfs.Root, opts Options) (Verdict, bool) {
+	if opts.MaxAge <= 0 {
+		return Verdict{}, false
+	}
+	fi, err := root.Stat(hostfs.WatchHeartbeat)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return Verdict{}, false
+	case err != nil:
+		return Verdict{Unknown, "cannot tell: " + err.Error()}, true
+	}
+	age := opts.Now.Sub(fi.ModTime())
+	if age <= opts.MaxAge {
+		return Verdict{}, false
+	}
+	return Verdict{Unknown, fmt.Sprintf("stale status: watch's last heartbeat is %s old (over --max-age %s); is %s running? systemctl status %s",
+		age.Round(time.Second), opts.MaxAge, watchUnit, watchUnit)}, true
+}
+
+const watchUnit = "rke2-proxy-backend-watch"
 
 // judge maps one result: any real finding is a problem; read errors alone
 // mean verify could not look, which is Unknown, not a problem.

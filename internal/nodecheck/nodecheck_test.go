@@ -4,12 +4,14 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/plan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/watch"
 )
 
 // fixture lays out a host root with a plan choosing planned (nil: no plan)
@@ -56,7 +58,7 @@ func TestCheckMapsStatusToNPDProtocol(t *testing.T) {
 		{"turned off", &decide.Decision{Disabled: true}, nil, OK, "turned off"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			v := Check(fixture(t, tc.planned, tc.res))
+			v := Check(fixture(t, tc.planned, tc.res), Options{MaxAge: DefaultMaxAge})
 			if v.Status != tc.want || !strings.Contains(v.Message, tc.says) {
 				t.Errorf("Check = %s %q; want %s containing %q", v.Status, v.Message, tc.want, tc.says)
 			}
@@ -64,6 +66,48 @@ func TestCheckMapsStatusToNPDProtocol(t *testing.T) {
 				t.Errorf("message is not one short line (%d bytes): %q", len(v.Message), v.Message)
 			}
 		})
+	}
+}
+
+// The watch heartbeat's age decides staleness: a fresh beat leaves an OK
+// status OK, one older than MaxAge makes it unknown with the unit to look
+// at, whatever status.json's own mtime; no heartbeat (no watch this boot)
+// and MaxAge 0 judge the status as it is.
+func TestCheckAgeLimitFollowsTheWatchHeartbeat(t *testing.T) {
+	nft := backend.IptablesNFT
+	root := fixture(t, chose(nft), &verify.Result{OK: true, Expect: nft})
+	now := time.Date(2026, 11, 30, 19, 0, 0, 0, time.UTC)
+	opts := Options{MaxAge: 2 * time.Minute, Now: now}
+	// status.json a day old: never judged by its own mtime.
+	day := now.Add(-24 * time.Hour)
+	if err := os.Chtimes(root.Path(hostfs.StatusFile), day, day); err != nil {
+		t.Fatal(err)
+	}
+	if v := Check(root, opts); v.Status != OK {
+		t.Errorf("no heartbeat (verify unit only), day-old status: %s %q; want ok", v.Status, v.Message)
+	}
+	for _, tc := range []struct {
+		age  time.Duration
+		opts Options
+		want Status
+		says string
+	}{
+		{30 * time.Second, opts, OK, "complete in iptables-nft"},
+		{2 * time.Minute, opts, OK, "complete"},
+		{5*time.Minute + 400*time.Millisecond, opts, Unknown, "stale status: watch's last heartbeat is 5m0s old (over --max-age 2m0s); is rke2-proxy-backend-watch running?"},
+		{time.Hour, Options{Now: now}, OK, "complete"},
+	} {
+		if err := watch.Beat(root, now.Add(-tc.age)); err != nil {
+			t.Fatal(err)
+		}
+		if v := Check(root, tc.opts); v.Status != tc.want || !strings.Contains(v.Message, tc.says) {
+			t.Errorf("heartbeat %s old, max-age %s: %s %q; want %s containing %q", tc.age, tc.opts.MaxAge, v.Status, v.Message, tc.want, tc.says)
+		}
+	}
+	// The beat is the mtime alone: status.json's no-timestamp rule holds
+	// for the heartbeat too.
+	if data, err := os.ReadFile(root.Path(hostfs.WatchHeartbeat)); err != nil || len(data) != 0 {
+		t.Errorf("heartbeat file holds %q (%v); want it empty: the mtime is the beat", data, err)
 	}
 }
 
@@ -77,7 +121,7 @@ func TestCheckCannotTellFromACorruptStatus(t *testing.T) {
 			if err := os.WriteFile(root.Path(hostfs.StatusFile), []byte(content), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			if v := Check(root); v.Status != Unknown || !strings.HasPrefix(v.Message, "cannot tell") {
+			if v := Check(root, Options{}); v.Status != Unknown || !strings.HasPrefix(v.Message, "cannot tell") {
 				t.Errorf("Check = %s %q; want unknown, cannot tell", v.Status, v.Message)
 			}
 		})
@@ -89,7 +133,7 @@ func TestCheckCannotTellFromACorruptStatus(t *testing.T) {
 	if err := mkfifo(fifo); err != nil {
 		t.Skipf("mkfifo: %v", err)
 	}
-	if v := Check(root); v.Status != Unknown {
+	if v := Check(root, Options{}); v.Status != Unknown {
 		t.Errorf("Check on a FIFO = %s %q; want unknown", v.Status, v.Message)
 	}
 }
@@ -124,7 +168,7 @@ func FuzzCheckStatus(f *testing.F) {
 		if err := os.WriteFile(root.Path(hostfs.StatusFile), data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		v := Check(root)
+		v := Check(root, Options{MaxAge: DefaultMaxAge})
 		if v.Status < OK || v.Status > Unknown {
 			t.Fatalf("status %d is outside NPD's protocol", v.Status)
 		}

@@ -40,8 +40,9 @@ func (v LiveVerifier) Verify(ctx context.Context, b backend.Backend) (*verify.Re
 		Expect:            b,
 		ExpectSource:      "switch",
 		// A restart cannot move kubelet's hint chains: kubelet writes them
-		// with the host's iptables alternative. Their place is a warning,
-		// as after a one-boot override, with its fix in the log.
+		// with the host's iptables alternative. When it was not moved,
+		// the hints' place is a warning (the tidy step logs its fix), not
+		// a reason to roll back a kube-proxy that is right.
 		OneBootOverride: true,
 		Reader:          reader,
 		Wait:            v.Wait,

@@ -45,6 +45,14 @@ type Cleaner interface {
 	Clean(ctx context.Context, b backend.Backend) (*cleanup.Plan, error)
 }
 
+// UnitRerunner runs the verify unit again, so its last result (and so
+// `systemctl --failed`) is the switched node's, not the one it judged
+// while the restart was still moving rules.
+type UnitRerunner interface {
+	Rerun(ctx context.Context) error
+	Describe() string
+}
+
 // Snapshot is the operator config before a switch.
 type Snapshot struct {
 	Existed bool
@@ -58,6 +66,10 @@ type Switch struct {
 	Restarter Restarter
 	Verifier  Verifier
 	Cleaner   Cleaner
+	Hints     HintTidier
+	// VerifyUnit, when set, is re-run last (nil under --root, where the
+	// running systemd is not the fixture's).
+	VerifyUnit UnitRerunner
 	// Log gets one [started]/[finished]/[failed] line per step.
 	Log io.Writer
 }
@@ -68,25 +80,42 @@ var ErrRolledBack = errors.New("switch failed; rolled back to the previous backe
 
 // Plan lists the steps Run takes, for --dry-run and the log.
 func (s *Switch) Plan() []string {
-	return []string{
+	steps := []string{
 		fmt.Sprintf("remove stale kube-proxy rules from %s (kube-proxy uses %s until the restart)", s.To, s.From),
 		fmt.Sprintf("record backend: %s in %s", s.To, s.Config.Describe()),
 		"restart " + s.Restarter.Describe(),
 		fmt.Sprintf("wait for kube-proxy's rules in %s", s.To),
 		fmt.Sprintf("remove kube-proxy's rules from %s", s.From),
+		s.hintStep(s.To),
 		fmt.Sprintf("verify: kube-proxy complete in %s, nothing stranded", s.To),
 	}
+	if s.VerifyUnit != nil {
+		steps = append(steps, s.rerunStep())
+	}
+	return steps
+}
+
+func (s *Switch) hintStep(b backend.Backend) string {
+	return fmt.Sprintf("remove kubelet's hint and canary chains from the other iptables backend once kubelet wrote them in %s", verify.HintBackend(b))
+}
+
+func (s *Switch) rerunStep() string {
+	return "run " + s.VerifyUnit.Describe() + " again (its run during the restart saw the old backend's rules)"
 }
 
 // RollbackPlan lists what Run does when a step after the config write fails.
 func (s *Switch) RollbackPlan() []string {
-	return []string{
+	steps := []string{
 		"restore the previous " + s.Config.Describe(),
 		"restart " + s.Restarter.Describe(),
 		fmt.Sprintf("wait for kube-proxy's rules in %s", s.From),
 		fmt.Sprintf("remove kube-proxy's rules from %s", s.To),
 		fmt.Sprintf("verify: kube-proxy complete in %s, nothing stranded", s.From),
 	}
+	if s.VerifyUnit != nil {
+		steps = append(steps, s.rerunStep())
+	}
+	return steps
 }
 
 // Run switches the node. On a failure after the config was written it
@@ -110,9 +139,15 @@ func (s *Switch) Run(ctx context.Context) error {
 		err = l.step(plan[4], func() error { return s.clean(ctx, s.From) })
 	}
 	if err == nil {
-		err = l.step(plan[5], func() error { return s.verifyOK(ctx, l, s.To) })
+		err = l.step(plan[5], func() error { return s.tidyHints(ctx, l, s.To) })
 	}
 	if err == nil {
+		err = l.step(plan[6], func() error { return s.verifyOK(ctx, l, s.To) })
+	}
+	if err == nil {
+		if s.VerifyUnit != nil {
+			l.step(plan[7], func() error { s.rerunUnit(ctx, l); return nil })
+		}
 		return nil
 	}
 	// A cancelled context (the operator's Ctrl-C, SUC's deadline) still
@@ -133,6 +168,9 @@ func (s *Switch) Run(ctx context.Context) error {
 	if rerr == nil {
 		rerr = l.step(rb[4], func() error { return s.verifyOK(rctx, l, s.From) })
 	}
+	if rerr == nil && s.VerifyUnit != nil {
+		l.step(rb[5], func() error { s.rerunUnit(rctx, l); return nil })
+	}
 	if rerr != nil {
 		return fmt.Errorf("switch to %s failed (%w) and so did the rollback to %s (%v): the node needs a hand: run rke2-proxy-backend verify and read its fixes", s.To, err, s.From, rerr)
 	}
@@ -148,6 +186,34 @@ func (s *Switch) clean(ctx context.Context, b backend.Backend) error {
 		fmt.Fprintf(s.Log, "rke2-proxy-backend: switch:   removed %d kube-proxy object(s) from %s\n", len(p.Removals), b)
 	}
 	return nil
+}
+
+// tidyHints removes the old kubelet's hint chains once the restarted
+// kubelet wrote its own where b wants them. Leftovers it must keep are a
+// warning with their fix, not a failure: RKE2's kube-proxy image follows
+// IPTABLES_MODE, not the hint, and the fix is the host's, not ours.
+func (s *Switch) tidyHints(ctx context.Context, l *logger, b backend.Backend) error {
+	t, err := s.Hints.Tidy(ctx, b)
+	if err != nil {
+		return err
+	}
+	if len(t.Removed) > 0 {
+		l.note(fmt.Sprintf("  removed %d chain(s) the previous kubelet left: %s", len(t.Removed), strings.Join(t.Removed, "; ")))
+	}
+	if len(t.Left) > 0 {
+		flavour := strings.TrimPrefix(string(t.Want), "iptables-")
+		l.note(fmt.Sprintf("warning: kubelet's chains left in place: %s (fix: point the host's iptables at %s: update-alternatives --set iptables /usr/sbin/iptables-%s; update-alternatives --set ip6tables /usr/sbin/ip6tables-%s; then switch again or reboot the node; until then verify reports [kubelet-hint])",
+			strings.Join(t.Left, "; "), t.Want, flavour, flavour))
+	}
+	return nil
+}
+
+// rerunUnit runs the verify unit again. Its outcome does not decide the
+// switch (verifyOK did): a failure is a warning naming its journal.
+func (s *Switch) rerunUnit(ctx context.Context, l *logger) {
+	if err := s.VerifyUnit.Rerun(ctx); err != nil {
+		l.note(fmt.Sprintf("warning: %s failed after the switch: %v (journalctl -u %s says why; rke2-proxy-backend verify names each fix)", s.VerifyUnit.Describe(), err, s.VerifyUnit.Describe()))
+	}
 }
 
 // waitSynced waits until kube-proxy's whole skeleton is in b. Stranded

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -29,6 +30,11 @@ func loadKubeProxy(b backend.Backend) error {
 	rs, err := expected.Render(expected.Options{Backend: b, Services: 3})
 	if err != nil {
 		return err
+	}
+	// The rendered footprint includes kubelet's hint and canary, which
+	// kubelet, not kube-proxy, writes: simulatedRKE2 plays kubelet.
+	for i := range rs.Tables {
+		rs.Tables[i].Chains = slices.DeleteFunc(rs.Tables[i].Chains, func(c rules.Chain) bool { return ownership.IsKubeletHintChain(c.Name) })
 	}
 	for _, fam := range []rules.Family{rules.IPv4, rules.IPv6} {
 		argv := loadcmd.Argv(b, fam)
@@ -53,6 +59,31 @@ type simulatedRKE2 struct {
 	broken      map[backend.Backend]bool
 	failRestart map[backend.Backend]bool
 	restarts    []string
+	// kubeletIn is the host's iptables alternative: kubelet writes its
+	// chains there at every start ("" writes none).
+	kubeletIn backend.Backend
+}
+
+// kubeletChains writes kubelet's chains into iptables backend b, both
+// families, as kubelet does at its start: the hint in mangle, the canary
+// in mangle, nat and filter (empty, nothing jumps to them), and the
+// KUBE-FIREWALL it shares with kube-proxy (a rule, and a jump from INPUT).
+func kubeletChains(b backend.Backend) error {
+	flavour := strings.TrimPrefix(string(b), "iptables-")
+	script := "*mangle\n:KUBE-IPTABLES-HINT - [0:0]\n:KUBE-KUBELET-CANARY - [0:0]\nCOMMIT\n" +
+		"*nat\n:KUBE-KUBELET-CANARY - [0:0]\nCOMMIT\n" +
+		"*filter\n:KUBE-KUBELET-CANARY - [0:0]\n:KUBE-FIREWALL - [0:0]\n" +
+		"-A KUBE-FIREWALL ! -s 127.0.0.0/8 -d 127.0.0.0/8 -m comment --comment \"block incoming localnet connections\" -m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP\n" +
+		"-A INPUT -j KUBE-FIREWALL\nCOMMIT\n"
+	script6 := "*mangle\n:KUBE-IPTABLES-HINT - [0:0]\n:KUBE-KUBELET-CANARY - [0:0]\nCOMMIT\n*nat\n:KUBE-KUBELET-CANARY - [0:0]\nCOMMIT\n*filter\n:KUBE-KUBELET-CANARY - [0:0]\nCOMMIT\n"
+	for tool, in := range map[string]string{"iptables-" + flavour + "-restore": script, "ip6tables-" + flavour + "-restore": script6} {
+		cmd := exec.Command(tool, "-w", "5", "--noflush")
+		cmd.Stdin = strings.NewReader(in)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("kubelet's chains with %s: %v: %s", tool, err, out)
+		}
+	}
+	return nil
 }
 
 func (s *simulatedRKE2) Describe() string { return "rke2-server.service (simulated)" }
@@ -66,6 +97,13 @@ func (s *simulatedRKE2) Restart(context.Context) error {
 	s.restarts = append(s.restarts, cfg.Backend)
 	if s.failRestart[b] {
 		return errors.New("Job for rke2-server.service failed")
+	}
+	if s.kubeletIn != "" {
+		// kubelet starts before kube-proxy, and keeps running when
+		// kube-proxy never syncs.
+		if err := kubeletChains(s.kubeletIn); err != nil {
+			return err
+		}
 	}
 	if s.broken[b] {
 		return nil
@@ -128,6 +166,7 @@ func TestSwitchInNetns(t *testing.T) {
 				Restarter: rke2,
 				Verifier:  LiveVerifier{Root: hostfs.New("/"), Wait: 2 * time.Second, Poll: 100 * time.Millisecond},
 				Cleaner:   LiveCleaner{},
+				Hints:     LiveHints{},
 				Log:       &log,
 			}
 			err := s.Run(context.Background())
@@ -157,7 +196,7 @@ func TestSwitchInNetns(t *testing.T) {
 				if o := owned(t, c.to); o.Empty() {
 					t.Errorf("no kube-proxy objects in the new backend %s", c.to)
 				}
-				for _, want := range []string{"op(1): [finished]", "op(6): [finished] verify"} {
+				for _, want := range []string{"op(1): [finished]", "op(7): [finished] verify"} {
 					if !strings.Contains(log.String(), want) {
 						t.Errorf("log lacks %q", want)
 					}
@@ -224,6 +263,7 @@ func TestSwitchStopsBeforeRestartWhenTheConfigCannotBeEdited(t *testing.T) {
 		Restarter: rke2,
 		Verifier:  LiveVerifier{Root: hostfs.New("/"), Wait: time.Second, Poll: 100 * time.Millisecond},
 		Cleaner:   LiveCleaner{},
+		Hints:     LiveHints{},
 		Log:       &log,
 	}
 	err := s.Run(context.Background())

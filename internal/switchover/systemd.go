@@ -10,6 +10,7 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/boundexec"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/units"
 )
 
 // RKE2Units are RKE2's two units; a node runs one of them.
@@ -94,4 +95,19 @@ func (r UnitRestarter) Restart(ctx context.Context) error {
 		return fmt.Errorf("%w (see journalctl -u %s)", err, r.Unit)
 	}
 	return nil
+}
+
+// VerifyUnitRerunner restarts the verify unit. It is Type=oneshot, so
+// systemctl restart returns once that verify has finished, with its
+// outcome; a run still waiting (pulled in by the RKE2 restart) is stopped
+// and started over.
+type VerifyUnitRerunner struct {
+	Systemctl Systemctl
+}
+
+func (v VerifyUnitRerunner) Describe() string { return units.VerifyUnit }
+
+func (v VerifyUnitRerunner) Rerun(ctx context.Context) error {
+	_, err := v.Systemctl.run(ctx, "restart", units.VerifyUnit)
+	return err
 }

@@ -52,11 +52,11 @@ func strandedFindings(expect backend.Backend, st BackendState) []Finding {
 	}}
 }
 
-// hintBackend is where kubelet's hint chains belong for kube-proxy's
+// HintBackend is where kubelet's hint chains belong for kube-proxy's
 // backend: the same iptables flavour, and iptables-nft for nftables mode
 // (both go through nf_tables; a legacy hint there means the host's
 // iptables is legacy while kube-proxy is not).
-func hintBackend(expect backend.Backend) backend.Backend {
+func HintBackend(expect backend.Backend) backend.Backend {
 	if expect == backend.IptablesLegacy {
 		return backend.IptablesLegacy
 	}
@@ -68,7 +68,7 @@ func hintBackend(expect backend.Backend) backend.Backend {
 // the host alternative and kube-proxy disagree, and the image's wrapper
 // may pick the wrong backend at the next start.
 func hintFindings(expect backend.Backend, states []BackendState) []Finding {
-	want := hintBackend(expect)
+	want := HintBackend(expect)
 	var out []Finding
 	for _, st := range states {
 		if st.Backend == want || len(st.KubeletHints) == 0 {

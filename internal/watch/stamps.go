@@ -14,8 +14,19 @@ import (
 // support appears or vanishes then counts as a change. iptables-nft and
 // nftables share the nf_tables generation, read once.
 func Stamps(ctx context.Context, s netfilter.Stamper) string {
+	return stampsOf(ctx, s, backend.NFTables, backend.IptablesLegacy)
+}
+
+// LegacyStamp is the stamp of what nf_tables events do not cover: legacy
+// x_tables, which announces nothing. It is Config.PolledStamp when watch
+// gets events.
+func LegacyStamp(ctx context.Context, s netfilter.Stamper) string {
+	return stampsOf(ctx, s, backend.IptablesLegacy)
+}
+
+func stampsOf(ctx context.Context, s netfilter.Stamper, backends ...backend.Backend) string {
 	var b strings.Builder
-	for _, be := range []backend.Backend{backend.NFTables, backend.IptablesLegacy} {
+	for _, be := range backends {
 		st, err := s.Stamp(ctx, be)
 		if err != nil {
 			st = "error: " + err.Error()

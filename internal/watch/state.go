@@ -1,8 +1,9 @@
-// Package watch keeps verifying a node after RKE2 started: it looks at
-// each backend's change stamp every few seconds (a few syscalls), re-runs
-// verify only when a stamp moved and then stayed quiet, and reports drift
-// only when kube-proxy's rules stay wrong for longer than kube-proxy's own
-// resync would take to put them back.
+// Package watch keeps verifying a node after RKE2 started: nf_tables
+// (nftables, iptables-nft) announces its changes as netlink events, legacy
+// x_tables does not, so its change stamp is read every few seconds (a few
+// syscalls); verify re-runs only after a change has settled, and drift is
+// reported only when kube-proxy's rules stay wrong for longer than
+// kube-proxy's own resync would take to put them back.
 package watch
 
 import (

@@ -2,18 +2,21 @@ package watch
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/events"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
 
 // Defaults, chosen against kube-proxy's behaviour: it resyncs every 30s
 // (--iptables-sync-period) and rewrites in bursts of a few seconds.
 const (
-	// DefaultPoll is how often the change stamps are read: each read is
-	// one netlink GETGEN and one table-info getsockopt per legacy table.
+	// DefaultPoll is how often the change stamps are read: with nf_tables
+	// events only legacy's (one table-info getsockopt per legacy table),
+	// without them also one netlink GETGEN.
 	DefaultPoll = 3 * time.Second
 	// DefaultQuiet is how long a stamp must stay still before verify runs.
 	DefaultQuiet = 5 * time.Second
@@ -28,13 +31,21 @@ const (
 	DefaultFull = 10 * time.Minute
 )
 
-// Config is one watcher's inputs. Stamp, Verify and Publish are the
+// Config is one watcher's inputs. Stamp, Wake, Verify and Publish are the
 // outside world; everything else is the schedule.
 type Config struct {
 	// Stamp returns one string covering every backend's change stamp; a
 	// stamp that cannot be read should come back as text naming the
 	// error, so a backend appearing or vanishing counts as a move.
 	Stamp func(ctx context.Context) string
+	// Wake, when set, delivers nf_tables changes (nftables and
+	// iptables-nft), already debounced: each one runs verify. While it is
+	// open only PolledStamp (what events do not cover: legacy) is polled.
+	// When it closes (the subscription failed; WakeErr says why) watch
+	// logs it and polls Stamp again.
+	Wake        <-chan events.Change
+	PolledStamp func(ctx context.Context) string
+	WakeErr     func() error
 	// Verify runs one verify; first is set until a run has returned, so
 	// the caller can wait for kube-proxy's first sync only then.
 	Verify func(ctx context.Context, first bool) (*verify.Result, error)
@@ -43,6 +54,9 @@ type Config struct {
 	Publish func(res *verify.Result, drifting bool, transitions int) error
 	// Log gets one line per event worth the journal.
 	Log func(line string)
+	// Heartbeat, when set, is called at start and every HeartbeatEvery
+	// while Run runs (see Beat).
+	Heartbeat func(now time.Time)
 
 	Poll, Quiet, MaxDelay, Grace, Full time.Duration
 	// Sleep is time.Sleep-like and honours ctx (tests may replace it).
@@ -62,6 +76,9 @@ func (c *Config) defaults() {
 	if c.Sleep == nil {
 		c.Sleep = verify.SleepCtx
 	}
+	if c.PolledStamp == nil {
+		c.PolledStamp = func(context.Context) string { return "" }
+	}
 }
 
 // Run watches until ctx ends, then returns nil. A verify run that errors
@@ -70,16 +87,26 @@ func (c *Config) defaults() {
 // slower than verify.wait needs.
 func Run(ctx context.Context, cfg Config) error {
 	cfg.defaults()
+	if cfg.Heartbeat != nil {
+		hctx, stop := context.WithCancel(ctx)
+		defer stop()
+		go heartbeat(hctx, HeartbeatEvery, cfg.Heartbeat)
+	}
 	deb := Debounce{Quiet: cfg.Quiet, MaxDelay: cfg.MaxDelay}
 	tr := Tracker{Grace: cfg.Grace}
-	first := true
+	first, woke := true, false
+	wake, stampOf := cfg.Wake, cfg.Stamp
+	if wake != nil {
+		stampOf = cfg.PolledStamp
+	}
 	var nextFull time.Time
 	for {
 		now := time.Now()
-		stamp := cfg.Stamp(ctx)
+		stamp := stampOf(ctx)
 		deb.Observe(now, stamp)
 		confirm, confirming := tr.ConfirmAt()
-		if first || deb.Due(now) || !now.Before(nextFull) || (confirming && !now.Before(confirm)) {
+		if first || woke || deb.Due(now) || !now.Before(nextFull) || (confirming && !now.Before(confirm)) {
+			woke = false
 			wasBad, wasFirst := confirming, first
 			res, err := cfg.Verify(ctx, first)
 			if ctx.Err() != nil {
@@ -98,10 +125,46 @@ func Run(ctx context.Context, cfg Config) error {
 				report(cfg, &tr, end, res, wasBad)
 			}
 		}
-		if err := cfg.Sleep(ctx, cfg.Poll); err != nil {
+		if wake == nil {
+			if err := cfg.Sleep(ctx, cfg.Poll); err != nil {
+				return nil
+			}
+			continue
+		}
+		var open bool
+		if woke, open = waitWake(ctx, wake, cfg.Poll); ctx.Err() != nil {
 			return nil
 		}
+		if !open {
+			// Polling every backend from here on: a fresh baseline, and
+			// one verify for what changed since the last event.
+			cfg.Log(fmt.Sprintf("nftables change events stopped (%v); polling every backend's stamp every %s instead", wakeErr(cfg), cfg.Poll))
+			wake, stampOf, woke = nil, cfg.Stamp, true
+			deb = Debounce{Quiet: cfg.Quiet, MaxDelay: cfg.MaxDelay}
+		}
 	}
+}
+
+// waitWake waits up to poll for an nf_tables change. open is false when
+// wake closed.
+func waitWake(ctx context.Context, wake <-chan events.Change, poll time.Duration) (woke, open bool) {
+	t := time.NewTimer(poll)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false, true
+	case _, open = <-wake:
+		return open, open
+	case <-t.C:
+		return false, true
+	}
+}
+
+func wakeErr(cfg Config) error {
+	if cfg.WakeErr == nil || cfg.WakeErr() == nil {
+		return errors.New("the subscription ended")
+	}
+	return cfg.WakeErr()
 }
 
 // report feeds res to the tracker, logs what changed and publishes it.

@@ -246,11 +246,13 @@ boot_watch_flush() {
 }
 
 # boot_switch N: on iptables-legacy, `rke2-proxy-backend switch --to
-# iptables-nft` in the running guest must exit 0 with its [finished] steps,
-# change only the backend: line and leave nothing stranded in legacy; verify
-# then finds only kubelet's boot-time hint in legacy, whose fix is a reboot:
-# boot N+1 on the same disk must come up on iptables-nft, verify passing and
-# no unit failed.
+# iptables-nft` in the running guest (host alternative moved first, as
+# verify advises) must exit 0 with its [finished] steps, change only the
+# backend: line, leave nothing stranded in legacy, remove the boot-time
+# kubelet's hint chains from legacy once the restarted kubelet wrote them in
+# nft, and leave verify passing and no unit failed without a reboot; boot
+# N+1 on the same disk must come up on iptables-nft, verify passing and no
+# unit failed.
 boot_switch() {
 	local n=$1
 	cp "$cfg" "$work/config.yaml.switch"
@@ -259,8 +261,8 @@ boot_switch() {
 	echo 10s >"$standin_resync"
 	boot "$n" iptables-legacy switch
 	grep -qx 'backend: iptables-nft' "$cfg" || fail "boot $n: the switch did not leave backend: iptables-nft in the config"
-	# The reboot verify's kubelet-hint fix names: kubelet's hint follows the
-	# (switched) host alternative, kube-proxy the recorded backend.
+	# The reboot after it: kubelet's hint follows the (switched) host
+	# alternative, kube-proxy the recorded backend.
 	boot "$((n + 1))" iptables-nft plain
 	rm -f "$standin_resync"
 	cp "$work/config.yaml.switch" "$cfg"

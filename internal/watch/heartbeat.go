@@ -1,0 +1,57 @@
+package watch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"time"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+)
+
+// HeartbeatEvery is how often a running watch refreshes
+// hostfs.WatchHeartbeat. check's default --max-age is a few of these.
+const HeartbeatEvery = 30 * time.Second
+
+// Beat refreshes the heartbeat: the file's mtime is the beat, its content
+// stays empty. status.json cannot carry it: it is byte-stable (no
+// timestamps, and the atomic writer leaves an unchanged file's mtime
+// alone), so on a quiet node its age says when verify last found
+// something new, not whether anyone still looks. A separate empty file
+// keeps that rule and costs one utimensat per beat.
+func Beat(root hostfs.Root, now time.Time) error {
+	p, err := root.Resolve(hostfs.WatchHeartbeat)
+	if err != nil {
+		return fmt.Errorf("heartbeat %s: %w", root.Path(hostfs.WatchHeartbeat), err)
+	}
+	err = os.Chtimes(p, now, now)
+	if errors.Is(err, fs.ErrNotExist) {
+		if _, err = root.WriteFileAtomic(hostfs.WatchHeartbeat, nil, 0o644); err == nil {
+			err = os.Chtimes(p, now, now)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("heartbeat %s: %w (check will call the status stale)", p, err)
+	}
+	return nil
+}
+
+// heartbeat calls beat at once and then every period until ctx ends. It
+// runs beside the watch loop rather than in it: the first verify may wait
+// minutes for kube-proxy's first sync, and the heartbeat says the watcher
+// is alive, while status.json says what it last found.
+func heartbeat(ctx context.Context, period time.Duration, beat func(time.Time)) {
+	beat(time.Now())
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			beat(now)
+		}
+	}
+}
