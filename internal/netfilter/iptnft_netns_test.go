@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/iptsave"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nstest"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 )
@@ -16,7 +17,7 @@ func assertSameAsSave(t *testing.T, rs *rules.Ruleset) {
 	t.Helper()
 	var saved []rules.Table
 	for fam, tool := range map[rules.Family]string{rules.IPv4: "iptables-nft-save", rules.IPv6: "ip6tables-nft-save"} {
-		tables, err := rules.ParseIptablesSave(strings.NewReader(nstest.Sh(t, tool)), fam)
+		tables, err := iptsave.Parse(strings.NewReader(nstest.Sh(t, tool)), fam)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/iptsave"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nstest"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 )
@@ -55,7 +56,7 @@ func TestLegacyReferenceDumps(t *testing.T) {
 
 	// The reader's text equals iptables-legacy-save's own output, minus
 	// its comments and counters.
-	saved, err := rules.ParseIptablesSave(strings.NewReader(nstest.Sh(t, "iptables-legacy-save")), rules.IPv4)
+	saved, err := iptsave.Parse(strings.NewReader(nstest.Sh(t, "iptables-legacy-save")), rules.IPv4)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,8 +1,10 @@
-package rules
+package iptsave
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 )
 
 // A shallow parse counts the skipped chains' rules without reading them,
@@ -18,11 +20,11 @@ func TestParseIptablesSaveShallow(t *testing.T) {
 [3:180] -A KUBE-SVC-AAAA -j RETURN
 COMMIT
 `
-	full, err := ParseIptablesSave(strings.NewReader(in), IPv4)
+	full, err := Parse(strings.NewReader(in), rules.IPv4)
 	if err != nil {
 		t.Fatal(err)
 	}
-	shallow, err := ParseIptablesSaveShallow(strings.NewReader(in), IPv4, func(c string) bool { return strings.HasPrefix(c, "KUBE-SVC-") })
+	shallow, err := ParseShallow(strings.NewReader(in), rules.IPv4, func(c string) bool { return strings.HasPrefix(c, "KUBE-SVC-") })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +35,7 @@ COMMIT
 		}
 		for j, r := range c.Rules {
 			if c.Name == "KUBE-SVC-AAAA" {
-				if r != (Rule{Text: RuleNotRead}) {
+				if r != (rules.Rule{NotRead: true}) {
 					t.Errorf("%s rule %d = %+v, want the not-read placeholder", c.Name, j, r)
 				}
 				continue

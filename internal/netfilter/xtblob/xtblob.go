@@ -1,4 +1,7 @@
-package netfilter
+// Package xtblob prints the xtables match and target info blobs that
+// iptables-nft stores in nftables "match"/"target" expressions as the
+// options iptables-save prints for them.
+package xtblob
 
 import (
 	"encoding/binary"
@@ -8,6 +11,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/iptsave"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nl"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 )
 
@@ -17,25 +22,25 @@ import (
 
 var le = binary.NativeEndian
 
-func xtMatchText(fam byte, x xtExpr) string {
-	b := x.info
+func MatchText(fam byte, x nl.Xt) string {
+	b := x.Info
 	switch {
-	case x.name == "comment" && len(b) == 256:
-		return " --comment " + rules.QuoteIptables(str(b))
-	case x.name == "addrtype" && x.rev == 1 && len(b) >= 8:
+	case x.Name == "comment" && len(b) == 256:
+		return " --comment " + iptsave.Quote(nl.Str(b))
+	case x.Name == "addrtype" && x.Rev == 1 && len(b) >= 8:
 		return addrtypeText(le.Uint16(b[0:]), le.Uint16(b[2:]), le.Uint32(b[4:]))
-	case x.name == "conntrack" && x.rev >= 1 && x.rev <= 3 && len(b) >= 152:
-		return conntrackText(x.rev, b)
-	case (x.name == "tcp" || x.name == "udp") && len(b) >= 10:
-		return portsText(x.name, b)
-	case x.name == "statistic" && len(b) >= 16:
+	case x.Name == "conntrack" && x.Rev >= 1 && x.Rev <= 3 && len(b) >= 152:
+		return conntrackText(x.Rev, b)
+	case (x.Name == "tcp" || x.Name == "udp") && len(b) >= 10:
+		return portsText(x.Name, b)
+	case x.Name == "statistic" && len(b) >= 16:
 		return statisticText(b)
-	case x.name == "recent" && len(b) >= 212:
-		return recentText(fam, x.rev, b)
-	case x.name == "nfacct" && len(b) >= 32:
+	case x.Name == "recent" && len(b) >= 212:
+		return recentText(fam, x.Rev, b)
+	case x.Name == "nfacct" && len(b) >= 32:
 		// iptables prints the name after an extra space.
-		return " --nfacct-name  " + rules.QuoteIptables(str(b[:32]))
-	case x.name == "mark" && x.rev == 1 && len(b) >= 9:
+		return " --nfacct-name  " + iptsave.Quote(nl.Str(b[:32]))
+	case x.Name == "mark" && x.Rev == 1 && len(b) >= 9:
 		prefix := " --mark "
 		if b[8] != 0 {
 			prefix = " ! --mark "
@@ -45,29 +50,29 @@ func xtMatchText(fam byte, x xtExpr) string {
 		}
 		return fmt.Sprintf("%s0x%x", prefix, le.Uint32(b))
 	}
-	return " " + unsupported("match %s rev %d info %x", x.name, x.rev, x.info)
+	return " " + rules.Unsupported("match %s rev %d info %x", x.Name, x.Rev, x.Info)
 }
 
-func xtTargetText(fam byte, x xtExpr) string {
-	b := x.info
+func TargetText(fam byte, x nl.Xt) string {
+	b := x.Info
 	switch {
-	case x.name == "MARK" && (x.rev == 1 || x.rev == 2) && len(b) >= 8:
+	case x.Name == "MARK" && (x.Rev == 1 || x.Rev == 2) && len(b) >= 8:
 		return fmt.Sprintf(" --set-xmark 0x%x/0x%x", le.Uint32(b), le.Uint32(b[4:]))
-	case (x.name == "DNAT" || x.name == "SNAT") && x.rev == 2 && len(b) >= 42:
-		return natRangeText(fam, x.name, b, true)
-	case (x.name == "DNAT" || x.name == "SNAT") && x.rev == 1 && len(b) >= 40:
-		return natRangeText(fam, x.name, b, false)
-	case x.name == "MASQUERADE" && fam == unix.NFPROTO_IPV4 && len(b) >= 24:
+	case (x.Name == "DNAT" || x.Name == "SNAT") && x.Rev == 2 && len(b) >= 42:
+		return natRangeText(fam, x.Name, b, true)
+	case (x.Name == "DNAT" || x.Name == "SNAT") && x.Rev == 1 && len(b) >= 40:
+		return natRangeText(fam, x.Name, b, false)
+	case x.Name == "MASQUERADE" && fam == unix.NFPROTO_IPV4 && len(b) >= 24:
 		// struct nf_nat_ipv4_multi_range_compat: rangesize, then flags,
 		// min_ip, max_ip, min port, max port.
 		return masqText(le.Uint32(b[4:]), binary.BigEndian.Uint16(b[16:]), binary.BigEndian.Uint16(b[18:]))
-	case x.name == "MASQUERADE" && fam == unix.NFPROTO_IPV6 && len(b) >= 40:
+	case x.Name == "MASQUERADE" && fam == unix.NFPROTO_IPV6 && len(b) >= 40:
 		// struct nf_nat_range: flags, min/max address, min/max port.
 		return masqText(le.Uint32(b), binary.BigEndian.Uint16(b[36:]), binary.BigEndian.Uint16(b[38:]))
-	case x.name == "REJECT" && len(b) >= 4:
+	case x.Name == "REJECT" && len(b) >= 4:
 		return rejectWith(fam, le.Uint32(b))
 	}
-	return " " + unsupported("target %s rev %d info %x", x.name, x.rev, x.info)
+	return " " + rules.Unsupported("target %s rev %d info %x", x.Name, x.Rev, x.Info)
 }
 
 var addrTypes = []string{"UNSPEC", "UNICAST", "LOCAL", "BROADCAST", "ANYCAST", "MULTICAST", "BLACKHOLE", "UNREACHABLE", "PROHIBIT", "THROW", "NAT", "XRESOLVE"}
@@ -118,7 +123,7 @@ func conntrackText(rev uint32, b []byte) string {
 		state = le.Uint16(b[150:])
 	}
 	if matchFlags&^flagState != 0 {
-		return " " + unsupported("conntrack options %#x", matchFlags)
+		return " " + rules.Unsupported("conntrack options %#x", matchFlags)
 	}
 	var names []string
 	for _, s := range ctStateNames {
@@ -139,10 +144,10 @@ func portsText(name string, b []byte) string {
 	inv := b[8]
 	if name == "tcp" {
 		if len(b) < 12 {
-			return " " + unsupported("tcp info %x", b)
+			return " " + rules.Unsupported("tcp info %x", b)
 		}
 		if b[8] != 0 || b[9] != 0 {
-			return " " + unsupported("tcp options/flags %x", b)
+			return " " + rules.Unsupported("tcp options/flags %x", b)
 		}
 		inv = b[11]
 	}
@@ -178,14 +183,14 @@ func statisticText(b []byte) string {
 	case 1:
 		return fmt.Sprintf(" --mode nth%s --every %d --packet %d", inv, le.Uint32(b[4:])+1, le.Uint32(b[8:]))
 	}
-	return " " + unsupported("statistic mode %d", mode)
+	return " " + rules.Unsupported("statistic mode %d", mode)
 }
 
 // recentText prints struct xt_recent_mtinfo(_v1): seconds, hit_count,
 // check_set, invert, name[200], side, then (rev 1) the address mask.
 func recentText(fam byte, rev uint32, b []byte) string {
 	seconds, hits, check, invert := le.Uint32(b), le.Uint32(b[4:]), b[8], b[9]
-	name, side := str(b[10:210]), b[210]
+	name, side := nl.Str(b[10:210]), b[210]
 	var s string
 	if invert != 0 {
 		s += " !"
@@ -303,5 +308,5 @@ func rejectWith(fam byte, with uint32) string {
 	if int(with) < len(names) {
 		return " --reject-with " + names[with]
 	}
-	return " " + unsupported("reject-with %d", with)
+	return " " + rules.Unsupported("reject-with %d", with)
 }

@@ -1,9 +1,11 @@
-package rules
+package iptsave
 
 import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 )
 
 // kubeProxySave returns iptables-save text shaped like kube-proxy's nat
@@ -33,7 +35,7 @@ func BenchmarkParseIptablesSave5k(b *testing.B) {
 	text := kubeProxySave(5000)
 	b.SetBytes(int64(len(text)))
 	for b.Loop() {
-		if _, err := ParseIptablesSave(strings.NewReader(text), IPv4); err != nil {
+		if _, err := Parse(strings.NewReader(text), rules.IPv4); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,4 +1,4 @@
-package netfilter
+package nfttext
 
 // The nft statements with their own syntax: fib, nat, masquerade, reject,
 // dynamic set updates and limits.
@@ -10,6 +10,8 @@ import (
 
 	"github.com/google/nftables/expr"
 	"golang.org/x/sys/unix"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 )
 
 func fibField(e *expr.Fib) regVal {
@@ -29,13 +31,13 @@ func fibField(e *expr.Fib) regVal {
 	case e.ResultOIFNAME:
 		return regVal{text: text + " oifname", typ: "ifname", size: 16, full: 16}
 	}
-	return regVal{text: unsupported("fib result"), size: 4}
+	return regVal{text: rules.Unsupported("fib result"), size: 4}
 }
 
 func (d *nftDecompiler) nat(e *expr.NAT) {
 	kind := map[expr.NATType]string{expr.NATTypeDestNAT: "dnat", expr.NATTypeSourceNAT: "snat"}[e.Type]
 	if kind == "" || e.RegAddrMin == 0 || e.Prefix {
-		d.emit(unsupported("nat type %d", e.Type))
+		d.emit(rules.Unsupported("nat type %d", e.Type))
 		return
 	}
 	addr := d.get(e.RegAddrMin)
@@ -67,7 +69,7 @@ func (d *nftDecompiler) natConcat(kind string, e *expr.NAT, addr regVal) {
 	}
 	if e.RegProtoMin == 0 || slot(e.RegProtoMin) != slot(e.RegAddrMin)+addrSlots ||
 		(e.RegAddrMax != 0 && e.RegAddrMax != e.RegAddrMin) || (e.RegProtoMax != 0 && e.RegProtoMax != e.RegProtoMin) {
-		d.emit(unsupported("%s from a concatenated %s without its port right after the address", kind, addr.typ))
+		d.emit(rules.Unsupported("%s from a concatenated %s without its port right after the address", kind, addr.typ))
 		return
 	}
 	d.emit(kind + " " + famWord + " to " + addr.text + natFlags(e.Random, e.FullyRandom, e.Persistent))
@@ -80,7 +82,7 @@ func (d *nftDecompiler) addrText(v regVal) string {
 	if a, ok := netip.AddrFromSlice(v.imm); ok {
 		return a.String()
 	}
-	return unsupported("nat address %x", v.imm)
+	return rules.Unsupported("nat address %x", v.imm)
 }
 
 func (d *nftDecompiler) portText(minReg, maxReg uint32) string {
@@ -145,27 +147,27 @@ func rejectText(fam byte, e *expr.Reject) string {
 			}
 		}
 	}
-	return unsupported("reject type %d code %d", e.Type, e.Code)
+	return rules.Unsupported("reject type %d code %d", e.Type, e.Code)
 }
 
 func (d *nftDecompiler) dynset(e *expr.Dynset) {
 	s := d.lookup(e.SetName)
 	if s == nil || len(e.Exprs) > 0 || e.SrcRegData != 0 {
-		d.emit(unsupported("dynset on %s", e.SetName))
+		d.emit(rules.Unsupported("dynset on %s", e.SetName))
 		return
 	}
 	op := map[uint32]string{unix.NFT_DYNSET_OP_ADD: "add", unix.NFT_DYNSET_OP_UPDATE: "update", 2: "delete"}[e.Operation]
-	key := d.keyText(e.SrcRegKey, int(s.keyLen))
+	key := d.keyText(e.SrcRegKey, int(s.KeyLen))
 	if e.Timeout != 0 {
 		key += " timeout " + duration(uint64(e.Timeout.Milliseconds()))
 	}
-	d.emit(fmt.Sprintf("%s @%s { %s }", op, s.name, key))
+	d.emit(fmt.Sprintf("%s @%s { %s }", op, s.Name, key))
 }
 
 func limitText(e *expr.Limit) string {
 	unit := map[expr.LimitTime]string{expr.LimitTimeSecond: "second", expr.LimitTimeMinute: "minute", expr.LimitTimeHour: "hour", expr.LimitTimeDay: "day", expr.LimitTimeWeek: "week"}[e.Unit]
 	if unit == "" || e.Type != expr.LimitTypePkts {
-		return unsupported("limit type %d unit %d", e.Type, e.Unit)
+		return rules.Unsupported("limit type %d unit %d", e.Type, e.Unit)
 	}
 	text := "limit rate "
 	if e.Over {

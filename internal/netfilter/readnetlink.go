@@ -12,6 +12,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nfttext"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nl"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 )
 
@@ -30,7 +32,7 @@ const nativeTable = "kube-proxy"
 // before and after; if another process committed in between, the read is
 // repeated so the result is one consistent ruleset.
 func readNetlink(ctx context.Context, b backend.Backend, shallow bool) (*rules.Ruleset, error) {
-	conn, err := dialNetfilter()
+	conn, err := nl.Dial()
 	if err != nil {
 		return nil, wrapNetlink(b, "opening a netfilter netlink socket", err)
 	}
@@ -48,7 +50,7 @@ func readNetlink(ctx context.Context, b backend.Backend, shallow bool) (*rules.R
 			return nil, wrapNetlink(b, "reading the ruleset generation", err)
 		}
 		rs, err := dumpTables(conn, b, want, shallow)
-		if errors.Is(err, errDumpInterrupted) {
+		if errors.Is(err, nl.ErrDumpInterrupted) {
 			continue
 		}
 		if err != nil {
@@ -75,18 +77,18 @@ func wrapNetlink(b backend.Backend, what string, err error) error {
 	return fmt.Errorf("reading %s rules: %s: %w", b, what, err)
 }
 
-func generation(conn *nlConn) (uint32, error) {
+func generation(conn *nl.Conn) (uint32, error) {
 	var id uint32
 	found := false
-	err := conn.execute(unix.NFT_MSG_GETGEN, 0, unix.AF_UNSPEC, nil, func(m netlink.Message) error {
-		_, body, err := payload(m)
+	err := conn.Execute(unix.NFT_MSG_GETGEN, 0, unix.AF_UNSPEC, nil, func(m netlink.Message) error {
+		_, body, err := nl.Payload(m)
 		if err != nil {
 			return err
 		}
-		as, err := attrs(body)
+		as, err := nl.Attrs(body)
 		for _, a := range as {
 			if a.Type == unix.NFTA_GEN_ID {
-				id, found = be32(a.Data), true
+				id, found = nl.BE32(a.Data), true
 			}
 		}
 		return err
@@ -110,45 +112,14 @@ func familyOf(f byte) rules.Family {
 type tableReader struct {
 	fam    byte
 	table  *rules.Table
-	chains map[string]int    // chain name -> index in table.Chains
-	sets   map[string]*nlSet // all sets, anonymous ones too
+	chains map[string]int     // chain name -> index in table.Chains
+	sets   map[string]*nl.Set // all sets, anonymous ones too
 }
 
-func dumpTables(conn *nlConn, b backend.Backend, want func(string) bool, shallow bool) (*rules.Ruleset, error) {
-	rs := &rules.Ruleset{Backend: b}
-	var readers []*tableReader
-	err := conn.execute(unix.NFT_MSG_GETTABLE, netlink.Dump, unix.AF_UNSPEC, nil, func(m netlink.Message) error {
-		t, err := decodeTable(m)
-		if err != nil {
-			return fmt.Errorf("table: %w", err)
-		}
-		if slices.Contains(families, t.family) && want(t.name) {
-			rs.Tables = append(rs.Tables, rules.Table{Family: familyOf(t.family), Name: t.name, Comment: t.comment})
-			readers = append(readers, &tableReader{fam: t.family, chains: map[string]int{}, sets: map[string]*nlSet{}})
-		}
-		return nil
-	})
-	if err != nil || len(readers) == 0 {
-		return rs, err
-	}
-	for i, r := range readers {
-		r.table = &rs.Tables[i]
-	}
-	// The kernel ignores a table filter on chain dumps: dump them all once.
-	err = conn.execute(unix.NFT_MSG_GETCHAIN, netlink.Dump, unix.AF_UNSPEC, nil, func(m netlink.Message) error {
-		c, err := decodeChain(m)
-		if err != nil {
-			return fmt.Errorf("chain: %w", err)
-		}
-		for _, r := range readers {
-			if r.fam == c.family && r.table.Name == c.table {
-				r.addChain(b, c)
-			}
-		}
-		return nil
-	})
+func dumpTables(conn *nl.Conn, b backend.Backend, want func(string) bool, shallow bool) (*rules.Ruleset, error) {
+	rs, readers, err := dumpSkeleton(conn, b, want, true)
 	if err != nil {
-		return nil, fmt.Errorf("chains: %w", err)
+		return nil, err
 	}
 	for _, r := range readers {
 		if err := r.dump(conn, b, shallow); err != nil {
@@ -158,32 +129,77 @@ func dumpTables(conn *nlConn, b backend.Backend, want func(string) bool, shallow
 	return rs, nil
 }
 
-func (r *tableReader) addChain(b backend.Backend, c nlChain) {
-	ch := rules.Chain{Name: c.name, Comment: c.comment}
-	if c.hasHook {
-		ch.Hook, ch.Type, ch.Priority, ch.Policy = c.hook, c.typ, int(c.priority), c.policy
+// dumpSkeleton reads the ip and ip6 tables want accepts and, withChains,
+// their chains (no rules, sets or elements): one table dump and one chain
+// dump. The readers then dump each table's content.
+func dumpSkeleton(conn *nl.Conn, b backend.Backend, want func(string) bool, withChains bool) (*rules.Ruleset, []*tableReader, error) {
+	rs := &rules.Ruleset{Backend: b}
+	var readers []*tableReader
+	err := conn.Execute(unix.NFT_MSG_GETTABLE, netlink.Dump, unix.AF_UNSPEC, nil, func(m netlink.Message) error {
+		t, err := nl.DecodeTable(m)
+		if err != nil {
+			return fmt.Errorf("table: %w", err)
+		}
+		if slices.Contains(families, t.Family) && want(t.Name) {
+			rs.Tables = append(rs.Tables, rules.Table{Family: familyOf(t.Family), Name: t.Name, Comment: t.Comment})
+			readers = append(readers, &tableReader{fam: t.Family, chains: map[string]int{}, sets: map[string]*nl.Set{}})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(readers) == 0 || !withChains {
+		return rs, readers, nil
+	}
+	for i, r := range readers {
+		r.table = &rs.Tables[i]
+	}
+	// The kernel ignores a table filter on chain dumps: dump them all once.
+	err = conn.Execute(unix.NFT_MSG_GETCHAIN, netlink.Dump, unix.AF_UNSPEC, nil, func(m netlink.Message) error {
+		c, err := nl.DecodeChain(m)
+		if err != nil {
+			return fmt.Errorf("chain: %w", err)
+		}
+		for _, r := range readers {
+			if r.fam == c.Family && r.table.Name == c.Table {
+				r.addChain(b, c)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("chains: %w", err)
+	}
+	return rs, readers, nil
+}
+
+func (r *tableReader) addChain(b backend.Backend, c nl.Chain) {
+	ch := rules.Chain{Name: c.Name, Comment: c.Comment}
+	if c.HasHook {
+		ch.Hook, ch.Type, ch.Priority, ch.Policy = c.Hook, c.Type, int(c.Priority), c.Policy
 		if b == backend.IptablesNFT {
 			// iptables names base chains by their hook and shows only
 			// the policy: type and priority are fixed per table.
 			ch.Type, ch.Priority = "", 0
-			ch.Policy = map[string]string{"accept": "ACCEPT", "drop": "DROP"}[c.policy]
+			ch.Policy = map[string]string{"accept": "ACCEPT", "drop": "DROP"}[c.Policy]
 		}
 	}
-	r.chains[c.name] = len(r.table.Chains)
+	r.chains[c.Name] = len(r.table.Chains)
 	r.table.Chains = append(r.table.Chains, ch)
 }
 
 // dump reads the table's sets, their elements and its rules.
-func (r *tableReader) dump(conn *nlConn, b backend.Backend, shallow bool) error {
+func (r *tableReader) dump(conn *nl.Conn, b backend.Backend, shallow bool) error {
 	name := append([]byte(r.table.Name), 0)
-	var order []*nlSet
-	err := conn.execute(unix.NFT_MSG_GETSET, netlink.Dump, r.fam, []netlink.Attribute{{Type: unix.NFTA_SET_TABLE, Data: name}}, func(m netlink.Message) error {
-		s, err := decodeSet(m)
+	var order []*nl.Set
+	err := conn.Execute(unix.NFT_MSG_GETSET, netlink.Dump, r.fam, []netlink.Attribute{{Type: unix.NFTA_SET_TABLE, Data: name}}, func(m netlink.Message) error {
+		s, err := nl.DecodeSet(m)
 		if err != nil {
 			return fmt.Errorf("set: %w", err)
 		}
-		if s.table == r.table.Name {
-			r.sets[s.name] = &s
+		if s.Table == r.table.Name {
+			r.sets[s.Name] = &s
 			order = append(order, &s)
 		}
 		return nil
@@ -192,45 +208,45 @@ func (r *tableReader) dump(conn *nlConn, b backend.Backend, shallow bool) error 
 		return fmt.Errorf("sets: %w", err)
 	}
 	for _, s := range order {
-		if shallow && s.flags&unix.NFT_SET_ANONYMOUS != 0 {
-			s.notRead = true
+		if shallow && s.Flags&unix.NFT_SET_ANONYMOUS != 0 {
+			s.NotRead = true
 			continue
 		}
-		if s.flags&unix.NFT_SET_EVAL != 0 {
+		if s.Flags&unix.NFT_SET_EVAL != 0 {
 			// A dynamic set's elements (kube-proxy's session-affinity
 			// entries) are written by packets and expire: runtime state
 			// like counters, left out so two moments diff cleanly.
-			r.table.Sets = append(r.table.Sets, setModel(s))
+			r.table.Sets = append(r.table.Sets, nfttext.SetModel(s))
 			continue
 		}
-		err := conn.execute(unix.NFT_MSG_GETSETELEM, netlink.Dump, r.fam, []netlink.Attribute{
+		err := conn.Execute(unix.NFT_MSG_GETSETELEM, netlink.Dump, r.fam, []netlink.Attribute{
 			{Type: unix.NFTA_SET_ELEM_LIST_TABLE, Data: name},
-			{Type: unix.NFTA_SET_ELEM_LIST_SET, Data: append([]byte(s.name), 0)},
-		}, func(m netlink.Message) error { return decodeElems(m, s) })
+			{Type: unix.NFTA_SET_ELEM_LIST_SET, Data: append([]byte(s.Name), 0)},
+		}, func(m netlink.Message) error { return nl.DecodeElems(m, s) })
 		if err != nil {
-			return fmt.Errorf("elements of set %s: %w", s.name, err)
+			return fmt.Errorf("elements of set %s: %w", s.Name, err)
 		}
-		if s.flags&unix.NFT_SET_ANONYMOUS == 0 {
+		if s.Flags&unix.NFT_SET_ANONYMOUS == 0 {
 			// anonymous sets are printed inline in their rule
-			r.table.Sets = append(r.table.Sets, setModel(s))
+			r.table.Sets = append(r.table.Sets, nfttext.SetModel(s))
 		}
 	}
 	isChain := func(n string) bool { _, ok := r.chains[n]; return ok }
-	lookup := func(n string) *nlSet { return r.sets[n] }
-	err = conn.execute(unix.NFT_MSG_GETRULE, netlink.Dump, r.fam, []netlink.Attribute{{Type: unix.NFTA_RULE_TABLE, Data: name}}, func(m netlink.Message) error {
-		nr, err := decodeRule(m)
+	lookup := func(n string) *nl.Set { return r.sets[n] }
+	err = conn.Execute(unix.NFT_MSG_GETRULE, netlink.Dump, r.fam, []netlink.Attribute{{Type: unix.NFTA_RULE_TABLE, Data: name}}, func(m netlink.Message) error {
+		nr, err := nl.DecodeRule(m)
 		if err != nil {
 			return fmt.Errorf("rule: %w", err)
 		}
-		ci, ok := r.chains[nr.chain]
-		if nr.table != r.table.Name || !ok {
+		ci, ok := r.chains[nr.Chain]
+		if nr.Table != r.table.Name || !ok {
 			return nil
 		}
 		var rule rules.Rule
 		if b == backend.IptablesNFT {
-			rule = xtRule(nr, isChain)
+			rule = nfttext.IptablesRule(nr, isChain)
 		} else {
-			rule = nftRule(nr, lookup)
+			rule = nfttext.NFTRule(nr, lookup)
 		}
 		c := &r.table.Chains[ci]
 		c.Rules = append(c.Rules, rule)

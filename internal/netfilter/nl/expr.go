@@ -1,4 +1,4 @@
-package netfilter
+package nl
 
 import (
 	"errors"
@@ -16,94 +16,94 @@ import (
 // match/target blobs (iptables-nft), which are decoded per extension in
 // xt.go.
 
-type ctExpr struct {
-	key       uint32
-	dreg      uint32
-	sreg      uint32
-	direction int // -1 when absent
+type Ct struct {
+	Key       uint32
+	Dreg      uint32
+	Sreg      uint32
+	Direction int // -1 when absent
 }
 
-type immExpr struct {
-	dreg    uint32
-	data    []byte
-	verdict *nlVerdict
+type Immediate struct {
+	Dreg    uint32
+	Data    []byte
+	Verdict *Verdict
 }
 
-type xtExpr struct {
-	target bool
-	name   string
-	rev    uint32
-	info   []byte
+type Xt struct {
+	Target bool
+	Name   string
+	Rev    uint32
+	Info   []byte
 }
 
-// badExpr is an expression that could not be decoded.
-type badExpr struct {
-	name string
-	err  error
+// Bad is an expression that could not be decoded.
+type Bad struct {
+	Name string
+	Err  error
 }
 
-// decodeExpr decodes one rule expression for family fam.
-func decodeExpr(fam byte, e nlExpr) any {
-	as, err := attrs(e.data)
+// DecodeExpr decodes one rule expression for family fam.
+func DecodeExpr(fam byte, e Expr) any {
+	as, err := Attrs(e.Data)
 	if err != nil {
-		return badExpr{e.name, err}
+		return Bad{e.Name, err}
 	}
-	switch e.name {
+	switch e.Name {
 	case "ct":
-		c := ctExpr{direction: -1}
+		c := Ct{Direction: -1}
 		for _, a := range as {
 			switch a.Type {
 			case unix.NFTA_CT_DREG:
-				c.dreg = be32(a.Data)
+				c.Dreg = BE32(a.Data)
 			case unix.NFTA_CT_KEY:
-				c.key = be32(a.Data)
+				c.Key = BE32(a.Data)
 			case unix.NFTA_CT_DIRECTION:
 				if len(a.Data) > 0 {
-					c.direction = int(a.Data[0])
+					c.Direction = int(a.Data[0])
 				}
 			case unix.NFTA_CT_SREG:
-				c.sreg = be32(a.Data)
+				c.Sreg = BE32(a.Data)
 			}
 		}
 		return c
 	case "immediate":
-		var im immExpr
+		var im Immediate
 		for _, a := range as {
 			switch a.Type {
 			case unix.NFTA_IMMEDIATE_DREG:
-				im.dreg = be32(a.Data)
+				im.Dreg = BE32(a.Data)
 			case unix.NFTA_IMMEDIATE_DATA:
-				ds, _ := attrs(a.Data)
+				ds, _ := Attrs(a.Data)
 				for _, d := range ds {
 					switch d.Type {
 					case unix.NFTA_DATA_VALUE:
-						im.data = d.Data
+						im.Data = d.Data
 					case unix.NFTA_DATA_VERDICT:
 						v := decodeVerdict(d.Data)
-						im.verdict = &v
+						im.Verdict = &v
 					}
 				}
 			}
 		}
 		return im
 	case "payload", "cmp", "meta", "bitwise", "lookup":
-		return decodeHot(e.name, as)
+		return decodeHot(e.Name, as)
 	case "match", "target":
-		x := xtExpr{target: e.name == "target"}
+		x := Xt{Target: e.Name == "target"}
 		for _, a := range as {
 			switch a.Type {
 			case 1: // NFTA_MATCH_NAME / NFTA_TARGET_NAME
-				x.name = str(a.Data)
+				x.Name = Str(a.Data)
 			case 2: // *_REV
-				x.rev = be32(a.Data)
+				x.Rev = BE32(a.Data)
 			case 3: // *_INFO
-				x.info = a.Data
+				x.Info = a.Data
 			}
 		}
 		return x
 	}
 	var ex expr.Any
-	switch e.name {
+	switch e.Name {
 	case "payload":
 		ex = &expr.Payload{}
 	case "meta":
@@ -135,10 +135,10 @@ func decodeExpr(fam byte, e nlExpr) any {
 	case "objref":
 		ex = &expr.Objref{}
 	default:
-		return badExpr{e.name, fmt.Errorf("expression %q is not decoded by this reader", e.name)}
+		return Bad{e.Name, fmt.Errorf("expression %q is not decoded by this reader", e.Name)}
 	}
-	if err := expr.Unmarshal(fam, e.data, ex); err != nil {
-		return badExpr{e.name, err}
+	if err := expr.Unmarshal(fam, e.Data, ex); err != nil {
+		return Bad{e.Name, err}
 	}
 	return ex
 }
@@ -148,22 +148,22 @@ func decodeExpr(fam byte, e nlExpr) any {
 // decoder; the result uses its types. A shift (bitwise op) is refused:
 // google/nftables has no field for it and would read it as a mask.
 func decodeHot(name string, as []netlink.Attribute) any {
-	value := func(b []byte) []byte { return dataValue(b) }
+	value := func(b []byte) []byte { return DataValue(b) }
 	switch name {
 	case "payload":
 		p := &expr.Payload{}
 		for _, a := range as {
 			switch a.Type {
 			case unix.NFTA_PAYLOAD_DREG:
-				p.DestRegister = be32(a.Data)
+				p.DestRegister = BE32(a.Data)
 			case unix.NFTA_PAYLOAD_BASE:
-				p.Base = expr.PayloadBase(be32(a.Data))
+				p.Base = expr.PayloadBase(BE32(a.Data))
 			case unix.NFTA_PAYLOAD_OFFSET:
-				p.Offset = be32(a.Data)
+				p.Offset = BE32(a.Data)
 			case unix.NFTA_PAYLOAD_LEN:
-				p.Len = be32(a.Data)
+				p.Len = BE32(a.Data)
 			case unix.NFTA_PAYLOAD_SREG:
-				p.OperationType, p.SourceRegister = expr.PayloadWrite, be32(a.Data)
+				p.OperationType, p.SourceRegister = expr.PayloadWrite, BE32(a.Data)
 			}
 		}
 		return p
@@ -172,9 +172,9 @@ func decodeHot(name string, as []netlink.Attribute) any {
 		for _, a := range as {
 			switch a.Type {
 			case unix.NFTA_CMP_SREG:
-				c.Register = be32(a.Data)
+				c.Register = BE32(a.Data)
 			case unix.NFTA_CMP_OP:
-				c.Op = expr.CmpOp(be32(a.Data))
+				c.Op = expr.CmpOp(BE32(a.Data))
 			case unix.NFTA_CMP_DATA:
 				c.Data = value(a.Data)
 			}
@@ -185,11 +185,11 @@ func decodeHot(name string, as []netlink.Attribute) any {
 		for _, a := range as {
 			switch a.Type {
 			case unix.NFTA_META_DREG:
-				m.Register = be32(a.Data)
+				m.Register = BE32(a.Data)
 			case unix.NFTA_META_KEY:
-				m.Key = expr.MetaKey(be32(a.Data))
+				m.Key = expr.MetaKey(BE32(a.Data))
 			case unix.NFTA_META_SREG:
-				m.Register, m.SourceRegister = be32(a.Data), true
+				m.Register, m.SourceRegister = BE32(a.Data), true
 			}
 		}
 		return m
@@ -198,18 +198,18 @@ func decodeHot(name string, as []netlink.Attribute) any {
 		for _, a := range as {
 			switch a.Type {
 			case unix.NFTA_BITWISE_SREG:
-				bw.SourceRegister = be32(a.Data)
+				bw.SourceRegister = BE32(a.Data)
 			case unix.NFTA_BITWISE_DREG:
-				bw.DestRegister = be32(a.Data)
+				bw.DestRegister = BE32(a.Data)
 			case unix.NFTA_BITWISE_LEN:
-				bw.Len = be32(a.Data)
+				bw.Len = BE32(a.Data)
 			case unix.NFTA_BITWISE_MASK:
 				bw.Mask = value(a.Data)
 			case unix.NFTA_BITWISE_XOR:
 				bw.Xor = value(a.Data)
 			case 6: // NFTA_BITWISE_OP
-				if op := be32(a.Data); op != 0 {
-					return badExpr{name, fmt.Errorf("bitwise operation %d (shift) is not decoded", op)}
+				if op := BE32(a.Data); op != 0 {
+					return Bad{name, fmt.Errorf("bitwise operation %d (shift) is not decoded", op)}
 				}
 			}
 		}
@@ -219,18 +219,18 @@ func decodeHot(name string, as []netlink.Attribute) any {
 		for _, a := range as {
 			switch a.Type {
 			case unix.NFTA_LOOKUP_SET:
-				l.SetName = str(a.Data)
+				l.SetName = Str(a.Data)
 			case unix.NFTA_LOOKUP_SREG:
-				l.SourceRegister = be32(a.Data)
+				l.SourceRegister = BE32(a.Data)
 			case unix.NFTA_LOOKUP_DREG:
-				l.DestRegister, l.IsDestRegSet = be32(a.Data), true
+				l.DestRegister, l.IsDestRegSet = BE32(a.Data), true
 			case unix.NFTA_LOOKUP_SET_ID:
-				l.SetID = be32(a.Data)
+				l.SetID = BE32(a.Data)
 			case unix.NFTA_LOOKUP_FLAGS:
-				l.Invert = be32(a.Data)&unix.NFT_LOOKUP_F_INV != 0
+				l.Invert = BE32(a.Data)&unix.NFT_LOOKUP_F_INV != 0
 			}
 		}
 		return l
 	}
-	return badExpr{name, errors.New("not a hot expression")}
+	return Bad{name, errors.New("not a hot expression")}
 }

@@ -1,4 +1,9 @@
-package netfilter
+// Package nl is the netfilter netlink transport and dump decoding: an own
+// socket that offers the kernel 64 KiB per read (see Conn), and decoders of
+// the table, chain, set, element and rule messages and of each rule
+// expression into plain values (google/nftables/expr types where they hold
+// the data). It knows no text: nfttext renders what it decodes.
+package nl
 
 import (
 	"encoding/binary"
@@ -10,22 +15,22 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// nlConn is a minimal netfilter netlink socket for dumps. It exists for
+// Conn is a minimal netfilter netlink socket for dumps. It exists for
 // speed: the kernel sizes each dump chunk by the largest buffer the reader
 // has offered, and resumes a rule dump by walking every rule before the
 // resume point, so a reader offering one page per read (mdlayher/netlink
 // does) makes a 5,000-service dump quadratic. Offering 64 KiB, as nft
 // does, gives 32 KiB chunks.
-type nlConn struct {
+type Conn struct {
 	fd  int
 	seq uint32
 	buf []byte
 }
 
-// errDumpInterrupted says the ruleset changed during a dump.
-var errDumpInterrupted = errors.New("the ruleset changed during the dump")
+// ErrDumpInterrupted says the ruleset changed during a dump.
+var ErrDumpInterrupted = errors.New("the ruleset changed during the dump")
 
-func dialNetfilter() (*nlConn, error) {
+func Dial() (*Conn, error) {
 	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_NETFILTER)
 	if err != nil {
 		return nil, err
@@ -34,18 +39,18 @@ func dialNetfilter() (*nlConn, error) {
 		unix.Close(fd)
 		return nil, err
 	}
-	return &nlConn{fd: fd, buf: make([]byte, 64*1024+unix.Getpagesize())}, nil
+	return &Conn{fd: fd, buf: make([]byte, 64*1024+unix.Getpagesize())}, nil
 }
 
-func (c *nlConn) Close() error { return unix.Close(c.fd) }
+func (c *Conn) Close() error { return unix.Close(c.fd) }
 
-// execute sends one request and passes each reply (all messages of a
+// Execute sends one request and passes each reply (all messages of a
 // dump, or the single reply of a get) to each. A message's Data is only
 // valid during the call: the read buffer is reused.
-func (c *nlConn) execute(msgType uint16, flags netlink.HeaderFlags, family byte, attrs []netlink.Attribute, each func(netlink.Message) error) error {
+func (c *Conn) Execute(msgType uint16, flags netlink.HeaderFlags, family byte, reqAttrs []netlink.Attribute, each func(netlink.Message) error) error {
 	data := []byte{family, unix.NFNETLINK_V0, 0, 0}
-	if len(attrs) > 0 {
-		b, err := netlink.MarshalAttributes(attrs)
+	if len(reqAttrs) > 0 {
+		b, err := netlink.MarshalAttributes(reqAttrs)
 		if err != nil {
 			return err
 		}
@@ -79,7 +84,7 @@ func (c *nlConn) execute(msgType uint16, flags netlink.HeaderFlags, family byte,
 				continue
 			}
 			if m.Header.Flags&unix.NLM_F_DUMP_INTR != 0 {
-				return errDumpInterrupted
+				return ErrDumpInterrupted
 			}
 			switch m.Header.Type {
 			case unix.NLMSG_DONE:
@@ -110,7 +115,7 @@ func (c *nlConn) execute(msgType uint16, flags netlink.HeaderFlags, family byte,
 }
 
 // drain reads and drops replies until the current request's dump ends.
-func (c *nlConn) drain() {
+func (c *Conn) drain() {
 	for {
 		n, _, err := unix.Recvfrom(c.fd, c.buf, 0)
 		if err != nil {

@@ -1,4 +1,9 @@
-package netfilter
+// Package nfttext renders decoded nftables rules and sets (package nl) as
+// text: native rules in nft statement syntax (nft.go, stmt.go, set.go,
+// cmp.go), iptables-nft rules in iptables-save argument form (iptables.go,
+// with the xt match/target blobs printed by package xtblob). Whatever it
+// cannot render shows as rules.Unsupported, which no loader accepts.
+package nfttext
 
 import (
 	"bytes"
@@ -9,6 +14,7 @@ import (
 	"github.com/google/nftables/expr"
 	"golang.org/x/sys/unix"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nl"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 )
 
@@ -58,20 +64,20 @@ type nftDecompiler struct {
 	regs   registers
 	out    []string
 	jump   string
-	lookup func(string) *nlSet
+	lookup func(string) *nl.Set
 }
 
-// nftRule renders a native nftables rule in nft syntax.
-func nftRule(r nlRule, lookup func(string) *nlSet) rules.Rule {
-	d := &nftDecompiler{fam: r.family, lookup: lookup}
-	for _, e := range r.exprs {
-		d.expr(decodeExpr(r.family, e))
+// NFTRule renders a native nftables rule in nft syntax.
+func NFTRule(r nl.Rule, lookup func(string) *nl.Set) rules.Rule {
+	d := &nftDecompiler{fam: r.Family, lookup: lookup}
+	for _, e := range r.Exprs {
+		d.expr(nl.DecodeExpr(r.Family, e))
 	}
 	text := strings.Join(d.out, " ")
-	if r.comment != "" {
-		text += " comment " + quote(r.comment)
+	if r.Comment != "" {
+		text += " comment " + quote(r.Comment)
 	}
-	return rules.Rule{Text: strings.TrimSpace(text), Comment: r.comment, Jump: d.jump}
+	return rules.Rule{Text: strings.TrimSpace(text), Comment: r.Comment, Jump: d.jump}
 }
 
 func (d *nftDecompiler) emit(s string) { d.out = append(d.out, s) }
@@ -81,7 +87,7 @@ func (d *nftDecompiler) set(reg uint32, v regVal) { d.regs.set(slot(reg), v) }
 func (d *nftDecompiler) get(reg uint32) regVal {
 	v, ok := d.regs.get(slot(reg))
 	if !ok {
-		return regVal{text: unsupported("empty register %d", reg)}
+		return regVal{text: rules.Unsupported("empty register %d", reg)}
 	}
 	return v
 }
@@ -90,13 +96,13 @@ func (d *nftDecompiler) expr(e any) {
 	switch e := e.(type) {
 	case *expr.Payload:
 		if e.OperationType != expr.PayloadLoad {
-			d.emit(unsupported("payload write"))
+			d.emit(rules.Unsupported("payload write"))
 			return
 		}
 		d.set(e.DestRegister, payloadField(d.fam, e))
 	case *expr.Meta:
 		d.meta(e)
-	case ctExpr:
+	case nl.Ct:
 		d.ct(e)
 	case *expr.Bitwise:
 		v := d.get(e.SourceRegister)
@@ -113,12 +119,12 @@ func (d *nftDecompiler) expr(e any) {
 		d.emit(fmt.Sprintf("%s %s%s-%s", v.text, op, valueText(v.typ, e.FromData), valueText(v.typ, e.ToData)))
 	case *expr.Lookup:
 		d.lookupExpr(e)
-	case immExpr:
-		if e.verdict != nil {
-			d.verdict(e.verdict.code, e.verdict.chain)
+	case nl.Immediate:
+		if e.Verdict != nil {
+			d.verdict(e.Verdict.Code, e.Verdict.Chain)
 			return
 		}
-		d.set(e.dreg, regVal{imm: e.data, size: len(e.data)})
+		d.set(e.Dreg, regVal{imm: e.Data, size: len(e.Data)})
 	case *expr.Numgen:
 		kind := map[uint32]string{0: "inc", 1: "random"}[e.Type]
 		text := fmt.Sprintf("numgen %s mod %d", kind, e.Modulus)
@@ -149,13 +155,13 @@ func (d *nftDecompiler) expr(e any) {
 			d.emit("counter name " + quote(e.Name))
 			return
 		}
-		d.emit(unsupported("objref type %d", e.Type))
-	case badExpr:
-		d.emit(unsupported("%s: %v", e.name, e.err))
-	case xtExpr:
-		d.emit(unsupported("xtables %s %s in an nftables table", map[bool]string{true: "target", false: "match"}[e.target], e.name))
+		d.emit(rules.Unsupported("objref type %d", e.Type))
+	case nl.Bad:
+		d.emit(rules.Unsupported("%s: %v", e.Name, e.Err))
+	case nl.Xt:
+		d.emit(rules.Unsupported("xtables %s %s in an nftables table", map[bool]string{true: "target", false: "match"}[e.Target], e.Name))
 	default:
-		d.emit(unsupported("expression %T", e))
+		d.emit(rules.Unsupported("expression %T", e))
 	}
 }
 
@@ -186,7 +192,7 @@ func payloadField(fam byte, e *expr.Payload) regVal {
 			return v
 		}
 	}
-	// A raw payload expression round-trips through nft as itself.
+	// A raw Payload expression round-trips through nft as itself.
 	base := map[expr.PayloadBase]string{expr.PayloadBaseLLHeader: "ll", expr.PayloadBaseNetworkHeader: "nh", expr.PayloadBaseTransportHeader: "th"}[e.Base]
 	v.text = fmt.Sprintf("@%s,%d,%d", base, off*8, n*8)
 	return v
@@ -206,7 +212,7 @@ var metaKeys = map[expr.MetaKey]struct {
 func (d *nftDecompiler) meta(e *expr.Meta) {
 	k, ok := metaKeys[e.Key]
 	if !ok {
-		d.emit(unsupported("meta key %d", e.Key))
+		d.emit(rules.Unsupported("meta key %d", e.Key))
 		return
 	}
 	if e.SourceRegister {
@@ -216,22 +222,22 @@ func (d *nftDecompiler) meta(e *expr.Meta) {
 	d.set(e.Register, regVal{text: k.text, typ: k.typ, size: k.size, full: k.size})
 }
 
-func (d *nftDecompiler) ct(e ctExpr) {
+func (d *nftDecompiler) ct(e nl.Ct) {
 	keys := map[uint32]regVal{
 		unix.NFT_CT_STATE:  {text: "ct state", typ: "ct_state", size: 4, full: 4},
 		unix.NFT_CT_STATUS: {text: "ct status", typ: "ct_status", size: 4, full: 4},
 		unix.NFT_CT_MARK:   {text: "ct mark", typ: "mark", size: 4, full: 4},
 	}
-	v, ok := keys[e.key]
-	if !ok || e.direction >= 0 {
-		d.emit(unsupported("ct key %d direction %d", e.key, e.direction))
+	v, ok := keys[e.Key]
+	if !ok || e.Direction >= 0 {
+		d.emit(rules.Unsupported("ct key %d direction %d", e.Key, e.Direction))
 		return
 	}
-	if e.sreg != 0 {
-		d.emit(v.text + " set " + d.valueOf(d.get(e.sreg), v.typ))
+	if e.Sreg != 0 {
+		d.emit(v.text + " set " + d.valueOf(d.get(e.Sreg), v.typ))
 		return
 	}
-	d.set(e.dreg, v)
+	d.set(e.Dreg, v)
 }
 
 // valueOf renders a register used as a statement's value: a constant, a
@@ -252,7 +258,7 @@ func (d *nftDecompiler) valueOf(v regVal, typ string) string {
 	case x == 0:
 		return fmt.Sprintf("%s & 0x%08x", v.text, m)
 	}
-	return unsupported("%s & 0x%08x ^ 0x%08x", v.text, m, x)
+	return rules.Unsupported("%s & 0x%08x ^ 0x%08x", v.text, m, x)
 }
 
 func pad4(b []byte) []byte {
@@ -265,23 +271,23 @@ func pad4(b []byte) []byte {
 func (d *nftDecompiler) lookupExpr(e *expr.Lookup) {
 	s := d.lookup(e.SetName)
 	if s == nil {
-		d.emit(unsupported("lookup in unknown set %s", e.SetName))
+		d.emit(rules.Unsupported("lookup in unknown set %s", e.SetName))
 		return
 	}
-	key := d.keyText(e.SourceRegister, int(s.keyLen))
-	ref := "@" + s.name
-	if s.flags&unix.NFT_SET_ANONYMOUS != 0 {
+	key := d.keyText(e.SourceRegister, int(s.KeyLen))
+	ref := "@" + s.Name
+	if s.Flags&unix.NFT_SET_ANONYMOUS != 0 {
 		ref = "{ " + strings.Join(elementTexts(s), ", ") + " }"
-		if s.notRead {
-			ref = "{ " + unsupported("elements not read") + " }"
+		if s.NotRead {
+			ref = "{ " + rules.Unsupported("elements not read") + " }"
 		}
 	}
 	switch {
 	case e.IsDestRegSet && e.DestRegister == 0:
 		d.emit(key + " vmap " + ref)
 	case e.IsDestRegSet:
-		d.set(e.DestRegister, regVal{text: key + " map " + ref, typ: concatTypeName(s.dataType), size: int(s.dataLen), full: int(s.dataLen),
-			parts: len(keyTypes(s.dataType))})
+		d.set(e.DestRegister, regVal{text: key + " map " + ref, typ: concatTypeName(s.DataType), size: int(s.DataLen), full: int(s.DataLen),
+			parts: len(keyTypes(s.DataType))})
 	case e.Invert:
 		d.emit(key + " != " + ref)
 	default:
@@ -297,7 +303,7 @@ func (d *nftDecompiler) keyText(reg uint32, keyLen int) string {
 	for used := 0; used < keyLen || len(parts) == 0; {
 		v, ok := d.regs.get(s)
 		if !ok || v.size == 0 {
-			return unsupported("key of %d bytes from register %d", keyLen, reg)
+			return rules.Unsupported("key of %d bytes from register %d", keyLen, reg)
 		}
 		parts = append(parts, v.text)
 		step := (v.size + 3) / 4

@@ -1,10 +1,11 @@
-package rules
+package iptsave
 
 import (
 	"strings"
 	"testing"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 )
 
 // A comment with newlines, as iptables-save prints it (raw, inside quotes),
@@ -16,7 +17,7 @@ func TestParseIptablesSaveQuotedNewline(t *testing.T) {
 		"[1:2] -A INPUT -m comment --comment \"a\\\"\nb\" -j ACCEPT\n" +
 		"-A KUBE-SERVICES -j RETURN\nCOMMIT\n"
 	for _, skip := range []func(string) bool{nil, func(c string) bool { return c == "INPUT" }} {
-		tables, err := ParseIptablesSaveShallow(strings.NewReader(in), IPv4, skip)
+		tables, err := ParseShallow(strings.NewReader(in), rules.IPv4, skip)
 		if err != nil {
 			t.Fatalf("skip=%v: %v", skip != nil, err)
 		}
@@ -37,16 +38,16 @@ func TestParseIptablesSaveQuotedNewline(t *testing.T) {
 			t.Errorf("rule 2 = %+v", r)
 		}
 		// The canonical text reads back the same.
-		rs := &Ruleset{Backend: backend.IptablesLegacy, Tables: tables}
-		again, err := ParseIptablesSave(strings.NewReader(FormatFamily(rs, IPv4)), IPv4)
+		rs := &rules.Ruleset{Backend: backend.IptablesLegacy, Tables: tables}
+		again, err := Parse(strings.NewReader(rules.FormatFamily(rs, rules.IPv4)), rules.IPv4)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d := Diff(rs, &Ruleset{Backend: rs.Backend, Tables: again}); len(d) != 0 {
+		if d := rules.Diff(rs, &rules.Ruleset{Backend: rs.Backend, Tables: again}); len(d) != 0 {
 			t.Errorf("round trip differs: %v", d)
 		}
 	}
-	if _, err := ParseIptablesSave(strings.NewReader("*filter\n:INPUT ACCEPT [0:0]\n-A INPUT -m comment --comment \"open\nCOMMIT\n"), IPv4); err == nil || !strings.Contains(err.Error(), "line 3: quoted argument never ends") {
+	if _, err := Parse(strings.NewReader("*filter\n:INPUT ACCEPT [0:0]\n-A INPUT -m comment --comment \"open\nCOMMIT\n"), rules.IPv4); err == nil || !strings.Contains(err.Error(), "line 3: quoted argument never ends") {
 		t.Errorf("unterminated quote: err = %v", err)
 	}
 }
@@ -55,7 +56,7 @@ func TestParseIptablesSaveQuotedNewline(t *testing.T) {
 // twice is the last block; the parse says the same, and round-trips.
 func TestParseIptablesSaveTableTwice(t *testing.T) {
 	in := "*filter\n:INPUT ACCEPT [0:0]\n:OLD - [0:0]\nCOMMIT\n*nat\nCOMMIT\n*filter\n:INPUT DROP [0:0]\n-A INPUT -j ACCEPT\nCOMMIT\n"
-	tables, err := ParseIptablesSave(strings.NewReader(in), IPv4)
+	tables, err := Parse(strings.NewReader(in), rules.IPv4)
 	if err != nil {
 		t.Fatal(err)
 	}

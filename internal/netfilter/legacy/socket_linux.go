@@ -1,6 +1,6 @@
 //go:build linux
 
-package xtlegacy
+package legacy
 
 import (
 	"encoding/binary"

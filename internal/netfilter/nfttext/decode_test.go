@@ -1,10 +1,12 @@
-package netfilter
+package nfttext
 
 import (
 	"testing"
 
 	"github.com/mdlayher/netlink"
 	"golang.org/x/sys/unix"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nl"
 )
 
 // A rule message as the kernel sends it for
@@ -59,68 +61,40 @@ func sampleRule(t testing.TB) []byte {
 }
 
 func TestDecodeRuleBothSyntaxes(t *testing.T) {
-	r, err := decodeRule(netlink.Message{Data: sampleRule(t)})
+	r, err := nl.DecodeRule(netlink.Message{Data: sampleRule(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.table != "filter" || r.chain != "INPUT" || len(r.exprs) != 8 {
+	if r.Table != "filter" || r.Chain != "INPUT" || len(r.Exprs) != 8 {
 		t.Fatalf("decodeRule = %+v", r)
 	}
-	ipt := xtRule(r, func(c string) bool { return c == "KUBE-X" })
+	ipt := IptablesRule(r, func(c string) bool { return c == "KUBE-X" })
 	if want := "-d 10.0.0.0/8 -p tcp -m tcp --dport 80 -j KUBE-X"; ipt.Text != want || ipt.Jump != "KUBE-X" {
 		t.Errorf("iptables text = %q (jump %q), want %q", ipt.Text, ipt.Jump, want)
 	}
-	r.comment = "from userdata"
-	if got := xtRule(r, func(string) bool { return true }); got.Comment != "from userdata" || got.Text != `-d 10.0.0.0/8 -p tcp -m tcp --dport 80 -m comment --comment "from userdata" -j KUBE-X` {
+	r.Comment = "from userdata"
+	if got := IptablesRule(r, func(string) bool { return true }); got.Comment != "from userdata" || got.Text != `-d 10.0.0.0/8 -p tcp -m tcp --dport 80 -m comment --comment "from userdata" -j KUBE-X` {
 		t.Errorf("iptables rule with a userdata comment = %+v", got)
 	}
-	r.comment = ""
-	nft := nftRule(r, func(string) *nlSet { return nil })
+	r.Comment = ""
+	nft := NFTRule(r, func(string) *nl.Set { return nil })
 	if want := "ip daddr 10.0.0.0/8 meta l4proto tcp th dport 80 counter jump KUBE-X"; nft.Text != want || nft.Jump != "KUBE-X" {
 		t.Errorf("nft text = %q (jump %q), want %q", nft.Text, nft.Jump, want)
 	}
 }
 
-func TestXtInfoPrinters(t *testing.T) {
-	statistic := make([]byte, 24)
-	le.PutUint32(statistic[4:], 0x40000000) // probability 0.5
-	recent := make([]byte, 228)
-	le.PutUint32(recent, 10800)
-	recent[8] = 1 | 32 // --rcheck --reap
-	copy(recent[10:], "KUBE-SEP-X")
-	copy(recent[212:], []byte{255, 255, 255, 255})
-	for _, tc := range []struct {
-		x    xtExpr
-		want string
-	}{
-		{xtExpr{name: "statistic", info: statistic}, " --mode random --probability 0.50000000000"},
-		{xtExpr{name: "recent", rev: 1, info: recent}, " --rcheck --seconds 10800 --reap --name KUBE-SEP-X --mask 255.255.255.255 --rsource"},
-		{xtExpr{name: "nfacct", rev: 1, info: append([]byte("localhost_nps_accepted_pkts"), make([]byte, 13)...)}, " --nfacct-name  localhost_nps_accepted_pkts"},
-		{xtExpr{name: "hashlimit", info: []byte{1}}, " UNSUPPORTED[match hashlimit rev 0 info 01]"},
-	} {
-		if got := xtMatchText(unix.NFPROTO_IPV4, tc.x); got != tc.want {
-			t.Errorf("%s: %q, want %q", tc.x.name, got, tc.want)
-		}
-	}
-	if got := xtTargetText(unix.NFPROTO_IPV6, xtExpr{name: "REJECT", info: []byte{4, 0, 0, 0}}); got != " --reject-with icmp6-port-unreachable" {
-		t.Errorf("REJECT ipv6: %q", got)
-	}
-}
-
-// FuzzDecodeRule feeds arbitrary rule messages through both decompilers:
-// whatever the kernel (or a bug) sends must give text, never a panic.
 func FuzzDecodeRule(f *testing.F) {
 	f.Add(sampleRule(f))
 	f.Add([]byte{2, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		r, err := decodeRule(netlink.Message{Data: data})
+		r, err := nl.DecodeRule(netlink.Message{Data: data})
 		if err != nil {
 			return
 		}
-		set := &nlSet{name: "s", keyType: 7<<12 | 12<<6 | 13, keyLen: 12, flags: unix.NFT_SET_ANONYMOUS | unix.NFT_SET_MAP, dataType: verdictDataType,
-			elems: []nlElem{{key: []byte{1, 2, 3, 4, 6, 0, 0, 0, 0, 80, 0, 0}, verdict: &nlVerdict{code: 1}}}}
-		_ = nftRule(r, func(string) *nlSet { return set })
-		_ = xtRule(r, func(string) bool { return true })
+		set := &nl.Set{Name: "s", KeyType: 7<<12 | 12<<6 | 13, KeyLen: 12, Flags: unix.NFT_SET_ANONYMOUS | unix.NFT_SET_MAP, DataType: nl.VerdictDataType,
+			Elems: []nl.Elem{{Key: []byte{1, 2, 3, 4, 6, 0, 0, 0, 0, 80, 0, 0}, Verdict: &nl.Verdict{Code: 1}}}}
+		_ = NFTRule(r, func(string) *nl.Set { return set })
+		_ = IptablesRule(r, func(string) bool { return true })
 	})
 }
 
@@ -128,12 +102,12 @@ func FuzzDecodeObjects(f *testing.F) {
 	f.Add([]byte{2, 0, 0, 0, 8, 0, 1, 0, 'a', 'b', 'c', 0})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m := netlink.Message{Data: data}
-		_, _ = decodeTable(m)
-		_, _ = decodeChain(m)
-		s, err := decodeSet(m)
+		_, _ = nl.DecodeTable(m)
+		_, _ = nl.DecodeChain(m)
+		s, err := nl.DecodeSet(m)
 		if err == nil {
-			_ = decodeElems(m, &s)
-			_ = setModel(&s)
+			_ = nl.DecodeElems(m, &s)
+			_ = SetModel(&s)
 		}
 	})
 }

@@ -1,4 +1,4 @@
-package netfilter
+package nl
 
 import (
 	"bytes"
@@ -26,68 +26,68 @@ const (
 	attrElemKeyEnd    = 0xa
 	udataComment      = 0 // comment TLV type of tables, chains, rules and elements
 	udataSetComment   = 7 // NFTNL_UDATA_SET_COMMENT
-	verdictDataType   = 0xffffff00
-	setConcat         = 0x80   // NFT_SET_CONCAT
+	VerdictDataType   = 0xffffff00
+	SetConcat         = 0x80   // NFT_SET_CONCAT
 	attrTypeMask      = 0x3fff // strips NLA_F_NESTED and NLA_F_NET_BYTEORDER
 )
 
-type nlTable struct {
-	family  byte
-	name    string
-	comment string
+type Table struct {
+	Family  byte
+	Name    string
+	Comment string
 }
 
-type nlChain struct {
-	family          byte
-	table, name     string
-	hook, typ       string
-	hasHook         bool
-	priority        int32
-	policy, comment string
+type Chain struct {
+	Family          byte
+	Table, Name     string
+	Hook, Type      string
+	HasHook         bool
+	Priority        int32
+	Policy, Comment string
 }
 
-type nlSet struct {
-	family            byte
-	table, name       string
-	flags             uint32
-	keyType, keyLen   uint32
-	dataType, dataLen uint32
-	timeoutMS         uint64
-	size              uint32
-	comment           string
-	elems             []nlElem
-	notRead           bool // elements skipped (System.Shallow)
+type Set struct {
+	Family            byte
+	Table, Name       string
+	Flags             uint32
+	KeyType, KeyLen   uint32
+	DataType, DataLen uint32
+	TimeoutMS         uint64
+	Size              uint32
+	Comment           string
+	Elems             []Elem
+	NotRead           bool // elements skipped (System.Shallow)
 }
 
-type nlElem struct {
-	key, keyEnd, data []byte
-	verdict           *nlVerdict
-	flags             uint32
-	comment           string
+type Elem struct {
+	Key, KeyEnd, Data []byte
+	Verdict           *Verdict
+	Flags             uint32
+	Comment           string
 }
 
-type nlVerdict struct {
-	code  int32
-	chain string
+type Verdict struct {
+	Code  int32
+	Chain string
 }
 
-type nlRule struct {
-	family       byte
-	table, chain string
-	exprs        []nlExpr
-	comment      string
+type Rule struct {
+	Family       byte
+	Table, Chain string
+	Exprs        []Expr
+	Comment      string
 }
 
-type nlExpr struct {
-	name string
-	data []byte
+type Expr struct {
+	Name string
+	Data []byte
 }
 
-// attrs decodes one level of netlink attributes without copying: Data
+// Attrs decodes one level of netlink attributes without copying: Data
 // points into b, so whatever outlives the message is copied by the caller
-// (str, bytes.Clone). netlink.UnmarshalAttributes copies every attribute,
+// (Str, bytes.Clone). netlink.UnmarshalAttributes copies every attribute,
 // which dominated a large read.
-func attrs(b []byte) ([]netlink.Attribute, error) {
+func Attrs(b []byte) ([]netlink.Attribute, error) {
 	as := make([]netlink.Attribute, 0, 8)
 	for len(b) >= 4 {
 		n := int(binary.NativeEndian.Uint16(b))
@@ -100,7 +100,7 @@ func attrs(b []byte) ([]netlink.Attribute, error) {
 	return as, nil
 }
 
-func str(b []byte) string {
+func Str(b []byte) string {
 	for i, c := range b {
 		if c == 0 {
 			return string(b[:i])
@@ -109,7 +109,7 @@ func str(b []byte) string {
 	return string(b)
 }
 
-func be32(b []byte) uint32 {
+func BE32(b []byte) uint32 {
 	if len(b) < 4 {
 		return 0
 	}
@@ -132,7 +132,7 @@ func udata(b []byte, typ byte) (string, bool) {
 			return "", false
 		}
 		if t == typ {
-			return str(b[2 : 2+n]), true
+			return Str(b[2 : 2+n]), true
 		}
 		b = b[2+n:]
 	}
@@ -141,120 +141,120 @@ func udata(b []byte, typ byte) (string, bool) {
 
 var hookNames = map[uint32]string{0: "prerouting", 1: "input", 2: "forward", 3: "output", 4: "postrouting", 5: "ingress"}
 
-// payload strips the nfgenmsg header every nftables message starts with.
-func payload(m netlink.Message) (family byte, body []byte, err error) {
+// Payload strips the nfgenmsg header every nftables message starts with.
+func Payload(m netlink.Message) (family byte, body []byte, err error) {
 	if len(m.Data) < 4 {
 		return 0, nil, errors.New("short nftables message")
 	}
 	return m.Data[0], m.Data[4:], nil
 }
 
-func decodeTable(m netlink.Message) (nlTable, error) {
-	fam, body, err := payload(m)
+func DecodeTable(m netlink.Message) (Table, error) {
+	fam, body, err := Payload(m)
 	if err != nil {
-		return nlTable{}, err
+		return Table{}, err
 	}
-	as, err := attrs(body)
-	t := nlTable{family: fam}
+	as, err := Attrs(body)
+	t := Table{Family: fam}
 	for _, a := range as {
 		switch a.Type {
 		case unix.NFTA_TABLE_NAME:
-			t.name = str(a.Data)
+			t.Name = Str(a.Data)
 		case attrTableUserdata:
-			t.comment, _ = udata(a.Data, udataComment)
+			t.Comment, _ = udata(a.Data, udataComment)
 		}
 	}
 	return t, err
 }
 
-func decodeChain(m netlink.Message) (nlChain, error) {
-	fam, body, err := payload(m)
+func DecodeChain(m netlink.Message) (Chain, error) {
+	fam, body, err := Payload(m)
 	if err != nil {
-		return nlChain{}, err
+		return Chain{}, err
 	}
-	as, err := attrs(body)
-	c := nlChain{family: fam}
+	as, err := Attrs(body)
+	c := Chain{Family: fam}
 	for _, a := range as {
 		switch a.Type {
 		case unix.NFTA_CHAIN_TABLE:
-			c.table = str(a.Data)
+			c.Table = Str(a.Data)
 		case unix.NFTA_CHAIN_NAME:
-			c.name = str(a.Data)
+			c.Name = Str(a.Data)
 		case unix.NFTA_CHAIN_TYPE:
-			c.typ = str(a.Data)
+			c.Type = Str(a.Data)
 		case unix.NFTA_CHAIN_POLICY:
-			c.policy = map[uint32]string{0: "drop", 1: "accept"}[be32(a.Data)]
+			c.Policy = map[uint32]string{0: "drop", 1: "accept"}[BE32(a.Data)]
 		case unix.NFTA_CHAIN_HOOK:
-			hs, herr := attrs(a.Data)
+			hs, herr := Attrs(a.Data)
 			if herr != nil {
-				return c, fmt.Errorf("chain %s hook: %w", c.name, herr)
+				return c, fmt.Errorf("chain %s hook: %w", c.Name, herr)
 			}
 			for _, h := range hs {
 				switch h.Type {
 				case unix.NFTA_HOOK_HOOKNUM:
-					c.hasHook = true
-					num := be32(h.Data)
-					c.hook = hookNames[num]
-					if c.hook == "" {
-						c.hook = fmt.Sprintf("unknown-hook-%d", num)
+					c.HasHook = true
+					num := BE32(h.Data)
+					c.Hook = hookNames[num]
+					if c.Hook == "" {
+						c.Hook = fmt.Sprintf("unknown-hook-%d", num)
 					}
 				case unix.NFTA_HOOK_PRIORITY:
-					c.priority = int32(be32(h.Data))
+					c.Priority = int32(BE32(h.Data))
 				}
 			}
 		case attrChainUserdata:
-			c.comment, _ = udata(a.Data, udataComment)
+			c.Comment, _ = udata(a.Data, udataComment)
 		}
 	}
 	return c, err
 }
 
-func decodeSet(m netlink.Message) (nlSet, error) {
-	fam, body, err := payload(m)
+func DecodeSet(m netlink.Message) (Set, error) {
+	fam, body, err := Payload(m)
 	if err != nil {
-		return nlSet{}, err
+		return Set{}, err
 	}
-	as, err := attrs(body)
-	s := nlSet{family: fam}
+	as, err := Attrs(body)
+	s := Set{Family: fam}
 	for _, a := range as {
 		switch a.Type {
 		case unix.NFTA_SET_TABLE:
-			s.table = str(a.Data)
+			s.Table = Str(a.Data)
 		case unix.NFTA_SET_NAME:
-			s.name = str(a.Data)
+			s.Name = Str(a.Data)
 		case unix.NFTA_SET_FLAGS:
-			s.flags = be32(a.Data)
+			s.Flags = BE32(a.Data)
 		case unix.NFTA_SET_KEY_TYPE:
-			s.keyType = be32(a.Data)
+			s.KeyType = BE32(a.Data)
 		case unix.NFTA_SET_KEY_LEN:
-			s.keyLen = be32(a.Data)
+			s.KeyLen = BE32(a.Data)
 		case unix.NFTA_SET_DATA_TYPE:
-			s.dataType = be32(a.Data)
+			s.DataType = BE32(a.Data)
 		case unix.NFTA_SET_DATA_LEN:
-			s.dataLen = be32(a.Data)
+			s.DataLen = BE32(a.Data)
 		case unix.NFTA_SET_TIMEOUT:
-			s.timeoutMS = be64(a.Data)
+			s.TimeoutMS = be64(a.Data)
 		case unix.NFTA_SET_DESC:
-			ds, _ := attrs(a.Data)
+			ds, _ := Attrs(a.Data)
 			for _, d := range ds {
 				if d.Type == unix.NFTA_SET_DESC_SIZE {
-					s.size = be32(d.Data)
+					s.Size = BE32(d.Data)
 				}
 			}
 		case attrSetUserdata:
-			s.comment, _ = udata(a.Data, udataSetComment)
+			s.Comment, _ = udata(a.Data, udataSetComment)
 		}
 	}
 	return s, err
 }
 
-// decodeElems appends the elements of one NEWSETELEM message to s.
-func decodeElems(m netlink.Message, s *nlSet) error {
-	_, body, err := payload(m)
+// DecodeElems appends the elements of one NEWSETELEM message to s.
+func DecodeElems(m netlink.Message, s *Set) error {
+	_, body, err := Payload(m)
 	if err != nil {
 		return err
 	}
-	as, err := attrs(body)
+	as, err := Attrs(body)
 	if err != nil {
 		return err
 	}
@@ -262,43 +262,43 @@ func decodeElems(m netlink.Message, s *nlSet) error {
 		if a.Type != unix.NFTA_SET_ELEM_LIST_ELEMENTS {
 			continue
 		}
-		list, err := attrs(a.Data)
+		list, err := Attrs(a.Data)
 		if err != nil {
 			return err
 		}
 		for _, item := range list {
 			e, err := decodeElem(item.Data)
 			if err != nil {
-				return fmt.Errorf("set %s element: %w", s.name, err)
+				return fmt.Errorf("set %s element: %w", s.Name, err)
 			}
-			s.elems = append(s.elems, e)
+			s.Elems = append(s.Elems, e)
 		}
 	}
 	return nil
 }
 
-func decodeElem(b []byte) (nlElem, error) {
-	var e nlElem
-	as, err := attrs(b)
+func decodeElem(b []byte) (Elem, error) {
+	var e Elem
+	as, err := Attrs(b)
 	for _, a := range as {
 		switch a.Type {
 		case unix.NFTA_SET_ELEM_KEY:
-			e.key = bytes.Clone(dataValue(a.Data))
+			e.Key = bytes.Clone(DataValue(a.Data))
 		case attrElemKeyEnd:
-			e.keyEnd = bytes.Clone(dataValue(a.Data))
+			e.KeyEnd = bytes.Clone(DataValue(a.Data))
 		case unix.NFTA_SET_ELEM_FLAGS:
-			e.flags = be32(a.Data)
+			e.Flags = BE32(a.Data)
 		case unix.NFTA_SET_ELEM_USERDATA:
-			e.comment, _ = udata(a.Data, udataComment)
+			e.Comment, _ = udata(a.Data, udataComment)
 		case unix.NFTA_SET_ELEM_DATA:
-			ds, _ := attrs(a.Data)
+			ds, _ := Attrs(a.Data)
 			for _, d := range ds {
 				switch d.Type {
 				case unix.NFTA_DATA_VALUE:
-					e.data = bytes.Clone(d.Data)
+					e.Data = bytes.Clone(d.Data)
 				case unix.NFTA_DATA_VERDICT:
 					v := decodeVerdict(d.Data)
-					e.verdict = &v
+					e.Verdict = &v
 				}
 			}
 		}
@@ -306,8 +306,8 @@ func decodeElem(b []byte) (nlElem, error) {
 	return e, err
 }
 
-func dataValue(b []byte) []byte {
-	as, _ := attrs(b)
+func DataValue(b []byte) []byte {
+	as, _ := Attrs(b)
 	for _, a := range as {
 		if a.Type == unix.NFTA_DATA_VALUE {
 			return a.Data
@@ -316,15 +316,15 @@ func dataValue(b []byte) []byte {
 	return nil
 }
 
-func decodeVerdict(b []byte) nlVerdict {
-	var v nlVerdict
-	as, _ := attrs(b)
+func decodeVerdict(b []byte) Verdict {
+	var v Verdict
+	as, _ := Attrs(b)
 	for _, a := range as {
 		switch a.Type {
 		case unix.NFTA_VERDICT_CODE:
-			v.code = int32(be32(a.Data))
+			v.Code = int32(BE32(a.Data))
 		case unix.NFTA_VERDICT_CHAIN:
-			v.chain = str(a.Data)
+			v.Chain = Str(a.Data)
 		}
 	}
 	return v

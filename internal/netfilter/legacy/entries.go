@@ -1,10 +1,11 @@
-// Package xtlegacy decodes the legacy xtables socket API
-// (linux/netfilter_ipv4/ip_tables.h, netfilter_ipv6/ip6_tables.h,
-// netfilter/x_tables.h): the blobs IPT_SO_GET_INFO and IPT_SO_GET_ENTRIES
-// return, the same data iptables-legacy-save reads, without exec'ing it.
+// Package legacy reads iptables-legacy tables in-process through the
+// legacy xtables socket API (linux/netfilter_ipv4/ip_tables.h,
+// netfilter_ipv6/ip6_tables.h, netfilter/x_tables.h): the blobs
+// IPT_SO_GET_INFO and IPT_SO_GET_ENTRIES return, the same data
+// iptables-legacy-save reads, without exec'ing it (ReadTables, ChainNames).
 // Every offset in a blob comes from the kernel (or a fuzzer), so each is
 // bounds-checked before use.
-package xtlegacy
+package legacy
 
 import (
 	"bytes"

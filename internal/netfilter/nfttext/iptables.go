@@ -1,4 +1,4 @@
-package netfilter
+package nfttext
 
 import (
 	"encoding/binary"
@@ -9,18 +9,21 @@ import (
 	"github.com/google/nftables/expr"
 	"golang.org/x/sys/unix"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/iptsave"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nl"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/xtblob"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 )
 
-// xtRule renders an iptables-nft rule exactly as iptables-nft-save prints
+// IptablesRule renders an iptables-nft rule exactly as iptables-nft-save prints
 // it after "-A CHAIN": the address, interface and protocol options first,
 // then the matches in rule order (iptables-nft stores -m tcp ports and
-// -m mark as native payload/meta expressions, the rest as xtables
+// -m mark as native Payload/meta expressions, the rest as xtables
 // "match"/"target" blobs), then the target.
-func xtRule(r nlRule, isChain func(string) bool) rules.Rule {
-	x := &xtDecompiler{fam: r.family}
-	for _, e := range r.exprs {
-		x.expr(decodeExpr(r.family, e))
+func IptablesRule(r nl.Rule, isChain func(string) bool) rules.Rule {
+	x := &xtDecompiler{fam: r.Family}
+	for _, e := range r.Exprs {
+		x.expr(nl.DecodeExpr(r.Family, e))
 	}
 	var parts []string
 	for _, f := range []struct {
@@ -36,15 +39,15 @@ func xtRule(r nlRule, isChain func(string) bool) rules.Rule {
 		parts = append(parts, f.flag, f.val)
 	}
 	parts = append(parts, x.matches...)
-	if r.comment != "" && !x.sawComment {
+	if r.Comment != "" && !x.sawComment {
 		// Newer iptables-nft keeps -m comment in the rule's userdata and
 		// prints it after the other matches.
-		parts = append(parts, "-m comment --comment "+rules.QuoteIptables(r.comment))
+		parts = append(parts, "-m comment --comment "+iptsave.Quote(r.Comment))
 	}
 	if x.target != "" {
 		parts = append(parts, x.target)
 	}
-	return rules.IptablesRule(strings.Join(parts, " "), isChain)
+	return iptsave.Rule(strings.Join(parts, " "), isChain)
 }
 
 type xtDecompiler struct {
@@ -67,21 +70,21 @@ func (x *xtDecompiler) get(reg uint32) regVal {
 	if v, ok := x.regs.get(slot(reg)); ok {
 		return v
 	}
-	return regVal{text: unsupported("empty register %d", reg)}
+	return regVal{text: rules.Unsupported("empty register %d", reg)}
 }
 
 func (x *xtDecompiler) expr(e any) {
 	switch e := e.(type) {
 	case *expr.Payload:
 		if e.OperationType != expr.PayloadLoad {
-			x.matches = append(x.matches, unsupported("payload write"))
+			x.matches = append(x.matches, rules.Unsupported("payload write"))
 			return
 		}
 		x.set(e.DestRegister, payloadField(x.fam, e))
 	case *expr.Meta:
 		k, ok := metaKeys[e.Key]
 		if !ok || e.SourceRegister {
-			x.matches = append(x.matches, unsupported("meta key %d", e.Key))
+			x.matches = append(x.matches, rules.Unsupported("meta key %d", e.Key))
 			return
 		}
 		x.set(e.Register, regVal{text: k.text, typ: k.typ, size: k.size, full: k.size})
@@ -94,31 +97,31 @@ func (x *xtDecompiler) expr(e any) {
 	case *expr.Range:
 		v := x.get(e.Register)
 		if !strings.HasPrefix(v.text, "th ") || len(e.FromData) != 2 || len(e.ToData) != 2 {
-			x.matches = append(x.matches, unsupported("range on %s", v.text))
+			x.matches = append(x.matches, rules.Unsupported("range on %s", v.text))
 			return
 		}
 		ports := fmt.Sprintf("%d:%d", binary.BigEndian.Uint16(e.FromData), binary.BigEndian.Uint16(e.ToData))
 		x.port(v.text, ports, e.Op == expr.CmpOpNeq)
 	case *expr.Counter:
 		// counter-free
-	case immExpr:
-		if e.verdict == nil {
-			x.matches = append(x.matches, unsupported("immediate data"))
+	case nl.Immediate:
+		if e.Verdict == nil {
+			x.matches = append(x.matches, rules.Unsupported("immediate data"))
 			return
 		}
-		x.target = iptablesVerdict(e.verdict.code, e.verdict.chain)
-	case xtExpr:
-		if e.target {
-			x.target = "-j " + e.name + xtTargetText(x.fam, e)
+		x.target = iptablesVerdict(e.Verdict.Code, e.Verdict.Chain)
+	case nl.Xt:
+		if e.Target {
+			x.target = "-j " + e.Name + xtblob.TargetText(x.fam, e)
 			return
 		}
-		x.sawComment = x.sawComment || e.name == "comment"
-		x.sawComment = x.sawComment || e.name == "comment"
-		x.matches = append(x.matches, "-m "+e.name+xtMatchText(x.fam, e))
-	case badExpr:
-		x.matches = append(x.matches, unsupported("%s: %v", e.name, e.err))
+		x.sawComment = x.sawComment || e.Name == "comment"
+		x.sawComment = x.sawComment || e.Name == "comment"
+		x.matches = append(x.matches, "-m "+e.Name+xtblob.MatchText(x.fam, e))
+	case nl.Bad:
+		x.matches = append(x.matches, rules.Unsupported("%s: %v", e.Name, e.Err))
 	default:
-		x.matches = append(x.matches, unsupported("expression %T in an iptables-nft rule", e))
+		x.matches = append(x.matches, rules.Unsupported("expression %T in an iptables-nft rule", e))
 	}
 }
 
@@ -135,14 +138,14 @@ func iptablesVerdict(code int32, chain string) string {
 	case unix.NFT_GOTO:
 		return "-g " + chain
 	}
-	return unsupported("verdict %d", code)
+	return rules.Unsupported("verdict %d", code)
 }
 
 // cmp turns a native comparison back into the iptables option it came from.
 func (x *xtDecompiler) cmp(v regVal, op expr.CmpOp, data []byte) {
 	inv := op == expr.CmpOpNeq
 	if op != expr.CmpOpEq && op != expr.CmpOpNeq {
-		x.matches = append(x.matches, unsupported("cmp op %d on %s", op, v.text))
+		x.matches = append(x.matches, rules.Unsupported("cmp op %d on %s", op, v.text))
 		return
 	}
 	switch v.text {
@@ -158,7 +161,7 @@ func (x *xtDecompiler) cmp(v regVal, op expr.CmpOp, data []byte) {
 			x.proto, x.protoInv = protoName(data[0]), inv
 			return
 		}
-		x.matches = append(x.matches, unsupported("l4proto %x", data))
+		x.matches = append(x.matches, rules.Unsupported("l4proto %x", data))
 	case "iifname", "oifname":
 		name := ifaceText(data)
 		if v.text == "iifname" {
@@ -168,14 +171,14 @@ func (x *xtDecompiler) cmp(v regVal, op expr.CmpOp, data []byte) {
 		}
 	case "th sport", "th dport":
 		if len(data) != 2 {
-			x.matches = append(x.matches, unsupported("port %x", data))
+			x.matches = append(x.matches, rules.Unsupported("port %x", data))
 			return
 		}
 		x.port(v.text, fmt.Sprint(binary.BigEndian.Uint16(data)), inv)
 	case "meta mark":
 		x.matches = append(x.matches, "-m mark"+markText(v, data, inv))
 	default:
-		x.matches = append(x.matches, unsupported("cmp on %s", v.text))
+		x.matches = append(x.matches, rules.Unsupported("cmp on %s", v.text))
 	}
 }
 
@@ -203,13 +206,13 @@ func (x *xtDecompiler) addrMask(v regVal, data []byte) string {
 	if v.mask != nil {
 		b, ok := maskBits(v.mask)
 		if !ok {
-			return unsupported("address mask %x", v.mask)
+			return rules.Unsupported("address mask %x", v.mask)
 		}
 		bits = b + 8*(v.full-v.size)
 	}
 	a, ok := netip.AddrFromSlice(full)
 	if !ok {
-		return unsupported("address %x", data)
+		return rules.Unsupported("address %x", data)
 	}
 	return fmt.Sprintf("%s/%d", a, bits)
 }

@@ -1,4 +1,4 @@
-package netfilter
+package nfttext
 
 import (
 	"bytes"
@@ -10,15 +10,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nl"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 )
-
-// unsupported marks what this reader cannot decode. The marker is not valid
-// nft or iptables-restore syntax, so loading a render that holds one fails
-// loudly instead of silently loading something else.
-func unsupported(format string, args ...any) string {
-	return "UNSUPPORTED[" + fmt.Sprintf(format, args...) + "]"
-}
 
 // nftTypes are nft's datatype numbers (nftables src/datatype.h) with their
 // element size; a concatenated key packs one 6-bit type number per part.
@@ -45,20 +39,20 @@ func typeName(t uint32) string {
 	if nt, ok := nftTypes[t]; ok {
 		return nt.name
 	}
-	return unsupported("type %d", t)
+	return rules.Unsupported("type %d", t)
 }
 
-func setTypeText(s *nlSet) string {
+func setTypeText(s *nl.Set) string {
 	var names []string
-	for _, t := range keyTypes(s.keyType) {
+	for _, t := range keyTypes(s.KeyType) {
 		names = append(names, typeName(t))
 	}
 	text := strings.Join(names, " . ")
-	if s.flags&unix.NFT_SET_MAP != 0 {
-		if s.dataType == verdictDataType {
+	if s.Flags&unix.NFT_SET_MAP != 0 {
+		if s.DataType == nl.VerdictDataType {
 			text += " : verdict"
 		} else {
-			text += " : " + concatTypeName(s.dataType)
+			text += " : " + concatTypeName(s.DataType)
 		}
 	}
 	return text
@@ -78,21 +72,21 @@ func concatTypeName(magic uint32) string {
 	return strings.Join(names, " . ")
 }
 
-func setModel(s *nlSet) rules.Set {
-	m := rules.Set{Name: s.name, Map: s.flags&unix.NFT_SET_MAP != 0, Type: setTypeText(s), Comment: s.comment, Size: s.size}
+func SetModel(s *nl.Set) rules.Set {
+	m := rules.Set{Name: s.Name, Map: s.Flags&unix.NFT_SET_MAP != 0, Type: setTypeText(s), Comment: s.Comment, Size: s.Size}
 	for _, f := range []struct {
 		bit  uint32
 		name string
 	}{{unix.NFT_SET_CONSTANT, "constant"}, {unix.NFT_SET_INTERVAL, "interval"}, {unix.NFT_SET_TIMEOUT, "timeout"}, {unix.NFT_SET_EVAL, "dynamic"}} {
-		if s.flags&f.bit != 0 {
+		if s.Flags&f.bit != 0 {
 			m.Flags = append(m.Flags, f.name)
 		}
 	}
-	if s.flags&unix.NFT_SET_OBJECT != 0 {
-		m.Flags = append(m.Flags, unsupported("object map"))
+	if s.Flags&unix.NFT_SET_OBJECT != 0 {
+		m.Flags = append(m.Flags, rules.Unsupported("object map"))
 	}
-	if s.timeoutMS != 0 {
-		m.Timeout = duration(s.timeoutMS)
+	if s.TimeoutMS != 0 {
+		m.Timeout = duration(s.TimeoutMS)
 	}
 	m.Elements = elementTexts(s)
 	return m
@@ -107,31 +101,31 @@ func duration(ms uint64) string {
 
 // elementTexts renders a set's elements in nft syntax, interval sets as
 // prefixes or ranges.
-func elementTexts(s *nlSet) []string {
+func elementTexts(s *nl.Set) []string {
 	var out []string
-	if s.flags&unix.NFT_SET_INTERVAL != 0 {
+	if s.Flags&unix.NFT_SET_INTERVAL != 0 {
 		return intervalTexts(s)
 	}
 	// The kernel's element order depends on hashing; key order is stable.
-	elems := slices.Clone(s.elems)
-	slices.SortStableFunc(elems, func(a, b nlElem) int { return bytes.Compare(a.key, b.key) })
+	elems := slices.Clone(s.Elems)
+	slices.SortStableFunc(elems, func(a, b nl.Elem) int { return bytes.Compare(a.Key, b.Key) })
 	for _, e := range elems {
-		out = append(out, elementText(s, e, keyText(s, e.key)))
+		out = append(out, elementText(s, e, keyText(s, e.Key)))
 	}
 	return out
 }
 
-func elementText(s *nlSet, e nlElem, key string) string {
+func elementText(s *nl.Set, e nl.Elem, key string) string {
 	text := key
-	if e.comment != "" {
-		text += " comment " + quote(e.comment)
+	if e.Comment != "" {
+		text += " comment " + quote(e.Comment)
 	}
-	if s.flags&unix.NFT_SET_MAP != 0 {
+	if s.Flags&unix.NFT_SET_MAP != 0 {
 		switch {
-		case e.verdict != nil:
-			text += " : " + verdictText(e.verdict.code, e.verdict.chain)
+		case e.Verdict != nil:
+			text += " : " + verdictText(e.Verdict.Code, e.Verdict.Chain)
 		default:
-			text += " : " + concatText(s.dataType, e.data)
+			text += " : " + concatText(s.DataType, e.Data)
 		}
 	}
 	return text
@@ -139,7 +133,7 @@ func elementText(s *nlSet, e nlElem, key string) string {
 
 // keyText renders a key, splitting a concatenation into its parts (each
 // part padded to a 4-byte register).
-func keyText(s *nlSet, key []byte) string { return concatText(s.keyType, key) }
+func keyText(s *nl.Set, key []byte) string { return concatText(s.KeyType, key) }
 
 // concatText renders a value of a possibly concatenated datatype, each part
 // padded to a 4-byte register as the kernel stores it.
@@ -152,7 +146,7 @@ func concatText(magic uint32, b []byte) string {
 	for _, t := range types {
 		size := nftTypes[t].size
 		if size == 0 || len(b) < size {
-			return unsupported("value %x of type %s", b, concatTypeName(magic))
+			return rules.Unsupported("value %x of type %s", b, concatTypeName(magic))
 		}
 		parts = append(parts, valueText(typeName(t), b[:size]))
 		b = b[min(len(b), (size+3)/4*4):]
@@ -162,23 +156,23 @@ func concatText(magic uint32, b []byte) string {
 
 // intervalTexts pairs each interval start with its end element (the end is
 // exclusive) and prints a prefix when the range is one, else a-b.
-func intervalTexts(s *nlSet) []string {
-	if s.flags&setConcat != 0 || len(keyTypes(s.keyType)) != 1 {
-		return []string{unsupported("concatenated interval set %s", s.name)}
+func intervalTexts(s *nl.Set) []string {
+	if s.Flags&nl.SetConcat != 0 || len(keyTypes(s.KeyType)) != 1 {
+		return []string{rules.Unsupported("concatenated interval set %s", s.Name)}
 	}
-	elems := slices.Clone(s.elems)
-	slices.SortStableFunc(elems, func(a, b nlElem) int { return bytes.Compare(a.key, b.key) })
-	typ := typeName(keyTypes(s.keyType)[0])
+	elems := slices.Clone(s.Elems)
+	slices.SortStableFunc(elems, func(a, b nl.Elem) int { return bytes.Compare(a.Key, b.Key) })
+	typ := typeName(keyTypes(s.KeyType)[0])
 	var out []string
 	for i, e := range elems {
-		if e.flags&unix.NFT_SET_ELEM_INTERVAL_END != 0 {
+		if e.Flags&unix.NFT_SET_ELEM_INTERVAL_END != 0 {
 			continue
 		}
-		last := bytes.Repeat([]byte{0xff}, len(e.key))
-		if i+1 < len(elems) && elems[i+1].flags&unix.NFT_SET_ELEM_INTERVAL_END != 0 {
-			last = minusOne(elems[i+1].key)
+		last := bytes.Repeat([]byte{0xff}, len(e.Key))
+		if i+1 < len(elems) && elems[i+1].Flags&unix.NFT_SET_ELEM_INTERVAL_END != 0 {
+			last = minusOne(elems[i+1].Key)
 		}
-		out = append(out, elementText(s, e, rangeText(typ, e.key, last)))
+		out = append(out, elementText(s, e, rangeText(typ, e.Key, last)))
 	}
 	return out
 }
@@ -267,7 +261,7 @@ func valueText(typ string, b []byte) string {
 			return fmt.Sprint(binary.NativeEndian.Uint64(b))
 		}
 	case "ifname", "string":
-		return quote(str(b))
+		return quote(nl.Str(b))
 	case "nf_proto":
 		if len(b) == 1 {
 			switch b[0] {
@@ -288,7 +282,7 @@ func valueText(typ string, b []byte) string {
 			return bitNames(binary.NativeEndian.Uint32(b))
 		}
 	}
-	return unsupported("%s value %x", typ, b)
+	return rules.Unsupported("%s value %x", typ, b)
 }
 
 func bitNames(v uint32) string {
@@ -300,7 +294,7 @@ func bitNames(v uint32) string {
 		}
 	}
 	if v != 0 || len(names) == 0 {
-		return unsupported("ct state bits %#x", v)
+		return rules.Unsupported("ct state bits %#x", v)
 	}
 	return strings.Join(names, ",")
 }
@@ -320,7 +314,7 @@ func verdictText(code int32, chain string) string {
 	case unix.NFT_GOTO:
 		return "goto " + chain
 	}
-	return unsupported("verdict %d", code)
+	return rules.Unsupported("verdict %d", code)
 }
 
 // quote quotes an nft string; see rules.quoteNFT for why '"' is replaced.

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 
@@ -15,6 +17,8 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/iptsave"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/legacy"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 )
 
@@ -89,7 +93,7 @@ func (s *System) runSave(ctx context.Context, lf legacyFamily) ([]rules.Table, e
 		if s.Shallow {
 			skip = s.SkipChain
 		}
-		tables, parseErr = rules.ParseIptablesSaveShallow(out, lf.family, skip)
+		tables, parseErr = iptsave.ParseShallow(out, lf.family, skip)
 		_, _ = io.Copy(io.Discard, out) // let the tool finish after a parse error
 	})
 	if err != nil {
@@ -130,4 +134,53 @@ func growPipe(r io.Reader) {
 	if f, ok := r.(interface{ Fd() uintptr }); ok {
 		_, _ = unix.FcntlInt(f.Fd(), unix.F_SETPIPE_SZ, 1<<20)
 	}
+}
+
+// readSockopt reads one family's legacy tables in-process (legacy.ReadTables)
+// for shallow reads: verify needs only chains, policies, rule counts, jumps
+// and comments, and exec'ing the save tools and parsing their text cost
+// more than the check itself.
+//
+// A GET on a table that is not loaded creates it, so only tables listed in
+// the table list under the root are read, and only if the kernel this
+// process talks to lists them too (the root may be another host's copy).
+func (s *System) readSockopt(lf legacyFamily, listed []byte) ([]rules.Table, error) {
+	names, err := liveLegacyTables(lf.names, listed)
+	if err != nil || len(names) == 0 {
+		return nil, err
+	}
+	tables, err := legacy.ReadTables(lf.family, names, s.SkipChain)
+	if err != nil {
+		return nil, s.sockoptError(lf, err)
+	}
+	return tables, nil
+}
+
+func (s *System) sockoptError(lf legacyFamily, err error) error {
+	if errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES) {
+		return &PermissionError{Backend: backend.IptablesLegacy, Err: err}
+	}
+	return fmt.Errorf("reading %s legacy rules: %w", lf.family, err)
+}
+
+// liveLegacyTables returns the tables of listed (a table list read under
+// the root) that this process's own network namespace lists too: the
+// kernel the socket reads, whatever the root. None when the module is not
+// loaded here.
+func liveLegacyTables(namesPath string, listed []byte) ([]string, error) {
+	live, err := os.ReadFile(strings.Replace(namesPath, "/proc/net/", "/proc/self/net/", 1))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil // the module is not loaded: no table exists here
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading this network namespace's legacy table list: %w", err)
+	}
+	liveSet := strings.Fields(string(live))
+	var names []string
+	for _, n := range strings.Fields(string(listed)) {
+		if slices.Contains(liveSet, n) && !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	return names, nil
 }

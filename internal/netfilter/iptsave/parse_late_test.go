@@ -1,8 +1,10 @@
-package rules
+package iptsave
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 )
 
 // iptables-save declares every chain before the first rule, but restore
@@ -16,7 +18,7 @@ func TestParseIptablesSaveLateChainDeclaration(t *testing.T) {
 -A KUBE-SERVICES -j RETURN
 COMMIT
 `
-	tables, err := ParseIptablesSave(strings.NewReader(in), IPv4)
+	tables, err := Parse(strings.NewReader(in), rules.IPv4)
 	if err != nil {
 		t.Fatal(err)
 	}

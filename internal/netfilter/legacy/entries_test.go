@@ -1,4 +1,4 @@
-package xtlegacy
+package legacy
 
 import (
 	"encoding/binary"
@@ -91,7 +91,7 @@ func TestTable(t *testing.T) {
 			t.Errorf("USER = %+v", user)
 		}
 		skipped, err := Table("filter", rules.IPv4, info, blob, l, func(c string) bool { return c == "INPUT" })
-		if err != nil || len(skipped.Chains[0].Rules) != 2 || skipped.Chains[0].Rules[0].Jump != "" || skipped.Chains[0].Rules[0].Text != rules.RuleNotRead {
+		if err != nil || len(skipped.Chains[0].Rules) != 2 || skipped.Chains[0].Rules[0].Jump != "" || !skipped.Chains[0].Rules[0].NotRead {
 			t.Errorf("skipped INPUT = %+v, %v", skipped.Chains, err)
 		}
 		chains, err := UserChains(blob, l)

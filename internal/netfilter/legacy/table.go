@@ -1,4 +1,4 @@
-package xtlegacy
+package legacy
 
 import (
 	"encoding/binary"
@@ -44,8 +44,8 @@ type Info struct {
 // Table builds the rules.Table of one blob the way iptables-save shows it:
 // chains in blob order with built-in policies, one rule per entry except
 // chain heads (ERROR), built-in policies (underflow) and each user chain's
-// closing RETURN. Rules carry Jump and Comment only, with Text
-// rules.RuleNotRead; rules of chains skip names are only counted.
+// closing RETURN. Rules carry Jump and Comment only, marked NotRead; rules
+// of chains skip names are only counted (NotRead, nothing else).
 func Table(name string, fam rules.Family, info Info, blob []byte, l Layout, skip func(chain string) bool) (rules.Table, error) {
 	d := decoder{t: rules.Table{Family: fam, Name: name}, info: info, skip: skip, heads: map[int]string{}, cur: -1, hook: -1}
 	for h := range numHooks {
@@ -130,10 +130,10 @@ func (d *decoder) entry(e Entry) error {
 		return nil
 	}
 	if d.skipC {
-		d.all = append(d.all, rules.Rule{Text: rules.RuleNotRead})
+		d.all = append(d.all, rules.Rule{NotRead: true})
 		return nil
 	}
-	d.all = append(d.all, rules.Rule{Text: rules.RuleNotRead, Comment: e.Comment()})
+	d.all = append(d.all, rules.Rule{NotRead: true, Comment: e.Comment()})
 	// A standard verdict >= 0 is the offset of the entry to go on at: a
 	// chain's first entry for a jump, the next entry for a rule with no
 	// target.

@@ -1,4 +1,8 @@
-package rules
+// Package iptsave parses iptables-save text (the legacy reader streams
+// iptables-legacy-save through it; cleanup reads its own dumps) and holds
+// iptables' argument quoting and splitting, shared with the iptables-nft
+// renderer and the expected footprint.
+package iptsave
 
 import (
 	"bufio"
@@ -6,32 +10,30 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 )
 
-// ParseIptablesSave parses iptables-save (or iptables-restore) text of one
+// Parse parses iptables-save (or iptables-restore) text of one
 // family into tables. Counters ("[0:0]", "-c" prefixes) and comment lines
 // are dropped; rule text is kept exactly as printed after "-A CHAIN ".
 // Each rule's Comment and Jump are filled in (Jump only for targets that
 // are chains of the same table).
-func ParseIptablesSave(r io.Reader, fam Family) ([]Table, error) {
-	return ParseIptablesSaveShallow(r, fam, nil)
+func Parse(r io.Reader, fam rules.Family) ([]rules.Table, error) {
+	return ParseShallow(r, fam, nil)
 }
 
-// RuleNotRead stands for a rule a shallow parse counted but did not read.
-// No loader accepts it, so shallow output can never be loaded by mistake.
-const RuleNotRead = "UNSUPPORTED[rule not read]"
-
-// ParseIptablesSaveShallow is ParseIptablesSave for checks that look only
+// ParseShallow is Parse for checks that look only
 // at some chains: the rules of every chain for which skip returns true are
-// kept as RuleNotRead placeholders (so they still count) instead of being
+// kept as rules.Rule{NotRead: true} placeholders (so they still count) instead of being
 // copied and tokenised. kube-proxy's per-service chains are most of a large
 // ruleset and verify never looks inside them.
-func ParseIptablesSaveShallow(r io.Reader, fam Family, skip func(chain string) bool) ([]Table, error) {
+func ParseShallow(r io.Reader, fam rules.Family, skip func(chain string) bool) ([]rules.Table, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
 	var (
-		tables []Table
-		cur    *Table
+		tables []rules.Table
+		cur    *rules.Table
 		index  map[string]int // chain name -> index in cur.Chains
 		n      int
 		// Rules are annotated as they are read, so parsing overlaps the
@@ -60,7 +62,7 @@ func ParseIptablesSaveShallow(r io.Reader, fam Family, skip func(chain string) b
 			name, _, _ := bytes.Cut(raw[3:], []byte(" "))
 			if i, ok := index[string(name)]; ok && skipped[i] {
 				ruleSeen = true
-				cur.Chains[i].Rules = append(cur.Chains[i].Rules, Rule{Text: RuleNotRead})
+				cur.Chains[i].Rules = append(cur.Chains[i].Rules, rules.Rule{NotRead: true})
 				continue
 			}
 		}
@@ -77,7 +79,7 @@ func ParseIptablesSaveShallow(r io.Reader, fam Family, skip func(chain string) b
 			if name == "" || strings.ContainsAny(name, " \t") {
 				return nil, fmt.Errorf("line %d: bad table name %q", n, name)
 			}
-			cur, index = &Table{Family: fam, Name: name}, map[string]int{}
+			cur, index = &rules.Table{Family: fam, Name: name}, map[string]int{}
 			ruleSeen, lateDeclare, skipped = false, false, nil
 		case line == "COMMIT":
 			if cur == nil {
@@ -100,9 +102,9 @@ func ParseIptablesSaveShallow(r io.Reader, fam Family, skip func(chain string) b
 				return nil, fmt.Errorf("line %d: chain %q declared twice in table %q", n, f[0], cur.Name)
 			}
 			lateDeclare = lateDeclare || ruleSeen
-			c := Chain{Name: f[0]}
+			c := rules.Chain{Name: f[0]}
 			switch {
-			case IsBuiltinChain(cur.Name, c.Name):
+			case rules.IsBuiltinChain(cur.Name, c.Name):
 				c.Hook = strings.ToLower(c.Name)
 				c.Policy = f[1]
 				if c.Policy == "-" {
@@ -130,10 +132,10 @@ func ParseIptablesSaveShallow(r io.Reader, fam Family, skip func(chain string) b
 			}
 			ruleSeen = true
 			if skipped[i] {
-				cur.Chains[i].Rules = append(cur.Chains[i].Rules, Rule{Text: RuleNotRead})
+				cur.Chains[i].Rules = append(cur.Chains[i].Rules, rules.Rule{NotRead: true})
 				continue
 			}
-			cur.Chains[i].Rules = append(cur.Chains[i].Rules, IptablesRule(text, isChain))
+			cur.Chains[i].Rules = append(cur.Chains[i].Rules, Rule(text, isChain))
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -148,7 +150,7 @@ func ParseIptablesSaveShallow(r io.Reader, fam Family, skip func(chain string) b
 // commitTable adds t to tables the way iptables-restore commits it: a
 // table given again replaces the earlier one whole (restore flushes a table
 // at its "*name" line), so only the last block of a name counts.
-func commitTable(tables []Table, t Table) []Table {
+func commitTable(tables []rules.Table, t rules.Table) []rules.Table {
 	for i := range tables {
 		if tables[i].Name == t.Name && tables[i].Family == t.Family {
 			tables[i] = t
@@ -241,7 +243,7 @@ func stripCounters(text string) (string, error) {
 	return f[2], nil
 }
 
-func annotateJumps(t *Table) {
+func annotateJumps(t *rules.Table) {
 	chains := make(map[string]bool, len(t.Chains))
 	for _, c := range t.Chains {
 		chains[c.Name] = true
@@ -249,18 +251,18 @@ func annotateJumps(t *Table) {
 	for i := range t.Chains {
 		for j := range t.Chains[i].Rules {
 			r := &t.Chains[i].Rules[j]
-			*r = IptablesRule(r.Text, func(s string) bool { return chains[s] })
+			*r = Rule(r.Text, func(s string) bool { return chains[s] })
 		}
 	}
 }
 
-// IptablesRule returns a Rule for iptables argument text with Comment and
+// Rule returns a Rule for iptables argument text with Comment and
 // Jump filled in. isChain tells chain targets (KUBE-MARK-MASQ) from
 // extension targets (MARK): only a chain of the same table is a jump.
 // It runs for every rule of a large ruleset, so it scans words in place
 // instead of splitting the text.
-func IptablesRule(text string, isChain func(string) bool) Rule {
-	r := Rule{Text: text}
+func Rule(text string, isChain func(string) bool) rules.Rule {
+	r := rules.Rule{Text: text}
 	prev := ""
 	for i := 0; i < len(text); {
 		word, next := nextArg(text, i)
@@ -360,11 +362,11 @@ func SplitArgs(text string) []string {
 	return args
 }
 
-// QuoteIptables quotes an argument the way iptables-save prints it
+// Quote quotes an argument the way iptables-save prints it
 // (xtables_save_string): bare when it is only letters, digits, '_' and
 // '-', else in double quotes with '"', '\' and '\” escaped. Rule text
 // built with it equals what iptables-save prints for the same rule.
-func QuoteIptables(s string) string {
+func Quote(s string) string {
 	plain := s != ""
 	for i := 0; i < len(s) && plain; i++ {
 		c := s[i]

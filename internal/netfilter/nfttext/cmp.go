@@ -1,4 +1,4 @@
-package netfilter
+package nfttext
 
 // Comparisons: a loaded field, possibly masked, against a constant, in
 // the shortest nft spelling that compiles back to the same expressions
@@ -10,6 +10,8 @@ import (
 	"fmt"
 
 	"github.com/google/nftables/expr"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 )
 
 func cmpOp(op expr.CmpOp) string {
@@ -32,7 +34,7 @@ func cmpText(v regVal, op string, data []byte) string {
 		return fmt.Sprintf("%s %s%s/%d", v.text, op, valueText(v.typ, padTo(data, v.full)), v.size*8)
 	}
 	if v.mask != nil {
-		return unsupported("%s with mask %x xor %x", v.text, v.mask, v.xor)
+		return rules.Unsupported("%s with mask %x xor %x", v.text, v.mask, v.xor)
 	}
 	return fmt.Sprintf("%s %s%s", v.text, op, valueText(v.typ, data))
 }
