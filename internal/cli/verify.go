@@ -14,10 +14,8 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/plan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
 
@@ -92,9 +90,7 @@ func runVerify(cmd *cobra.Command, g *globals, fl verifyFlags) error {
 	}
 	// verify checks kube-proxy's skeleton and where its chains live, never
 	// per-service map elements: reading those is quadratic in services.
-	reader := netfilter.NewSystem(root)
-	reader.Shallow = true
-	reader.SkipChain = expected.IsPerServiceChain
+	reader := verify.NewReader(root)
 	opts := verify.Options{
 		Reader:       reader,
 		Wait:         cfg.Verify.Wait,

@@ -3,13 +3,13 @@ package netfilter
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/loadcmd"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nstest"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
@@ -50,11 +50,9 @@ func TestSockoptReadsExpectedFootprint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for fam, tool := range map[rules.Family]string{rules.IPv4: "iptables-legacy-restore", rules.IPv6: "ip6tables-legacy-restore"} {
-		cmd := exec.Command(tool)
-		cmd.Stdin = strings.NewReader(rules.FormatFamily(rs, fam))
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%s: %v\n%s", tool, err, out)
+	for _, fam := range []rules.Family{rules.IPv4, rules.IPv6} {
+		if err := loadcmd.Load(backend.IptablesLegacy, rs, fam); err != nil {
+			t.Fatal(err)
 		}
 	}
 	compareLegacyReaders(t)

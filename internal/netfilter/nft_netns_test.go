@@ -41,7 +41,7 @@ func TestNFTablesReferenceDump(t *testing.T) {
 	}
 
 	// A shallow read differs only in the rules using anonymous sets.
-	shallow, err := (&System{Shallow: true}).Read(context.Background(), backend.NFTables)
+	shallow, err := (&System{ReadOptions: ReadOptions{Shallow: true}}).Read(context.Background(), backend.NFTables)
 	if err != nil {
 		t.Fatal(err)
 	}

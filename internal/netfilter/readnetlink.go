@@ -45,7 +45,7 @@ func readNetlink(ctx context.Context, b backend.Backend, shallow bool) (*rules.R
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		before, err := generation(conn)
+		before, err := conn.Generation()
 		if err != nil {
 			return nil, wrapNetlink(b, "reading the ruleset generation", err)
 		}
@@ -56,7 +56,7 @@ func readNetlink(ctx context.Context, b backend.Backend, shallow bool) (*rules.R
 		if err != nil {
 			return nil, wrapNetlink(b, "dumping nftables", err)
 		}
-		after, err := generation(conn)
+		after, err := conn.Generation()
 		if err != nil {
 			return nil, wrapNetlink(b, "reading the ruleset generation", err)
 		}
@@ -75,28 +75,6 @@ func wrapNetlink(b backend.Backend, what string, err error) error {
 		return &PermissionError{Backend: b, Err: fmt.Errorf("%s: %w", what, err)}
 	}
 	return fmt.Errorf("reading %s rules: %s: %w", b, what, err)
-}
-
-func generation(conn *nl.Conn) (uint32, error) {
-	var id uint32
-	found := false
-	err := conn.Execute(unix.NFT_MSG_GETGEN, 0, unix.AF_UNSPEC, nil, func(m netlink.Message) error {
-		_, body, err := nl.Payload(m)
-		if err != nil {
-			return err
-		}
-		as, err := nl.Attrs(body)
-		for _, a := range as {
-			if a.Type == unix.NFTA_GEN_ID {
-				id, found = nl.BE32(a.Data), true
-			}
-		}
-		return err
-	})
-	if err == nil && !found {
-		err = errors.New("no generation id in the kernel's reply")
-	}
-	return id, err
 }
 
 var families = []byte{unix.NFPROTO_IPV4, unix.NFPROTO_IPV6}

@@ -41,7 +41,7 @@ func (s *System) Stamp(ctx context.Context, b backend.Backend) (string, error) {
 			return "", wrapNetlink(b, "opening a netfilter netlink socket", err)
 		}
 		defer conn.Close()
-		gen, err := generation(conn)
+		gen, err := conn.Generation()
 		if err != nil {
 			return "", wrapNetlink(b, "reading the ruleset generation", err)
 		}

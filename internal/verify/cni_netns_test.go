@@ -10,10 +10,8 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cni"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nstest"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
 )
 
 // felixRules is the start of what Felix's iptables dataplane writes on a
@@ -90,9 +88,7 @@ func TestCNIOtherBackendInNetns(t *testing.T) {
 			}
 			loadExpected(t, c.expect, 3, rules.IPv4, rules.IPv6)
 			loadIptables(t, c.writer, c.payload)
-			r := netfilter.NewSystem(hostfs.New("/"))
-			r.Shallow = true // as the command reads
-			r.SkipChain = expected.IsPerServiceChain
+			r := NewReader(hostfs.New("/"))
 			res := run(t, Options{Expect: c.expect, Reader: r, CNI: c.setup})
 			var text strings.Builder
 			WriteText(&text, res)

@@ -128,9 +128,7 @@ func TestIPv6DisabledInNetns(t *testing.T) {
 }
 
 func shallowReader() netfilter.Reader {
-	r := netfilter.NewSystem(hostfs.New("/"))
-	r.Shallow = true
-	r.SkipChain = expected.IsPerServiceChain
+	r := NewReader(hostfs.New("/"))
 	return r
 }
 

@@ -370,9 +370,7 @@ func runVerify(t *testing.T, b backend.Backend, kv rke2.KubeVersion, fams []rule
 
 func runVerifyWhy(t *testing.T, b backend.Backend, kv rke2.KubeVersion, fams []rules.Family, why string) *verify.Result {
 	t.Helper()
-	r := netfilter.NewSystem(hostfs.New("/"))
-	r.Shallow = true
-	r.SkipChain = expected.IsPerServiceChain
+	r := verify.NewReader(hostfs.New("/"))
 	res, err := verify.Run(context.Background(), verify.Options{Expect: b, ExpectSource: "--expect", Kubernetes: kv, Families: fams, SingleStackReason: why, Reader: r})
 	if err != nil {
 		t.Fatal(err)

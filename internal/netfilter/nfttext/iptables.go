@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/google/nftables/expr"
-	"golang.org/x/sys/unix"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/iptsave"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nl"
@@ -109,7 +108,7 @@ func (x *xtDecompiler) expr(e any) {
 			x.matches = append(x.matches, rules.Unsupported("immediate data"))
 			return
 		}
-		x.target = iptablesVerdict(e.Verdict.Code, e.Verdict.Chain)
+		x.target = verdictIn(iptablesVerdicts, e.Verdict.Code, e.Verdict.Chain)
 	case nl.Xt:
 		if e.Target {
 			x.target = "-j " + e.Name + xtblob.TargetText(x.fam, e)
@@ -123,22 +122,6 @@ func (x *xtDecompiler) expr(e any) {
 	default:
 		x.matches = append(x.matches, rules.Unsupported("expression %T in an iptables-nft rule", e))
 	}
-}
-
-func iptablesVerdict(code int32, chain string) string {
-	switch code {
-	case 1:
-		return "-j ACCEPT"
-	case 0:
-		return "-j DROP"
-	case unix.NFT_RETURN:
-		return "-j RETURN"
-	case unix.NFT_JUMP:
-		return "-j " + chain
-	case unix.NFT_GOTO:
-		return "-g " + chain
-	}
-	return rules.Unsupported("verdict %d", code)
 }
 
 // cmp turns a native comparison back into the iptables option it came from.

@@ -299,23 +299,27 @@ func bitNames(v uint32) string {
 	return strings.Join(names, ",")
 }
 
-func verdictText(code int32, chain string) string {
-	switch code {
-	case 1: // NF_ACCEPT
-		return "accept"
-	case 0: // NF_DROP
-		return "drop"
-	case unix.NFT_CONTINUE:
-		return "continue"
-	case unix.NFT_RETURN:
-		return "return"
-	case unix.NFT_JUMP:
-		return "jump " + chain
-	case unix.NFT_GOTO:
-		return "goto " + chain
+// Verdicts as each syntax writes them; a jump or goto is followed by its
+// chain.
+var (
+	nftVerdicts      = map[int32]string{1: "accept", 0: "drop", unix.NFT_CONTINUE: "continue", unix.NFT_RETURN: "return", unix.NFT_JUMP: "jump ", unix.NFT_GOTO: "goto "}
+	iptablesVerdicts = map[int32]string{1: "-j ACCEPT", 0: "-j DROP", unix.NFT_RETURN: "-j RETURN", unix.NFT_JUMP: "-j ", unix.NFT_GOTO: "-g "}
+)
+
+// verdictIn writes verdict code (1 NF_ACCEPT, 0 NF_DROP, or an NFT_*
+// code) in the syntax of words.
+func verdictIn(words map[int32]string, code int32, chain string) string {
+	w, ok := words[code]
+	switch {
+	case !ok:
+		return rules.Unsupported("verdict %d", code)
+	case code == unix.NFT_JUMP || code == unix.NFT_GOTO:
+		return w + chain
 	}
-	return rules.Unsupported("verdict %d", code)
+	return w
 }
+
+func verdictText(code int32, chain string) string { return verdictIn(nftVerdicts, code, chain) }
 
 // quote quotes an nft string; see rules.quoteNFT for why '"' is replaced.
 func quote(s string) string { return `"` + strings.ReplaceAll(s, `"`, `'`) + `"` }

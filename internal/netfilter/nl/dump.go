@@ -141,20 +141,39 @@ func udata(b []byte, typ byte) (string, bool) {
 
 var hookNames = map[uint32]string{0: "prerouting", 1: "input", 2: "forward", 3: "output", 4: "postrouting", 5: "ingress"}
 
-// Payload strips the nfgenmsg header every nftables message starts with.
-func Payload(m netlink.Message) (family byte, body []byte, err error) {
+// Message strips the nfgenmsg header every nftables message starts with
+// and decodes the attributes after it. On an error the attributes read
+// before it are still returned: decoders keep what they could read.
+func Message(m netlink.Message) (family byte, as []netlink.Attribute, err error) {
 	if len(m.Data) < 4 {
 		return 0, nil, errors.New("short nftables message")
 	}
-	return m.Data[0], m.Data[4:], nil
+	as, err = Attrs(m.Data[4:])
+	return m.Data[0], as, err
+}
+
+// Generation reads the ruleset's generation id, which every commit bumps:
+// equal before and after a dump means the dump is one consistent ruleset.
+func (c *Conn) Generation() (uint32, error) {
+	var id uint32
+	found := false
+	err := c.Execute(unix.NFT_MSG_GETGEN, 0, unix.AF_UNSPEC, nil, func(m netlink.Message) error {
+		_, as, err := Message(m)
+		for _, a := range as {
+			if a.Type == unix.NFTA_GEN_ID {
+				id, found = BE32(a.Data), true
+			}
+		}
+		return err
+	})
+	if err == nil && !found {
+		err = errors.New("no generation id in the kernel's reply")
+	}
+	return id, err
 }
 
 func DecodeTable(m netlink.Message) (Table, error) {
-	fam, body, err := Payload(m)
-	if err != nil {
-		return Table{}, err
-	}
-	as, err := Attrs(body)
+	fam, as, err := Message(m)
 	t := Table{Family: fam}
 	for _, a := range as {
 		switch a.Type {
@@ -168,11 +187,7 @@ func DecodeTable(m netlink.Message) (Table, error) {
 }
 
 func DecodeChain(m netlink.Message) (Chain, error) {
-	fam, body, err := Payload(m)
-	if err != nil {
-		return Chain{}, err
-	}
-	as, err := Attrs(body)
+	fam, as, err := Message(m)
 	c := Chain{Family: fam}
 	for _, a := range as {
 		switch a.Type {
@@ -210,11 +225,7 @@ func DecodeChain(m netlink.Message) (Chain, error) {
 }
 
 func DecodeSet(m netlink.Message) (Set, error) {
-	fam, body, err := Payload(m)
-	if err != nil {
-		return Set{}, err
-	}
-	as, err := Attrs(body)
+	fam, as, err := Message(m)
 	s := Set{Family: fam}
 	for _, a := range as {
 		switch a.Type {
@@ -250,11 +261,7 @@ func DecodeSet(m netlink.Message) (Set, error) {
 
 // DecodeElems appends the elements of one NEWSETELEM message to s.
 func DecodeElems(m netlink.Message, s *Set) error {
-	_, body, err := Payload(m)
-	if err != nil {
-		return err
-	}
-	as, err := Attrs(body)
+	_, as, err := Message(m)
 	if err != nil {
 		return err
 	}

@@ -8,11 +8,7 @@ import (
 )
 
 func DecodeRule(m netlink.Message) (Rule, error) {
-	fam, body, err := Payload(m)
-	if err != nil {
-		return Rule{}, err
-	}
-	as, err := Attrs(body)
+	fam, as, err := Message(m)
 	r := Rule{Family: fam}
 	for _, a := range as {
 		switch a.Type {

@@ -11,14 +11,25 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/google/nftables/xt"
+
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/iptsave"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nl"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 )
 
-// The xtables info blobs are the kernel's x86_64/arm64 struct layouts
-// (include/uapi/linux/netfilter/xt_*.h); each printer follows the
-// extension's save() in iptables 1.8 so the text equals iptables-save's.
+// Each printer follows the extension's save() in iptables 1.8 so the text
+// equals iptables-save's. Blobs are decoded with google/nftables/xt where
+// it has the extension and the match is rare (addrtype, conntrack: a few
+// rules per table; xt knows their alignment). The rest is decoded here at
+// the kernel's x86_64/arm64 offsets (include/uapi/linux/netfilter/xt_*.h):
+//   - statistic, recent, nfacct, mark, MARK, REJECT, MASQUERADE (IPv6):
+//     google/nftables v0.3.0 has no type for them;
+//   - comment, tcp, udp, DNAT/SNAT, MASQUERADE (IPv4): it has one, but
+//     these sit in nearly every kube-proxy rule, and xt.Unmarshal builds an
+//     alignedbuff, a struct and net.IP copies per call on the read path
+//     verify must keep under iptables-nft-save's time (issue 8); the hand
+//     decoders read the few fields they print in place.
 
 var le = binary.NativeEndian
 
@@ -27,10 +38,8 @@ func MatchText(fam byte, x nl.Xt) string {
 	switch {
 	case x.Name == "comment" && len(b) == 256:
 		return " --comment " + iptsave.Quote(nl.Str(b))
-	case x.Name == "addrtype" && x.Rev == 1 && len(b) >= 8:
-		return addrtypeText(le.Uint16(b[0:]), le.Uint16(b[2:]), le.Uint32(b[4:]))
-	case x.Name == "conntrack" && x.Rev >= 1 && x.Rev <= 3 && len(b) >= 152:
-		return conntrackText(x.Rev, b)
+	case x.Name == "addrtype" || x.Name == "conntrack":
+		return xtText(fam, x)
 	case (x.Name == "tcp" || x.Name == "udp") && len(b) >= 10:
 		return portsText(x.Name, b)
 	case x.Name == "statistic" && len(b) >= 16:
@@ -115,13 +124,29 @@ var ctStateNames = []struct {
 	name string
 }{{1, "INVALID"}, {8, "NEW"}, {4, "RELATED"}, {2, "ESTABLISHED"}, {256, "UNTRACKED"}, {64, "SNAT"}, {128, "DNAT"}}
 
-func conntrackText(rev uint32, b []byte) string {
-	const flagState = 1
-	matchFlags, invert := le.Uint16(b[146:]), le.Uint16(b[148:])
-	state := uint16(b[150])
-	if rev >= 2 {
-		state = le.Uint16(b[150:])
+// xtText prints the matches google/nftables/xt decodes: addrtype rev 1
+// and conntrack rev 1 to 3 (--ctstate only, as kube-proxy and kubelet
+// write it; any other option shows as unsupported).
+func xtText(fam byte, x nl.Xt) string {
+	info, err := xt.Unmarshal(x.Name, xt.TableFamily(fam), x.Rev, x.Info)
+	if err != nil {
+		return " " + rules.Unsupported("match %s rev %d info %x: %v", x.Name, x.Rev, x.Info, err)
 	}
+	switch m := info.(type) {
+	case *xt.AddrTypeV1:
+		return addrtypeText(m.Source, m.Dest, uint32(m.Flags))
+	case *xt.ConntrackMtinfo1:
+		return conntrackText(m.MatchFlags, m.InvertFlags, uint16(m.StateMask))
+	case *xt.ConntrackMtinfo2:
+		return conntrackText(m.MatchFlags, m.InvertFlags, m.StateMask)
+	case *xt.ConntrackMtinfo3:
+		return conntrackText(m.MatchFlags, m.InvertFlags, m.StateMask)
+	}
+	return " " + rules.Unsupported("match %s rev %d info %x", x.Name, x.Rev, x.Info)
+}
+
+func conntrackText(matchFlags, invert, state uint16) string {
+	const flagState = 1
 	if matchFlags&^flagState != 0 {
 		return " " + rules.Unsupported("conntrack options %#x", matchFlags)
 	}
