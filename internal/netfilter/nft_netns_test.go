@@ -28,17 +28,11 @@ func TestNFTablesReferenceDump(t *testing.T) {
 	// Round trip: flush, load the render, render again: identical. And
 	// the kernel holds the same ruleset as after loading the original, as
 	// nft itself lists it, so the render means what the original meant.
-	nstest.Sh(t, "nft flush ruleset")
-	loadCanonical(t, text, map[rules.Family][]string{rules.IPv4: {"nft", "-f", "-"}, rules.IPv6: {"nft", "-f", "-"}})
-	if _, again := readText(t, backend.NFTables); again != text {
-		t.Errorf("round trip differs:\n--- first\n%s\n--- second\n%s", text, again)
-	}
+	roundTrip(t, backend.NFTables, text)
 	if again := nstest.Sh(t, "nft list ruleset"); sortedLines(again) != sortedLines(listed) {
 		t.Errorf("nft lists the loaded render differently from the original:\n--- original\n%s\n--- render\n%s", listed, again)
 	}
-	if strings.Contains(text, "UNSUPPORTED") {
-		t.Errorf("render has undecoded expressions:\n%s", text)
-	}
+	assertDecoded(t, text)
 
 	// A shallow read differs only in the rules using anonymous sets.
 	shallow, err := (&System{ReadOptions: ReadOptions{Shallow: true}}).Read(context.Background(), backend.NFTables)
@@ -191,14 +185,8 @@ func TestNFTablesIPv6AndMore(t *testing.T) {
 	nstest.Sh(t, "nft -f - <<'EOF'\n"+extraNFT+"EOF")
 	listed := nstest.Sh(t, "nft list ruleset")
 	_, text := readText(t, backend.NFTables)
-	if strings.Contains(text, "UNSUPPORTED") {
-		t.Errorf("render has undecoded expressions:\n%s", text)
-	}
-	nstest.Sh(t, "nft flush ruleset")
-	loadCanonical(t, text, map[rules.Family][]string{rules.IPv6: {"nft", "-f", "-"}})
-	if _, again := readText(t, backend.NFTables); again != text {
-		t.Errorf("round trip differs:\n--- first\n%s\n--- second\n%s", text, again)
-	}
+	assertDecoded(t, text)
+	roundTrip(t, backend.NFTables, text)
 	if again := nstest.Sh(t, "nft list ruleset"); sortedLines(again) != sortedLines(listed) {
 		t.Errorf("nft lists the loaded render differently from the original:\n--- original\n%s\n--- render\n%s\n--- our text\n%s", listed, again, text)
 	}
@@ -253,14 +241,8 @@ func TestNFTablesKubeProxy136DNAT(t *testing.T) {
 			t.Errorf("render lacks %q:\n%s", want, text)
 		}
 	}
-	if strings.Contains(text, "UNSUPPORTED") {
-		t.Errorf("render has undecoded expressions:\n%s", text)
-	}
-	nstest.Sh(t, "nft flush ruleset")
-	loadCanonical(t, text, map[rules.Family][]string{rules.IPv4: {"nft", "-f", "-"}, rules.IPv6: {"nft", "-f", "-"}})
-	if _, again := readText(t, backend.NFTables); again != text {
-		t.Errorf("round trip differs:\n--- first\n%s\n--- second\n%s", text, again)
-	}
+	assertDecoded(t, text)
+	roundTrip(t, backend.NFTables, text)
 	if again := nstest.Sh(t, "nft list ruleset"); sortedLines(again) != sortedLines(listed) {
 		t.Errorf("nft lists the loaded render differently from the original:\n--- original\n%s\n--- render\n%s", listed, again)
 	}
