@@ -32,12 +32,9 @@ func assertSameAsSave(t *testing.T, b backend.Backend, rs *rules.Ruleset) {
 
 func TestIptablesNFTReferenceDumps(t *testing.T) {
 	ref := nstest.RefDir(t)
-	if !nstest.InNetns(t) {
+	if !nstest.Setup(t, "sh "+filepath.Join(ref, "derived/simulate-startup.sh")+" nft 2>&1", "iptables-nft-save", "nfacct") {
 		return
 	}
-	nstest.Tool(t, "iptables-nft-save")
-	nstest.Tool(t, "nfacct")
-	nstest.Sh(t, "sh "+filepath.Join(ref, "derived/simulate-startup.sh")+" nft 2>&1")
 	rs, text := readText(t, backend.IptablesNFT)
 	assertKubeProxySkeleton(t, rs)
 	assertSameAsSave(t, backend.IptablesNFT, rs)
@@ -51,11 +48,9 @@ func TestIptablesNFTReferenceDumps(t *testing.T) {
 
 func TestIptablesNFTTracepacketFixture(t *testing.T) {
 	ref := nstest.RefDir(t)
-	if !nstest.InNetns(t) {
+	if !nstest.Setup(t, "iptables-nft-restore < "+filepath.Join(ref, "derived/iptables-tracepacket-fixture-v4.quoted.save"), "iptables-nft-restore") {
 		return
 	}
-	nstest.Tool(t, "iptables-nft-restore")
-	nstest.Sh(t, "iptables-nft-restore < "+filepath.Join(ref, "derived/iptables-tracepacket-fixture-v4.quoted.save"))
 	rs, text := readText(t, backend.IptablesNFT)
 	assertSameAsSave(t, backend.IptablesNFT, rs)
 	roundTrip(t, backend.IptablesNFT, text)
@@ -92,11 +87,9 @@ COMMIT
 `
 
 func TestIptablesNFTIPv6(t *testing.T) {
-	if !nstest.InNetns(t) {
+	if !nstest.Setup(t, "ip6tables-nft-restore <<'EOF'\n"+ipv6Rules+"EOF", "ip6tables-nft-restore") {
 		return
 	}
-	nstest.Tool(t, "ip6tables-nft-restore")
-	nstest.Sh(t, "ip6tables-nft-restore <<'EOF'\n"+ipv6Rules+"EOF")
 	rs, text := readText(t, backend.IptablesNFT)
 	assertSameAsSave(t, backend.IptablesNFT, rs)
 	assertDecoded(t, text)

@@ -71,12 +71,9 @@ func assertDecoded(t *testing.T, text string) {
 
 func TestLegacyReferenceDumps(t *testing.T) {
 	ref := nstest.RefDir(t)
-	if !nstest.InNetns(t) {
+	if !nstest.Setup(t, "sh "+filepath.Join(ref, "derived/simulate-startup.sh")+" legacy 2>&1", "iptables-legacy-save", "nfacct") {
 		return
 	}
-	nstest.Tool(t, "iptables-legacy-save")
-	nstest.Tool(t, "nfacct")
-	nstest.Sh(t, "sh "+filepath.Join(ref, "derived/simulate-startup.sh")+" legacy 2>&1")
 	rs, text := readText(t, backend.IptablesLegacy)
 	assertKubeProxySkeleton(t, rs)
 
@@ -89,11 +86,9 @@ func TestLegacyReferenceDumps(t *testing.T) {
 
 func TestLegacyTracepacketFixture(t *testing.T) {
 	ref := nstest.RefDir(t)
-	if !nstest.InNetns(t) {
+	if !nstest.Setup(t, "iptables-legacy-restore < "+filepath.Join(ref, "derived/iptables-tracepacket-fixture-v4.quoted.save"), "iptables-legacy-restore") {
 		return
 	}
-	nstest.Tool(t, "iptables-legacy-restore")
-	nstest.Sh(t, "iptables-legacy-restore < "+filepath.Join(ref, "derived/iptables-tracepacket-fixture-v4.quoted.save"))
 	rs, text := readText(t, backend.IptablesLegacy)
 	assertBaseJumps(t, rs, map[string][]string{
 		// The fixture's own base-chain jumps (it has no firewall chains).

@@ -21,22 +21,17 @@ import (
 
 func TestSockoptReadsStartupDump(t *testing.T) {
 	ref := nstest.RefDir(t)
-	if !nstest.InNetns(t) {
+	if !nstest.Setup(t, "sh "+filepath.Join(ref, "derived/simulate-startup.sh")+" legacy 2>&1", "iptables-legacy-save", "nfacct") {
 		return
 	}
-	nstest.Tool(t, "iptables-legacy-save")
-	nstest.Tool(t, "nfacct")
-	nstest.Sh(t, "sh "+filepath.Join(ref, "derived/simulate-startup.sh")+" legacy 2>&1")
 	compareLegacyReaders(t)
 }
 
 func TestSockoptReadsTracepacketFixture(t *testing.T) {
 	ref := nstest.RefDir(t)
-	if !nstest.InNetns(t) {
+	if !nstest.Setup(t, "iptables-legacy-restore < "+filepath.Join(ref, "derived/iptables-tracepacket-fixture-v4.quoted.save"), "iptables-legacy-restore") {
 		return
 	}
-	nstest.Tool(t, "iptables-legacy-restore")
-	nstest.Sh(t, "iptables-legacy-restore < "+filepath.Join(ref, "derived/iptables-tracepacket-fixture-v4.quoted.save"))
 	compareLegacyReaders(t)
 }
 

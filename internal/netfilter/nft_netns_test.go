@@ -16,11 +16,9 @@ import (
 
 func TestNFTablesReferenceDump(t *testing.T) {
 	ref := nstest.RefDir(t)
-	if !nstest.InNetns(t) {
+	if !nstest.Setup(t, "nft -f "+filepath.Join(ref, "derived/nftables-overall-v4.reordered.nft"), "nft") {
 		return
 	}
-	nstest.Tool(t, "nft")
-	nstest.Sh(t, "nft -f "+filepath.Join(ref, "derived/nftables-overall-v4.reordered.nft"))
 	listed := nstest.Sh(t, "nft list ruleset")
 	rs, text := readText(t, backend.NFTables)
 	assertNFTSkeleton(t, rs)
@@ -56,11 +54,9 @@ func TestNFTablesReferenceDump(t *testing.T) {
 
 func TestNFTablesBaseDump(t *testing.T) {
 	ref := nstest.RefDir(t)
-	if !nstest.InNetns(t) {
+	if !nstest.Setup(t, "nft -f "+filepath.Join(ref, "nftables-base-v4.knft"), "nft") {
 		return
 	}
-	nstest.Tool(t, "nft")
-	nstest.Sh(t, "nft -f "+filepath.Join(ref, "nftables-base-v4.knft"))
 	rs, _ := readText(t, backend.NFTables)
 	assertNFTSkeleton(t, rs)
 	// Nothing of kube-proxy's shows up as iptables-nft.
@@ -178,11 +174,9 @@ add element ip6 kube-proxy service-ips { fd00:20::1 . tcp . 80 : goto endpoint-A
 `
 
 func TestNFTablesIPv6AndMore(t *testing.T) {
-	if !nstest.InNetns(t) {
+	if !nstest.Setup(t, "nft -f - <<'EOF'\n"+extraNFT+"EOF", "nft") {
 		return
 	}
-	nstest.Tool(t, "nft")
-	nstest.Sh(t, "nft -f - <<'EOF'\n"+extraNFT+"EOF")
 	listed := nstest.Sh(t, "nft list ruleset")
 	_, text := readText(t, backend.NFTables)
 	assertDecoded(t, text)
@@ -195,15 +189,13 @@ func TestNFTablesIPv6AndMore(t *testing.T) {
 // TestNFTablesUndecodableIsLoud checks that an expression the reader does
 // not decode shows as a marker that makes loading the render fail.
 func TestNFTablesUndecodableIsLoud(t *testing.T) {
-	if !nstest.InNetns(t) {
-		return
-	}
-	nstest.Tool(t, "nft")
-	nstest.Sh(t, `nft -f - <<'EOF'
+	if !nstest.Setup(t, `nft -f - <<'EOF'
 add table ip kube-proxy
 add chain ip kube-proxy services
 add rule ip kube-proxy services log prefix "x " accept
-EOF`)
+EOF`, "nft") {
+		return
+	}
 	_, text := readText(t, backend.NFTables)
 	if !strings.Contains(text, "UNSUPPORTED[") {
 		t.Fatalf("log expression rendered without a marker:\n%s", text)
@@ -225,11 +217,9 @@ EOF`)
 // the hairpin set, the new masquerading rules, 1.37's single-endpoint
 // DNAT) and loads the render back: what nft accepts as kube-proxy wrote it.
 func TestNFTablesKubeProxy136DNAT(t *testing.T) {
-	if !nstest.InNetns(t) {
+	if !nstest.Setup(t, "nft -f testdata/kube-proxy-1.36-dnat.nft", "nft") {
 		return
 	}
-	nstest.Tool(t, "nft")
-	nstest.Sh(t, "nft -f testdata/kube-proxy-1.36-dnat.nft")
 	listed := nstest.Sh(t, "nft list ruleset")
 	_, text := readText(t, backend.NFTables)
 	for _, want := range []string{

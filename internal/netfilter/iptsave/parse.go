@@ -328,7 +328,10 @@ func unquoteArg(text string, start int) (string, int) {
 }
 
 // SplitArgs splits iptables-save argument text into words, undoing its
-// quoting: "..." groups words; \", \\ and \' escape inside quotes.
+// quoting: "..." groups words; \", \\ and \' escape inside quotes. Its
+// loop repeats unquoteArg's on purpose: it is the plain reading that
+// FuzzIptablesRule checks the in-place scanner (nextArg, unquoteArg's fast
+// path) against.
 func SplitArgs(text string) []string {
 	var (
 		args   []string
