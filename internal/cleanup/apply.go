@@ -10,6 +10,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/iptsave"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 )
 
@@ -63,7 +64,7 @@ func Read(ctx context.Context, run Runner, b backend.Backend) (*rules.Ruleset, e
 		if err != nil {
 			return nil, fmt.Errorf("read %s %s rules: %w", b, fam, err)
 		}
-		tables, err := rules.ParseIptablesSave(strings.NewReader(out), fam)
+		tables, err := iptsave.Parse(strings.NewReader(out), fam)
 		if err != nil {
 			return nil, fmt.Errorf("parse %s output: %w", save, err)
 		}

@@ -2,7 +2,6 @@ package cleanup
 
 import (
 	"context"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/loadcmd"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nstest"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
@@ -41,11 +39,8 @@ func loadRendered(t *testing.T, b backend.Backend) {
 		t.Fatal(err)
 	}
 	for _, fam := range []rules.Family{rules.IPv4, rules.IPv6} {
-		argv := loadcmd.Argv(b, fam)
-		cmd := exec.Command(argv[0], argv[1:]...)
-		cmd.Stdin = strings.NewReader(rules.FormatFamily(rs, fam))
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("load rendered %s %s: %v\n%s", b, fam, err, out)
+		if err := loadcmd.Load(b, rs, fam); err != nil {
+			t.Fatal(err)
 		}
 	}
 }
@@ -99,7 +94,7 @@ func TestCleanupInNetns(t *testing.T) {
 				t.Errorf("a second cleanup would remove %q", again.Removals)
 			}
 			// verify agrees: nothing stranded, the chosen backend complete.
-			res, err := verify.Run(ctx, verify.Options{Expect: c.chosen, Reader: netfilter.NewSystem(hostfs.New("/"))})
+			res, err := verify.Run(ctx, verify.Options{Expect: c.chosen, Reader: verify.NewReader(hostfs.New("/"))})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -14,7 +14,6 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
 
@@ -89,9 +88,7 @@ func runVerify(cmd *cobra.Command, g *globals, fl verifyFlags) error {
 	}
 	// verify checks kube-proxy's skeleton and where its chains live, never
 	// per-service map elements: reading those is quadratic in services.
-	reader := netfilter.NewSystem(root)
-	reader.Shallow = true
-	reader.SkipChain = ownership.IsPerServiceChain
+	reader := verify.NewReader(root)
 	opts := verify.Options{
 		Reader:       reader,
 		Wait:         cfg.Verify.Wait,

@@ -13,9 +13,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/events"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/watch"
 )
@@ -99,9 +97,7 @@ func runWatch(cmd *cobra.Command, g *globals, fl watchFlags) error {
 	logf := func(line string) { fmt.Fprintln(g.stderr, "rke2-proxy-backend: watch: "+line) }
 	// Only the stamps run while idle; the reader is verify's (shallow,
 	// skipping per-Service chains) so a re-verify costs what verify costs.
-	reader := netfilter.NewSystem(root)
-	reader.Shallow = true
-	reader.SkipChain = ownership.IsPerServiceChain
+	reader := verify.NewReader(root)
 
 	// Resolve the expectation now so "backend: off" ends watch at once.
 	var probe verify.Options

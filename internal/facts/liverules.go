@@ -1,13 +1,15 @@
 package facts
 
 import (
-	"fmt"
+	"context"
+	"slices"
 	"sort"
 
-	"github.com/google/nftables"
-
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/legacy"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 )
 
 // iptablesTables are the tables iptables-nft creates in nf_tables.
@@ -35,7 +37,7 @@ func (p *probe) liveRules(opts Options) LiveRules {
 		return lr
 	}
 	proxy, hint := map[backend.Backend]bool{}, map[backend.Backend]bool{}
-	if err := scanNFTables(proxy, hint); err != nil {
+	if err := scanNFTables(context.Background(), proxy, hint); err != nil {
 		p.problem("Live nftables rules could not be read (%s): whether kube rules already run on iptables-nft or nftables is unknown.", err)
 		return lr
 	}
@@ -49,32 +51,24 @@ func (p *probe) liveRules(opts Options) LiveRules {
 	return lr
 }
 
-// scanNFTables reads every nf_tables table and chain over one netlink
-// connection: table ip/ip6 kube-proxy is native nftables mode; KUBE-*
-// chains in ip/ip6 filter, nat or mangle were written by iptables-nft.
-func scanNFTables(proxy, hint map[backend.Backend]bool) error {
-	conn, err := nftables.New(nftables.AsLasting())
+// scanNFTables reads every ip/ip6 nftables table and chain name (one table
+// and one chain dump, netfilter.NFTChains): table kube-proxy is native
+// nftables mode; KUBE-* chains in filter, nat or mangle were written by
+// iptables-nft.
+func scanNFTables(ctx context.Context, proxy, hint map[backend.Backend]bool) error {
+	tables, err := netfilter.NFTChains(ctx)
 	if err != nil {
-		return fmt.Errorf("open netlink: %w", err)
-	}
-	defer conn.CloseLasting()
-	tables, err := conn.ListTables()
-	if err != nil {
-		return fmt.Errorf("list nftables tables: %w", err)
-	}
-	for _, t := range tables {
-		if isIPFamily(t.Family) && t.Name == "kube-proxy" {
-			proxy[backend.NFTables] = true
-		}
-	}
-	chains, err := conn.ListChains()
-	if err != nil {
-		return fmt.Errorf("list nftables chains: %w", err)
+		return err
 	}
 	var names []string
-	for _, c := range chains {
-		if c.Table != nil && isIPFamily(c.Table.Family) && iptablesTables[c.Table.Name] {
-			names = append(names, c.Name)
+	for _, t := range tables {
+		if t.Name == "kube-proxy" {
+			proxy[backend.NFTables] = true
+		}
+		if iptablesTables[t.Name] {
+			for _, c := range t.Chains {
+				names = append(names, c.Name)
+			}
 		}
 	}
 	kp, kl := classifyChains(names)
@@ -83,26 +77,20 @@ func scanNFTables(proxy, hint map[backend.Backend]bool) error {
 	return nil
 }
 
-func isIPFamily(f nftables.TableFamily) bool {
-	return f == nftables.TableFamilyIPv4 || f == nftables.TableFamilyIPv6
-}
-
 // scanLegacy reads the user chains of the legacy tables that exist already
 // (only those: asking the kernel about any other table creates it).
 func scanLegacy(v4, v6 []string, proxy, hint map[backend.Backend]bool) error {
 	for _, fam := range []struct {
-		ipv6   bool
+		family rules.Family
 		tables []string
-	}{{false, v4}, {true, v6}} {
-		for _, table := range fam.tables {
-			if !iptablesTables[table] {
-				continue // raw, security: kube-proxy and kubelet write none
-			}
-			chains, err := legacyChains(table, fam.ipv6)
-			if err != nil {
-				return err
-			}
-			kp, kl := classifyChains(chains)
+	}{{rules.IPv4, v4}, {rules.IPv6, v6}} {
+		// raw, security: kube-proxy and kubelet write none
+		chains, err := legacy.ChainNames(fam.family, slices.DeleteFunc(slices.Clone(fam.tables), func(t string) bool { return !iptablesTables[t] }))
+		if err != nil {
+			return err
+		}
+		for _, names := range chains {
+			kp, kl := classifyChains(names)
 			proxy[backend.IptablesLegacy] = proxy[backend.IptablesLegacy] || kp
 			hint[backend.IptablesLegacy] = hint[backend.IptablesLegacy] || kl
 		}

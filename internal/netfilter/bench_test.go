@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
-	"strings"
 	"testing"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/loadcmd"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nstest"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
@@ -21,11 +21,6 @@ import (
 func BenchmarkReaders(b *testing.B) {
 	if !nstest.InNetns(b) {
 		return
-	}
-	loaders := map[backend.Backend]map[rules.Family][]string{
-		backend.IptablesLegacy: {rules.IPv4: {"iptables-legacy-restore"}, rules.IPv6: {"ip6tables-legacy-restore"}},
-		backend.IptablesNFT:    {rules.IPv4: {"iptables-nft-restore"}, rules.IPv6: {"ip6tables-nft-restore"}},
-		backend.NFTables:       {rules.IPv4: {"nft", "-f", "-"}, rules.IPv6: {"nft", "-f", "-"}},
 	}
 	tools := map[backend.Backend]string{
 		backend.IptablesLegacy: "iptables-legacy-save; ip6tables-legacy-save",
@@ -41,16 +36,9 @@ for t in $(cat /proc/net/ip6_tables_names); do ip6tables-legacy -t $t -F; ip6tab
 			if err != nil {
 				b.Fatal(err)
 			}
-			parts, err := rules.SplitFamilies(rules.Format(rs))
-			if err != nil {
-				b.Fatal(err)
-			}
-			for fam, body := range parts {
-				argv := loaders[be][fam]
-				cmd := exec.Command(argv[0], argv[1:]...)
-				cmd.Stdin = strings.NewReader(body)
-				if out, err := cmd.CombinedOutput(); err != nil {
-					b.Fatalf("loading %d %s services: %v\n%s", n, be, err, out)
+			for _, fam := range []rules.Family{rules.IPv4, rules.IPv6} {
+				if err := loadcmd.Load(be, rs, fam); err != nil {
+					b.Fatalf("%d services: %v", n, err)
 				}
 			}
 			sys := NewSystem(hostfs.New("/"))

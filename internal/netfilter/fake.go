@@ -12,8 +12,11 @@ import (
 
 // Fake is an in-memory Reader for unit tests. Like the kernel, it hands
 // out copies: changing a returned Ruleset does not change the Fake, and a
-// backend with nothing set reads as an empty ruleset.
+// backend with nothing set reads as an empty ruleset. Its ReadOptions shape
+// what Read returns as System's do (verify.ReadOptions for verify's shapes).
 type Fake struct {
+	ReadOptions
+
 	mu       sync.Mutex
 	rulesets map[backend.Backend]*rules.Ruleset
 	errs     map[backend.Backend]error
@@ -56,7 +59,7 @@ func (f *Fake) Read(ctx context.Context, b backend.Backend) (*rules.Ruleset, err
 		return nil, err
 	}
 	if rs, ok := f.rulesets[b]; ok {
-		return rules.Clone(rs), nil
+		return f.shape(rules.Clone(rs)), nil
 	}
 	return &rules.Ruleset{Backend: b}, nil
 }

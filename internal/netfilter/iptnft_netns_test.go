@@ -6,69 +6,54 @@ import (
 	"testing"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/iptsave"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nstest"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 )
 
-// assertSameAsSave checks that the netlink reader's text for iptables-nft
-// equals what iptables-nft-save / ip6tables-nft-save print.
-func assertSameAsSave(t *testing.T, rs *rules.Ruleset) {
+// assertSameAsSave checks that the reader's rules for an iptables backend
+// equal what its *-save tools print for both families, minus their
+// comments and counters.
+func assertSameAsSave(t *testing.T, b backend.Backend, rs *rules.Ruleset) {
 	t.Helper()
+	flavour := map[backend.Backend]string{backend.IptablesLegacy: "legacy", backend.IptablesNFT: "nft"}[b]
 	var saved []rules.Table
-	for fam, tool := range map[rules.Family]string{rules.IPv4: "iptables-nft-save", rules.IPv6: "ip6tables-nft-save"} {
-		tables, err := rules.ParseIptablesSave(strings.NewReader(nstest.Sh(t, tool)), fam)
+	for fam, tool := range map[rules.Family]string{rules.IPv4: "iptables-" + flavour + "-save", rules.IPv6: "ip6tables-" + flavour + "-save"} {
+		tables, err := iptsave.Parse(strings.NewReader(nstest.Sh(t, tool)), fam)
 		if err != nil {
 			t.Fatal(err)
 		}
 		saved = append(saved, tables...)
 	}
-	if d := rules.Diff(&rules.Ruleset{Backend: backend.IptablesNFT, Tables: saved}, rs); len(d) != 0 {
-		for _, x := range d {
-			t.Errorf("reader differs from iptables-nft-save: %s", x)
-		}
-	}
-}
-
-func roundTripIptablesNFT(t *testing.T, text string) {
-	t.Helper()
-	nstest.Sh(t, "nft flush ruleset")
-	loadCanonical(t, text, map[rules.Family][]string{rules.IPv4: {"iptables-nft-restore"}, rules.IPv6: {"ip6tables-nft-restore"}})
-	if _, again := readText(t, backend.IptablesNFT); again != text {
-		t.Errorf("round trip differs:\n--- first\n%s\n--- second\n%s", text, again)
+	for _, x := range rules.Diff(&rules.Ruleset{Backend: b, Tables: saved}, rs) {
+		t.Errorf("reader differs from %s-save: %s", flavour, x)
 	}
 }
 
 func TestIptablesNFTReferenceDumps(t *testing.T) {
 	ref := nstest.RefDir(t)
-	if !nstest.InNetns(t) {
+	if !nstest.Setup(t, "sh "+filepath.Join(ref, "derived/simulate-startup.sh")+" nft 2>&1", "iptables-nft-save", "nfacct") {
 		return
 	}
-	nstest.Tool(t, "iptables-nft-save")
-	nstest.Tool(t, "nfacct")
-	nstest.Sh(t, "sh "+filepath.Join(ref, "derived/simulate-startup.sh")+" nft 2>&1")
 	rs, text := readText(t, backend.IptablesNFT)
 	assertKubeProxySkeleton(t, rs)
-	assertSameAsSave(t, rs)
-	if strings.Contains(text, "UNSUPPORTED") {
-		t.Errorf("render has undecoded expressions:\n%s", text)
-	}
+	assertSameAsSave(t, backend.IptablesNFT, rs)
+	assertDecoded(t, text)
 	// Nothing of it is native kube-proxy nftables or legacy.
 	if nft, _ := readText(t, backend.NFTables); len(nft.Tables) != 0 {
 		t.Errorf("nftables reader sees %+v", nft.Tables)
 	}
-	roundTripIptablesNFT(t, text)
+	roundTrip(t, backend.IptablesNFT, text)
 }
 
 func TestIptablesNFTTracepacketFixture(t *testing.T) {
 	ref := nstest.RefDir(t)
-	if !nstest.InNetns(t) {
+	if !nstest.Setup(t, "iptables-nft-restore < "+filepath.Join(ref, "derived/iptables-tracepacket-fixture-v4.quoted.save"), "iptables-nft-restore") {
 		return
 	}
-	nstest.Tool(t, "iptables-nft-restore")
-	nstest.Sh(t, "iptables-nft-restore < "+filepath.Join(ref, "derived/iptables-tracepacket-fixture-v4.quoted.save"))
 	rs, text := readText(t, backend.IptablesNFT)
-	assertSameAsSave(t, rs)
-	roundTripIptablesNFT(t, text)
+	assertSameAsSave(t, backend.IptablesNFT, rs)
+	roundTrip(t, backend.IptablesNFT, text)
 }
 
 // ipv6Rules are kube-proxy-shaped IPv6 rules exercising the xtables
@@ -102,15 +87,11 @@ COMMIT
 `
 
 func TestIptablesNFTIPv6(t *testing.T) {
-	if !nstest.InNetns(t) {
+	if !nstest.Setup(t, "ip6tables-nft-restore <<'EOF'\n"+ipv6Rules+"EOF", "ip6tables-nft-restore") {
 		return
 	}
-	nstest.Tool(t, "ip6tables-nft-restore")
-	nstest.Sh(t, "ip6tables-nft-restore <<'EOF'\n"+ipv6Rules+"EOF")
 	rs, text := readText(t, backend.IptablesNFT)
-	assertSameAsSave(t, rs)
-	if strings.Contains(text, "UNSUPPORTED") {
-		t.Errorf("render has undecoded expressions:\n%s", text)
-	}
-	roundTripIptablesNFT(t, text)
+	assertSameAsSave(t, backend.IptablesNFT, rs)
+	assertDecoded(t, text)
+	roundTrip(t, backend.IptablesNFT, text)
 }

@@ -16,11 +16,9 @@ import (
 
 func TestNFTablesReferenceDump(t *testing.T) {
 	ref := nstest.RefDir(t)
-	if !nstest.InNetns(t) {
+	if !nstest.Setup(t, "nft -f "+filepath.Join(ref, "derived/nftables-overall-v4.reordered.nft"), "nft") {
 		return
 	}
-	nstest.Tool(t, "nft")
-	nstest.Sh(t, "nft -f "+filepath.Join(ref, "derived/nftables-overall-v4.reordered.nft"))
 	listed := nstest.Sh(t, "nft list ruleset")
 	rs, text := readText(t, backend.NFTables)
 	assertNFTSkeleton(t, rs)
@@ -28,20 +26,14 @@ func TestNFTablesReferenceDump(t *testing.T) {
 	// Round trip: flush, load the render, render again: identical. And
 	// the kernel holds the same ruleset as after loading the original, as
 	// nft itself lists it, so the render means what the original meant.
-	nstest.Sh(t, "nft flush ruleset")
-	loadCanonical(t, text, map[rules.Family][]string{rules.IPv4: {"nft", "-f", "-"}, rules.IPv6: {"nft", "-f", "-"}})
-	if _, again := readText(t, backend.NFTables); again != text {
-		t.Errorf("round trip differs:\n--- first\n%s\n--- second\n%s", text, again)
-	}
+	roundTrip(t, backend.NFTables, text)
 	if again := nstest.Sh(t, "nft list ruleset"); sortedLines(again) != sortedLines(listed) {
 		t.Errorf("nft lists the loaded render differently from the original:\n--- original\n%s\n--- render\n%s", listed, again)
 	}
-	if strings.Contains(text, "UNSUPPORTED") {
-		t.Errorf("render has undecoded expressions:\n%s", text)
-	}
+	assertDecoded(t, text)
 
 	// A shallow read differs only in the rules using anonymous sets.
-	shallow, err := (&System{Shallow: true}).Read(context.Background(), backend.NFTables)
+	shallow, err := (&System{ReadOptions: ReadOptions{Shallow: true}}).Read(context.Background(), backend.NFTables)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,11 +54,9 @@ func TestNFTablesReferenceDump(t *testing.T) {
 
 func TestNFTablesBaseDump(t *testing.T) {
 	ref := nstest.RefDir(t)
-	if !nstest.InNetns(t) {
+	if !nstest.Setup(t, "nft -f "+filepath.Join(ref, "nftables-base-v4.knft"), "nft") {
 		return
 	}
-	nstest.Tool(t, "nft")
-	nstest.Sh(t, "nft -f "+filepath.Join(ref, "nftables-base-v4.knft"))
 	rs, _ := readText(t, backend.NFTables)
 	assertNFTSkeleton(t, rs)
 	// Nothing of kube-proxy's shows up as iptables-nft.
@@ -184,21 +174,13 @@ add element ip6 kube-proxy service-ips { fd00:20::1 . tcp . 80 : goto endpoint-A
 `
 
 func TestNFTablesIPv6AndMore(t *testing.T) {
-	if !nstest.InNetns(t) {
+	if !nstest.Setup(t, "nft -f - <<'EOF'\n"+extraNFT+"EOF", "nft") {
 		return
 	}
-	nstest.Tool(t, "nft")
-	nstest.Sh(t, "nft -f - <<'EOF'\n"+extraNFT+"EOF")
 	listed := nstest.Sh(t, "nft list ruleset")
 	_, text := readText(t, backend.NFTables)
-	if strings.Contains(text, "UNSUPPORTED") {
-		t.Errorf("render has undecoded expressions:\n%s", text)
-	}
-	nstest.Sh(t, "nft flush ruleset")
-	loadCanonical(t, text, map[rules.Family][]string{rules.IPv6: {"nft", "-f", "-"}})
-	if _, again := readText(t, backend.NFTables); again != text {
-		t.Errorf("round trip differs:\n--- first\n%s\n--- second\n%s", text, again)
-	}
+	assertDecoded(t, text)
+	roundTrip(t, backend.NFTables, text)
 	if again := nstest.Sh(t, "nft list ruleset"); sortedLines(again) != sortedLines(listed) {
 		t.Errorf("nft lists the loaded render differently from the original:\n--- original\n%s\n--- render\n%s\n--- our text\n%s", listed, again, text)
 	}
@@ -207,15 +189,13 @@ func TestNFTablesIPv6AndMore(t *testing.T) {
 // TestNFTablesUndecodableIsLoud checks that an expression the reader does
 // not decode shows as a marker that makes loading the render fail.
 func TestNFTablesUndecodableIsLoud(t *testing.T) {
-	if !nstest.InNetns(t) {
-		return
-	}
-	nstest.Tool(t, "nft")
-	nstest.Sh(t, `nft -f - <<'EOF'
+	if !nstest.Setup(t, `nft -f - <<'EOF'
 add table ip kube-proxy
 add chain ip kube-proxy services
 add rule ip kube-proxy services log prefix "x " accept
-EOF`)
+EOF`, "nft") {
+		return
+	}
 	_, text := readText(t, backend.NFTables)
 	if !strings.Contains(text, "UNSUPPORTED[") {
 		t.Fatalf("log expression rendered without a marker:\n%s", text)
@@ -237,11 +217,9 @@ EOF`)
 // the hairpin set, the new masquerading rules, 1.37's single-endpoint
 // DNAT) and loads the render back: what nft accepts as kube-proxy wrote it.
 func TestNFTablesKubeProxy136DNAT(t *testing.T) {
-	if !nstest.InNetns(t) {
+	if !nstest.Setup(t, "nft -f testdata/kube-proxy-1.36-dnat.nft", "nft") {
 		return
 	}
-	nstest.Tool(t, "nft")
-	nstest.Sh(t, "nft -f testdata/kube-proxy-1.36-dnat.nft")
 	listed := nstest.Sh(t, "nft list ruleset")
 	_, text := readText(t, backend.NFTables)
 	for _, want := range []string{
@@ -253,14 +231,8 @@ func TestNFTablesKubeProxy136DNAT(t *testing.T) {
 			t.Errorf("render lacks %q:\n%s", want, text)
 		}
 	}
-	if strings.Contains(text, "UNSUPPORTED") {
-		t.Errorf("render has undecoded expressions:\n%s", text)
-	}
-	nstest.Sh(t, "nft flush ruleset")
-	loadCanonical(t, text, map[rules.Family][]string{rules.IPv4: {"nft", "-f", "-"}, rules.IPv6: {"nft", "-f", "-"}})
-	if _, again := readText(t, backend.NFTables); again != text {
-		t.Errorf("round trip differs:\n--- first\n%s\n--- second\n%s", text, again)
-	}
+	assertDecoded(t, text)
+	roundTrip(t, backend.NFTables, text)
 	if again := nstest.Sh(t, "nft list ruleset"); sortedLines(again) != sortedLines(listed) {
 		t.Errorf("nft lists the loaded render differently from the original:\n--- original\n%s\n--- render\n%s", listed, again)
 	}

@@ -1,7 +1,18 @@
-// Package netfilter reads live netfilter state without side effects: one
-// iptables-legacy-save call per family for legacy (never -L, -S or -t, which
-// create tables), one google/nftables netlink dump for iptables-nft and
-// native nftables.
+// Package netfilter reads live netfilter state without side effects, for
+// every backend through one Reader:
+//
+//   - iptables-nft and native nftables: one netlink connection of its own
+//     (package nl) dumps tables, chains, sets, elements and rules, rendered
+//     as they stream in (package nfttext, xt blobs by package xtblob);
+//   - iptables-legacy: one iptables-legacy-save per family, streamed
+//     through the iptables-save parser (package iptsave), never -L, -S or
+//     -t, which create tables; or, for a shallow read, the legacy socket's
+//     GET calls in-process (package legacy).
+//
+// System reads the kernel; NewVerifyReader is the shallow System verify,
+// switchover and watch use; Fake serves tests with the same shapes.
+// NFTTables and NFTChains list names only; Stamper tells whether anything
+// changed since the last read.
 package netfilter
 
 import (

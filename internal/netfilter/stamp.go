@@ -1,17 +1,16 @@
 package netfilter
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"slices"
 	"strings"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/xtlegacy"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/legacy"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nl"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 )
 
@@ -37,12 +36,12 @@ func (s *System) Stamp(ctx context.Context, b backend.Backend) (string, error) {
 	}
 	switch b {
 	case backend.IptablesNFT, backend.NFTables:
-		conn, err := dialNetfilter()
+		conn, err := nl.Dial()
 		if err != nil {
 			return "", wrapNetlink(b, "opening a netfilter netlink socket", err)
 		}
 		defer conn.Close()
-		gen, err := generation(conn)
+		gen, err := conn.Generation()
 		if err != nil {
 			return "", wrapNetlink(b, "reading the ruleset generation", err)
 		}
@@ -64,20 +63,15 @@ func (s *System) legacyStamp() (string, error) {
 			return "", fmt.Errorf("reading legacy table list %s: %w", s.Root.Path(lf.names), err)
 		}
 		// Only tables the kernel lists here: a GET on another creates it.
-		live, err := os.ReadFile(liveNames(lf.names))
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
+		names, err := liveLegacyTables(lf.names, listed)
 		if err != nil {
-			return "", fmt.Errorf("reading this network namespace's legacy table list: %w", err)
+			return "", err
 		}
-		liveSet := strings.Fields(string(live))
-		names := slices.DeleteFunc(strings.Fields(string(bytes.TrimSpace(listed))), func(n string) bool { return !slices.Contains(liveSet, n) })
 		if len(names) == 0 {
 			continue
 		}
 		slices.Sort(names)
-		if err := s.stampFamily(&b, lf, slices.Compact(names)); err != nil {
+		if err := s.stampFamily(&b, lf, names); err != nil {
 			return "", err
 		}
 	}
@@ -85,7 +79,7 @@ func (s *System) legacyStamp() (string, error) {
 }
 
 func (s *System) stampFamily(b *strings.Builder, lf legacyFamily, names []string) error {
-	sock, err := xtlegacy.Open(lf.family == rules.IPv6)
+	sock, err := legacy.Open(lf.family == rules.IPv6)
 	if err != nil {
 		return s.sockoptError(lf, err)
 	}

@@ -61,11 +61,9 @@ func TestStampInNetns(t *testing.T) {
 
 // NFTTables lists ip and ip6 tables by name, and only those.
 func TestNFTTablesInNetns(t *testing.T) {
-	if !nstest.InNetns(t) {
+	if !nstest.Setup(t, "nft add table ip kube-proxy; nft add table ip6 kube-proxy; nft add table inet other; nft add table ip filter", "nft") {
 		return
 	}
-	nstest.Tool(t, "nft")
-	nstest.Sh(t, "nft add table ip kube-proxy; nft add table ip6 kube-proxy; nft add table inet other; nft add table ip filter")
 	tables, err := NFTTables(context.Background())
 	if err != nil {
 		t.Fatal(err)

@@ -18,20 +18,9 @@ type System struct {
 	// Legacy dump tools, looked up in PATH.
 	IptablesLegacySave  string
 	Ip6tablesLegacySave string
-	// Shallow skips the elements of nftables anonymous sets (kube-proxy's
-	// per-service endpoint vmaps). The kernel finds each set by a linear
-	// walk over the table's sets, so listing every one is quadratic in the
-	// number of services, for nft too. A rule using one then shows
-	// "{ UNSUPPORTED[elements not read] }", which does not load. verify,
-	// which checks the skeleton, sets it; render live does not. Legacy
-	// tables are then read in-process (no save tool) and every rule is
-	// rules.RuleNotRead with only its Jump and Comment.
-	Shallow bool
-	// SkipChain, with Shallow, names iptables chains whose rules are only
-	// counted (kept as rules.RuleNotRead): verify sets kube-proxy's
-	// per-service chains, most of a large legacy ruleset, which it never
-	// looks inside. iptables-nft rules come whole from one netlink dump.
-	SkipChain func(chain string) bool
+	// ReadOptions say how much a read returns: all of it by default,
+	// verify.ReadOptions for verify (verify.NewReader).
+	ReadOptions
 
 	// Seams for unit tests: lookPath finds a tool, run runs it with no
 	// arguments, streaming stdout to parse, and returns its stderr.

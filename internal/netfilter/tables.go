@@ -2,13 +2,9 @@ package netfilter
 
 import (
 	"context"
-	"fmt"
-	"slices"
-
-	"github.com/mdlayher/netlink"
-	"golang.org/x/sys/unix"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nl"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 )
 
@@ -17,27 +13,28 @@ import (
 // on a large ruleset: nft caches the whole ruleset, every set element
 // included, before it prints a table name.
 func NFTTables(ctx context.Context) ([]rules.Table, error) {
+	return nftSkeleton(ctx, false)
+}
+
+// NFTChains lists the ip and ip6 nftables tables with their chains (name,
+// hook, policy, comment; no rules, sets or elements): one table and one
+// chain dump, enough to tell whose chains exist (facts).
+func NFTChains(ctx context.Context) ([]rules.Table, error) {
+	return nftSkeleton(ctx, true)
+}
+
+func nftSkeleton(ctx context.Context, withChains bool) ([]rules.Table, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	conn, err := dialNetfilter()
+	conn, err := nl.Dial()
 	if err != nil {
 		return nil, wrapNetlink(backend.NFTables, "opening a netfilter netlink socket", err)
 	}
 	defer conn.Close()
-	var out []rules.Table
-	err = conn.execute(unix.NFT_MSG_GETTABLE, netlink.Dump, unix.AF_UNSPEC, nil, func(m netlink.Message) error {
-		t, err := decodeTable(m)
-		if err != nil {
-			return fmt.Errorf("table: %w", err)
-		}
-		if slices.Contains(families, t.family) {
-			out = append(out, rules.Table{Family: familyOf(t.family), Name: t.name, Comment: t.comment})
-		}
-		return nil
-	})
+	rs, _, err := dumpSkeleton(conn, backend.NFTables, func(string) bool { return true }, withChains)
 	if err != nil {
 		return nil, wrapNetlink(backend.NFTables, "listing tables", err)
 	}
-	return out, nil
+	return rs.Tables, nil
 }

@@ -122,7 +122,7 @@ func chainHeader(c Chain) string {
 func ruleTexts(c Chain) []string {
 	out := make([]string, len(c.Rules))
 	for i, r := range c.Rules {
-		out[i] = r.Text
+		out[i] = r.Shown()
 	}
 	return out
 }

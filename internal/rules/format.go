@@ -88,8 +88,8 @@ func formatIptablesTable(b *strings.Builder, t Table) {
 	for _, c := range t.Chains {
 		for _, r := range c.Rules {
 			b.WriteString("-A " + c.Name)
-			if r.Text != "" {
-				b.WriteString(" " + r.Text)
+			if text := r.Shown(); text != "" {
+				b.WriteString(" " + text)
 			}
 			b.WriteString("\n")
 		}

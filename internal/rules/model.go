@@ -3,7 +3,11 @@
 // text, and the diff between expected and live.
 package rules
 
-import "github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+import (
+	"fmt"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+)
 
 // Family is an IP family.
 type Family string
@@ -50,6 +54,23 @@ type Rule struct {
 	Comment string `json:"comment,omitempty"`
 	// Jump is the target chain of a jump or goto ("" for other verdicts).
 	Jump string `json:"jump,omitempty"`
+	// NotRead says a shallow read counted this rule without reading it:
+	// Text is empty and only Jump and Comment are known (or nothing, in a
+	// chain the reader was told to skip). See netfilter.System.Shallow.
+	NotRead bool `json:"notRead,omitempty"`
+}
+
+// notReadText is how a rule not read shows in text forms: not valid
+// iptables-restore syntax, so loading such a render fails loudly.
+const notReadText = "UNSUPPORTED[rule not read]"
+
+// Shown is the rule's text as Format and Diff print it: its Text, or a
+// marker for a rule a shallow read did not read.
+func (r Rule) Shown() string {
+	if r.NotRead {
+		return notReadText
+	}
+	return r.Text
 }
 
 // Set is an nftables set or map, in nft syntax. Type is the key type
@@ -65,4 +86,11 @@ type Set struct {
 	Size     uint32   `json:"size,omitempty"`
 	Comment  string   `json:"comment,omitempty"`
 	Elements []string `json:"elements,omitempty"`
+}
+
+// Unsupported marks what a reader cannot decode. The marker is not valid
+// nft or iptables-restore syntax, so loading a render that holds one fails
+// loudly instead of silently loading something else.
+func Unsupported(format string, args ...any) string {
+	return "UNSUPPORTED[" + fmt.Sprintf(format, args...) + "]"
 }

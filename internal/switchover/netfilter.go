@@ -9,8 +9,6 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cleanup"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
 
@@ -27,9 +25,7 @@ type LiveVerifier struct {
 func (v LiveVerifier) Verify(ctx context.Context, b backend.Backend) (*verify.Result, error) {
 	// The same shallow read as the verify command: the skeleton and where
 	// it lives, never per-service chains.
-	reader := netfilter.NewSystem(v.Root)
-	reader.Shallow = true
-	reader.SkipChain = ownership.IsPerServiceChain
+	reader := verify.NewReader(v.Root)
 	families, why, err := facts.IPFamilies(v.Root)
 	if err != nil {
 		return nil, fmt.Errorf("verify %s: %w", b, err)

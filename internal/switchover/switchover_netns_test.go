@@ -37,11 +37,8 @@ func loadKubeProxy(b backend.Backend) error {
 		rs.Tables[i].Chains = slices.DeleteFunc(rs.Tables[i].Chains, func(c rules.Chain) bool { return ownership.IsKubeletHintChain(c.Name) })
 	}
 	for _, fam := range []rules.Family{rules.IPv4, rules.IPv6} {
-		argv := loadcmd.Argv(b, fam)
-		cmd := exec.Command(argv[0], argv[1:]...)
-		cmd.Stdin = strings.NewReader(rules.FormatFamily(rs, fam))
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("load %s %s: %v: %s", b, fam, err, out)
+		if err := loadcmd.Load(b, rs, fam); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -114,9 +114,7 @@ func TestCNIOtherBackendInNetns(t *testing.T) {
 			}
 			loadExpected(t, c.expect, 3, rules.IPv4, rules.IPv6)
 			loadIptables(t, c.writer, c.payload)
-			r := netfilter.NewSystem(hostfs.New("/"))
-			r.Shallow = true // as the command reads
-			r.SkipChain = ownership.IsPerServiceChain
+			r := NewReader(hostfs.New("/"))
 			res := run(t, Options{Expect: c.expect, Reader: r, CNI: c.setup})
 			var text strings.Builder
 			WriteText(&text, res)

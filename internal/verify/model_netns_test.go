@@ -9,7 +9,6 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nstest"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
@@ -129,9 +128,7 @@ func TestIPv6DisabledInNetns(t *testing.T) {
 }
 
 func shallowReader() netfilter.Reader {
-	r := netfilter.NewSystem(hostfs.New("/"))
-	r.Shallow = true
-	r.SkipChain = ownership.IsPerServiceChain
+	r := NewReader(hostfs.New("/"))
 	return r
 }
 

@@ -1,14 +1,12 @@
 package verify
 
 import (
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/loadcmd"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nstest"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
@@ -29,12 +27,8 @@ func loadRendered(t *testing.T, opts expected.Options) {
 		t.Fatal(err)
 	}
 	for _, fam := range opts.Families {
-		argv := loadcmd.Argv(opts.Backend, fam)
-		cmd := exec.Command(argv[0], argv[1:]...)
-		body := rules.FormatFamily(rs, fam)
-		cmd.Stdin = strings.NewReader(body)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("loading rendered %s %s with %v: %v\n%s", opts.Backend, fam, argv, err, out)
+		if err := loadcmd.Load(opts.Backend, rs, fam); err != nil {
+			t.Fatal(err)
 		}
 	}
 }
@@ -118,7 +112,7 @@ func TestVerdictsInNetns(t *testing.T) {
 			for _, s := range c.steps {
 				s(t, ref)
 			}
-			res := run(t, Options{Expect: c.expect, Reader: netfilter.NewSystem(hostfs.New("/"))})
+			res := run(t, Options{Expect: c.expect, Reader: NewReader(hostfs.New("/"))})
 			if got := kinds(res); got != c.want {
 				var b strings.Builder
 				WriteText(&b, res)
@@ -151,7 +145,7 @@ func TestRenderedLoadsAndVerifiesInNetns(t *testing.T) {
 				return
 			}
 			loadRendered(t, expected.Options{Backend: c.b, Kubernetes: c.kube, Services: 25, Families: []rules.Family{rules.IPv4, rules.IPv6}})
-			res := run(t, Options{Expect: c.b, Kubernetes: c.kube, Reader: netfilter.NewSystem(hostfs.New("/"))})
+			res := run(t, Options{Expect: c.b, Kubernetes: c.kube, Reader: NewReader(hostfs.New("/"))})
 			if !res.OK {
 				var out strings.Builder
 				WriteText(&out, res)

@@ -26,7 +26,6 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/loadcmd"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nstest"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/oracle"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
@@ -371,9 +370,7 @@ func runVerify(t *testing.T, b backend.Backend, kv rke2.KubeVersion, fams []rule
 
 func runVerifyWhy(t *testing.T, b backend.Backend, kv rke2.KubeVersion, fams []rules.Family, why string) *verify.Result {
 	t.Helper()
-	r := netfilter.NewSystem(hostfs.New("/"))
-	r.Shallow = true
-	r.SkipChain = ownership.IsPerServiceChain
+	r := verify.NewReader(hostfs.New("/"))
 	res, err := verify.Run(context.Background(), verify.Options{Expect: b, ExpectSource: "--expect", Kubernetes: kv, Families: fams, SingleStackReason: why, Reader: r})
 	if err != nil {
 		t.Fatal(err)

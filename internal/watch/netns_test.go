@@ -2,7 +2,6 @@ package watch
 
 import (
 	"context"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -13,7 +12,6 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/loadcmd"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nstest"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
@@ -28,11 +26,8 @@ func loadKubeProxy(t *testing.T, services int) {
 		t.Fatal(err)
 	}
 	for _, fam := range []rules.Family{rules.IPv4, rules.IPv6} {
-		argv := loadcmd.Argv(backend.NFTables, fam)
-		cmd := exec.Command(argv[0], argv[1:]...)
-		cmd.Stdin = strings.NewReader(rules.FormatFamily(rs, fam))
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("loading rendered nftables %s with %v: %v\n%s", fam, argv, err, out)
+		if err := loadcmd.Load(backend.NFTables, rs, fam); err != nil {
+			t.Fatal(err)
 		}
 	}
 }
@@ -100,9 +95,7 @@ func TestDriftAndRecoveryInNetns(t *testing.T) {
 		return
 	}
 	nstest.Tool(t, "nft")
-	reader := netfilter.NewSystem(hostfs.New("/"))
-	reader.Shallow = true
-	reader.SkipChain = ownership.IsPerServiceChain
+	reader := verify.NewReader(hostfs.New("/"))
 	const grace = 3 * time.Second
 	var j journal
 	ctx, cancel := context.WithCancel(context.Background())

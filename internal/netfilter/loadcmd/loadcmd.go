@@ -4,6 +4,10 @@
 package loadcmd
 
 import (
+	"fmt"
+	"os/exec"
+	"strings"
+
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
@@ -23,4 +27,16 @@ func Argv(b backend.Backend, fam rules.Family) []string {
 		backend.IptablesNFT:    {rules.IPv4: hostfs.IptablesNFTRestore, rules.IPv6: hostfs.Ip6tablesNFTRestore},
 	}[b][fam]
 	return []string{restore, "-w", "5", "--noflush"}
+}
+
+// Load loads family fam of rs into backend b with Argv's command (in the
+// caller's network namespace: tests call it inside nstest.InNetns).
+func Load(b backend.Backend, rs *rules.Ruleset, fam rules.Family) error {
+	argv := Argv(b, fam)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdin = strings.NewReader(rules.FormatFamily(rs, fam))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("loading %s %s rules with %v: %w\n%s", b, fam, argv, err, out)
+	}
+	return nil
 }

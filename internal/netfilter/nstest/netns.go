@@ -99,3 +99,19 @@ func Sh(t testing.TB, script string) string {
 	}
 	return string(out)
 }
+
+// Setup is the usual start of a netns test: in the parent it runs the
+// test in a fresh network namespace and returns false (the caller returns);
+// in the namespace it checks tools are installed, runs script with sh, and
+// returns true.
+func Setup(t testing.TB, script string, tools ...string) bool {
+	t.Helper()
+	if !InNetns(t) {
+		return false
+	}
+	for _, tool := range tools {
+		Tool(t, tool)
+	}
+	Sh(t, script)
+	return true
+}

@@ -1,6 +1,7 @@
 package expected
 
 import (
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/iptsave"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 )
@@ -104,7 +105,7 @@ func jumpRule(j jump) rules.Rule {
 // quote quotes a comment as iptables-save prints it (xtables_save_string:
 // bare only when it is letters, digits, '_' and '-'), so "ns1/svc1:p80" is
 // quoted and rule text equals what the live readers print.
-func quote(s string) string { return rules.QuoteIptables(s) }
+func quote(s string) string { return iptsave.Quote(s) }
 
 // iptablesTables renders kubelet's and kube-proxy's fixed chains for one
 // family as they stand after kube-proxy's first sync with no services.

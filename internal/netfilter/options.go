@@ -1,0 +1,92 @@
+package netfilter
+
+import (
+	"strings"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
+)
+
+// ReadOptions say how much of a ruleset a read returns. System and Fake
+// honour them alike, so a test sees the shapes production sees.
+type ReadOptions struct {
+	// Shallow skips the elements of nftables anonymous sets (kube-proxy's
+	// per-service endpoint vmaps). The kernel finds each set by a linear
+	// walk over the table's sets, so listing every one is quadratic in the
+	// number of services, for nft too. A rule using one then shows
+	// "{ UNSUPPORTED[elements not read] }", which does not load. verify,
+	// which checks the skeleton, sets it; render live does not. Legacy
+	// tables are then read in-process (no save tool) and every rule is
+	// NotRead with only its Jump and Comment.
+	Shallow bool
+	// SkipChain, with Shallow, names iptables-legacy chains whose rules
+	// are only counted (NotRead, nothing else): verify sets kube-proxy's
+	// per-service chains, most of a large legacy ruleset, which it never
+	// looks inside. iptables-nft rules come whole from one netlink dump.
+	SkipChain func(chain string) bool
+}
+
+// elementsNotRead is what a shallow read shows for an anonymous set.
+var elementsNotRead = "{ " + rules.Unsupported("elements not read") + " }"
+
+// shape turns a whole ruleset into what a read with o returns (the Fake's
+// answer); rs is a copy the caller owns.
+func (o ReadOptions) shape(rs *rules.Ruleset) *rules.Ruleset {
+	if !o.Shallow {
+		return rs
+	}
+	for ti := range rs.Tables {
+		for ci := range rs.Tables[ti].Chains {
+			c := &rs.Tables[ti].Chains[ci]
+			for ri, r := range c.Rules {
+				switch rs.Backend {
+				case backend.IptablesLegacy:
+					if o.SkipChain != nil && o.SkipChain(c.Name) {
+						c.Rules[ri] = rules.Rule{NotRead: true}
+					} else {
+						c.Rules[ri] = rules.Rule{NotRead: true, Jump: r.Jump, Comment: r.Comment}
+					}
+				case backend.NFTables:
+					c.Rules[ri].Text = withoutElements(r.Text)
+				}
+			}
+		}
+	}
+	return rs
+}
+
+// withoutElements replaces each inline anonymous set "{ ... }" of an nft
+// rule (outside quoted strings) by the shallow marker.
+func withoutElements(text string) string {
+	if !strings.Contains(text, "{") {
+		return text
+	}
+	var b strings.Builder
+	quoted, depth := false, 0
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		switch {
+		case c == '\\' && quoted && i+1 < len(text):
+			if depth == 0 {
+				b.WriteString(text[i : i+2])
+			}
+			i++
+			continue
+		case c == '"':
+			quoted = !quoted
+		case c == '{' && !quoted:
+			if depth == 0 {
+				b.WriteString(elementsNotRead)
+			}
+			depth++
+			continue
+		case c == '}' && !quoted && depth > 0:
+			depth--
+			continue
+		}
+		if depth == 0 {
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}

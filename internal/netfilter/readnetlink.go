@@ -1,0 +1,251 @@
+package netfilter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/mdlayher/netlink"
+	"golang.org/x/sys/unix"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nfttext"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nl"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
+)
+
+// iptablesNFTTables are the tables iptables-nft creates in nftables.
+var iptablesNFTTables = []string{"filter", "nat", "mangle", "raw", "security"}
+
+// nativeTable is the table kube-proxy's nftables mode owns per family.
+const nativeTable = "kube-proxy"
+
+// readNetlink reads the iptables-nft or native nftables tables of both
+// families over one netlink connection: one dump each of tables and
+// chains, per table one of sets and rules, one element dump per set
+// (dynamic sets excepted: their elements are runtime state). Each
+// message is decoded as it arrives and rules are rendered at once, so no
+// raw dump is held in memory. The generation id is read
+// before and after; if another process committed in between, the read is
+// repeated so the result is one consistent ruleset.
+func readNetlink(ctx context.Context, b backend.Backend, shallow bool) (*rules.Ruleset, error) {
+	conn, err := nl.Dial()
+	if err != nil {
+		return nil, wrapNetlink(b, "opening a netfilter netlink socket", err)
+	}
+	defer conn.Close()
+	want := func(name string) bool { return name == nativeTable }
+	if b == backend.IptablesNFT {
+		want = func(name string) bool { return slices.Contains(iptablesNFTTables, name) }
+	}
+	for attempt := 0; attempt < 5; attempt++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		before, err := conn.Generation()
+		if err != nil {
+			return nil, wrapNetlink(b, "reading the ruleset generation", err)
+		}
+		rs, err := dumpTables(conn, b, want, shallow)
+		if errors.Is(err, nl.ErrDumpInterrupted) {
+			continue
+		}
+		if err != nil {
+			return nil, wrapNetlink(b, "dumping nftables", err)
+		}
+		after, err := conn.Generation()
+		if err != nil {
+			return nil, wrapNetlink(b, "reading the ruleset generation", err)
+		}
+		if before == after {
+			if b == backend.IptablesNFT {
+				addBuiltinChains(rs)
+			}
+			return rs, nil
+		}
+	}
+	return nil, fmt.Errorf("reading %s rules: the ruleset kept changing during 5 reads; retry when kube-proxy is idle", b)
+}
+
+func wrapNetlink(b backend.Backend, what string, err error) error {
+	if errors.Is(err, os.ErrPermission) || errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES) {
+		return &PermissionError{Backend: b, Err: fmt.Errorf("%s: %w", what, err)}
+	}
+	return fmt.Errorf("reading %s rules: %s: %w", b, what, err)
+}
+
+var families = []byte{unix.NFPROTO_IPV4, unix.NFPROTO_IPV6}
+
+func familyOf(f byte) rules.Family {
+	if f == unix.NFPROTO_IPV6 {
+		return rules.IPv6
+	}
+	return rules.IPv4
+}
+
+// tableReader collects one table while its dumps stream in.
+type tableReader struct {
+	fam    byte
+	table  *rules.Table
+	chains map[string]int     // chain name -> index in table.Chains
+	sets   map[string]*nl.Set // all sets, anonymous ones too
+}
+
+func dumpTables(conn *nl.Conn, b backend.Backend, want func(string) bool, shallow bool) (*rules.Ruleset, error) {
+	rs, readers, err := dumpSkeleton(conn, b, want, true)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range readers {
+		if err := r.dump(conn, b, shallow); err != nil {
+			return nil, fmt.Errorf("table %s %s: %w", familyOf(r.fam), r.table.Name, err)
+		}
+	}
+	return rs, nil
+}
+
+// dumpSkeleton reads the ip and ip6 tables want accepts and, withChains,
+// their chains (no rules, sets or elements): one table dump and one chain
+// dump. The readers then dump each table's content.
+func dumpSkeleton(conn *nl.Conn, b backend.Backend, want func(string) bool, withChains bool) (*rules.Ruleset, []*tableReader, error) {
+	rs := &rules.Ruleset{Backend: b}
+	var readers []*tableReader
+	err := conn.Execute(unix.NFT_MSG_GETTABLE, netlink.Dump, unix.AF_UNSPEC, nil, func(m netlink.Message) error {
+		t, err := nl.DecodeTable(m)
+		if err != nil {
+			return fmt.Errorf("table: %w", err)
+		}
+		if slices.Contains(families, t.Family) && want(t.Name) {
+			rs.Tables = append(rs.Tables, rules.Table{Family: familyOf(t.Family), Name: t.Name, Comment: t.Comment})
+			readers = append(readers, &tableReader{fam: t.Family, chains: map[string]int{}, sets: map[string]*nl.Set{}})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(readers) == 0 || !withChains {
+		return rs, readers, nil
+	}
+	for i, r := range readers {
+		r.table = &rs.Tables[i]
+	}
+	// The kernel ignores a table filter on chain dumps: dump them all once.
+	err = conn.Execute(unix.NFT_MSG_GETCHAIN, netlink.Dump, unix.AF_UNSPEC, nil, func(m netlink.Message) error {
+		c, err := nl.DecodeChain(m)
+		if err != nil {
+			return fmt.Errorf("chain: %w", err)
+		}
+		for _, r := range readers {
+			if r.fam == c.Family && r.table.Name == c.Table {
+				r.addChain(b, c)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("chains: %w", err)
+	}
+	return rs, readers, nil
+}
+
+func (r *tableReader) addChain(b backend.Backend, c nl.Chain) {
+	ch := rules.Chain{Name: c.Name, Comment: c.Comment}
+	if c.HasHook {
+		ch.Hook, ch.Type, ch.Priority, ch.Policy = c.Hook, c.Type, int(c.Priority), c.Policy
+		if b == backend.IptablesNFT {
+			// iptables names base chains by their hook and shows only
+			// the policy: type and priority are fixed per table.
+			ch.Type, ch.Priority = "", 0
+			ch.Policy = map[string]string{"accept": "ACCEPT", "drop": "DROP"}[c.Policy]
+		}
+	}
+	r.chains[c.Name] = len(r.table.Chains)
+	r.table.Chains = append(r.table.Chains, ch)
+}
+
+// dump reads the table's sets, their elements and its rules.
+func (r *tableReader) dump(conn *nl.Conn, b backend.Backend, shallow bool) error {
+	name := append([]byte(r.table.Name), 0)
+	var order []*nl.Set
+	err := conn.Execute(unix.NFT_MSG_GETSET, netlink.Dump, r.fam, []netlink.Attribute{{Type: unix.NFTA_SET_TABLE, Data: name}}, func(m netlink.Message) error {
+		s, err := nl.DecodeSet(m)
+		if err != nil {
+			return fmt.Errorf("set: %w", err)
+		}
+		if s.Table == r.table.Name {
+			r.sets[s.Name] = &s
+			order = append(order, &s)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("sets: %w", err)
+	}
+	for _, s := range order {
+		if shallow && s.Flags&unix.NFT_SET_ANONYMOUS != 0 {
+			s.NotRead = true
+			continue
+		}
+		if s.Flags&unix.NFT_SET_EVAL != 0 {
+			// A dynamic set's elements (kube-proxy's session-affinity
+			// entries) are written by packets and expire: runtime state
+			// like counters, left out so two moments diff cleanly.
+			r.table.Sets = append(r.table.Sets, nfttext.SetModel(s))
+			continue
+		}
+		err := conn.Execute(unix.NFT_MSG_GETSETELEM, netlink.Dump, r.fam, []netlink.Attribute{
+			{Type: unix.NFTA_SET_ELEM_LIST_TABLE, Data: name},
+			{Type: unix.NFTA_SET_ELEM_LIST_SET, Data: append([]byte(s.Name), 0)},
+		}, func(m netlink.Message) error { return nl.DecodeElems(m, s) })
+		if err != nil {
+			return fmt.Errorf("elements of set %s: %w", s.Name, err)
+		}
+		if s.Flags&unix.NFT_SET_ANONYMOUS == 0 {
+			// anonymous sets are printed inline in their rule
+			r.table.Sets = append(r.table.Sets, nfttext.SetModel(s))
+		}
+	}
+	isChain := func(n string) bool { _, ok := r.chains[n]; return ok }
+	lookup := func(n string) *nl.Set { return r.sets[n] }
+	err = conn.Execute(unix.NFT_MSG_GETRULE, netlink.Dump, r.fam, []netlink.Attribute{{Type: unix.NFTA_RULE_TABLE, Data: name}}, func(m netlink.Message) error {
+		nr, err := nl.DecodeRule(m)
+		if err != nil {
+			return fmt.Errorf("rule: %w", err)
+		}
+		ci, ok := r.chains[nr.Chain]
+		if nr.Table != r.table.Name || !ok {
+			return nil
+		}
+		var rule rules.Rule
+		if b == backend.IptablesNFT {
+			rule = nfttext.IptablesRule(nr, isChain)
+		} else {
+			rule = nfttext.NFTRule(nr, lookup)
+		}
+		c := &r.table.Chains[ci]
+		c.Rules = append(c.Rules, rule)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("rules: %w", err)
+	}
+	return nil
+}
+
+// addBuiltinChains adds the built-in chains iptables-nft has not created
+// yet (it creates base chains on first use) with their ACCEPT policy, as
+// iptables-nft-save prints them, so both show the same text.
+func addBuiltinChains(rs *rules.Ruleset) {
+	for i := range rs.Tables {
+		t := &rs.Tables[i]
+		for _, name := range rules.BuiltinChains(t.Name) {
+			if !slices.ContainsFunc(t.Chains, func(c rules.Chain) bool { return c.Name == name }) {
+				t.Chains = append(t.Chains, rules.Chain{Name: name, Hook: strings.ToLower(name), Policy: "ACCEPT"})
+			}
+		}
+	}
+}
