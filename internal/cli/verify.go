@@ -106,13 +106,7 @@ func runVerify(cmd *cobra.Command, g *globals, fl verifyFlags) error {
 		}
 	}
 	opts.Progress = func(line string) { fmt.Fprintln(g.stderr, "rke2-proxy-backend: verify: "+line) }
-	// The CNI that runs picks the one chart value a CNI finding names.
-	cniSetup, unreadable := facts.ReadCNI(root)
-	opts.CNI = &cniSetup
-	opts.NFTTables = netfilter.NFTTables
-	for _, u := range unreadable {
-		opts.Progress("warning: " + u)
-	}
+	readCNI(root, &opts, opts.Progress)
 	textfileDir := cfg.Verify.TextfileDir
 	if cmd.Flags().Changed("textfile-dir") {
 		textfileDir = fl.textfileDir
@@ -181,4 +175,20 @@ func expectation(root hostfs.Root, fl verifyFlags, opts *verify.Options) (*verif
 		return nil, failure("verify: %w", err)
 	}
 	return unknown, nil
+}
+
+// readCNI tells verify which CNI RKE2 runs, so a CNI finding names the one
+// chart value to set, and how to list the CNIs' own nftables tables. The
+// files it could not read are warnings (warn may be nil): a CNI it cannot
+// name only makes the finding's fix less precise.
+func readCNI(root hostfs.Root, opts *verify.Options, warn func(string)) {
+	setup, unreadable := facts.ReadCNI(root)
+	opts.CNI = &setup
+	opts.NFTTables = netfilter.NFTTables
+	if warn == nil {
+		return
+	}
+	for _, u := range unreadable {
+		warn("warning: " + u)
+	}
 }

@@ -133,6 +133,9 @@ func runWatch(cmd *cobra.Command, g *globals, fl watchFlags) error {
 			opts.Wait = firstWait
 			opts.Progress = func(line string) { logf(line) }
 		}
+		// Read at every run too: the operator may move the CNI between
+		// runs (a HelmChartConfig change); warnings only at the first.
+		readCNI(root, &opts, opts.Progress)
 		unknown, err := expectation(root, fl.verifyFlags, &opts)
 		if err != nil {
 			return nil, err
