@@ -17,7 +17,8 @@ import (
 // FormatFamily) into backend b with the backend's own tool: nft -f for
 // nftables, the flavour's *-restore for the iptables backends. --noflush
 // adds to what the namespace already holds (e.g. a reference dump); -w
-// waits for the xtables lock, one file for every namespace on the machine.
+// waits for the xtables lock (in tests, a file per test process: see
+// nstest.EnvXtablesLock).
 func Argv(b backend.Backend, fam rules.Family) []string {
 	if b == backend.NFTables {
 		return []string{hostfs.NFT, "-f", "-"}
