@@ -10,10 +10,9 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/loadcmd"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nstest"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected/expectedtest"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
 
@@ -21,15 +20,7 @@ import (
 // families, as kube-proxy's own sync would.
 func loadKubeProxy(t *testing.T, services int) {
 	t.Helper()
-	rs, err := expected.Render(expected.Options{Backend: backend.NFTables, Services: services})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, fam := range []rules.Family{rules.IPv4, rules.IPv6} {
-		if err := loadcmd.Load(backend.NFTables, rs, fam); err != nil {
-			t.Fatal(err)
-		}
-	}
+	expectedtest.Load(t, expected.Options{Backend: backend.NFTables, Services: services})
 }
 
 // journal collects the watcher's lines and published states.
