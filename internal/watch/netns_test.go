@@ -23,6 +23,20 @@ func loadKubeProxy(t *testing.T, services int) {
 	expectedtest.Load(t, expected.Options{Backend: backend.NFTables, Services: services})
 }
 
+// runInBackground runs Run(ctx, cfg) until the test ends, then cancels it
+// and fails t if Run returned an error.
+func runInBackground(t *testing.T, ctx context.Context, cfg Config) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, cfg) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+}
+
 // journal collects the watcher's lines and published states.
 type journal struct {
 	mu        sync.Mutex
@@ -89,28 +103,18 @@ func TestDriftAndRecoveryInNetns(t *testing.T) {
 	reader := verify.NewReader(hostfs.New("/"))
 	const grace = 3 * time.Second
 	var j journal
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- Run(ctx, Config{
-			Stamp: func(ctx context.Context) string { return Stamps(ctx, reader) },
-			Verify: func(ctx context.Context, _ bool) (*verify.Result, error) {
-				return verify.Run(ctx, verify.Options{Expect: backend.NFTables, Reader: reader})
-			},
-			Publish: j.publish,
-			Log:     j.log,
-			Poll:    50 * time.Millisecond,
-			Quiet:   150 * time.Millisecond,
-			Grace:   grace,
-			Full:    time.Hour,
-		})
-	}()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	}()
+	runInBackground(t, context.Background(), Config{
+		Stamp: func(ctx context.Context) string { return Stamps(ctx, reader) },
+		Verify: func(ctx context.Context, _ bool) (*verify.Result, error) {
+			return verify.Run(ctx, verify.Options{Expect: backend.NFTables, Reader: reader})
+		},
+		Publish: j.publish,
+		Log:     j.log,
+		Poll:    50 * time.Millisecond,
+		Quiet:   150 * time.Millisecond,
+		Grace:   grace,
+		Full:    time.Hour,
+	})
 
 	// RKE2 up, kube-proxy not synced yet: the first verify fails ...
 	j.waitFor(t, "first verify", 10*time.Second, func(_, p []string) bool { return len(p) == 1 })
