@@ -13,6 +13,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testhost"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/units"
 )
 
@@ -24,25 +25,11 @@ func fixedDecider(f facts.Facts, d decide.Decision, err error) Decider {
 
 var serverFacts = facts.Facts{RKE2: facts.RKE2{Units: []facts.RKE2Unit{{Name: "rke2-server.service", Role: "server"}}}}
 
-// OutputDirs makes the normal, early and late directories systemd hands a
-// generator, in that order. Exported (in a test file) for the golden tests.
-func OutputDirs(t *testing.T) []string {
-	t.Helper()
-	base := t.TempDir()
-	dirs := []string{filepath.Join(base, "normal"), filepath.Join(base, "early"), filepath.Join(base, "late")}
-	for _, d := range dirs {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dirs
-}
-
 // runGen runs the generator into fresh dirs and returns the outcome, the
 // files written (relative path -> content) and the log.
 func runGen(t *testing.T, root hostfs.Root, env map[string]string, dec Decider) (Outcome, map[string]string, string) {
 	t.Helper()
-	dirs := OutputDirs(t)
+	dirs := testhost.GeneratorDirs(t)
 	var log bytes.Buffer
 	called := false
 	out, _ := Run(Options{

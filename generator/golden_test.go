@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/generator"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cli"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kmod/kmodtest"
@@ -130,7 +129,7 @@ func runGenerator(t *testing.T, c goldenCase, h *testhost.Host) (string, string)
 	if _, ok := c.env["SYSTEMD_IN_INITRD"]; !ok {
 		t.Setenv("SYSTEMD_IN_INITRD", "")
 	}
-	dirs := generator.OutputDirs(t)
+	dirs := testhost.GeneratorDirs(t)
 	var stdout, stderr bytes.Buffer
 	args := append(append([]string{"/usr/lib/systemd/system-generators/" + cli.GeneratorName, "--root", h.Dir()}, c.flags...), dirs...)
 	if code := cli.Main(args, &stdout, &stderr); code != 0 {

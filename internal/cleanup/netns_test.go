@@ -9,11 +9,11 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/loadcmd"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nstest"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected/expectedtest"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
 
@@ -30,19 +30,6 @@ func snapshot(t *testing.T, b backend.Backend) string {
 	}
 	out := nstest.Sh(t, "iptables-"+flavour+"-save; ip6tables-"+flavour+"-save")
 	return regexp.MustCompile(`(?m)^#.*\n`).ReplaceAllString(out, "")
-}
-
-func loadRendered(t *testing.T, b backend.Backend) {
-	t.Helper()
-	rs, err := expected.Render(expected.Options{Backend: b, Services: 5})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, fam := range []rules.Family{rules.IPv4, rules.IPv6} {
-		if err := loadcmd.Load(b, rs, fam); err != nil {
-			t.Fatal(err)
-		}
-	}
 }
 
 // cleanup leaves the stranded backend without kube-proxy objects, keeps
@@ -68,7 +55,7 @@ func TestCleanupInNetns(t *testing.T) {
 			} else {
 				nstest.Sh(t, "nft -f "+filepath.Join(ref, "derived/nftables-overall-v4.reordered.nft"))
 			}
-			loadRendered(t, c.chosen)
+			expectedtest.Load(t, expected.Options{Backend: c.chosen, Services: 5})
 			before := snapshot(t, c.chosen)
 
 			ctx := context.Background()

@@ -25,12 +25,7 @@ type applyFlags struct {
 	noTrial bool
 }
 
-func newApplyCommand(g *globals) *cobra.Command {
-	var fl applyFlags
-	cmd := &cobra.Command{
-		Use:   "apply [--backend B] [--dry-run]",
-		Short: "Prepare the node for the backend and tell RKE2 (ExecStartPre of rke2-server/rke2-agent)",
-		Long: `apply runs before rke2-server or rke2-agent starts (the generator's drop-in adds
+var applyLong = `apply runs before rke2-server or rke2-agent starts (the generator's drop-in adds
 it as ExecStartPre with the backend it decided). It re-reads the facts it needs,
 refuses a backend the kernel cannot run, loads that backend's kernel modules
 (and only those), writes <RKE2 config>.d/` + rke2.DropInName + ` (atomically, mode
@@ -58,10 +53,11 @@ its intent is unknown, so RKE2 does not start until it is fixed (a drop-in
 from an earlier boot is never used silently).
 
 --output json is refused: apply prints text only (detect -o json shows the
-decision, ` + hostfs.PlanFile + ` what apply did).`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runApply(cmd, g, fl) },
-	}
+decision, ` + hostfs.PlanFile + ` what apply did).`
+
+func newApplyCommand(g *globals) *cobra.Command {
+	var fl applyFlags
+	cmd := flagsOnly("apply [--backend B] [--dry-run]", "Prepare the node for the backend and tell RKE2 (ExecStartPre of rke2-server/rke2-agent)", applyLong, func(cmd *cobra.Command) error { return runApply(cmd, g, fl) })
 	f := cmd.Flags()
 	f.StringVar(&fl.backend, "backend", "", "backend to apply (the generator passes its decision); default: decide now. One of "+backend.Names())
 	f.BoolVar(&fl.dryRun, "dry-run", false, "print the drop-in and the modules to load; write and load nothing")

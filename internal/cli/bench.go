@@ -25,15 +25,7 @@ func init() { register(newBenchCommand) }
 // defaultBenchServices is CI's size and a mid-sized cluster's.
 const defaultBenchServices = 1000
 
-func newBenchCommand(g *globals) *cobra.Command {
-	var (
-		services    int
-		backendName string
-	)
-	cmd := &cobra.Command{
-		Use:   "bench [--services N] [--backend B|all]",
-		Short: "Measure what kube-proxy's rule loads cost on this node, per backend",
-		Long: `bench loads kube-proxy's rules for N services (the footprint ` + "`render expected`" + `
+const benchLong = `bench loads kube-proxy's rules for N services (the footprint ` + "`render expected`" + `
 prints) with each backend's own loader, the way kube-proxy does a full sync
 (one iptables-legacy-restore / iptables-nft-restore per IP family, one nft -f
 transaction per family), then a partial sync after one service's endpoint
@@ -49,18 +41,22 @@ detect shows it, and auto uses it when prefer starts with cheapest. Run bench
 again after a kernel or iptables/nftables upgrade: detect says when the
 figures no longer describe this node.
 
-Exit codes: 0 measured; 1 a loader failed or bench cannot run here; 2 usage.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if costbench.IsChild() {
-				if code := costbench.ChildMain(cmd.Context(), g.stdout, g.stderr); code != 0 {
-					return errSilentFailure
-				}
-				return nil
+Exit codes: 0 measured; 1 a loader failed or bench cannot run here; 2 usage.`
+
+func newBenchCommand(g *globals) *cobra.Command {
+	var (
+		services    int
+		backendName string
+	)
+	cmd := flagsOnly("bench [--services N] [--backend B|all]", "Measure what kube-proxy's rule loads cost on this node, per backend", benchLong, func(cmd *cobra.Command) error {
+		if costbench.IsChild() {
+			if code := costbench.ChildMain(cmd.Context(), g.stdout, g.stderr); code != 0 {
+				return errSilentFailure
 			}
-			return runBench(cmd.Context(), g, services, backendName)
-		},
-	}
+			return nil
+		}
+		return runBench(cmd.Context(), g, services, backendName)
+	})
 	f := cmd.Flags()
 	f.IntVar(&services, "services", defaultBenchServices, fmt.Sprintf("cluster size to measure: services (2 endpoints each), 1 to %d", expected.MaxServices))
 	f.StringVar(&backendName, "backend", "all", "backend to measure: "+backend.Names()+" or all (those this host can run)")

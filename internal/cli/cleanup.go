@@ -16,49 +16,45 @@ import (
 
 func init() { register(newCleanupCommand) }
 
-func newCleanupCommand(g *globals) *cobra.Command {
-	var (
-		backendName   string
-		dryRun, force bool
-	)
-	cmd := &cobra.Command{
-		Use:   "cleanup --backend B [--dry-run] [--force]",
-		Short: "Remove kube-proxy rules stranded in backend B",
-		Long: `cleanup removes kube-proxy's chains, rules and tables from backend B only:
+const cleanupLong = `cleanup removes kube-proxy's chains, rules and tables from backend B only:
 for iptables-legacy and iptables-nft the KUBE-* chains kube-proxy owns and the
 built-in-chain jumps into them, in one iptables-restore --noflush transaction
 per family; for nftables the tables ip and ip6 kube-proxy. kubelet's chains
 (KUBE-IPTABLES-HINT, KUBE-KUBELET-CANARY, KUBE-FIREWALL) and everything else
 stay. It prints each object it removes. --dry-run prints them and changes
 nothing. It refuses the backend the plan (` + hostfs.PlanFile + `) says kube-proxy
-uses, unless --force.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			b, err := backendFlag("--backend", backendName, true)
-			if err != nil {
-				return usageError(err)
-			}
-			p, err := plan.Read(g.hostRoot())
-			switch {
-			case err == nil && !p.Decision.Disabled && p.Decision.Backend == b && !force:
-				return failure("cleanup: kube-proxy uses %s according to %s; refusing to remove its live rules (use --force to do it anyway; kube-proxy rebuilds them when it restarts)", b, hostfs.PlanFile)
-			case err != nil && !errors.Is(err, fs.ErrNotExist):
+uses, unless --force.`
+
+func newCleanupCommand(g *globals) *cobra.Command {
+	var (
+		backendName   string
+		dryRun, force bool
+	)
+	cmd := flagsOnly("cleanup --backend B [--dry-run] [--force]", "Remove kube-proxy rules stranded in backend B", cleanupLong, func(cmd *cobra.Command) error {
+		b, err := backendFlag("--backend", backendName, true)
+		if err != nil {
+			return usageError(err)
+		}
+		p, err := plan.Read(g.hostRoot())
+		switch {
+		case err == nil && !p.Decision.Disabled && p.Decision.Backend == b && !force:
+			return failure("cleanup: kube-proxy uses %s according to %s; refusing to remove its live rules (use --force to do it anyway; kube-proxy rebuilds them when it restarts)", b, hostfs.PlanFile)
+		case err != nil && !errors.Is(err, fs.ErrNotExist):
+			return failure("cleanup: %w", err)
+		}
+		ctx := cmd.Context()
+		live, err := cleanup.Read(ctx, cleanup.Exec, b)
+		if err != nil {
+			return failure("cleanup: %w", err)
+		}
+		cp := cleanup.Compute(live)
+		if !dryRun && !cp.Empty() {
+			if err := cleanup.Apply(ctx, cleanup.Exec, cp); err != nil {
 				return failure("cleanup: %w", err)
 			}
-			ctx := cmd.Context()
-			live, err := cleanup.Read(ctx, cleanup.Exec, b)
-			if err != nil {
-				return failure("cleanup: %w", err)
-			}
-			cp := cleanup.Compute(live)
-			if !dryRun && !cp.Empty() {
-				if err := cleanup.Apply(ctx, cleanup.Exec, cp); err != nil {
-					return failure("cleanup: %w", err)
-				}
-			}
-			return printCleanup(g, cp, dryRun)
-		},
-	}
+		}
+		return printCleanup(g, cp, dryRun)
+	})
 	f := cmd.Flags()
 	f.StringVar(&backendName, "backend", "", "backend to clean: "+backend.Names()+" (required)")
 	f.BoolVar(&dryRun, "dry-run", false, "print what would be removed and change nothing")

@@ -19,11 +19,7 @@ import (
 
 func init() { register(newDetectCommand) }
 
-func newDetectCommand(g *globals) *cobra.Command {
-	return &cobra.Command{
-		Use:   "detect",
-		Short: "Show the host facts, the backend decision and its reasons",
-		Long: `detect reads the host (kernel, modules, hardware, iptables, live kube-proxy
+const detectLong = `detect reads the host (kernel, modules, hardware, iptables, live kube-proxy
 rules, RKE2 install and config), loads the operator config and prints the
 backend kube-proxy should use, with the reasons in order. It changes nothing.
 
@@ -48,33 +44,33 @@ With -o json it prints one JSON object:
   host_conflicts  host services and tools that fight kube-proxy or the
             CNI: id, text, fix (the command that removes the conflict)
   cni_manifests   in nftables mode, the HelmChartConfig the CNI's chart
-            still needs: chart, file, content`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			f, c, d, err := g.loadDecision(facts.Options{LiveRules: true, ToolVersions: true, HostServices: true})
-			if err != nil {
-				return err
-			}
-			conflicts := hostconflict.Find(f, d.Backend)
-			manifests, err := neededCNIManifests(f, d)
-			if err != nil {
-				return failure("render the CNI's HelmChartConfig: %w", err)
-			}
-			if g.json() {
-				err = writeDetectJSON(g.stdout, f, c, d, conflicts, manifests)
-			} else {
-				err = writeDetectText(g.stdout, f, c, d, conflicts, manifests)
-			}
-			if err != nil {
-				return failure("write output: %w", err)
-			}
-			if len(f.Unreadable) > 0 {
-				return usageError(errors.New("some host sources exist but cannot be read, so the decision may rest on a guess:\n  " +
-					strings.Join(f.Unreadable, "\n  ")))
-			}
-			return nil
-		},
-	}
+            still needs: chart, file, content`
+
+func newDetectCommand(g *globals) *cobra.Command {
+	return flagsOnly("detect", "Show the host facts, the backend decision and its reasons", detectLong, func(cmd *cobra.Command) error {
+		f, c, d, err := g.loadDecision(facts.Options{LiveRules: true, ToolVersions: true, HostServices: true})
+		if err != nil {
+			return err
+		}
+		conflicts := hostconflict.Find(f, d.Backend)
+		manifests, err := neededCNIManifests(f, d)
+		if err != nil {
+			return failure("render the CNI's HelmChartConfig: %w", err)
+		}
+		if g.json() {
+			err = writeDetectJSON(g.stdout, f, c, d, conflicts, manifests)
+		} else {
+			err = writeDetectText(g.stdout, f, c, d, conflicts, manifests)
+		}
+		if err != nil {
+			return failure("write output: %w", err)
+		}
+		if len(f.Unreadable) > 0 {
+			return usageError(errors.New("some host sources exist but cannot be read, so the decision may rest on a guess:\n  " +
+				strings.Join(f.Unreadable, "\n  ")))
+		}
+		return nil
+	})
 }
 
 // detectSchema versions detect's JSON document for scripts: raise it when a

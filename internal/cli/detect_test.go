@@ -9,12 +9,6 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testhost"
 )
 
-// runDetect runs the real command line against a fixture root.
-func runDetect(t *testing.T, root string, args ...string) (code int, stdout, stderr string) {
-	t.Helper()
-	return runMain(t, append([]string{"--root", root, "detect"}, args...)...)
-}
-
 func TestDetectExitCodes(t *testing.T) {
 	const cfg = "/etc/rke2-proxy-backend/config.yaml"
 	tests := []struct {
@@ -50,7 +44,7 @@ func TestDetectExitCodes(t *testing.T) {
 			}
 			h := testhost.New(t)
 			tt.host(h)
-			code, stdout, stderr := runDetect(t, h.Dir())
+			code, stdout, stderr := runIn(t, h.Dir(), "detect")
 			if code != tt.wantCode {
 				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.wantCode, stdout, stderr)
 			}
@@ -73,7 +67,7 @@ func TestDetectExitCodes(t *testing.T) {
 func TestDetectJSONShape(t *testing.T) {
 	h := testhost.New(t).Synology44().File("/etc/rke2-proxy-backend/config.yaml", "on_failure: block\nverify: {wait: 90s}\n")
 	t.Setenv("RKE2_PROXY_BACKEND_NODE_LABEL", "false")
-	code, stdout, stderr := runDetect(t, h.Dir(), "-o", "json")
+	code, stdout, stderr := runIn(t, h.Dir(), "detect", "-o", "json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}

@@ -61,13 +61,8 @@ func TestGeneratorDispatchMatchesCommandTree(t *testing.T) {
 // the outputs' path replaced by $OUT.
 func runGenerate(t *testing.T, argv func(dirs []string) []string) (map[string]string, string) {
 	t.Helper()
-	out := t.TempDir()
-	dirs := []string{filepath.Join(out, "normal"), filepath.Join(out, "early"), filepath.Join(out, "late")}
-	for _, d := range dirs {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dirs := testhost.GeneratorDirs(t)
+	out := filepath.Dir(dirs[0])
 	var stdout, stderr bytes.Buffer
 	if code := Main(argv(dirs), &stdout, &stderr); code != ExitOK {
 		t.Fatalf("generator exited %d: %s", code, stderr.String())

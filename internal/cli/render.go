@@ -16,18 +16,14 @@ import (
 
 func init() { register(newRenderCommand) }
 
-func newRenderCommand(g *globals) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "render",
-		Short: "Print kube-proxy rules as canonical, loadable text",
-		Long: `render prints netfilter rules in one canonical text: sorted, without counters,
+const renderLong = `render prints netfilter rules in one canonical text: sorted, without counters,
 and loadable (iptables-restore input per family for the iptables backends,
-nft -f input for nftables; "# family" lines separate IPv4 and IPv6).`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return usageError(fmt.Errorf("render needs a subcommand: expected or live"))
-		},
-	}
+nft -f input for nftables; "# family" lines separate IPv4 and IPv6).`
+
+func newRenderCommand(g *globals) *cobra.Command {
+	cmd := flagsOnly("render", "Print kube-proxy rules as canonical, loadable text", renderLong, func(cmd *cobra.Command) error {
+		return usageError(fmt.Errorf("render needs a subcommand: expected or live"))
+	})
 	cmd.AddCommand(newRenderExpectedCommand(g), newRenderLiveCommand(g))
 	return cmd
 }
@@ -37,22 +33,17 @@ func newRenderExpectedCommand(g *globals) *cobra.Command {
 		backendName, kube, family string
 		services                  int
 	)
-	cmd := &cobra.Command{
-		Use:   "expected --backend B [--kubernetes v1.33] [--family ipv4|ipv6] [--services N]",
-		Short: "Print the rules kube-proxy is expected to write",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts, err := expectedOptions(backendName, kube, family, services)
-			if err != nil {
-				return usageError(err)
-			}
-			rs, err := expected.Render(opts)
-			if err != nil {
-				return failure("render expected: %w", err)
-			}
-			return printRulesets(g, []*rules.Ruleset{rs})
-		},
-	}
+	cmd := flagsOnly("expected --backend B [--kubernetes v1.33] [--family ipv4|ipv6] [--services N]", "Print the rules kube-proxy is expected to write", "", func(cmd *cobra.Command) error {
+		opts, err := expectedOptions(backendName, kube, family, services)
+		if err != nil {
+			return usageError(err)
+		}
+		rs, err := expected.Render(opts)
+		if err != nil {
+			return failure("render expected: %w", err)
+		}
+		return printRulesets(g, []*rules.Ruleset{rs})
+	})
 	f := cmd.Flags()
 	f.StringVar(&backendName, "backend", "", "backend: "+backend.Names()+" (required)")
 	f.StringVar(&kube, "kubernetes", "", "Kubernetes version, e.g. v1.33 (default: the newest layout known)")
@@ -89,43 +80,39 @@ func expectedOptions(backendName, kube, family string, services int) (expected.O
 	return opts, nil
 }
 
-func newRenderLiveCommand(g *globals) *cobra.Command {
-	var backendName string
-	cmd := &cobra.Command{
-		Use:   "live [--backend B|all]",
-		Short: "Print the live rules of each backend, canonical and diffable",
-		Long: `live reads the kernel's current rules without changing anything (one
+const renderLiveLong = `live reads the kernel's current rules without changing anything (one
 iptables-legacy-save call per family for iptables-legacy, netlink dumps for
 iptables-nft and nftables) and prints them per backend, each under a
 "# backend NAME" line. iptables-nft shows the ip/ip6 filter, nat, mangle, raw
-and security tables; nftables shows the kube-proxy tables.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			only, err := backendOrAll("--backend", backendName)
+and security tables; nftables shows the kube-proxy tables.`
+
+func newRenderLiveCommand(g *globals) *cobra.Command {
+	var backendName string
+	cmd := flagsOnly("live [--backend B|all]", "Print the live rules of each backend, canonical and diffable", renderLiveLong, func(cmd *cobra.Command) error {
+		only, err := backendOrAll("--backend", backendName)
+		if err != nil {
+			return usageError(err)
+		}
+		backends := backend.All
+		if only != "" {
+			backends = []backend.Backend{only}
+		}
+		reader := netfilter.NewSystem(g.hostRoot())
+		var out []*rules.Ruleset
+		for _, b := range backends {
+			rs, err := reader.Read(cmd.Context(), b)
+			if netfilter.IsNotInstalled(err) && len(backends) > 1 {
+				// One missing tool must not hide the other backends.
+				fmt.Fprintf(g.stderr, "rke2-proxy-backend: skipping %s: %v\n", b, err)
+				continue
+			}
 			if err != nil {
-				return usageError(err)
+				return failure("render live: %w", err)
 			}
-			backends := backend.All
-			if only != "" {
-				backends = []backend.Backend{only}
-			}
-			reader := netfilter.NewSystem(g.hostRoot())
-			var out []*rules.Ruleset
-			for _, b := range backends {
-				rs, err := reader.Read(cmd.Context(), b)
-				if netfilter.IsNotInstalled(err) && len(backends) > 1 {
-					// One missing tool must not hide the other backends.
-					fmt.Fprintf(g.stderr, "rke2-proxy-backend: skipping %s: %v\n", b, err)
-					continue
-				}
-				if err != nil {
-					return failure("render live: %w", err)
-				}
-				out = append(out, rs)
-			}
-			return printRulesets(g, out)
-		},
-	}
+			out = append(out, rs)
+		}
+		return printRulesets(g, out)
+	})
 	cmd.Flags().StringVar(&backendName, "backend", "all", "backend to read: "+backend.Names()+" or all")
 	return cmd
 }

@@ -158,3 +158,11 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	}
 	return exitCode(err)
 }
+
+// flagsOnly builds a subcommand whose flags carry everything: cobra refuses
+// a positional argument with a usage error, and run reads the flags. Every
+// subcommand but the generator's is one.
+func flagsOnly(use, short, long string, run func(cmd *cobra.Command) error) *cobra.Command {
+	return &cobra.Command{Use: use, Short: short, Long: long, Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return run(cmd) }}
+}

@@ -26,16 +26,7 @@ func init() { register(newSwitchCommand) }
 // RKE2 server restart plus an image pull on a slow link takes minutes.
 const defaultSwitchTimeout = 10 * time.Minute
 
-func newSwitchCommand(g *globals) *cobra.Command {
-	var (
-		to      string
-		dryRun  bool
-		timeout time.Duration
-	)
-	cmd := &cobra.Command{
-		Use:   "switch --to BACKEND [--dry-run] [--timeout D]",
-		Short: "Move this node's kube-proxy to another backend, rolling back if verify fails",
-		Long: `switch moves kube-proxy on this node from the backend the plan
+var switchLong = `switch moves kube-proxy on this node from the backend the plan
 (` + hostfs.PlanFile + `) says it uses to BACKEND: it removes stale kube-proxy
 rules from BACKEND, records backend: BACKEND in the operator config (in place,
 keeping comments; the previous file is kept as ` + hostfs.ConfigFile + switchover.BackupSuffix + `),
@@ -53,33 +44,38 @@ cleanup of BACKEND, verify. Each step is logged to stderr as
 Exit status: 0 switched (or already on BACKEND); 1 a step failed (rolled back
 when the log says so); 2 usage or config error, a backend this host cannot
 run, or nftables on an RKE2 release older than the first ones documenting
-nftables mode (v1.34.10, v1.35.7, v1.36.3).`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if to == "" {
-				return usageError(fmt.Errorf("--to is required: one of %s", backend.Names()))
-			}
-			b, err := backend.Parse(to)
-			if err != nil {
-				return usageError(fmt.Errorf("--to: %w (switch needs a backend; auto and off are config choices, set them in %s)", err, hostfs.ConfigFile))
-			}
-			if timeout <= 0 {
-				return usageError(fmt.Errorf("--timeout %s: must be positive", timeout))
-			}
-			s, done, err := prepareSwitch(cmd, g, b, timeout)
-			if err != nil || done {
-				return err
-			}
-			if dryRun {
-				return printSwitchPlan(g, s)
-			}
-			if err := s.Run(cmd.Context()); err != nil {
-				return failure("switch: %w", err)
-			}
-			_, err = fmt.Fprintf(g.stdout, "switch: kube-proxy uses %s; no kube-proxy rules left in %s\n", s.To, s.From)
+nftables mode (v1.34.10, v1.35.7, v1.36.3).`
+
+func newSwitchCommand(g *globals) *cobra.Command {
+	var (
+		to      string
+		dryRun  bool
+		timeout time.Duration
+	)
+	cmd := flagsOnly("switch --to BACKEND [--dry-run] [--timeout D]", "Move this node's kube-proxy to another backend, rolling back if verify fails", switchLong, func(cmd *cobra.Command) error {
+		if to == "" {
+			return usageError(fmt.Errorf("--to is required: one of %s", backend.Names()))
+		}
+		b, err := backend.Parse(to)
+		if err != nil {
+			return usageError(fmt.Errorf("--to: %w (switch needs a backend; auto and off are config choices, set them in %s)", err, hostfs.ConfigFile))
+		}
+		if timeout <= 0 {
+			return usageError(fmt.Errorf("--timeout %s: must be positive", timeout))
+		}
+		s, done, err := prepareSwitch(cmd, g, b, timeout)
+		if err != nil || done {
 			return err
-		},
-	}
+		}
+		if dryRun {
+			return printSwitchPlan(g, s)
+		}
+		if err := s.Run(cmd.Context()); err != nil {
+			return failure("switch: %w", err)
+		}
+		_, err = fmt.Fprintf(g.stdout, "switch: kube-proxy uses %s; no kube-proxy rules left in %s\n", s.To, s.From)
+		return err
+	})
 	f := cmd.Flags()
 	f.StringVar(&to, "to", "", "backend to switch to: "+backend.Names()+" (required)")
 	f.BoolVar(&dryRun, "dry-run", false, "print the steps and change nothing")

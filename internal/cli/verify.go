@@ -28,12 +28,7 @@ type verifyFlags struct {
 	noStatus     bool
 }
 
-func newVerifyCommand(g *globals) *cobra.Command {
-	var fl verifyFlags
-	cmd := &cobra.Command{
-		Use:   "verify [--wait DURATION] [--expect B]",
-		Short: "Prove kube-proxy's rules are complete in the planned backend and nowhere else",
-		Long: `verify waits (up to --wait) for kube-proxy's first sync, then checks that the
+const verifyLong = `verify waits (up to --wait) for kube-proxy's first sync, then checks that the
 expected backend (from ` + hostfs.PlanFile + `, or --expect) holds kube-proxy's whole
 skeleton for IPv4 and IPv6, that no kube-proxy rules are stranded in another
 backend, that kubelet's hint chains and the CNI's chains (Felix, flannel,
@@ -52,12 +47,13 @@ Exit status: 0 everything holds; 1 verification failed (a finding);
 2 usage or config error; 3 cannot tell: nothing says which backend to
 expect (no plan and no --expect) or the expected backend cannot be read.
 With -o json every outcome, "cannot tell" included, prints one JSON object
-whose "verdict" is "ok", "failed" or "unknown".`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runVerify(cmd, g, fl)
-		},
-	}
+whose "verdict" is "ok", "failed" or "unknown".`
+
+func newVerifyCommand(g *globals) *cobra.Command {
+	var fl verifyFlags
+	cmd := flagsOnly("verify [--wait DURATION] [--expect B]", "Prove kube-proxy's rules are complete in the planned backend and nowhere else", verifyLong, func(cmd *cobra.Command) error {
+		return runVerify(cmd, g, fl)
+	})
 	f := cmd.Flags()
 	addVerifyFlags(f, &fl, "wait up to this long for kube-proxy's first sync (default: verify.wait from the config)")
 	return cmd

@@ -19,26 +19,22 @@ type versionOutput struct {
 	Version string `json:"version"`
 }
 
+const versionLong = `version prints the program's version. With -o json it prints
+{"schema": 1, "name": "rke2-proxy-backend", "version": "..."}.`
+
 func newVersionCommand(g *globals) *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the version",
-		Long: `version prints the program's version. With -o json it prints
-{"schema": 1, "name": "rke2-proxy-backend", "version": "..."}.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			var err error
-			if g.json() {
-				enc := json.NewEncoder(g.stdout)
-				enc.SetIndent("", "  ")
-				err = enc.Encode(versionOutput{Schema: 1, Name: "rke2-proxy-backend", Version: version.Version})
-			} else {
-				_, err = fmt.Fprintln(g.stdout, "rke2-proxy-backend "+version.Version)
-			}
-			if err != nil {
-				return failure("version: write output: %w", err)
-			}
-			return nil
-		},
-	}
+	return flagsOnly("version", "Print the version", versionLong, func(cmd *cobra.Command) error {
+		var err error
+		if g.json() {
+			enc := json.NewEncoder(g.stdout)
+			enc.SetIndent("", "  ")
+			err = enc.Encode(versionOutput{Schema: 1, Name: "rke2-proxy-backend", Version: version.Version})
+		} else {
+			_, err = fmt.Fprintln(g.stdout, "rke2-proxy-backend "+version.Version)
+		}
+		if err != nil {
+			return failure("version: write output: %w", err)
+		}
+		return nil
+	})
 }

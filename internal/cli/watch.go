@@ -25,12 +25,7 @@ type watchFlags struct {
 	poll, quiet, grace, full time.Duration
 }
 
-func newWatchCommand(g *globals) *cobra.Command {
-	var fl watchFlags
-	cmd := &cobra.Command{
-		Use:   "watch [--grace DURATION] [--expect B]",
-		Short: "Keep verifying kube-proxy's backend and report drift (the watch service)",
-		Long: `watch runs verify (waiting up to --wait for kube-proxy's first sync), then
+const watchLong = `watch runs verify (waiting up to --wait for kube-proxy's first sync), then
 stays running at near-zero cost: nftables and iptables-nft changes arrive
 as netlink events (the nftables multicast group announces each committed
 transaction), and every --poll it reads legacy x_tables' change stamp (the
@@ -48,12 +43,13 @@ Every 30s it touches ` + hostfs.WatchHeartbeat + ` (empty; its mtime is
 the beat), so check can tell a live watch's status from a dead one's.
 A verify that fails or cannot run does not stop watch: it is retried at the
 next rule change. Runs until SIGTERM; the rke2-proxy-backend-watch service
-starts it after RKE2.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runWatch(cmd, g, fl)
-		},
-	}
+starts it after RKE2.`
+
+func newWatchCommand(g *globals) *cobra.Command {
+	var fl watchFlags
+	cmd := flagsOnly("watch [--grace DURATION] [--expect B]", "Keep verifying kube-proxy's backend and report drift (the watch service)", watchLong, func(cmd *cobra.Command) error {
+		return runWatch(cmd, g, fl)
+	})
 	f := cmd.Flags()
 	addVerifyFlags(f, &fl.verifyFlags, "first run only: wait up to this long for kube-proxy's first sync (default: verify.wait from the config)")
 	f.DurationVar(&fl.poll, "poll", watch.DefaultPoll, "how often to read legacy's change stamp (every backend's without nftables events)")

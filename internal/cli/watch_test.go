@@ -8,11 +8,6 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/plan"
 )
 
-func runWatchCmd(t *testing.T, root string, args ...string) (code int, stdout, stderr string) {
-	t.Helper()
-	return runMain(t, append([]string{"--root", root, "watch"}, args...)...)
-}
-
 func TestWatchUsageErrors(t *testing.T) {
 	root := t.TempDir()
 	for _, args := range [][]string{
@@ -23,7 +18,7 @@ func TestWatchUsageErrors(t *testing.T) {
 		{"--expect", "ipchains"},
 		{"--proxy-mode-url", "http://example.com:10249/proxyMode"},
 	} {
-		code, _, stderr := runWatchCmd(t, root, args...)
+		code, _, stderr := runIn(t, root, "watch", args...)
 		if code != 2 {
 			t.Errorf("watch %v: exit %d, want 2 (usage); stderr:\n%s", args, code, stderr)
 		}
@@ -39,7 +34,7 @@ func TestWatchBackendOff(t *testing.T) {
 	if _, err := plan.Write(hostfs.New(root), p); err != nil {
 		t.Fatal(err)
 	}
-	code, stdout, stderr := runWatchCmd(t, root)
+	code, stdout, stderr := runIn(t, root, "watch")
 	if code != 0 || !strings.Contains(stdout, "turned off") {
 		t.Errorf("watch with backend: off: exit %d, stdout %q, stderr %q; want 0 and a note", code, stdout, stderr)
 	}

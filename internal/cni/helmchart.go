@@ -121,12 +121,7 @@ func RenderChartConfig(chart string, values []Setting) ([]byte, error) {
 		m[parts[len(parts)-1]] = v.Value
 	}
 	var inner bytes.Buffer
-	ienc := yaml.NewEncoder(&inner)
-	ienc.SetIndent(2)
-	if err := ienc.Encode(tree); err != nil {
-		return nil, fmt.Errorf("render values for %s: %w", chart, err)
-	}
-	if err := ienc.Close(); err != nil {
+	if err := writeYAML(&inner, tree); err != nil {
 		return nil, fmt.Errorf("render values for %s: %w", chart, err)
 	}
 	// The same shape ParseChartConfigs reads, so what is written reads back.
@@ -138,13 +133,19 @@ func RenderChartConfig(chart string, values []Setting) ([]byte, error) {
 	buf.WriteString(GeneratedHeader + "\n")
 	buf.WriteString("# kube-proxy runs in nftables mode; this switches " + chart + " to nftables too.\n")
 	buf.WriteString("# It is cluster-wide: every node's kube-proxy must run nftables.\n")
-	enc := yaml.NewEncoder(&buf)
-	enc.SetIndent(2)
-	if err := enc.Encode(doc); err != nil {
-		return nil, fmt.Errorf("render HelmChartConfig %s: %w", chart, err)
-	}
-	if err := enc.Close(); err != nil {
+	if err := writeYAML(&buf, doc); err != nil {
 		return nil, fmt.Errorf("render HelmChartConfig %s: %w", chart, err)
 	}
 	return buf.Bytes(), nil
+}
+
+// writeYAML appends v to buf as YAML indented by two spaces, the way RKE2's
+// own manifests are written.
+func writeYAML(buf *bytes.Buffer, v any) error {
+	enc := yaml.NewEncoder(buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	return enc.Close()
 }

@@ -21,42 +21,14 @@ func TestDecide(t *testing.T) {
 		c    config.Config
 		want want
 	}{
-		{"synology without nf_tables", synology(), cfg(nil), want{
-			backend: backend.IptablesLegacy, source: "auto",
-			args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=legacy"},
-			reasons: []string{"The kernel has no nf_tables (CONFIG_NF_TABLES is not set in /proc/config.gz), so only iptables-legacy can work."},
-		}},
-		{"debian 12 follows the nft alternative", debian12(), cfg(nil), want{
-			backend: backend.IptablesNFT, source: "auto",
-			args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=nft"},
-			reasons: []string{"The host's iptables command is iptables-nft (/usr/sbin/iptables), and kubelet writes"},
-		}},
-		{"rhel 9", rhel9(), cfg(nil), want{
-			backend: backend.IptablesNFT, source: "auto",
-			args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=nft"},
-			reasons: []string{"iptables command is iptables-nft"},
-		}},
-		{"ubuntu 22.04 with docker on legacy", ubuntuDockerLegacy(), cfg(nil), want{
-			backend: backend.IptablesLegacy, source: "auto",
-			args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=legacy"},
-			reasons: []string{"The host's iptables command is iptables-legacy"},
-		}},
-		{"alpine 6.17 without legacy xtables", alpine617(), cfg(nil), want{
-			backend: backend.IptablesNFT, source: "auto",
-			args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=nft"},
-			reasons: []string{"The kernel has no legacy xtables, which iptables-legacy needs from kernel 6.17 on (CONFIG_NETFILTER_XTABLES_LEGACY and CONFIG_IP_NF_IPTABLES_LEGACY are not set in /boot/config-6.17.3-0-lts), so only iptables-nft can work."},
-		}},
-		{"nothing known", facts.Facts{}, cfg(nil), want{
-			backend: backend.IptablesNFT, source: "auto",
-			args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=nft"},
-			reasons: []string{"No kernel config and no module lists could be read, so every backend is assumed to work.", "prefer's first choice, iptables-nft"},
-		}},
+		{"synology without nf_tables", synology(), cfg(nil), autoIptables(backend.IptablesLegacy, "The kernel has no nf_tables (CONFIG_NF_TABLES is not set in /proc/config.gz), so only iptables-legacy can work.")},
+		{"debian 12 follows the nft alternative", debian12(), cfg(nil), autoIptables(backend.IptablesNFT, "The host's iptables command is iptables-nft (/usr/sbin/iptables), and kubelet writes")},
+		{"rhel 9", rhel9(), cfg(nil), autoIptables(backend.IptablesNFT, "iptables command is iptables-nft")},
+		{"ubuntu 22.04 with docker on legacy", ubuntuDockerLegacy(), cfg(nil), autoIptables(backend.IptablesLegacy, "The host's iptables command is iptables-legacy")},
+		{"alpine 6.17 without legacy xtables", alpine617(), cfg(nil), autoIptables(backend.IptablesNFT, "The kernel has no legacy xtables, which iptables-legacy needs from kernel 6.17 on (CONFIG_NETFILTER_XTABLES_LEGACY and CONFIG_IP_NF_IPTABLES_LEGACY are not set in /boot/config-6.17.3-0-lts), so only iptables-nft can work.")},
+		{"nothing known", facts.Facts{}, cfg(nil), autoIptables(backend.IptablesNFT, "No kernel config and no module lists could be read, so every backend is assumed to work.", "prefer's first choice, iptables-nft")},
 		{"prefer legacy when nothing favours one", func() facts.Facts { f := debian12(); f.Userspace.IptablesAlternative = "unknown"; return f }(),
-			cfg(func(c *config.Config) { c.Prefer = []backend.Backend{backend.IptablesLegacy, backend.IptablesNFT} }), want{
-				backend: backend.IptablesLegacy, source: "auto",
-				args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=legacy"},
-				reasons: []string{"prefer's first choice, iptables-legacy, is used."},
-			}},
+			cfg(func(c *config.Config) { c.Prefer = []backend.Backend{backend.IptablesLegacy, backend.IptablesNFT} }), autoIptables(backend.IptablesLegacy, "prefer's first choice, iptables-legacy, is used.")},
 		{"nftables first in prefer on v1.34: no gate", withRKE2(debian12(), "v1.34.10+rke2r1"),
 			cfg(func(c *config.Config) { c.Prefer = []backend.Backend{backend.NFTables, backend.IptablesNFT} }), want{
 				backend: backend.NFTables, source: "auto",
@@ -70,17 +42,9 @@ func TestDecide(t *testing.T) {
 				reasons: []string{"Warning: RKE2 v1.30.11+rke2r1 predates the first releases that document nftables mode", "Kubernetes v1.30.11 needs the feature gate NFTablesProxyMode=true for nftables mode, so it is added."},
 			}},
 		{"nftables never picked by auto before RKE2 documents it", withRKE2(debian12(), "v1.34.9+rke2r1"),
-			cfg(func(c *config.Config) { c.Prefer = []backend.Backend{backend.NFTables} }), want{
-				backend: backend.IptablesNFT, source: "auto",
-				args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=nft"},
-				reasons: []string{"The prefer list puts nftables first, but RKE2 v1.34.9+rke2r1 predates the first releases that document nftables mode (v1.34.10+rke2r1, v1.35.7+rke2r1 and v1.36.3+rke2r1)"},
-			}},
+			cfg(func(c *config.Config) { c.Prefer = []backend.Backend{backend.NFTables} }), autoIptables(backend.IptablesNFT, "The prefer list puts nftables first, but RKE2 v1.34.9+rke2r1 predates the first releases that document nftables mode (v1.34.10+rke2r1, v1.35.7+rke2r1 and v1.36.3+rke2r1)")},
 		{"nftables override refused on v1.35.6", withRKE2(debian12(), "v1.35.6+rke2r1"),
-			cfg(func(c *config.Config) { c.Backend, c.BackendSource = "nftables", "env" }), want{
-				backend: backend.IptablesNFT, source: "auto", refused: 1,
-				args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=nft"},
-				reasons: []string{"RKE2_PROXY_BACKEND=nftables in the environment asks for nftables, but RKE2 v1.35.6+rke2r1 predates"},
-			}},
+			cfg(func(c *config.Config) { c.Backend, c.BackendSource = "nftables", "env" }), autoIptables(backend.IptablesNFT, "RKE2_PROXY_BACKEND=nftables in the environment asks for nftables, but RKE2 v1.35.6+rke2r1 predates").refusing()},
 		{"nftables accepted on v1.36.3 and v1.37.0", withRKE2(debian12(), "v1.36.3+rke2r1"),
 			cfg(func(c *config.Config) { c.Backend, c.BackendSource = "nftables", "env" }), want{
 				backend: backend.NFTables, source: "env",
@@ -91,53 +55,25 @@ func TestDecide(t *testing.T) {
 			f := withRKE2(debian12(), "v1.37.0+rke2r1")
 			f.Userspace.Nft = facts.ToolVersion{Version: "0.9.8", Source: "/var/lib/dpkg/status (package nftables)"}
 			return f
-		}(), cfg(func(c *config.Config) { c.Backend, c.BackendSource = "nftables", "env" }), want{
-			backend: backend.IptablesNFT, source: "auto", refused: 1,
-			args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=nft"},
-			reasons: []string{"the host's nft is 0.9.8 (per /var/lib/dpkg/status (package nftables)), older than 1.0.1"},
-		}},
+		}(), cfg(func(c *config.Config) { c.Backend, c.BackendSource = "nftables", "env" }), autoIptables(backend.IptablesNFT, "the host's nft is 0.9.8 (per /var/lib/dpkg/status (package nftables)), older than 1.0.1").refusing()},
 		{"nftables refused when NodeLocal DNS is on", func() facts.Facts {
 			f := withRKE2(debian12(), "v1.36.3+rke2r1")
 			f.RKE2.CNI = cni.NewSetup([]string{"cilium"}, "/etc/rancher/rke2/config.yaml", []cni.ChartConfig{{File: "/var/lib/rancher/rke2/server/manifests/dns.yaml", Chart: cni.CoreDNSChart, Values: map[string]any{"nodelocal": map[string]any{"enabled": true}}}})
 			return f
-		}(), cfg(func(c *config.Config) { c.Prefer = []backend.Backend{backend.NFTables} }), want{
-			backend: backend.IptablesNFT, source: "auto",
-			args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=nft"},
-			reasons: []string{"NodeLocal DNSCache is enabled (nodelocal.enabled in /var/lib/rancher/rke2/server/manifests/dns.yaml)"},
-		}},
+		}(), cfg(func(c *config.Config) { c.Prefer = []backend.Backend{backend.NFTables} }), autoIptables(backend.IptablesNFT, "NodeLocal DNSCache is enabled (nodelocal.enabled in /var/lib/rancher/rke2/server/manifests/dns.yaml)")},
 		{"nftables refused when the operator keeps canal's Felix on legacy", func() facts.Facts {
 			f := withRKE2(debian12(), "v1.36.3+rke2r1")
 			f.RKE2.CNI = cni.NewSetup(nil, "", []cni.ChartConfig{{File: "/m/canal.yaml", Chart: "rke2-canal", Values: map[string]any{"calico": map[string]any{"felixIptablesBackend": "legacy"}}}})
 			return f
-		}(), cfg(func(c *config.Config) { c.Backend, c.BackendSource = "nftables", "cmdline" }), want{
-			backend: backend.IptablesNFT, source: "auto", refused: 1,
-			args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=nft"},
-			reasons: []string{"/m/canal.yaml sets calico.felixIptablesBackend: legacy for rke2-canal, which keeps canal on iptables"},
-		}},
+		}(), cfg(func(c *config.Config) { c.Backend, c.BackendSource = "nftables", "cmdline" }), autoIptables(backend.IptablesNFT, "/m/canal.yaml sets calico.felixIptablesBackend: legacy for rke2-canal, which keeps canal on iptables").refusing()},
 		{"nftables refused on v1.30.10: no nft in the image", withRKE2(debian12(), "v1.30.10+rke2r1"),
-			cfg(func(c *config.Config) { c.Backend, c.BackendSource, c.File = "nftables", "config", hostfs.ConfigFile }), want{
-				backend: backend.IptablesNFT, source: "auto", refused: 1,
-				args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=nft"},
-				reasons: []string{"The override backend: nftables in /etc/rke2-proxy-backend/config.yaml asks for nftables, but RKE2's kube-proxy image for Kubernetes v1.30.10 lacks the nft binary (it ships from v1.30.11 on), so it is refused and auto-detection decides instead."},
-			}},
+			cfg(func(c *config.Config) { c.Backend, c.BackendSource, c.File = "nftables", "config", hostfs.ConfigFile }), autoIptables(backend.IptablesNFT, "The override backend: nftables in /etc/rke2-proxy-backend/config.yaml asks for nftables, but RKE2's kube-proxy image for Kubernetes v1.30.10 lacks the nft binary (it ships from v1.30.11 on), so it is refused and auto-detection decides instead.").refusing()},
 		{"nftables refused on kernel 4.4 from the cmdline", withRKE2(synology(), "v1.34.10+rke2r1"),
-			cfg(func(c *config.Config) { c.Backend, c.BackendSource = "nftables", "cmdline" }), want{
-				backend: backend.IptablesLegacy, source: "auto", refused: 1,
-				args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=legacy"},
-				reasons: []string{"rke2.proxy_backend=nftables on the kernel command line asks for nftables, but the kernel has no nf_tables", "only iptables-legacy can work"},
-			}},
+			cfg(func(c *config.Config) { c.Backend, c.BackendSource = "nftables", "cmdline" }), autoIptables(backend.IptablesLegacy, "rke2.proxy_backend=nftables on the kernel command line asks for nftables, but the kernel has no nf_tables", "only iptables-legacy can work").refusing()},
 		{"nftables refused when Kubernetes is unknown", debian12(),
-			cfg(func(c *config.Config) { c.Backend, c.BackendSource = "nftables", "env" }), want{
-				backend: backend.IptablesNFT, source: "auto", refused: 1,
-				args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=nft"},
-				reasons: []string{"RKE2_PROXY_BACKEND=nftables in the environment asks for nftables, but RKE2's Kubernetes version is unknown"},
-			}},
+			cfg(func(c *config.Config) { c.Backend, c.BackendSource = "nftables", "env" }), autoIptables(backend.IptablesNFT, "RKE2_PROXY_BACKEND=nftables in the environment asks for nftables, but RKE2's Kubernetes version is unknown").refusing()},
 		{"legacy override refused on alpine 6.17", alpine617(),
-			cfg(func(c *config.Config) { c.Backend, c.BackendSource = "iptables-legacy", "env" }), want{
-				backend: backend.IptablesNFT, source: "auto", refused: 1,
-				args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=nft"},
-				reasons: []string{"RKE2_PROXY_BACKEND=iptables-legacy in the environment asks for iptables-legacy, but the kernel has no legacy xtables"},
-			}},
+			cfg(func(c *config.Config) { c.Backend, c.BackendSource = "iptables-legacy", "env" }), autoIptables(backend.IptablesNFT, "RKE2_PROXY_BACKEND=iptables-legacy in the environment asks for iptables-legacy, but the kernel has no legacy xtables").refusing()},
 		{"override accepted", debian12(),
 			cfg(func(c *config.Config) {
 				c.Backend, c.BackendSource = "iptables-legacy", "cmdline"
@@ -148,49 +84,25 @@ func TestDecide(t *testing.T) {
 				reasons: []string{"rke2.proxy_backend=iptables-legacy on the kernel command line sets the backend to iptables-legacy."},
 			}},
 		{"legacy trigger by PCI id", debian12WithMarvell(),
-			cfg(func(c *config.Config) { c.LegacyTriggers.PCIIDs = []string{"1b4b:9235"} }), want{
-				backend: backend.IptablesLegacy, source: "auto",
-				args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=legacy"},
-				reasons: []string{`The legacy trigger PCI device 0000:01:00.0 (1b4b:9235) matches legacy_triggers.pci_ids "1b4b:9235", so iptables-legacy is used.`},
-			}},
+			cfg(func(c *config.Config) { c.LegacyTriggers.PCIIDs = []string{"1b4b:9235"} }), autoIptables(backend.IptablesLegacy, `The legacy trigger PCI device 0000:01:00.0 (1b4b:9235) matches legacy_triggers.pci_ids "1b4b:9235", so iptables-legacy is used.`)},
 		{"legacy trigger by driver glob and DMI", debian12WithMarvell(),
 			cfg(func(c *config.Config) {
 				c.LegacyTriggers.Modules = []string{"mv_*"}
 				c.LegacyTriggers.DMI = []string{"Synology*"}
-			}), want{
-				backend: backend.IptablesLegacy, source: "auto",
-				args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=legacy"},
-				reasons: []string{`module or driver "mv_sata" matches legacy_triggers.modules "mv_*"; DMI vendor "Synology Inc." matches legacy_triggers.dmi "Synology*"`},
-			}},
+			}), autoIptables(backend.IptablesLegacy, `module or driver "mv_sata" matches legacy_triggers.modules "mv_*"; DMI vendor "Synology Inc." matches legacy_triggers.dmi "Synology*"`)},
 		{"legacy trigger ignored when the kernel has no legacy", alpine617(),
-			cfg(func(c *config.Config) { c.LegacyTriggers.Modules = []string{"nf_tables"} }), want{
-				backend: backend.IptablesNFT, source: "auto",
-				args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=nft"},
-				reasons: []string{"so the trigger is ignored."},
-			}},
+			cfg(func(c *config.Config) { c.LegacyTriggers.Modules = []string{"nf_tables"} }), autoIptables(backend.IptablesNFT, "so the trigger is ignored.")},
 		{"live rules in one backend are kept", func() facts.Facts {
 			f := debian12()
 			f.LiveRules = facts.LiveRules{Probed: true, KubeProxy: []string{"iptables-legacy"}}
 			return f
-		}(), cfg(nil), want{
-			backend: backend.IptablesLegacy, source: "auto",
-			args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=legacy"},
-			reasons: []string{"Live kube-proxy rules are in iptables-legacy right now, so it is kept"},
-		}},
+		}(), cfg(nil), autoIptables(backend.IptablesLegacy, "Live kube-proxy rules are in iptables-legacy right now, so it is kept")},
 		{"live rules in two backends: stranded", func() facts.Facts {
 			f := debian12()
 			f.LiveRules = facts.LiveRules{Probed: true, KubeProxy: []string{"iptables-legacy", "iptables-nft"}}
 			return f
-		}(), cfg(nil), want{
-			backend: backend.IptablesNFT, source: "auto",
-			args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=nft"},
-			reasons: []string{"in more than one backend (iptables-legacy, iptables-nft)", "`rke2-proxy-backend cleanup --backend iptables-legacy`"},
-		}},
-		{"previous plan is kept", func() facts.Facts { f := debian12(); f.PreviousPlan = "iptables-legacy"; return f }(), cfg(nil), want{
-			backend: backend.IptablesLegacy, source: "auto",
-			args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=legacy"},
-			reasons: []string{"This boot already applied iptables-legacy (recorded in /run/rke2-proxy-backend/plan.json)"},
-		}},
+		}(), cfg(nil), autoIptables(backend.IptablesNFT, "in more than one backend (iptables-legacy, iptables-nft)", "`rke2-proxy-backend cleanup --backend iptables-legacy`")},
+		{"previous plan is kept", func() facts.Facts { f := debian12(); f.PreviousPlan = "iptables-legacy"; return f }(), cfg(nil), autoIptables(backend.IptablesLegacy, "This boot already applied iptables-legacy (recorded in /run/rke2-proxy-backend/plan.json)")},
 		{"pinned proxy-mode=nftables is respected", withRKE2(debian12(), "v1.34.10+rke2r1",
 			rke2File("/etc/rancher/rke2/config.yaml", map[string]any{"kube-proxy-arg": []string{"proxy-mode=nftables"}})), cfg(nil), want{
 			backend: backend.NFTables, source: "rke2-config",
@@ -213,24 +125,13 @@ func TestDecide(t *testing.T) {
 				reasons:   []string{"only the iptables backends are considered"},
 			}},
 		{"our own drop-in is not a pin", withRKE2(debian12(), "v1.34.10+rke2r1",
-			rke2File("/etc/rancher/rke2/config.yaml.d/60-proxy-backend.yaml", map[string]any{"kube-proxy-arg+": []string{"proxy-mode=iptables"}, "kube-proxy-extra-env+": []string{"IPTABLES_MODE=legacy"}})), cfg(nil), want{
-			backend: backend.IptablesNFT, source: "auto",
-			args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=nft"},
-		}},
+			rke2File("/etc/rancher/rke2/config.yaml.d/60-proxy-backend.yaml", map[string]any{"kube-proxy-arg+": []string{"proxy-mode=iptables"}, "kube-proxy-extra-env+": []string{"IPTABLES_MODE=legacy"}})), cfg(nil), autoIptables(backend.IptablesNFT)},
 		{"respect_rke2_config false overrides the pin", withRKE2(debian12(), "v1.34.10+rke2r1",
 			rke2File("/etc/rancher/rke2/config.yaml", map[string]any{"kube-proxy-arg": []string{"proxy-mode=nftables"}})),
-			cfg(func(c *config.Config) { c.RespectRKE2Config = false }), want{
-				backend: backend.IptablesNFT, source: "auto",
-				args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=nft"},
-				reasons: []string{"respect_rke2_config is false", "the drop-in's proxy-mode=iptables overrides it"},
-			}},
+			cfg(func(c *config.Config) { c.RespectRKE2Config = false }), autoIptables(backend.IptablesNFT, "respect_rke2_config is false", "the drop-in's proxy-mode=iptables overrides it")},
 		{"respect_rke2_config false overrides an IPTABLES_MODE pin", withRKE2(debian12(), "v1.34.10+rke2r1",
 			rke2File("/etc/rancher/rke2/config.yaml.d/10-mine.yaml", map[string]any{"kube-proxy-extra-env": []string{"IPTABLES_MODE=legacy"}})),
-			cfg(func(c *config.Config) { c.RespectRKE2Config = false }), want{
-				backend: backend.IptablesNFT, source: "auto",
-				args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=nft"},
-				reasons: []string{"RKE2's config sets IPTABLES_MODE=legacy in /etc/rancher/rke2/config.yaml.d/10-mine.yaml; the drop-in's IPTABLES_MODE=nft overrides it because RKE2 reads the drop-in later."},
-			}},
+			cfg(func(c *config.Config) { c.RespectRKE2Config = false }), autoIptables(backend.IptablesNFT, "RKE2's config sets IPTABLES_MODE=legacy in /etc/rancher/rke2/config.yaml.d/10-mine.yaml; the drop-in's IPTABLES_MODE=nft overrides it because RKE2 reads the drop-in later.")},
 		{"nftables on v1.30.11: an exact gate in RKE2's config is not doubled", withRKE2(debian12(), "v1.30.11+rke2r1",
 			rke2File("/etc/rancher/rke2/config.yaml", map[string]any{"kube-proxy-arg": []string{"proxy-mode=nftables", "feature-gates=Foo=true, NFTablesProxyMode=True"}})),
 			cfg(nil), want{
@@ -251,11 +152,7 @@ func TestDecide(t *testing.T) {
 				args: []string{"feature-gates=NFTablesProxyMode=true"}, env: []string{"IPTABLES_MODE=nft"},
 			}},
 		{"IPTABLES_MODE=modern in RKE2's config is not kept", withRKE2(debian12(), "v1.34.10+rke2r1",
-			rke2File("/etc/rancher/rke2/config.yaml", map[string]any{"kube-proxy-extra-env": []string{"IPTABLES_MODE=modern"}})), cfg(nil), want{
-			backend: backend.IptablesNFT, source: "auto",
-			args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=nft"},
-			reasons: []string{"IPTABLES_MODE=modern in /etc/rancher/rke2/config.yaml, which RKE2's kube-proxy image does not accept"},
-		}},
+			rke2File("/etc/rancher/rke2/config.yaml", map[string]any{"kube-proxy-extra-env": []string{"IPTABLES_MODE=modern"}})), cfg(nil), autoIptables(backend.IptablesNFT, "IPTABLES_MODE=modern in /etc/rancher/rke2/config.yaml, which RKE2's kube-proxy image does not accept")},
 		{"override beats a pin and says so", withRKE2(debian12(), "v1.34.10+rke2r1",
 			rke2File("/etc/rancher/rke2/config.yaml", map[string]any{"kube-proxy-arg": []string{"proxy-mode=nftables"}})),
 			cfg(func(c *config.Config) { c.Backend, c.BackendSource = "iptables-legacy", "env" }), want{
@@ -279,10 +176,7 @@ func TestDecide(t *testing.T) {
 			disabled: true, source: "cmdline",
 			reasons: []string{"rke2.proxy_backend=off on the kernel command line turns rke2-proxy-backend off"},
 		}},
-		{"node label", synology(), cfg(nil), want{
-			backend: backend.IptablesLegacy, source: "auto",
-			args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=legacy"},
-		}},
+		{"node label", synology(), cfg(nil), autoIptables(backend.IptablesLegacy)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

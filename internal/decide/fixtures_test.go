@@ -102,6 +102,20 @@ type want struct {
 	respected []string
 }
 
+// autoIptables is the automatic choice of iptables backend b as RKE2
+// passes it on: proxy-mode=iptables and IPTABLES_MODE legacy or nft, with
+// reasons that must appear.
+func autoIptables(b backend.Backend, reasons ...string) want {
+	mode := map[backend.Backend]string{backend.IptablesLegacy: "legacy", backend.IptablesNFT: "nft"}[b]
+	return want{backend: b, source: "auto", args: []string{"proxy-mode=iptables"}, env: []string{"IPTABLES_MODE=" + mode}, reasons: reasons}
+}
+
+// refusing is w after one override was refused.
+func (w want) refusing() want {
+	w.refused = 1
+	return w
+}
+
 func check(t *testing.T, d Decision, w want) {
 	t.Helper()
 	if d.Backend != w.backend || d.Source != w.source || d.Disabled != w.disabled {

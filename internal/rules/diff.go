@@ -34,24 +34,14 @@ func (d Difference) String() string {
 func Diff(want, got *Ruleset) []Difference {
 	w, g := Normalize(want), Normalize(got)
 	var out []Difference
-	gotTables := map[string]*Table{}
-	for i := range g.Tables {
-		gotTables[tableKey(g.Tables[i])] = &g.Tables[i]
-	}
-	for _, wt := range w.Tables {
-		gt, ok := gotTables[tableKey(wt)]
-		if !ok {
+	pairByKey(w.Tables, g.Tables, tableKey,
+		func(wt, gt Table) { out = append(out, diffTable(wt, gt)...) },
+		func(wt Table) {
 			out = append(out, Difference{Family: wt.Family, Table: wt.Name, What: "table missing"})
-			continue
-		}
-		delete(gotTables, tableKey(wt))
-		out = append(out, diffTable(wt, *gt)...)
-	}
-	for _, gt := range g.Tables {
-		if _, extra := gotTables[tableKey(gt)]; extra {
+		},
+		func(gt Table) {
 			out = append(out, Difference{Family: gt.Family, Table: gt.Name, What: "unexpected table"})
-		}
-	}
+		})
 	return out
 }
 
@@ -65,54 +55,54 @@ func diffTable(w, g Table) []Difference {
 	if w.Comment != g.Comment {
 		add("", "", "comment %q, want %q", g.Comment, w.Comment)
 	}
-	gotChains := map[string]Chain{}
-	for _, c := range g.Chains {
-		gotChains[c.Name] = c
-	}
-	for _, wc := range w.Chains {
-		gc, ok := gotChains[wc.Name]
-		if !ok {
-			add(wc.Name, "", "chain missing")
-			continue
-		}
-		delete(gotChains, wc.Name)
-		if wh, gh := chainHeader(wc), chainHeader(gc); wh != gh {
-			add(wc.Name, "", "chain is %q, want %q", gh, wh)
-		}
-		wr, gr := ruleTexts(wc), ruleTexts(gc)
-		if !slices.Equal(wr, gr) {
-			add(wc.Name, "", "rules differ:\n  want:\n    %s\n  got:\n    %s", strings.Join(wr, "\n    "), strings.Join(gr, "\n    "))
-		}
-	}
-	for _, gc := range g.Chains {
-		if _, extra := gotChains[gc.Name]; extra {
-			add(gc.Name, "", "unexpected chain")
-		}
-	}
-	gotSets := map[string]Set{}
-	for _, s := range g.Sets {
-		gotSets[s.Name] = s
-	}
-	for _, ws := range w.Sets {
-		gs, ok := gotSets[ws.Name]
-		if !ok {
-			add("", ws.Name, "set missing")
-			continue
-		}
-		delete(gotSets, ws.Name)
-		if wd, gd := setDecl("", ws), setDecl("", gs); wd != gd {
-			add("", ws.Name, "set is %q, want %q", gd, wd)
-		}
-		if !slices.Equal(ws.Elements, gs.Elements) {
-			add("", ws.Name, "elements differ: want %d, got %d", len(ws.Elements), len(gs.Elements))
-		}
-	}
-	for _, gs := range g.Sets {
-		if _, extra := gotSets[gs.Name]; extra {
-			add("", gs.Name, "unexpected set")
-		}
-	}
+	pairByKey(w.Chains, g.Chains, func(c Chain) string { return c.Name },
+		func(wc, gc Chain) {
+			if wh, gh := chainHeader(wc), chainHeader(gc); wh != gh {
+				add(wc.Name, "", "chain is %q, want %q", gh, wh)
+			}
+			wr, gr := ruleTexts(wc), ruleTexts(gc)
+			if !slices.Equal(wr, gr) {
+				add(wc.Name, "", "rules differ:\n  want:\n    %s\n  got:\n    %s", strings.Join(wr, "\n    "), strings.Join(gr, "\n    "))
+			}
+		},
+		func(wc Chain) { add(wc.Name, "", "chain missing") },
+		func(gc Chain) { add(gc.Name, "", "unexpected chain") })
+	pairByKey(w.Sets, g.Sets, func(s Set) string { return s.Name },
+		func(ws, gs Set) {
+			if wd, gd := setDecl("", ws), setDecl("", gs); wd != gd {
+				add("", ws.Name, "set is %q, want %q", gd, wd)
+			}
+			if !slices.Equal(ws.Elements, gs.Elements) {
+				add("", ws.Name, "elements differ: want %d, got %d", len(ws.Elements), len(gs.Elements))
+			}
+		},
+		func(ws Set) { add("", ws.Name, "set missing") },
+		func(gs Set) { add("", gs.Name, "unexpected set") })
 	return out
+}
+
+// pairByKey pairs want's and got's elements by key: same gets each pair
+// and missing each element of want that got lacks, both in want's order;
+// extra gets each element of got that want lacks, in got's order.
+func pairByKey[T any](want, got []T, key func(T) string, same func(w, g T), missing, extra func(T)) {
+	unmatched := make(map[string]T, len(got))
+	for _, g := range got {
+		unmatched[key(g)] = g
+	}
+	for _, w := range want {
+		g, ok := unmatched[key(w)]
+		if !ok {
+			missing(w)
+			continue
+		}
+		delete(unmatched, key(w))
+		same(w, g)
+	}
+	for _, g := range got {
+		if _, left := unmatched[key(g)]; left {
+			extra(g)
+		}
+	}
 }
 
 func chainHeader(c Chain) string {

@@ -1,6 +1,8 @@
 package rules
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
@@ -90,5 +92,24 @@ func TestDiff(t *testing.T) {
 	}
 	if d := Diff(base(), &Ruleset{}); len(d) != 1 || d[0].String() != "ipv4 table nat: table missing" {
 		t.Errorf("Diff against empty = %v", d)
+	}
+}
+
+// Every kind of difference, in order: per table, chains (want's order,
+// then got's extras), then sets likewise.
+func TestDiffChainsAndSets(t *testing.T) {
+	want := &Ruleset{Backend: backend.NFTables, Tables: []Table{{Family: IPv4, Name: "kube-proxy",
+		Chains: []Chain{{Name: "a"}, {Name: "b"}},
+		Sets:   []Set{{Name: "s", Type: "ipv4_addr", Elements: []string{"10.0.0.1"}}, {Name: "t", Type: "ipv4_addr"}}}}}
+	got := &Ruleset{Backend: backend.NFTables, Tables: []Table{{Family: IPv4, Name: "kube-proxy",
+		Chains: []Chain{{Name: "c"}, {Name: "a", Policy: "drop"}},
+		Sets:   []Set{{Name: "u", Type: "ipv4_addr"}, {Name: "s", Type: "ipv4_addr"}}}}}
+	var whats []string
+	for _, d := range Diff(want, got) {
+		whats = append(whats, d.Chain+d.Set+": "+strings.SplitN(d.What, " ", 3)[0]+" "+strings.SplitN(d.What, " ", 3)[1])
+	}
+	wantWhats := []string{"a: chain is", "b: chain missing", "c: unexpected chain", "s: elements differ:", "t: set missing", "u: unexpected set"}
+	if !slices.Equal(whats, wantWhats) {
+		t.Errorf("Diff = %q\nwant %q", whats, wantWhats)
 	}
 }

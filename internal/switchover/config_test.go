@@ -46,21 +46,13 @@ func TestFileConfigCreatesAndRestoresAbsence(t *testing.T) {
 // A file switch cannot edit in place is left untouched, and nothing is
 // backed up.
 func TestFileConfigRefusesWithoutWriting(t *testing.T) {
-	dir := t.TempDir()
-	root := hostfs.New(dir)
-	p := root.Path(hostfs.ConfigFile)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
 	const odd = "{backend: auto, node_label: true}\n"
-	if err := os.WriteFile(p, []byte(odd), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	root := rootWithConfig(t, odd, 0o644)
 	_, err := FileConfig{Root: root, File: hostfs.ConfigFile}.Set(backend.IptablesNFT)
 	if err == nil || !strings.Contains(err.Error(), hostfs.ConfigFile) {
 		t.Fatalf("want an error naming the file, got %v", err)
 	}
-	if got, _ := os.ReadFile(p); string(got) != odd {
+	if got, _ := root.ReadFile(hostfs.ConfigFile); string(got) != odd {
 		t.Errorf("file changed to %q", got)
 	}
 	if root.Exists(hostfs.ConfigFile + BackupSuffix) {
@@ -108,4 +100,19 @@ func TestFindUnit(t *testing.T) {
 			t.Fatal("no error")
 		}
 	})
+}
+
+// rootWithConfig is a fresh host root whose operator config holds text with
+// mode perm (a switch must keep both its comments and its mode).
+func rootWithConfig(t *testing.T, text string, perm os.FileMode) hostfs.Root {
+	t.Helper()
+	root := hostfs.New(t.TempDir())
+	p := root.Path(hostfs.ConfigFile)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(text), perm); err != nil {
+		t.Fatal(err)
+	}
+	return root
 }

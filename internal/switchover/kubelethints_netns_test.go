@@ -3,8 +3,6 @@ package switchover
 import (
 	"bytes"
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -59,14 +57,7 @@ func TestSwitchTidiesKubeletHintsInNetns(t *testing.T) {
 				return
 			}
 			from, to := backend.IptablesLegacy, backend.IptablesNFT
-			dir := t.TempDir()
-			root := hostfs.New(dir)
-			if err := os.MkdirAll(filepath.Join(dir, "etc/rke2-proxy-backend"), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(root.Path(hostfs.ConfigFile), []byte("backend: iptables-legacy\n"), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			root := rootWithConfig(t, "backend: iptables-legacy\n", 0o644)
 			// The boot: kubelet with a legacy alternative, kube-proxy in legacy.
 			if err := kubeletChains(from); err != nil {
 				t.Fatal(err)

@@ -131,19 +131,12 @@ func (s *Switch) Run(ctx context.Context) error {
 	if err := l.step(plan[1], func() (err error) { snap, err = s.Config.Set(s.To); return err }); err != nil {
 		return fmt.Errorf("nothing changed: %w", err)
 	}
-	err := l.step(plan[2], func() error { return s.Restarter.Restart(ctx) })
-	if err == nil {
-		err = l.step(plan[3], func() error { return s.waitSynced(ctx, s.To) })
-	}
-	if err == nil {
-		err = l.step(plan[4], func() error { return s.clean(ctx, s.From) })
-	}
-	if err == nil {
-		err = l.step(plan[5], func() error { return s.tidyHints(ctx, l, s.To) })
-	}
-	if err == nil {
-		err = l.step(plan[6], func() error { return s.verifyOK(ctx, l, s.To) })
-	}
+	err := l.steps(plan[2:7],
+		func() error { return s.Restarter.Restart(ctx) },
+		func() error { return s.waitSynced(ctx, s.To) },
+		func() error { return s.clean(ctx, s.From) },
+		func() error { return s.tidyHints(ctx, l, s.To) },
+		func() error { return s.verifyOK(ctx, l, s.To) })
 	if err == nil {
 		if s.VerifyUnit != nil {
 			l.step(plan[7], func() error { s.rerunUnit(ctx, l); return nil })
@@ -155,19 +148,12 @@ func (s *Switch) Run(ctx context.Context) error {
 	rctx := context.WithoutCancel(ctx)
 	rb := s.RollbackPlan()
 	l.note(fmt.Sprintf("rolling back to %s", s.From))
-	rerr := l.step(rb[0], func() error { return s.Config.Restore(snap) })
-	if rerr == nil {
-		rerr = l.step(rb[1], func() error { return s.Restarter.Restart(rctx) })
-	}
-	if rerr == nil {
-		rerr = l.step(rb[2], func() error { return s.waitSynced(rctx, s.From) })
-	}
-	if rerr == nil {
-		rerr = l.step(rb[3], func() error { return s.clean(rctx, s.To) })
-	}
-	if rerr == nil {
-		rerr = l.step(rb[4], func() error { return s.verifyOK(rctx, l, s.From) })
-	}
+	rerr := l.steps(rb[0:5],
+		func() error { return s.Config.Restore(snap) },
+		func() error { return s.Restarter.Restart(rctx) },
+		func() error { return s.waitSynced(rctx, s.From) },
+		func() error { return s.clean(rctx, s.To) },
+		func() error { return s.verifyOK(rctx, l, s.From) })
 	if rerr == nil && s.VerifyUnit != nil {
 		l.step(rb[5], func() error { s.rerunUnit(rctx, l); return nil })
 	}
@@ -276,6 +262,18 @@ func (l *logger) step(what string, fn func() error) error {
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	fmt.Fprintf(l.w, "rke2-proxy-backend: switch: op(%d): [finished] %s\n", l.n, what)
+	return nil
+}
+
+// steps runs fns in order, each as the step of the same index in whats,
+// and stops at the first that fails: a later step relies on the ones
+// before it.
+func (l *logger) steps(whats []string, fns ...func() error) error {
+	for i, fn := range fns {
+		if err := l.step(whats[i], fn); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

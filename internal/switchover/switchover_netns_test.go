@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -138,15 +137,8 @@ func TestSwitchInNetns(t *testing.T) {
 			if !nstest.InNetns(t) {
 				return
 			}
-			dir := t.TempDir()
-			root := hostfs.New(dir)
 			cfgText := strings.Replace(before, "iptables-legacy", string(c.from), 1)
-			if err := os.MkdirAll(filepath.Join(dir, "etc/rke2-proxy-backend"), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(root.Path(hostfs.ConfigFile), []byte(cfgText), 0o640); err != nil {
-				t.Fatal(err)
-			}
+			root := rootWithConfig(t, cfgText, 0o640)
 			if err := loadKubeProxy(c.from); err != nil {
 				t.Fatal(err)
 			}
@@ -240,15 +232,8 @@ func TestSwitchStopsBeforeRestartWhenTheConfigCannotBeEdited(t *testing.T) {
 	if !nstest.InNetns(t) {
 		return
 	}
-	dir := t.TempDir()
-	root := hostfs.New(dir)
 	const flow = "{backend: iptables-legacy, node_label: true}\n"
-	if err := os.MkdirAll(filepath.Join(dir, "etc/rke2-proxy-backend"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(root.Path(hostfs.ConfigFile), []byte(flow), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	root := rootWithConfig(t, flow, 0o644)
 	if err := loadKubeProxy(backend.IptablesLegacy); err != nil {
 		t.Fatal(err)
 	}

@@ -50,7 +50,7 @@ type Finding struct {
 func missingSkeleton(want, live *rules.Ruleset) []Finding {
 	var out []Finding
 	for _, wt := range want.Tables {
-		lt := findTable(live, wt.Family, wt.Name)
+		lt := live.Table(wt.Family, wt.Name)
 		where := fmt.Sprintf("%s %s table %s", want.Backend, wt.Family, wt.Name)
 		if lt == nil {
 			out = append(out, Finding{Kind: KindMissingTable, Backend: want.Backend, Family: wt.Family, Table: wt.Name,
@@ -62,7 +62,7 @@ func missingSkeleton(want, live *rules.Ruleset) []Finding {
 			if ownership.IsKubeletHintChain(wc.Name) {
 				continue // kubelet's; reported by the hint check, not here
 			}
-			lc := findChain(lt, wc.Name)
+			lc := lt.Chain(wc.Name)
 			if lc == nil {
 				// iptables-nft creates a built-in chain only when a rule
 				// needs it: a missing one shows as missing jumps.
@@ -133,10 +133,10 @@ func requiredJumps(_ backend.Backend, _ string, c rules.Chain) []rules.Rule {
 func missingDispatch(b backend.Backend, lt *rules.Table, wt rules.Table) []string {
 	var out []string
 	for _, d := range expected.Dispatches(b) {
-		if d.Table != wt.Name || findChain(&wt, d.Chain) == nil {
+		if d.Table != wt.Name || wt.Chain(d.Chain) == nil {
 			continue
 		}
-		lc := findChain(lt, d.Chain)
+		lc := lt.Chain(d.Chain)
 		if lc == nil {
 			continue
 		}
@@ -174,27 +174,6 @@ func describeJump(chain string, r rules.Rule) string {
 		s += fmt.Sprintf(" (%q)", r.Comment)
 	}
 	return s
-}
-
-func findTable(rs *rules.Ruleset, fam rules.Family, name string) *rules.Table {
-	if rs == nil {
-		return nil
-	}
-	for i := range rs.Tables {
-		if rs.Tables[i].Family == fam && rs.Tables[i].Name == name {
-			return &rs.Tables[i]
-		}
-	}
-	return nil
-}
-
-func findChain(t *rules.Table, name string) *rules.Chain {
-	for i := range t.Chains {
-		if t.Chains[i].Name == name {
-			return &t.Chains[i]
-		}
-	}
-	return nil
 }
 
 // list prints names, shortening long lists so a report stays readable.

@@ -83,9 +83,16 @@ func loadIptables(t *testing.T, b backend.Backend, payload string) {
 	}
 }
 
+// The CNI setups the tests put Felix and flannel on: RKE2's default Canal,
+// and Calico chosen in RKE2's config.
+func canalSetup() *cni.Setup { s := cni.NewSetup(nil, "", nil); return &s }
+
+func calicoSetup() *cni.Setup {
+	s := cni.NewSetup([]string{"calico"}, "/etc/rancher/rke2/config.yaml", nil)
+	return &s
+}
+
 func TestCNIOtherBackendInNetns(t *testing.T) {
-	canal := cni.NewSetup(nil, "", nil)
-	calico := cni.NewSetup([]string{"calico"}, "/etc/rancher/rke2/config.yaml", nil)
 	cases := []struct {
 		name          string
 		expect        backend.Backend
@@ -96,10 +103,10 @@ func TestCNIOtherBackendInNetns(t *testing.T) {
 		otherChains   int
 		countsBackend backend.Backend
 	}{
-		{"Felix in legacy, kube-proxy in iptables-nft", backend.IptablesNFT, &canal, backend.IptablesLegacy, felixRules,
+		{"Felix in legacy, kube-proxy in iptables-nft", backend.IptablesNFT, canalSetup(), backend.IptablesLegacy, felixRules,
 			"cni-other-backend@iptables-legacy", "rke2-canal set calico.felixIptablesBackend: nft", 6, backend.IptablesLegacy},
-		{"Felix next to kube-proxy in iptables-nft", backend.IptablesNFT, &canal, backend.IptablesNFT, felixRules, "", "", 0, backend.IptablesNFT},
-		{"Felix in iptables-nft, kube-proxy in legacy (rke2-calico)", backend.IptablesLegacy, &calico, backend.IptablesNFT, felixRules,
+		{"Felix next to kube-proxy in iptables-nft", backend.IptablesNFT, canalSetup(), backend.IptablesNFT, felixRules, "", "", 0, backend.IptablesNFT},
+		{"Felix in iptables-nft, kube-proxy in legacy (rke2-calico)", backend.IptablesLegacy, calicoSetup(), backend.IptablesNFT, felixRules,
 			"cni-other-backend@iptables-nft", `"iptablesBackend":"Legacy"`, 6, backend.IptablesNFT},
 		// NodeLocal DNS uses iptables only: next to nftables mode its rules
 		// in iptables-nft are where they can be; in legacy they are not.
@@ -193,8 +200,6 @@ const calicoNFTables = `table ip calico {
 // naming the CNI, its tables and the value that moves it; next to
 // kube-proxy's nftables mode they are where they belong.
 func TestCNINativeTablesInNetns(t *testing.T) {
-	canal := cni.NewSetup(nil, "", nil)
-	calico := cni.NewSetup([]string{"calico"}, "/etc/rancher/rke2/config.yaml", nil)
 	cases := []struct {
 		name    string
 		expect  backend.Backend
@@ -204,17 +209,17 @@ func TestCNINativeTablesInNetns(t *testing.T) {
 		message string
 		fix     string
 	}{
-		{"flannel's tables, kube-proxy on iptables-nft", backend.IptablesNFT, &canal, flannelNFTables, "cni-other-backend@nftables",
+		{"flannel's tables, kube-proxy on iptables-nft", backend.IptablesNFT, canalSetup(), flannelNFTables, "cni-other-backend@nftables",
 			"flannel has rules in nftables, but next to kube-proxy in iptables-nft they belong in iptables-nft: 2 nftables table(s) of its own: ipv4 table flannel-ipv4, ipv6 table flannel-ipv6",
 			"in a HelmChartConfig for rke2-canal set flannel.enableNFTables: false"},
-		{"Calico's table, kube-proxy on iptables-legacy (rke2-calico)", backend.IptablesLegacy, &calico, calicoNFTables, "cni-other-backend@nftables",
+		{"Calico's table, kube-proxy on iptables-legacy (rke2-calico)", backend.IptablesLegacy, calicoSetup(), calicoNFTables, "cni-other-backend@nftables",
 			"Calico (Felix) has rules in nftables, but next to kube-proxy in iptables-legacy they belong in iptables-legacy: 1 nftables table(s) of its own: ipv4 table calico",
 			"in a HelmChartConfig for rke2-calico set installation.calicoNetwork.linuxDataplane: Iptables"},
-		{"Felix's own table on Canal, kube-proxy on iptables-nft", backend.IptablesNFT, &canal, calicoNFTables, "cni-other-backend@nftables",
+		{"Felix's own table on Canal, kube-proxy on iptables-nft", backend.IptablesNFT, canalSetup(), calicoNFTables, "cni-other-backend@nftables",
 			"1 nftables table(s) of its own: ipv4 table calico",
 			`calico.felixIptablesBackend: nft and Felix's own nftables dataplane off with kubectl patch felixconfiguration default --type merge -p '{"spec":{"nftablesMode":"Disabled"}}'`},
-		{"flannel's tables next to nftables mode", backend.NFTables, &canal, flannelNFTables, "", "", ""},
-		{"Calico's table next to nftables mode", backend.NFTables, &calico, calicoNFTables, "", "", ""},
+		{"flannel's tables next to nftables mode", backend.NFTables, canalSetup(), flannelNFTables, "", "", ""},
+		{"Calico's table next to nftables mode", backend.NFTables, calicoSetup(), calicoNFTables, "", "", ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

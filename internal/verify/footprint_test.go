@@ -29,14 +29,14 @@ func footprintDisagreements(b backend.Backend, kv rke2.KubeVersion, fams []rules
 	var out []string
 	add := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
 	for _, wt := range want.Tables {
-		lt := table(live, wt.Family, wt.Name)
+		lt := live.Table(wt.Family, wt.Name)
 		if lt == nil {
 			add("model requires %s table %s, kube-proxy wrote none", wt.Family, wt.Name)
 			continue
 		}
 		where := fmt.Sprintf("%s table %s", wt.Family, wt.Name)
 		for _, wc := range wt.Chains {
-			lc := chain(lt, wc.Name)
+			lc := lt.Chain(wc.Name)
 			switch {
 			case lc == nil && b.UsesIptables() && rules.IsBuiltinChain(wt.Name, wc.Name):
 				// iptables-nft creates a built-in chain only when a rule needs it.
@@ -51,7 +51,7 @@ func footprintDisagreements(b backend.Backend, kv rke2.KubeVersion, fams []rules
 			if ws.Name == expected.NodePortIPsSet {
 				continue // present or not by --nodeport-addresses
 			}
-			if ls := set(lt, ws.Name); ls == nil {
+			if ls := lt.Set(ws.Name); ls == nil {
 				add("%s: model requires set %s, kube-proxy did not write it", where, ws.Name)
 			} else if ls.Type != ws.Type {
 				add("%s: set %s has type %q, the model says %q", where, ws.Name, ls.Type, ws.Type)
@@ -61,7 +61,7 @@ func footprintDisagreements(b backend.Backend, kv rke2.KubeVersion, fams []rules
 			if perService(b, lc.Name) || !kubeOwned(b, wt.Name, lc.Name) {
 				continue
 			}
-			wc := chain(&wt, lc.Name)
+			wc := wt.Chain(lc.Name)
 			if wc == nil {
 				add("%s: kube-proxy wrote chain %s, the model lacks it", where, lc.Name)
 				continue
@@ -74,13 +74,13 @@ func footprintDisagreements(b backend.Backend, kv rke2.KubeVersion, fams []rules
 			}
 		}
 		for _, ls := range lt.Sets {
-			if !perService(b, ls.Name) && ls.Name != expected.NodePortIPsSet && set(&wt, ls.Name) == nil {
+			if !perService(b, ls.Name) && ls.Name != expected.NodePortIPsSet && wt.Set(ls.Name) == nil {
 				add("%s: kube-proxy wrote set %s, the model lacks it", where, ls.Name)
 			}
 		}
 	}
 	for _, lt := range live.Tables {
-		if (b == backend.NFTables && lt.Name == ownership.NFTablesTable) && table(want, lt.Family, lt.Name) == nil {
+		if (b == backend.NFTables && lt.Name == ownership.NFTablesTable) && want.Table(lt.Family, lt.Name) == nil {
 			add("kube-proxy wrote %s table %s, the model lacks it", lt.Family, lt.Name)
 		}
 	}
@@ -115,33 +115,6 @@ func jumpTargets(b backend.Backend, c rules.Chain) []string {
 	}
 	slices.Sort(out)
 	return out
-}
-
-func table(rs *rules.Ruleset, fam rules.Family, name string) *rules.Table {
-	for i := range rs.Tables {
-		if rs.Tables[i].Family == fam && rs.Tables[i].Name == name {
-			return &rs.Tables[i]
-		}
-	}
-	return nil
-}
-
-func chain(t *rules.Table, name string) *rules.Chain {
-	for i := range t.Chains {
-		if t.Chains[i].Name == name {
-			return &t.Chains[i]
-		}
-	}
-	return nil
-}
-
-func set(t *rules.Table, name string) *rules.Set {
-	for i := range t.Sets {
-		if t.Sets[i].Name == name {
-			return &t.Sets[i]
-		}
-	}
-	return nil
 }
 
 // The comparison itself must be able to fail: a model of the wrong minor

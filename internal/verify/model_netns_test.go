@@ -12,6 +12,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected/expectedtest"
 )
 
 var (
@@ -30,7 +31,7 @@ func deleteRule(family, chain, match string) step {
 
 func rendered(b backend.Backend, kv rke2.KubeVersion, fams ...rules.Family) step {
 	return func(t *testing.T, _ string) {
-		loadRendered(t, expected.Options{Backend: b, Kubernetes: kv, Services: 5, Families: fams})
+		expectedtest.Load(t, expected.Options{Backend: b, Kubernetes: kv, Services: 5, Families: fams})
 	}
 }
 
@@ -84,7 +85,7 @@ func TestNewerMinorInNetns(t *testing.T) {
 	}
 	nstest.Tool(t, "nft")
 	// No services: nothing jumps to mark-for-masquerade, so it can go.
-	loadRendered(t, expected.Options{Backend: backend.NFTables, Kubernetes: v134, Families: []rules.Family{rules.IPv4, rules.IPv6}})
+	expectedtest.Load(t, expected.Options{Backend: backend.NFTables, Kubernetes: v134, Families: []rules.Family{rules.IPv4, rules.IPv6}})
 	nstest.Sh(t, "nft delete chain ip kube-proxy mark-for-masquerade; nft delete chain ip6 kube-proxy mark-for-masquerade")
 	res := run(t, Options{Expect: backend.NFTables, Kubernetes: v138, Reader: shallowReader()})
 	if !res.OK || !strings.Contains(strings.Join(res.Notes, "\n"), "v1.38 is newer than every minor this verify knows") {

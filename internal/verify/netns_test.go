@@ -7,30 +7,17 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/loadcmd"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nstest"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected/expectedtest"
 )
 
 // loadExpected renders kube-proxy's expected footprint and loads it.
 func loadExpected(t *testing.T, b backend.Backend, services int, fams ...rules.Family) {
 	t.Helper()
-	loadRendered(t, expected.Options{Backend: b, Services: services, Families: fams})
-}
-
-func loadRendered(t *testing.T, opts expected.Options) {
-	t.Helper()
-	rs, err := expected.Render(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, fam := range opts.Families {
-		if err := loadcmd.Load(opts.Backend, rs, fam); err != nil {
-			t.Fatal(err)
-		}
-	}
+	expectedtest.Load(t, expected.Options{Backend: b, Services: services, Families: fams})
 }
 
 // Node setups, each a step a real node goes through.
@@ -144,7 +131,7 @@ func TestRenderedLoadsAndVerifiesInNetns(t *testing.T) {
 			if !nstest.InNetns(t) {
 				return
 			}
-			loadRendered(t, expected.Options{Backend: c.b, Kubernetes: c.kube, Services: 25, Families: []rules.Family{rules.IPv4, rules.IPv6}})
+			expectedtest.Load(t, expected.Options{Backend: c.b, Kubernetes: c.kube, Services: 25, Families: []rules.Family{rules.IPv4, rules.IPv6}})
 			res := run(t, Options{Expect: c.b, Kubernetes: c.kube, Reader: NewReader(hostfs.New("/"))})
 			if !res.OK {
 				var out strings.Builder

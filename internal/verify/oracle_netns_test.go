@@ -29,6 +29,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected/expectedtest"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
 
@@ -353,13 +354,7 @@ func load(t *testing.T, b backend.Backend, fam rules.Family, text string) {
 // what is judged.
 func loadRendered(t *testing.T, b backend.Backend, kv rke2.KubeVersion) {
 	t.Helper()
-	rs, err := expected.Render(expected.Options{Backend: b, Kubernetes: kv, Services: 3, Families: bothFamilies})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, fam := range bothFamilies {
-		load(t, b, fam, rules.FormatFamily(rs, fam))
-	}
+	expectedtest.Load(t, expected.Options{Backend: b, Kubernetes: kv, Services: 3, Families: bothFamilies})
 }
 
 // runVerify runs verify as the CLI does: a shallow read that skips the

@@ -74,7 +74,7 @@ func checkProxyMode(ctx context.Context, opts Options, deadline time.Time) proxy
 		if !errors.Is(err, syscall.ECONNREFUSED) {
 			return proxyModeCheck{note: fmt.Sprintf("proxy mode not checked: %s unreachable: %v", opts.ProxyModeURL, err)}
 		}
-		if time.Now().Add(opts.Poll).After(deadline) {
+		if opts.Now().Add(opts.Poll).After(deadline) {
 			return proxyModeCheck{note: fmt.Sprintf("proxy mode not checked: nothing listens on %s (kube-proxy not up, or its metrics bound elsewhere)", opts.ProxyModeURL)}
 		}
 		if serr := opts.Sleep(ctx, opts.Poll); serr != nil {

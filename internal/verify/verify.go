@@ -54,8 +54,11 @@ type Options struct {
 	// NFTTables lists the native nftables tables (netfilter.NFTTables), to
 	// find the CNIs' own tables next to kube-proxy's; nil looks for none.
 	NFTTables func(ctx context.Context) ([]rules.Table, error)
-	// Sleep is time.Sleep-like and honours ctx (tests replace it).
+	// Sleep is time.Sleep-like and honours ctx; Now is time.Now. Tests
+	// replace both with a fake clock that Sleep advances, so a wait is
+	// judged by the clock verify reads, not by how busy the machine is.
 	Sleep func(ctx context.Context, d time.Duration) error
+	Now   func() time.Time
 }
 
 // Verdicts, and the exit codes the command maps them to.
@@ -172,11 +175,14 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if opts.Sleep == nil {
 		opts.Sleep = SleepCtx
 	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
 	judge, err := newJudge(opts)
 	if err != nil {
 		return nil, err
 	}
-	start := time.Now()
+	start := opts.Now()
 	deadline := start.Add(opts.Wait)
 	res := &Result{Expect: opts.Expect, ExpectSource: opts.ExpectSource, Findings: []Finding{}}
 	if opts.Kubernetes.Known() {
@@ -203,7 +209,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		switch {
 		case w.cutShort:
 			res.Notes = append(res.Notes, fmt.Sprintf("stopped waiting for kube-proxy's first sync in %s %s early: one more read of it would not have ended within --wait %s",
-				opts.Expect, deadline.Sub(time.Now()).Round(time.Second), opts.Wait))
+				opts.Expect, deadline.Sub(opts.Now()).Round(time.Second), opts.Wait))
 		case !res.Synced && opts.Wait > 0:
 			res.Notes = append(res.Notes, fmt.Sprintf("waited %s for kube-proxy's first sync in %s", opts.Wait, opts.Expect))
 		}
@@ -259,7 +265,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		}
 	}
 	res.settle()
-	res.Duration = time.Since(start)
+	res.Duration = opts.Now().Sub(start)
 	return res, nil
 }
 

@@ -50,7 +50,7 @@ type syncWait struct {
 func waitForSync(ctx context.Context, opts Options, j *judge, deadline time.Time) (syncWait, error) {
 	stamper, _ := opts.Reader.(netfilter.Stamper)
 	var w syncWait
-	nextProgress := time.Now().Add(opts.ProgressEvery)
+	nextProgress := opts.Now().Add(opts.ProgressEvery)
 	for {
 		var stamp string
 		var stampErr error
@@ -58,9 +58,9 @@ func waitForSync(ctx context.Context, opts Options, j *judge, deadline time.Time
 			// Taken before the read: a change during the read moves it again.
 			stamp, stampErr = stamper.Stamp(ctx, opts.Expect)
 		}
-		began := time.Now()
+		began := opts.Now()
 		w.live, w.err = opts.Reader.Read(ctx, opts.Expect)
-		readEnd := time.Now()
+		readEnd := opts.Now()
 		cost := readEnd.Sub(began)
 		w.reads++
 		if w.err == nil {
@@ -75,7 +75,7 @@ func waitForSync(ctx context.Context, opts Options, j *judge, deadline time.Time
 			return w, nil
 		}
 		for {
-			now := time.Now()
+			now := opts.Now()
 			if !now.Before(deadline) {
 				return w, nil
 			}
@@ -86,7 +86,7 @@ func waitForSync(ctx context.Context, opts Options, j *judge, deadline time.Time
 			if err := opts.Sleep(ctx, min(opts.Poll, deadline.Sub(now))); err != nil {
 				return w, fmt.Errorf("waiting for kube-proxy's first sync: %w", err)
 			}
-			now = time.Now()
+			now = opts.Now()
 			if !now.Before(deadline) {
 				return w, nil
 			}

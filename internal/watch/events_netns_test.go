@@ -8,10 +8,8 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/events"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nstest"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
 
@@ -53,42 +51,32 @@ func TestEventsWakeWatchInNetns(t *testing.T) {
 	}
 	nstest.Tool(t, "nft")
 	loadKubeProxy(t, 50)
-	reader := netfilter.NewSystem(hostfs.New("/"))
-	reader.Shallow = true
-	reader.SkipChain = ownership.IsPerServiceChain
+	reader := verify.NewReader(hostfs.New("/")) // the production reader
 	const quiet = 300 * time.Millisecond
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	sub, err := events.Subscribe(ctx, events.Options{Quiet: quiet, MaxDelay: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var r runs
 	var j journal
-	done := make(chan error, 1)
-	go func() {
-		done <- Run(ctx, Config{
-			Stamp:       func(context.Context) string { t.Error("Stamp polled while events are open"); return "" },
-			Wake:        sub.C,
-			WakeErr:     sub.Err,
-			PolledStamp: func(ctx context.Context) string { return LegacyStamp(ctx, reader) },
-			Verify: func(ctx context.Context, _ bool) (*verify.Result, error) {
-				r.add()
-				return verify.Run(ctx, verify.Options{Expect: backend.NFTables, Reader: reader})
-			},
-			Publish: j.publish,
-			Log:     j.log,
-			Poll:    time.Hour,
-			Quiet:   quiet,
-			Grace:   time.Hour,
-			Full:    time.Hour,
-		})
-	}()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	}()
+	runInBackground(t, ctx, Config{
+		Stamp:       func(context.Context) string { t.Error("Stamp polled while events are open"); return "" },
+		Wake:        sub.C,
+		WakeErr:     sub.Err,
+		PolledStamp: func(ctx context.Context) string { return LegacyStamp(ctx, reader) },
+		Verify: func(ctx context.Context, _ bool) (*verify.Result, error) {
+			r.add()
+			return verify.Run(ctx, verify.Options{Expect: backend.NFTables, Reader: reader})
+		},
+		Publish: j.publish,
+		Log:     j.log,
+		Poll:    time.Hour,
+		Quiet:   quiet,
+		Grace:   time.Hour,
+		Full:    time.Hour,
+	})
 	j.waitFor(t, "the first verify", 10*time.Second, func(_, p []string) bool { return len(p) == 1 })
 	if j.published[0] != verify.VerdictOK {
 		t.Fatalf("first verify %s; lines %v", j.published[0], j.lines)
@@ -130,30 +118,22 @@ func TestWakeClosedFallsBackToPolling(t *testing.T) {
 	stamp.Store("v", "gen 1")
 	var r runs
 	var j journal
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- Run(ctx, Config{
-			Stamp:       func(context.Context) string { v, _ := stamp.Load("v"); return v.(string) },
-			Wake:        wake,
-			WakeErr:     func() error { return errTest },
-			PolledStamp: func(context.Context) string { return "" },
-			Verify: func(context.Context, bool) (*verify.Result, error) {
-				r.add()
-				return &verify.Result{Verdict: verify.VerdictOK, OK: true}, nil
-			},
-			Publish: j.publish,
-			Log:     j.log,
-			Poll:    20 * time.Millisecond,
-			Quiet:   50 * time.Millisecond,
-			Grace:   time.Hour,
-			Full:    time.Hour,
-		})
-	}()
-	defer func() {
-		cancel()
-		<-done
-	}()
+	runInBackground(t, context.Background(), Config{
+		Stamp:       func(context.Context) string { v, _ := stamp.Load("v"); return v.(string) },
+		Wake:        wake,
+		WakeErr:     func() error { return errTest },
+		PolledStamp: func(context.Context) string { return "" },
+		Verify: func(context.Context, bool) (*verify.Result, error) {
+			r.add()
+			return &verify.Result{Verdict: verify.VerdictOK, OK: true}, nil
+		},
+		Publish: j.publish,
+		Log:     j.log,
+		Poll:    20 * time.Millisecond,
+		Quiet:   50 * time.Millisecond,
+		Grace:   time.Hour,
+		Full:    time.Hour,
+	})
 	j.waitFor(t, "the first verify", 5*time.Second, func(_, p []string) bool { return len(p) == 1 })
 	close(wake)
 	j.waitFor(t, "the fallback line", 5*time.Second, hasLine("nftables change events stopped (netlink: test); polling every backend's stamp"))

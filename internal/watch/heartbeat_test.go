@@ -31,28 +31,20 @@ func TestBeatCreatesThenTouches(t *testing.T) {
 // Run beats at once, before its first verify returns: a first verify that
 // waits minutes for kube-proxy must not look like a dead watcher.
 func TestRunBeatsWhileTheFirstVerifyWaits(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
 	beats := make(chan time.Time, 8)
-	done := make(chan error, 1)
-	go func() {
-		done <- Run(ctx, Config{
-			Stamp: func(context.Context) string { return "" },
-			Verify: func(ctx context.Context, _ bool) (*verify.Result, error) {
-				<-ctx.Done() // a first sync that never comes
-				return nil, ctx.Err()
-			},
-			Publish:   func(*verify.Result, bool, int) error { return nil },
-			Log:       func(string) {},
-			Heartbeat: func(now time.Time) { beats <- now },
-		})
-	}()
+	runInBackground(t, context.Background(), Config{
+		Stamp: func(context.Context) string { return "" },
+		Verify: func(ctx context.Context, _ bool) (*verify.Result, error) {
+			<-ctx.Done() // a first sync that never comes
+			return nil, ctx.Err()
+		},
+		Publish:   func(*verify.Result, bool, int) error { return nil },
+		Log:       func(string) {},
+		Heartbeat: func(now time.Time) { beats <- now },
+	})
 	select {
 	case <-beats:
 	case <-time.After(10 * time.Second):
 		t.Fatal("no heartbeat while the first verify waited")
-	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
 	}
 }

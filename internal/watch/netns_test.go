@@ -10,10 +10,9 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/loadcmd"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nstest"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected/expectedtest"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
 
@@ -21,15 +20,21 @@ import (
 // families, as kube-proxy's own sync would.
 func loadKubeProxy(t *testing.T, services int) {
 	t.Helper()
-	rs, err := expected.Render(expected.Options{Backend: backend.NFTables, Services: services})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, fam := range []rules.Family{rules.IPv4, rules.IPv6} {
-		if err := loadcmd.Load(backend.NFTables, rs, fam); err != nil {
-			t.Fatal(err)
+	expectedtest.Load(t, expected.Options{Backend: backend.NFTables, Services: services})
+}
+
+// runInBackground runs Run(ctx, cfg) until the test ends, then cancels it
+// and fails t if Run returned an error.
+func runInBackground(t *testing.T, ctx context.Context, cfg Config) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, cfg) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
 		}
-	}
+	})
 }
 
 // journal collects the watcher's lines and published states.
@@ -98,28 +103,18 @@ func TestDriftAndRecoveryInNetns(t *testing.T) {
 	reader := verify.NewReader(hostfs.New("/"))
 	const grace = 3 * time.Second
 	var j journal
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- Run(ctx, Config{
-			Stamp: func(ctx context.Context) string { return Stamps(ctx, reader) },
-			Verify: func(ctx context.Context, _ bool) (*verify.Result, error) {
-				return verify.Run(ctx, verify.Options{Expect: backend.NFTables, Reader: reader})
-			},
-			Publish: j.publish,
-			Log:     j.log,
-			Poll:    50 * time.Millisecond,
-			Quiet:   150 * time.Millisecond,
-			Grace:   grace,
-			Full:    time.Hour,
-		})
-	}()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	}()
+	runInBackground(t, context.Background(), Config{
+		Stamp: func(ctx context.Context) string { return Stamps(ctx, reader) },
+		Verify: func(ctx context.Context, _ bool) (*verify.Result, error) {
+			return verify.Run(ctx, verify.Options{Expect: backend.NFTables, Reader: reader})
+		},
+		Publish: j.publish,
+		Log:     j.log,
+		Poll:    50 * time.Millisecond,
+		Quiet:   150 * time.Millisecond,
+		Grace:   grace,
+		Full:    time.Hour,
+	})
 
 	// RKE2 up, kube-proxy not synced yet: the first verify fails ...
 	j.waitFor(t, "first verify", 10*time.Second, func(_, p []string) bool { return len(p) == 1 })

@@ -95,13 +95,13 @@ func Invariants(b backend.Backend, families []rules.Family) (*rules.Ruleset, err
 func intersect(a, b *rules.Ruleset) *rules.Ruleset {
 	out := &rules.Ruleset{Backend: a.Backend}
 	for _, ta := range a.Tables {
-		tb := tableOf(b, ta.Family, ta.Name)
+		tb := b.Table(ta.Family, ta.Name)
 		if tb == nil {
 			continue
 		}
 		t := rules.Table{Family: ta.Family, Name: ta.Name, Comment: ta.Comment}
 		for _, ca := range ta.Chains {
-			cb := chainOf(tb, ca.Name)
+			cb := tb.Chain(ca.Name)
 			if cb == nil || ca.Hook != cb.Hook || ca.Type != cb.Type || ca.Priority != cb.Priority {
 				continue
 			}
@@ -122,22 +122,4 @@ func intersect(a, b *rules.Ruleset) *rules.Ruleset {
 		out.Tables = append(out.Tables, t)
 	}
 	return out
-}
-
-func tableOf(rs *rules.Ruleset, f rules.Family, name string) *rules.Table {
-	for i := range rs.Tables {
-		if rs.Tables[i].Family == f && rs.Tables[i].Name == name {
-			return &rs.Tables[i]
-		}
-	}
-	return nil
-}
-
-func chainOf(t *rules.Table, name string) *rules.Chain {
-	for i := range t.Chains {
-		if t.Chains[i].Name == name {
-			return &t.Chains[i]
-		}
-	}
-	return nil
 }
