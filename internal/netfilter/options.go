@@ -16,13 +16,13 @@ type ReadOptions struct {
 	// number of services, for nft too. A rule using one then shows
 	// "{ UNSUPPORTED[elements not read] }", which does not load. verify,
 	// which checks the skeleton, sets it; render live does not. Legacy
-	// tables are then read in-process (no save tool) and every rule is
-	// NotRead with only its Jump and Comment.
+	// tables are then read in-process (no save tool), and every legacy
+	// and iptables-nft rule is NotRead with only its Jump and Comment.
 	Shallow bool
-	// SkipChain, with Shallow, names iptables-legacy chains whose rules
-	// are only counted (NotRead, nothing else): verify sets kube-proxy's
-	// per-service chains, most of a large legacy ruleset, which it never
-	// looks inside. iptables-nft rules come whole from one netlink dump.
+	// SkipChain, with Shallow, names iptables chains (legacy and
+	// iptables-nft) whose rules are only counted (NotRead, nothing else):
+	// verify sets kube-proxy's per-service chains, most of a large
+	// ruleset, which it never looks inside.
 	SkipChain func(chain string) bool
 }
 
@@ -40,7 +40,7 @@ func (o ReadOptions) shape(rs *rules.Ruleset) *rules.Ruleset {
 			c := &rs.Tables[ti].Chains[ci]
 			for ri, r := range c.Rules {
 				switch rs.Backend {
-				case backend.IptablesLegacy:
+				case backend.IptablesLegacy, backend.IptablesNFT:
 					if o.SkipChain != nil && o.SkipChain(c.Name) {
 						c.Rules[ri] = rules.Rule{NotRead: true}
 					} else {

@@ -24,14 +24,16 @@ var iptablesNFTTables = []string{"filter", "nat", "mangle", "raw", "security"}
 const nativeTable = "kube-proxy"
 
 // readNetlink reads the iptables-nft or native nftables tables of both
-// families over one netlink connection: one dump each of tables and
-// chains, per table one of sets and rules, one element dump per set
-// (dynamic sets excepted: their elements are runtime state). Each
-// message is decoded as it arrives and rules are rendered at once, so no
-// raw dump is held in memory. The generation id is read
-// before and after; if another process committed in between, the read is
-// repeated so the result is one consistent ruleset.
-func readNetlink(ctx context.Context, b backend.Backend, shallow bool) (*rules.Ruleset, error) {
+// families over netlink: one dump each of tables and chains, per table
+// one of sets, one element dump per set (dynamic sets excepted: their
+// elements are runtime state), one rule dump per chain over up to one
+// socket per CPU (nl.DumpChainRules; the rules of chains skip names are
+// only counted, see dumpRules). Each message is decoded as it arrives and
+// rules are rendered at once, so no raw dump is held in memory. The
+// generation id is read before and after; if another process committed
+// in between, the read is repeated so the result is one consistent
+// ruleset.
+func readNetlink(ctx context.Context, b backend.Backend, shallow bool, skip func(chain string) bool) (*rules.Ruleset, error) {
 	conn, err := nl.Dial()
 	if err != nil {
 		return nil, wrapNetlink(b, "opening a netfilter netlink socket", err)
@@ -49,7 +51,7 @@ func readNetlink(ctx context.Context, b backend.Backend, shallow bool) (*rules.R
 		if err != nil {
 			return nil, wrapNetlink(b, "reading the ruleset generation", err)
 		}
-		rs, err := dumpTables(conn, b, want, shallow)
+		rs, err := dumpTables(conn, b, want, shallow, skip)
 		if errors.Is(err, nl.ErrDumpInterrupted) {
 			continue
 		}
@@ -94,15 +96,18 @@ type tableReader struct {
 	sets   map[string]*nl.Set // all sets, anonymous ones too
 }
 
-func dumpTables(conn *nl.Conn, b backend.Backend, want func(string) bool, shallow bool) (*rules.Ruleset, error) {
+func dumpTables(conn *nl.Conn, b backend.Backend, want func(string) bool, shallow bool, skip func(string) bool) (*rules.Ruleset, error) {
 	rs, readers, err := dumpSkeleton(conn, b, want, true)
 	if err != nil {
 		return nil, err
 	}
 	for _, r := range readers {
-		if err := r.dump(conn, b, shallow); err != nil {
+		if err := r.dumpSets(conn, shallow); err != nil {
 			return nil, fmt.Errorf("table %s %s: %w", familyOf(r.fam), r.table.Name, err)
 		}
+	}
+	if err := dumpRules(conn, b, readers, shallow, skip); err != nil {
+		return nil, err
 	}
 	return rs, nil
 }
@@ -167,8 +172,8 @@ func (r *tableReader) addChain(b backend.Backend, c nl.Chain) {
 	r.table.Chains = append(r.table.Chains, ch)
 }
 
-// dump reads the table's sets, their elements and its rules.
-func (r *tableReader) dump(conn *nl.Conn, b backend.Backend, shallow bool) error {
+// dumpSets reads the table's sets and their elements (rules: dumpRules).
+func (r *tableReader) dumpSets(conn *nl.Conn, shallow bool) error {
 	name := append([]byte(r.table.Name), 0)
 	var order []*nl.Set
 	err := conn.Execute(unix.NFT_MSG_GETSET, netlink.Dump, r.fam, []netlink.Attribute{{Type: unix.NFTA_SET_TABLE, Data: name}}, func(m netlink.Message) error {
@@ -208,30 +213,6 @@ func (r *tableReader) dump(conn *nl.Conn, b backend.Backend, shallow bool) error
 			// anonymous sets are printed inline in their rule
 			r.table.Sets = append(r.table.Sets, nfttext.SetModel(s))
 		}
-	}
-	isChain := func(n string) bool { _, ok := r.chains[n]; return ok }
-	lookup := func(n string) *nl.Set { return r.sets[n] }
-	err = conn.Execute(unix.NFT_MSG_GETRULE, netlink.Dump, r.fam, []netlink.Attribute{{Type: unix.NFTA_RULE_TABLE, Data: name}}, func(m netlink.Message) error {
-		nr, err := nl.DecodeRule(m)
-		if err != nil {
-			return fmt.Errorf("rule: %w", err)
-		}
-		ci, ok := r.chains[nr.Chain]
-		if nr.Table != r.table.Name || !ok {
-			return nil
-		}
-		var rule rules.Rule
-		if b == backend.IptablesNFT {
-			rule = nfttext.IptablesRule(nr, isChain)
-		} else {
-			rule = nfttext.NFTRule(nr, lookup)
-		}
-		c := &r.table.Chains[ci]
-		c.Rules = append(c.Rules, rule)
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("rules: %w", err)
 	}
 	return nil
 }

@@ -44,8 +44,14 @@ func (s *System) Read(ctx context.Context, b backend.Backend) (*rules.Ruleset, e
 	switch b {
 	case backend.IptablesLegacy:
 		return s.readLegacy(ctx)
-	case backend.IptablesNFT, backend.NFTables:
-		return readNetlink(ctx, b, s.Shallow)
+	case backend.IptablesNFT:
+		var skip func(string) bool
+		if s.Shallow {
+			skip = s.SkipChain
+		}
+		return readNetlink(ctx, b, s.Shallow, skip)
+	case backend.NFTables:
+		return readNetlink(ctx, b, s.Shallow, nil)
 	}
 	return nil, fmt.Errorf("reading rules: unknown backend %q (valid: %s)", b, backend.Names())
 }

@@ -1,8 +1,11 @@
 // Package nl is the netfilter netlink transport and dump decoding: an own
-// socket that offers the kernel 64 KiB per read (see Conn), and decoders of
-// the table, chain, set, element and rule messages and of each rule
-// expression into plain values (google/nftables/expr types where they hold
-// the data). It knows no text: nfttext renders what it decodes.
+// socket that offers the kernel 64 KiB per read (see Conn), rule dumps one
+// chain at a time over parallel sockets (DumpChainRules), decoders of the
+// table, chain, set, element and rule messages and of each rule expression
+// into plain values (google/nftables/expr types where they hold the data),
+// and an in-place walk that finds only an iptables-nft rule's jump and
+// comment (XtJumpComment). It knows no text: nfttext renders what it
+// decodes.
 package nl
 
 import (

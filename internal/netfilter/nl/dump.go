@@ -13,9 +13,10 @@ import (
 // The nftables netlink dump is decoded here rather than with
 // google/nftables' List* helpers: those drop chain and set comments, store
 // a verdict map's data type over its key type, silently skip expressions
-// they do not know, and can only list rules one chain per request
-// (DOMAIN.md 7). google/nftables still decodes each expression
-// (expr.Unmarshal, see nlexpr.go).
+// they do not know (DOMAIN.md 7). Like them, and like iptables-nft-save,
+// rules are dumped one chain per request (DumpChainRules says why).
+// google/nftables still decodes some expressions (expr.Unmarshal, see
+// expr.go).
 
 // Attribute numbers golang.org/x/sys/unix does not define.
 const (
