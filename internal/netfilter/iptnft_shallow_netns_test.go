@@ -51,45 +51,7 @@ func compareShallowNFT(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got.Tables) != len(full.Tables) {
-		t.Fatalf("shallow read has %d tables, full read %d", len(got.Tables), len(full.Tables))
+	if read, comments := compareShallow(t, full, got, ownership.IsPerServiceChain); read == 0 || comments == 0 {
+		t.Errorf("%d rules read, %d with a comment: the test needs both", read, comments)
 	}
-	skippedRules, readRules, comments := 0, 0, 0
-	for i, ft := range full.Tables {
-		gt := got.Tables[i]
-		where := string(ft.Family) + " " + ft.Name
-		if gt.Family != ft.Family || gt.Name != ft.Name || len(gt.Chains) != len(ft.Chains) {
-			t.Errorf("table %d: shallow %s %s with %d chains, full %s with %d", i, gt.Family, gt.Name, len(gt.Chains), where, len(ft.Chains))
-			continue
-		}
-		for j, fc := range ft.Chains {
-			gc := gt.Chains[j]
-			if gc.Name != fc.Name || gc.Hook != fc.Hook || gc.Policy != fc.Policy || len(gc.Rules) != len(fc.Rules) {
-				t.Errorf("%s chain %d: shallow %s hook %q policy %q with %d rules, full %s hook %q policy %q with %d",
-					where, j, gc.Name, gc.Hook, gc.Policy, len(gc.Rules), fc.Name, fc.Hook, fc.Policy, len(fc.Rules))
-				continue
-			}
-			skipped := ownership.IsPerServiceChain(fc.Name)
-			for k, fr := range fc.Rules {
-				gr := gc.Rules[k]
-				want := rules.Rule{NotRead: true, Jump: fr.Jump, Comment: fr.Comment}
-				if skipped {
-					want = rules.Rule{NotRead: true}
-					skippedRules++
-				} else {
-					readRules++
-					if fr.Comment != "" {
-						comments++
-					}
-				}
-				if gr != want {
-					t.Errorf("%s %s rule %d: shallow %+v, want %+v", where, fc.Name, k+1, gr, want)
-				}
-			}
-		}
-	}
-	if readRules == 0 || comments == 0 {
-		t.Errorf("%d rules read, %d with a comment: the test needs both", readRules, comments)
-	}
-	t.Logf("%d rules only counted, %d read shallow (%d with a comment)", skippedRules, readRules, comments)
 }
