@@ -47,8 +47,7 @@ func TestIptablesNFTReferenceDumps(t *testing.T) {
 }
 
 func TestIptablesNFTTracepacketFixture(t *testing.T) {
-	ref := nstest.RefDir(t)
-	if !nstest.Setup(t, "iptables-nft-restore < "+filepath.Join(ref, "derived/iptables-tracepacket-fixture-v4.quoted.save"), "iptables-nft-restore") {
+	if !loadTracepacketFixture(t, "iptables-nft-restore") {
 		return
 	}
 	rs, text := readText(t, backend.IptablesNFT)

@@ -12,6 +12,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected/expectedtest"
 )
 
 // TestIptablesNFTShallowSkipsChains: verify's read of iptables-nft (Shallow
@@ -25,19 +26,13 @@ func TestIptablesNFTShallowSkipsChains(t *testing.T) {
 	if !nstest.InNetns(t) {
 		return
 	}
-	rs, err := expected.Render(expected.Options{Backend: backend.IptablesNFT, Services: 100, Families: []rules.Family{rules.IPv4, rules.IPv6}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, fam := range []rules.Family{rules.IPv4, rules.IPv6} {
 		nstest.Tool(t, loadcmd.Argv(backend.IptablesNFT, fam)[0])
-		if err := loadcmd.Load(backend.IptablesNFT, rs, fam); err != nil {
-			t.Fatal(err)
-		}
 	}
+	expectedtest.Load(t, expected.Options{Backend: backend.IptablesNFT, Services: 100})
 	compareShallowNFT(t)
 	nstest.Sh(t, "nft flush ruleset")
-	nstest.Sh(t, "iptables-nft-restore < "+filepath.Join(ref, "derived/iptables-tracepacket-fixture-v4.quoted.save"))
+	nstest.Sh(t, "iptables-nft-restore < "+filepath.Join(ref, tracepacketFixture))
 	compareShallowNFT(t)
 }
 

@@ -13,6 +13,19 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 )
 
+// tracepacketFixture is the reference dump with quotes and backslashes in
+// its comments (nstest.RefDir), loaded by the iptables readers' tests.
+const tracepacketFixture = "derived/iptables-tracepacket-fixture-v4.quoted.save"
+
+// loadTracepacketFixture is nstest.Setup with loader < the fixture: false
+// in the parent (the caller returns), true inside the fresh namespace with
+// the fixture loaded.
+func loadTracepacketFixture(t *testing.T, loader string) bool {
+	t.Helper()
+	ref := nstest.RefDir(t)
+	return nstest.Setup(t, loader+" < "+filepath.Join(ref, tracepacketFixture), loader)
+}
+
 // readText reads backend b in the current namespace and returns its
 // canonical text.
 func readText(t *testing.T, b backend.Backend) (*rules.Ruleset, string) {
@@ -85,8 +98,7 @@ func TestLegacyReferenceDumps(t *testing.T) {
 }
 
 func TestLegacyTracepacketFixture(t *testing.T) {
-	ref := nstest.RefDir(t)
-	if !nstest.Setup(t, "iptables-legacy-restore < "+filepath.Join(ref, "derived/iptables-tracepacket-fixture-v4.quoted.save"), "iptables-legacy-restore") {
+	if !loadTracepacketFixture(t, "iptables-legacy-restore") {
 		return
 	}
 	rs, text := readText(t, backend.IptablesLegacy)

@@ -9,11 +9,11 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/loadcmd"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nstest"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected/expectedtest"
 )
 
 // The in-process (getsockopt) legacy reader must see what the save-based
@@ -29,8 +29,7 @@ func TestSockoptReadsStartupDump(t *testing.T) {
 }
 
 func TestSockoptReadsTracepacketFixture(t *testing.T) {
-	ref := nstest.RefDir(t)
-	if !nstest.Setup(t, "iptables-legacy-restore < "+filepath.Join(ref, "derived/iptables-tracepacket-fixture-v4.quoted.save"), "iptables-legacy-restore") {
+	if !loadTracepacketFixture(t, "iptables-legacy-restore") {
 		return
 	}
 	compareLegacyReaders(t)
@@ -42,15 +41,7 @@ func TestSockoptReadsExpectedFootprint(t *testing.T) {
 	}
 	nstest.Tool(t, "iptables-legacy-restore")
 	nstest.Tool(t, "ip6tables-legacy-restore")
-	rs, err := expected.Render(expected.Options{Backend: backend.IptablesLegacy, Services: 50})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, fam := range []rules.Family{rules.IPv4, rules.IPv6} {
-		if err := loadcmd.Load(backend.IptablesLegacy, rs, fam); err != nil {
-			t.Fatal(err)
-		}
-	}
+	expectedtest.Load(t, expected.Options{Backend: backend.IptablesLegacy, Services: 50})
 	compareLegacyReaders(t)
 }
 
