@@ -1,7 +1,6 @@
 package netfilter
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -28,22 +27,6 @@ func assertSameAsSave(t *testing.T, b backend.Backend, rs *rules.Ruleset) {
 	for _, x := range rules.Diff(&rules.Ruleset{Backend: b, Tables: saved}, rs) {
 		t.Errorf("reader differs from %s-save: %s", flavour, x)
 	}
-}
-
-func TestIptablesNFTReferenceDumps(t *testing.T) {
-	ref := nstest.RefDir(t)
-	if !nstest.Setup(t, "sh "+filepath.Join(ref, "derived/simulate-startup.sh")+" nft 2>&1", "iptables-nft-save", "nfacct") {
-		return
-	}
-	rs, text := readText(t, backend.IptablesNFT)
-	assertKubeProxySkeleton(t, rs)
-	assertSameAsSave(t, backend.IptablesNFT, rs)
-	assertDecoded(t, text)
-	// Nothing of it is native kube-proxy nftables or legacy.
-	if nft, _ := readText(t, backend.NFTables); len(nft.Tables) != 0 {
-		t.Errorf("nftables reader sees %+v", nft.Tables)
-	}
-	roundTrip(t, backend.IptablesNFT, text)
 }
 
 func TestIptablesNFTTracepacketFixture(t *testing.T) {

@@ -26,6 +26,15 @@ func loadTracepacketFixture(t *testing.T, loader string) bool {
 	return nstest.Setup(t, loader+" < "+filepath.Join(ref, tracepacketFixture), loader)
 }
 
+// loadReferenceDumps is nstest.Setup with the upstream reference dumps
+// (kube-proxy's and kubelet's rules at startup, derived/simulate-startup.sh)
+// loaded with iptables flavour "legacy" or "nft".
+func loadReferenceDumps(t *testing.T, flavour string) bool {
+	t.Helper()
+	ref := nstest.RefDir(t)
+	return nstest.Setup(t, "sh "+filepath.Join(ref, "derived/simulate-startup.sh")+" "+flavour+" 2>&1", "iptables-"+flavour+"-save", "nfacct")
+}
+
 // readText reads backend b in the current namespace and returns its
 // canonical text.
 func readText(t *testing.T, b backend.Backend) (*rules.Ruleset, string) {
@@ -82,19 +91,27 @@ func assertDecoded(t *testing.T, text string) {
 	}
 }
 
-func TestLegacyReferenceDumps(t *testing.T) {
-	ref := nstest.RefDir(t)
-	if !nstest.Setup(t, "sh "+filepath.Join(ref, "derived/simulate-startup.sh")+" legacy 2>&1", "iptables-legacy-save", "nfacct") {
-		return
+// TestIptablesReferenceDumps loads the upstream reference dumps with each
+// iptables flavour and holds the reader to that flavour's own save: the
+// kube-proxy skeleton is there, the text equals *-save's output minus its
+// comments and counters, every expression is decoded, the nftables reader
+// sees none of it, and the render loads back identical (round trip).
+func TestIptablesReferenceDumps(t *testing.T) {
+	for _, b := range []backend.Backend{backend.IptablesLegacy, backend.IptablesNFT} {
+		t.Run(string(b), func(t *testing.T) {
+			if !loadReferenceDumps(t, strings.TrimPrefix(string(b), "iptables-")) {
+				return
+			}
+			rs, text := readText(t, b)
+			assertKubeProxySkeleton(t, rs)
+			assertSameAsSave(t, b, rs)
+			assertDecoded(t, text)
+			if nft, _ := readText(t, backend.NFTables); len(nft.Tables) != 0 {
+				t.Errorf("nftables reader sees %+v", nft.Tables)
+			}
+			roundTrip(t, b, text)
+		})
 	}
-	rs, text := readText(t, backend.IptablesLegacy)
-	assertKubeProxySkeleton(t, rs)
-
-	// The reader's text equals iptables-legacy-save's own output, minus
-	// its comments and counters.
-	assertSameAsSave(t, backend.IptablesLegacy, rs)
-	// Round trip: flush, load the render, render again: identical.
-	roundTrip(t, backend.IptablesLegacy, text)
 }
 
 func TestLegacyTracepacketFixture(t *testing.T) {

@@ -26,10 +26,7 @@ func TestNFTablesReferenceDump(t *testing.T) {
 	// Round trip: flush, load the render, render again: identical. And
 	// the kernel holds the same ruleset as after loading the original, as
 	// nft itself lists it, so the render means what the original meant.
-	roundTrip(t, backend.NFTables, text)
-	if again := nstest.Sh(t, "nft list ruleset"); sortedLines(again) != sortedLines(listed) {
-		t.Errorf("nft lists the loaded render differently from the original:\n--- original\n%s\n--- render\n%s", listed, again)
-	}
+	roundTripListsSame(t, text, listed)
 	assertDecoded(t, text)
 
 	// A shallow read differs only in the rules using anonymous sets.
@@ -62,6 +59,17 @@ func TestNFTablesBaseDump(t *testing.T) {
 	// Nothing of kube-proxy's shows up as iptables-nft.
 	if ipt, _ := readText(t, backend.IptablesNFT); len(ipt.Tables) != 0 {
 		t.Errorf("iptables-nft reader sees %+v in a native nftables ruleset", ipt.Tables)
+	}
+}
+
+// roundTripListsSame is roundTrip for nftables plus nft's own view: after
+// the render is loaded back, `nft list ruleset` shows what it showed after
+// the original was loaded (listed), so the render means what it meant.
+func roundTripListsSame(t *testing.T, text, listed string) {
+	t.Helper()
+	roundTrip(t, backend.NFTables, text)
+	if again := nstest.Sh(t, "nft list ruleset"); sortedLines(again) != sortedLines(listed) {
+		t.Errorf("nft lists the loaded render differently from the original:\n--- original\n%s\n--- render\n%s\n--- our text\n%s", listed, again, text)
 	}
 }
 
@@ -180,10 +188,7 @@ func TestNFTablesIPv6AndMore(t *testing.T) {
 	listed := nstest.Sh(t, "nft list ruleset")
 	_, text := readText(t, backend.NFTables)
 	assertDecoded(t, text)
-	roundTrip(t, backend.NFTables, text)
-	if again := nstest.Sh(t, "nft list ruleset"); sortedLines(again) != sortedLines(listed) {
-		t.Errorf("nft lists the loaded render differently from the original:\n--- original\n%s\n--- render\n%s\n--- our text\n%s", listed, again, text)
-	}
+	roundTripListsSame(t, text, listed)
 }
 
 // TestNFTablesUndecodableIsLoud checks that an expression the reader does
@@ -232,8 +237,5 @@ func TestNFTablesKubeProxy136DNAT(t *testing.T) {
 		}
 	}
 	assertDecoded(t, text)
-	roundTrip(t, backend.NFTables, text)
-	if again := nstest.Sh(t, "nft list ruleset"); sortedLines(again) != sortedLines(listed) {
-		t.Errorf("nft lists the loaded render differently from the original:\n--- original\n%s\n--- render\n%s", listed, again)
-	}
+	roundTripListsSame(t, text, listed)
 }
