@@ -7,10 +7,8 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/loadcmd"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nstest"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected/expectedtest"
 )
@@ -23,11 +21,8 @@ import (
 // on a fixture with quotes and backslashes in its comments.
 func TestIptablesNFTShallowSkipsChains(t *testing.T) {
 	ref := nstest.RefDir(t)
-	if !nstest.InNetns(t) {
+	if !nstest.Setup(t, "", "iptables-nft-restore", "ip6tables-nft-restore") {
 		return
-	}
-	for _, fam := range []rules.Family{rules.IPv4, rules.IPv6} {
-		nstest.Tool(t, loadcmd.Argv(backend.IptablesNFT, fam)[0])
 	}
 	expectedtest.Load(t, expected.Options{Backend: backend.IptablesNFT, Services: 100})
 	compareShallowNFT(t)

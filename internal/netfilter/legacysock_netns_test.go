@@ -36,11 +36,9 @@ func TestSockoptReadsTracepacketFixture(t *testing.T) {
 }
 
 func TestSockoptReadsExpectedFootprint(t *testing.T) {
-	if !nstest.InNetns(t) {
+	if !nstest.Setup(t, "", "iptables-legacy-restore", "ip6tables-legacy-restore") {
 		return
 	}
-	nstest.Tool(t, "iptables-legacy-restore")
-	nstest.Tool(t, "ip6tables-legacy-restore")
 	expectedtest.Load(t, expected.Options{Backend: backend.IptablesLegacy, Services: 50})
 	compareLegacyReaders(t)
 }
@@ -51,11 +49,9 @@ func TestSockoptReadsExpectedFootprint(t *testing.T) {
 // rule without a target, two comments, a jump to a chain defined later,
 // and the raw table.
 func TestSockoptReadsCornerCases(t *testing.T) {
-	if !nstest.InNetns(t) {
+	if !nstest.Setup(t, "", "iptables-legacy-restore", "ip6tables-legacy-restore") {
 		return
 	}
-	nstest.Tool(t, "iptables-legacy-restore")
-	nstest.Tool(t, "ip6tables-legacy-restore")
 	body := `*raw
 :PREROUTING ACCEPT [0:0]
 :OUTPUT DROP [0:0]

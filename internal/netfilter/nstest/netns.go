@@ -102,8 +102,8 @@ func Sh(t testing.TB, script string) string {
 
 // Setup is the usual start of a netns test: in the parent it runs the
 // test in a fresh network namespace and returns false (the caller returns);
-// in the namespace it checks tools are installed, runs script with sh, and
-// returns true.
+// in the namespace it checks tools are installed, runs script with sh
+// (none when empty: the test loads what it needs itself), and returns true.
 func Setup(t testing.TB, script string, tools ...string) bool {
 	t.Helper()
 	if !InNetns(t) {
@@ -112,6 +112,8 @@ func Setup(t testing.TB, script string, tools ...string) bool {
 	for _, tool := range tools {
 		Tool(t, tool)
 	}
-	Sh(t, script)
+	if script != "" {
+		Sh(t, script)
+	}
 	return true
 }
