@@ -1,6 +1,7 @@
 package xtblob
 
 import (
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -24,8 +25,22 @@ func TestXtInfoPrinters(t *testing.T) {
 		{nl.Xt{Name: "recent", Rev: 1, Info: recent}, " --rcheck --seconds 10800 --reap --name KUBE-SEP-X --mask 255.255.255.255 --rsource"},
 		{nl.Xt{Name: "nfacct", Rev: 1, Info: append([]byte("localhost_nps_accepted_pkts"), make([]byte, 13)...)}, " --nfacct-name  localhost_nps_accepted_pkts"},
 		{nl.Xt{Name: "hashlimit", Info: []byte{1}}, " UNSUPPORTED[match hashlimit rev 0 info 01]"},
+		// struct xt_tcp / xt_udp, native-endian ports: spts, dpts, then
+		// (tcp) option, flag mask, flag compare, and the invert flags.
+		{nl.Xt{Name: "tcp", Info: ports(0, 0xffff, 30080, 30080, 0, 0, 0, 0)}, " --dport 30080"},
+		{nl.Xt{Name: "tcp", Info: ports(1024, 2048, 0, 0xffff, 0, 0, 0, 1)}, " ! --sport 1024:2048"},
+		{nl.Xt{Name: "tcp", Info: ports(0, 0xffff, 80, 80, 0, 0x12, 0x02, 0)}, " UNSUPPORTED[tcp options/flags 0000ffff5000500000120200]"},
+		{nl.Xt{Name: "udp", Info: ports(0, 0xffff, 53, 53, 2, 0)}, " ! --dport 53"},
+		{nl.Xt{Name: "tcp", Info: []byte{0, 0, 255, 255}}, ""},
 	} {
-		if got := MatchText(unix.NFPROTO_IPV4, tc.x); got != tc.want {
+		got := MatchText(unix.NFPROTO_IPV4, tc.x)
+		if tc.want == "" { // a blob too short for its struct: a marker, not ports
+			if !strings.Contains(got, "UNSUPPORTED[") {
+				t.Errorf("%s %x: %q, want an UNSUPPORTED marker", tc.x.Name, tc.x.Info, got)
+			}
+			continue
+		}
+		if got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.x.Name, got, tc.want)
 		}
 	}
@@ -34,8 +49,17 @@ func TestXtInfoPrinters(t *testing.T) {
 	}
 }
 
-// FuzzDecodeRule feeds arbitrary rule messages through both decompilers:
-// whatever the kernel (or a bug) sends must give text, never a panic.
+// ports lays out the port ranges of struct xt_tcp/xt_udp, then the bytes
+// that follow them.
+func ports(slo, shi, dlo, dhi uint16, rest ...byte) []byte {
+	b := make([]byte, 8, 8+len(rest))
+	le.PutUint16(b, slo)
+	le.PutUint16(b[2:], shi)
+	le.PutUint16(b[4:], dlo)
+	le.PutUint16(b[6:], dhi)
+	return append(b, rest...)
+}
+
 // FuzzBlobs feeds arbitrary info blobs to every decoder: a blob comes from
 // the kernel, and a short or odd one must print a marker, never panic.
 func FuzzBlobs(f *testing.F) {
