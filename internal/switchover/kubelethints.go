@@ -93,14 +93,11 @@ func (h LiveHints) Tidy(ctx context.Context, kubeProxy backend.Backend) (*HintTi
 // hintFamilies lists the families whose mangle table holds kubelet's hint.
 func hintFamilies(rs *rules.Ruleset) []rules.Family {
 	var out []rules.Family
-	for _, tb := range rs.Tables {
-		for _, c := range tb.Chains {
-			if tb.Name == "mangle" && c.Name == "KUBE-IPTABLES-HINT" && !slices.Contains(out, tb.Family) {
-				out = append(out, tb.Family)
-			}
+	for _, fam := range []rules.Family{rules.IPv4, rules.IPv6} {
+		if rs.Table(fam, "mangle").Chain("KUBE-IPTABLES-HINT") != nil {
+			out = append(out, fam)
 		}
 	}
-	slices.Sort(out)
 	return out
 }
 
