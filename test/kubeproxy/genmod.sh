@@ -8,8 +8,16 @@ set -euo pipefail
 minor=$1 patch=$2
 cd "$(dirname "$0")"
 staging=v0.${patch#v1.}
-upstream=$(curl -sSf "${GOPROXY_URL:-https://proxy.golang.org}/k8s.io/kubernetes/@v/$patch.mod") ||
-  { echo "genmod: cannot read k8s.io/kubernetes@$patch's go.mod from the module proxy" >&2; exit 1; }
+# The go command fetches the release's go.mod through whatever module proxy
+# this machine's Go is configured with (go env GOPROXY), so no registry is
+# named here.
+proxy=$(go env GOPROXY)
+case ",$proxy," in
+  ,off, | ,, | ,direct,) echo "genmod: go env GOPROXY is '${proxy:-empty}': configure a Go module proxy (go env -w GOPROXY=...) to read k8s.io/kubernetes@$patch's go.mod" >&2; exit 1 ;;
+esac
+gomod=$(cd "$(mktemp -d)" && GOFLAGS=-mod=mod go list -m -f '{{.GoMod}}' "k8s.io/kubernetes@$patch") && [ -f "$gomod" ] ||
+  { echo "genmod: cannot read k8s.io/kubernetes@$patch's go.mod through the module proxy ($proxy)" >&2; exit 1; }
+upstream=$(cat "$gomod")
 mods=$(awk '$2 == "=>" && $3 ~ /^\.\/staging\// {print $1}' <<<"$upstream")
 [ -n "$mods" ] || { echo "genmod: no staging replaces in k8s.io/kubernetes@$patch's go.mod" >&2; exit 1; }
 gover=$(awk '$1 == "go" {print $2; exit}' <<<"$upstream")

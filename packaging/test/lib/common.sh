@@ -84,7 +84,8 @@ ensure_bookworm_root() {
 }
 
 # apt_mirror prints the Debian mirror apt is configured with (deb822 or
-# one-line sources), so debootstrap reaches what this machine can reach.
+# one-line sources), so debootstrap reaches what this machine can reach; no
+# mirror is named here, and a machine without one gets a clear failure.
 apt_mirror() {
 	local m
 	m=$(grep -hs '^URIs:' /etc/apt/sources.list.d/*.sources /etc/apt/sources.list 2>/dev/null |
@@ -93,7 +94,8 @@ apt_mirror() {
 		m=$(grep -hs '^deb ' /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
 			awk '{print $2}' | grep -v -- '-security' | grep '/debian/*$' | head -n 1 || true)
 	fi
-	echo "${m:-http://deb.debian.org/debian}"
+	[ -n "$m" ] || fail "no Debian mirror in /etc/apt/sources.list or /etc/apt/sources.list.d/: configure apt's sources (a deb line or a deb822 URIs: ending in /debian) so debootstrap can fetch bookworm"
+	echo "$m"
 }
 
 # new_overlay DIR mounts a writable overlay of the cached root at DIR/merged
