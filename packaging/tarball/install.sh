@@ -133,7 +133,7 @@ put() {
 	if [ $# -ge 4 ]; then sed "$4" "$1" >"$tmp"; else cp "$1" "$tmp"; fi
 	chmod "$3" "$tmp"
 	record f "$2"
-	if [ -f "$2" ] && [ ! -L "$2" ] && cmp -s "$tmp" "$2"; then
+	if [ -f "$2" ] && [ ! -L "$2" ] && [ "$(sha256sum <"$tmp")" = "$(sha256sum <"$2")" ]; then
 		# Same bytes: leave the file (and the inode a running watch
 		# executes) alone, so a second install changes nothing.
 		chmod "$3" "$2"
