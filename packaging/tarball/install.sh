@@ -73,6 +73,8 @@ if printf '%s' "$prefix" | grep -q '[^A-Za-z0-9._/-]'; then
 	fatal "--prefix $prefix: only letters, digits and . _ - / are allowed"
 fi
 
+[ "$prefix" != /usr ] || fatal "--prefix /usr is the packages' place: install the .deb or .rpm there, or use /usr/local"
+
 bin=$prefix/bin/$name
 manifest=$prefix/share/$name/install.manifest
 uninstall=$prefix/bin/$name-uninstall.sh
@@ -94,6 +96,15 @@ esac
 if [ "$bin" != "$packaged_binary" ] && [ -e "$packaged_binary" ]; then
 	fatal "$packaged_binary exists: $name is installed from a package; remove the package first (apt-get remove $name, or dnf remove $name)"
 fi
+# Another prefix's install: its generator link (same name, so systemd
+# runs only one of them) and its manifest would outlive this one.
+for g in /usr/local/lib/systemd/system-generators/$name-generator /etc/systemd/system-generators/$name-generator; do
+	if [ -L "$g" ] && [ "$g" != "$gendir/$name-generator" ]; then
+		t=$(readlink "$g")
+		case $t in /*) ;; *) t=$(dirname "$g")/$t ;; esac
+		fatal "$g is from an install under another prefix: uninstall it first ($(dirname "$t")/$name-uninstall.sh)"
+	fi
+done
 "$src/bin/$name" version >/dev/null 2>&1 ||
 	fatal "$src/bin/$name does not run on this machine ($(uname -m)): use the tarball built for this architecture"
 for u in "$src"/lib/systemd/system/*.service; do

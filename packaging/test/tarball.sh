@@ -356,6 +356,10 @@ grep -qx "ExecStart=/opt/$name/bin/$name watch" "$R4/etc/systemd/system/$name-wa
 	fail "case 4: --prefix /opt/$name: no generator link in /etc/systemd/system-generators"
 run_logged "$work/analyze4.log" "systemd-analyze verify of the /opt units failed" \
 	chroot "$R4" systemd-analyze verify --man=no /etc/systemd/system/$name-verify.service /etc/systemd/system/$name-watch.service
+expect_refused "$work/install4d.log" "from an install under another prefix: uninstall it first \(/opt/$name/bin/$name-uninstall.sh\)" \
+	"case 4: install.sh under /usr/local went ahead beside the /opt install" "case 4: install.sh beside the /opt install failed for another reason" \
+	chroot "$R4" sh "/root/$top/install.sh"
+[ ! -e "$R4/usr/local/bin/$name" ] || fail "case 4: the refused install wrote /usr/local/bin/$name"
 run_logged "$work/uninstall4c.log" "uninstall of the /opt install failed" chroot "$R4" /opt/$name/bin/$name-uninstall.sh
 left=$(cd "$R4" && find . -xdev -path ./proc -prune -o -path ./root -prune -o -name '*rke2-proxy-backend*' -print | LC_ALL=C sort | tr '\n' ' ')
 [ "$left" = "./etc/rke2-proxy-backend " ] && [ "$(ls -A "$R4/etc/rke2-proxy-backend")" = config.yaml ] || fail "case 4: left after the /opt uninstall: $left"
