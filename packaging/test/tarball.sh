@@ -12,7 +12,9 @@
 #           /usr/local/lib/systemd/system-generators (systemd's search path
 #           says so) and its drop-ins run /usr/local/bin, apply and verify
 #           ok on iptables-legacy, watch active, no unit failed; install.sh
-#           again with systemd running changes nothing (watch keeps its PID)
+#           again with systemd running changes nothing (watch keeps its PID),
+#           a new version replaces the binary, removes what it no longer
+#           ships and restarts watch on the new binary
 #   case 3  boot, uninstall in the running guest (watch stopped, our units
 #           and drop-ins gone, RKE2 not restarted), boot again: nothing of
 #           ours left or running, RKE2 still starts (on the drop-in it kept)
@@ -214,6 +216,19 @@ installed)
 	check "it kept the operator's config" grep -q 'kept /etc/rke2-proxy-backend/config.yaml' $out/reinstall.log
 	check "manifest, config, drop-in and binary unchanged" test "$(sha256sum /usr/local/share/rke2-proxy-backend/install.manifest /etc/rke2-proxy-backend/config.yaml $gendropin $bin)" = "$before"
 	check "watch still active with the same PID $pid (its binary was not replaced)" test "$(prop $watch ActiveState)/$(prop $watch MainPID)" = "active/$pid"
+	# An upgrade, systemd running: a binary with other bytes (one byte
+	# appended; ELF ignores it) and a man page the new version dropped.
+	next=/root/next
+	rm -rf $next && cp -a "$top" $next
+	printf x >>$next/bin/rke2-proxy-backend
+	dropped=$(ls $next/share/man/man1/ | grep -v '^rke2-proxy-backend.1.gz$' | head -n 1)
+	rm -f "$next/share/man/man1/$dropped"
+	if sh $next/install.sh >$out/upgrade.log 2>&1; then ok "install.sh of a new version exit 0"; else bad "upgrade failed: $(tail -n 3 $out/upgrade.log)"; fi
+	check "the upgrade removed the man page it no longer ships ($dropped)" test ! -e "/usr/local/share/man/man1/$dropped"
+	check "the upgrade dropped it from the manifest" sh -c "! grep -q '$dropped' /usr/local/share/rke2-proxy-backend/install.manifest"
+	check "the new binary is installed" cmp -s $next/bin/rke2-proxy-backend $bin
+	check "the upgrade left the operator's config alone" grep -q 'kept /etc/rke2-proxy-backend/config.yaml' $out/upgrade.log
+	check "watch was restarted on the new binary (new PID, not a deleted file)" sh -c "p=\$(systemctl show -P MainPID $watch); [ \"\$p\" != $pid ] && [ \"\$p\" != 0 ] && [ \"\$(readlink /proc/\$p/exe)\" = $bin ]"
 	no_failed_units
 	;;
 uninstall)
@@ -303,7 +318,7 @@ cp "$cfg" "$work/config.edited"
 cp "$R/usr/local/share/$name/install.manifest" "$work/manifest"
 boot installed
 cmp -s "$cfg" "$work/config.edited" || fail "case 2: the operator's config changed"
-pass "case 2: installed from the tarball without dpkg, booted: generator from /usr/local, apply and verify ok, watch active, reinstall changed nothing, no unit failed, in $((SECONDS - start))s"
+pass "case 2: installed from the tarball without dpkg, booted: generator from /usr/local, apply and verify ok, watch active, reinstall changed nothing, an upgrade restarted watch on its new binary, no unit failed, in $((SECONDS - start))s"
 
 # ---- case 3: uninstall, boot again ------------------------------------------
 start=$SECONDS
