@@ -102,7 +102,8 @@ for g in /usr/local/lib/systemd/system-generators/$name-generator /etc/systemd/s
 	if [ -L "$g" ] && [ "$g" != "$gendir/$name-generator" ]; then
 		t=$(readlink "$g")
 		case $t in /*) ;; *) t=$(dirname "$g")/$t ;; esac
-		fatal "$g is from an install under another prefix: uninstall it first ($(dirname "$t")/$name-uninstall.sh)"
+		t=$(cd "$(dirname "$t")" 2>/dev/null && pwd || dirname "$t")
+		fatal "$g is from an install under another prefix: uninstall it first ($t/$name-uninstall.sh)"
 	fi
 done
 "$src/bin/$name" version >/dev/null 2>&1 ||

@@ -379,4 +379,11 @@ run_logged "$work/uninstall4c.log" "uninstall of the /opt install failed" chroot
 left=$(cd "$R4" && find . -xdev -path ./proc -prune -o -path ./root -prune -o -name '*rke2-proxy-backend*' -print | LC_ALL=C sort | tr '\n' ' ')
 [ "$left" = "./etc/rke2-proxy-backend " ] && [ "$(ls -A "$R4/etc/rke2-proxy-backend")" = config.yaml ] || fail "case 4: left after the /opt uninstall: $left"
 [ ! -e "$R4/opt/$name" ] || fail "case 4: /opt/$name left after uninstall"
+# And the other way round: /usr/local's relative generator link names its uninstaller.
+guest_install "$R4" "$work/install4e.log"
+expect_refused "$work/install4f.log" "from an install under another prefix: uninstall it first \(/usr/local/bin/$name-uninstall.sh\)" \
+	"case 4: install.sh under /opt went ahead beside the /usr/local install" "case 4: install.sh beside the /usr/local install failed for another reason" \
+	chroot "$R4" sh "/root/$top/install.sh" --prefix /opt/$name
+run_logged "$work/uninstall4e.log" "uninstall of the /usr/local install failed" chroot "$R4" /usr/local/bin/$name-uninstall.sh
+[ ! -e "$R4/opt/$name" ] && [ ! -e "$R4/usr/local/bin/$name" ] || fail "case 4: files left after the refused /opt install and the /usr/local uninstall"
 pass "case 4: a second install changed nothing, the operator's config stayed byte-identical (install, reinstall, --purge), --prefix /opt/$name used /etc/systemd, in $((SECONDS - start))s"
