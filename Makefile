@@ -5,7 +5,7 @@ LDFLAGS := -s -w -X $(PKG)/internal/version.Version=$(VERSION)
 GO      ?= go
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: all build test lint oracle unit e2e packages repo bench clean
+.PHONY: all build test lint oracle unit e2e packages tarball repo bench clean
 
 all: build
 
@@ -71,6 +71,39 @@ packages: $(NFPM)
 	done; done
 	touch dist/.stamp
 	@ls -1 dist/*.deb dist/*.rpm
+
+# Release tarballs for hosts without dpkg or rpm (packaging/tarball/install.sh
+# says what goes where): dist/rke2-proxy-backend-$(VERSION)-linux-ARCH.tar.gz
+# and its .sha256 (sha256sum -c format), from what `make packages` staged in
+# dist/build (run first when dist/ has no packages). Reproducible: every
+# entry sorted, owned by 0:0 numerically, dated SOURCE_DATE_EPOCH, gzip
+# without a name or time.
+TARBALL_STAGE := dist/tarball
+
+tarball:
+	@test -f dist/.stamp || $(MAKE) packages
+	rm -rf $(TARBALL_STAGE) dist/rke2-proxy-backend-*.tar.gz dist/rke2-proxy-backend-*.tar.gz.sha256
+	for a in $(PKG_ARCHES); do \
+	  n=rke2-proxy-backend-$(VERSION)-linux-$$a; d=$(TARBALL_STAGE)/$$n; \
+	  install -D -m 0755 packaging/tarball/install.sh $$d/install.sh && \
+	  install -D -m 0755 $(PKG_BUILD)/$$a/rke2-proxy-backend $$d/bin/rke2-proxy-backend && \
+	  install -D -m 0755 packaging/tarball/uninstall.sh $$d/bin/rke2-proxy-backend-uninstall.sh && \
+	  install -D -m 0644 -t $$d/lib/systemd/system units/*.service && \
+	  install -D -m 0644 -t $$d/share/man/man1 $(PKG_BUILD)/docs/man1/*.1.gz && \
+	  install -D -m 0644 -t $$d/share/man/man5 $(PKG_BUILD)/docs/man5/*.5.gz && \
+	  install -D -m 0644 $(PKG_BUILD)/docs/completions/rke2-proxy-backend.bash $$d/share/bash-completion/completions/rke2-proxy-backend && \
+	  install -D -m 0644 $(PKG_BUILD)/docs/completions/_rke2-proxy-backend $$d/share/zsh/site-functions/_rke2-proxy-backend && \
+	  install -D -m 0644 $(PKG_BUILD)/docs/completions/rke2-proxy-backend.fish $$d/share/fish/vendor_completions.d/rke2-proxy-backend.fish && \
+	  install -D -m 0644 $(PKG_BUILD)/doc/changelog.gz $$d/share/doc/rke2-proxy-backend/changelog.gz && \
+	  install -D -m 0644 LICENSE $$d/share/doc/rke2-proxy-backend/LICENSE && \
+	  install -D -m 0644 $(PACKAGING_CONFIG) $$d/share/doc/rke2-proxy-backend/config.yaml.example && \
+	  install -D -m 0644 packaging/monitoring/node-problem-detector/rke2-proxy-backend.json $$d/share/rke2-proxy-backend/monitoring/node-problem-detector/rke2-proxy-backend.json && \
+	  install -D -m 0644 packaging/monitoring/prometheus/rke2-proxy-backend.rules.yaml $$d/share/rke2-proxy-backend/monitoring/prometheus/rke2-proxy-backend.rules.yaml && \
+	  tar -C $(TARBALL_STAGE) --sort=name --owner=0 --group=0 --numeric-owner --mode=u+rwX,go+rX,go-w \
+	    --mtime=@$(SOURCE_DATE_EPOCH) --format=gnu -cf - $$n | gzip -9n > dist/$$n.tar.gz && \
+	  (cd dist && sha256sum $$n.tar.gz > $$n.tar.gz.sha256) || exit 1; \
+	done
+	@ls -1 dist/*.tar.gz
 
 # Repositories: a signed APT repository and signed YUM/DNF repositories
 # (x86_64, aarch64) from dist/ into $(REPO_DIR)/, signed with the builder's

@@ -41,8 +41,11 @@ type Options struct {
 	// ConfigFile is the operator config file when it is not the default;
 	// apply and verify are then pointed at it too.
 	ConfigFile string
-	Decide     Decider
-	Log        *Logger
+	// Binary is the installed tool the drop-ins run ("" means
+	// hostfs.Binary); see units.Input.Binary.
+	Binary string
+	Decide Decider
+	Log    *Logger
 }
 
 // Outcome says what a run did.
@@ -108,6 +111,7 @@ func run(o Options) (Outcome, error) {
 		Units:      names,
 		VerifyWait: cfg.Verify.Wait,
 		ConfigFile: o.ConfigFile,
+		Binary:     o.Binary,
 	})
 	if err != nil {
 		return Failed, fmt.Errorf("render drop-ins: %w", err)
@@ -133,7 +137,7 @@ func brokenConfig(o Options, normal string, f facts.Facts, cfgErr error) (Outcom
 		o.Log.Error("%v; no rke2-server or rke2-agent unit installed, nothing to do", cfgErr)
 		return BrokenConfig, cfgErr
 	}
-	files, err := units.Generate(units.Input{Units: names, ConfigFile: o.ConfigFile, Undecided: true})
+	files, err := units.Generate(units.Input{Units: names, ConfigFile: o.ConfigFile, Binary: o.Binary, Undecided: true})
 	if err == nil {
 		err = writeAll(normal, files)
 	}

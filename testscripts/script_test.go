@@ -6,6 +6,8 @@ package testscripts
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -28,6 +30,7 @@ func TestScripts(t *testing.T) {
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		UpdateScripts:       os.Getenv("UPDATE_GOLDEN") == "1",
+		Cmds:                map[string]func(*testscript.TestScript, bool, []string){"hide-tools": hideTools},
 		Setup: func(env *testscript.Env) error {
 			// Scripts never see the developer's host root by accident.
 			env.Setenv("RKE2_PROXY_BACKEND_ROOT", env.WorkDir+"/root")
@@ -51,4 +54,36 @@ func TestScripts(t *testing.T) {
 			return false, nil
 		},
 	})
+}
+
+// hideTools NAME... makes PATH a directory of links to every program the
+// script's PATH finds, except NAMEs: a host without those tools, with
+// everything else (sh, unshare, the CLI itself) where it was. A program
+// run by its absolute path is still there, as on a host where it lives
+// outside PATH.
+func hideTools(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) == 0 {
+		ts.Fatalf("usage: hide-tools NAME...")
+	}
+	hidden := map[string]bool{}
+	for _, a := range args {
+		hidden[a] = true
+	}
+	dir := ts.MkAbs(".hidden-tools-path")
+	ts.Check(os.RemoveAll(dir))
+	ts.Check(os.Mkdir(dir, 0o755))
+	for _, d := range filepath.SplitList(ts.Getenv("PATH")) {
+		entries, _ := os.ReadDir(d) // a PATH entry that does not exist finds nothing
+		for _, e := range entries {
+			link := filepath.Join(dir, e.Name())
+			if hidden[e.Name()] || strings.HasPrefix(d, dir) {
+				continue
+			}
+			if _, err := os.Lstat(link); err == nil {
+				continue // an earlier PATH entry wins, as in a lookup
+			}
+			ts.Check(os.Symlink(filepath.Join(d, e.Name()), link))
+		}
+	}
+	ts.Setenv("PATH", dir)
 }

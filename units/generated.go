@@ -30,6 +30,11 @@ type Input struct {
 	// ConfigFile is the operator config file to hand to apply and verify;
 	// "" means the default, which is then left off the command lines.
 	ConfigFile string
+	// Binary is the installed tool's path the drop-ins run; "" means
+	// hostfs.Binary (the packages' /usr/bin). The generator passes its own
+	// resolved executable, so a tarball install under another prefix runs
+	// the binary it installed.
+	Binary string
 	// Undecided is set when the operator config is broken, so there is no
 	// decision (Backend is empty): the RKE2 units still run apply, which
 	// then fails naming the file, key and value and RKE2 does not start, so
@@ -49,6 +54,10 @@ func Generate(in Input) ([]File, error) {
 		in.Backend = ""
 	} else if _, err := backend.Parse(string(in.Backend)); err != nil {
 		return nil, err
+	}
+	if in.Binary != "" && !path.IsAbs(in.Binary) {
+		// ExecStartPre= runs before any PATH could find a bare name.
+		return nil, fmt.Errorf("the binary the drop-ins run, %q, is not an absolute path", in.Binary)
 	}
 	names, err := unitNames(in.Units)
 	if err != nil {
@@ -82,6 +91,14 @@ func Generate(in Input) ([]File, error) {
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].Path < files[j].Path })
 	return files, nil
+}
+
+// binary is the tool the drop-ins run.
+func (in Input) binary() string {
+	if in.Binary == "" {
+		return hostfs.Binary
+	}
+	return in.Binary
 }
 
 func dropInPath(unitName string) string { return path.Join(unitName+".d", DropInName) }
@@ -120,7 +137,7 @@ func rke2Options(in Input) ([]*unit.UnitOption, error) {
 	if err != nil {
 		return nil, err
 	}
-	argv := append([]string{hostfs.Binary, "apply", "--backend=" + string(in.Backend)}, commonFlags(in)...)
+	argv := append([]string{in.binary(), "apply", "--backend=" + string(in.Backend)}, commonFlags(in)...)
 	exec, err := ExecLine(argv)
 	if err != nil {
 		return nil, fmt.Errorf("apply command line: %w", err)
@@ -140,7 +157,7 @@ func rke2Options(in Input) ([]*unit.UnitOption, error) {
 // config itself and exits 2 naming the problem, which stops RKE2's start.
 // Nothing pulls in verify, which would only report that there is no plan.
 func undecidedOptions(in Input) ([]*unit.UnitOption, error) {
-	argv := append([]string{hostfs.Binary, "apply"}, commonFlags(in)...)
+	argv := append([]string{in.binary(), "apply"}, commonFlags(in)...)
 	exec, err := ExecLine(argv)
 	if err != nil {
 		return nil, fmt.Errorf("apply command line: %w", err)
@@ -153,7 +170,7 @@ func verifyOptions(in Input) ([]*unit.UnitOption, error) {
 	if wait <= 0 {
 		wait = DefaultVerifyWait
 	}
-	argv := append([]string{hostfs.Binary, "verify", "--wait=" + wait.String()}, commonFlags(in)...)
+	argv := append([]string{in.binary(), "verify", "--wait=" + wait.String()}, commonFlags(in)...)
 	exec, err := ExecLine(argv)
 	if err != nil {
 		return nil, fmt.Errorf("verify command line: %w", err)

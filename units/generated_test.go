@@ -172,3 +172,39 @@ func TestShipped(t *testing.T) {
 		}
 	}
 }
+
+// A tarball install under /usr/local: every command line the drop-ins
+// carry runs the binary the generator was started as, not /usr/bin's.
+func TestGenerateRunsTheGivenBinary(t *testing.T) {
+	const bin = "/usr/local/bin/rke2-proxy-backend"
+	for _, in := range []Input{
+		{Backend: backend.IptablesLegacy, Units: []string{"rke2-server.service"}, Binary: bin},
+		{Units: []string{"rke2-agent.service"}, Binary: bin, Undecided: true},
+	} {
+		files, err := Generate(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var execs int
+		for _, f := range files {
+			opts, err := unit.Deserialize(bytes.NewReader(f.Data))
+			if err != nil {
+				t.Fatalf("%s: %v", f.Path, err)
+			}
+			for _, o := range opts {
+				if (o.Name == "ExecStart" || o.Name == "ExecStartPre") && o.Value != "" {
+					execs++
+					if !strings.HasPrefix(o.Value, bin+" ") {
+						t.Errorf("%s: %s=%s, want it to run %s", f.Path, o.Name, o.Value, bin)
+					}
+				}
+			}
+		}
+		if want := len(files); execs != want {
+			t.Errorf("undecided=%v: %d command lines in %d files", in.Undecided, execs, want)
+		}
+	}
+	if _, err := Generate(Input{Backend: backend.IptablesNFT, Units: []string{"rke2-server.service"}, Binary: "bin/rke2-proxy-backend"}); err == nil {
+		t.Error("a relative binary path was accepted")
+	}
+}

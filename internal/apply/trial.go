@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/boundexec"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/loadcmd"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
@@ -142,9 +142,9 @@ func load(ctx context.Context, b backend.Backend, loads []trialLoad) string {
 	argvs := make([][]string, len(loads))
 	for i, l := range loads {
 		argv := loadcmd.Argv(b, l.fam)
-		loader, err := exec.LookPath(argv[0])
+		loader, err := hostfs.LookTool(argv[0], "the trial of "+string(b)+" (its loader)")
 		if err != nil {
-			return fmt.Sprintf("%s's loader %s is not installed", b, argv[0])
+			return err.Error()
 		}
 		argvs[i] = append([]string{loader}, argv[1:]...)
 	}

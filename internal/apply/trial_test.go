@@ -106,7 +106,7 @@ func TestTrialMissingLoader(t *testing.T) {
 	needTrialTools(t)
 	t.Setenv("PATH", t.TempDir())
 	r := Trial(context.Background(), backend.IptablesLegacy, rke2.KubeVersion{})
-	if !strings.Contains(r.Failure, "loader iptables-legacy-restore is not installed") {
+	if !strings.Contains(r.Failure, "the trial of iptables-legacy (its loader) needs iptables-legacy-restore, which is not installed (not found in PATH): install the Debian/Ubuntu package iptables (EL: iptables-legacy") {
 		t.Errorf("failure %q", r.Failure)
 	}
 }

@@ -18,13 +18,16 @@ import (
 // use Exec, which runs the real binary.
 type Runner func(ctx context.Context, stdin string, argv ...string) (string, error)
 
-// Exec runs argv[0] from PATH.
+// Exec runs argv[0] from PATH; a missing one is a hostfs.MissingToolError.
 func Exec(ctx context.Context, stdin string, argv ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
+		if err := hostfs.MissingTool(argv[0], "cleanup", err); hostfs.IsMissingTool(err) {
+			return "", err
+		}
 		return stdout.String(), fmt.Errorf("%s: %w: %s", strings.Join(argv, " "), err, strings.TrimSpace(stderr.String()))
 	}
 	return stdout.String(), nil

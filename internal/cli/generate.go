@@ -2,6 +2,7 @@ package cli
 
 import (
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -58,6 +59,7 @@ func runGenerator(g *globals, dirs []string) {
 		Dirs:       dirs,
 		Getenv:     os.Getenv,
 		ConfigFile: configFile,
+		Binary:     generatorBinary(root, os.Executable),
 		Decide: func() (facts.Facts, config.Config, decide.Decision, error) {
 			// Live rules are left out: at boot there are none, and on
 			// daemon-reload the previous plan keeps the node where it is.
@@ -65,4 +67,21 @@ func runGenerator(g *globals, dirs []string) {
 		},
 		Log: log,
 	})
+}
+
+// generatorBinary is the binary the drop-ins run: the one systemd started
+// as the generator (its link resolved by the kernel), so a tarball install
+// under /usr/local runs its own binary and a package's /usr/bin its own.
+// "" (hostfs.Binary) unless it is the installed tool on this host: with
+// --root the drop-ins describe a fixture, and a test binary, or one whose
+// file was replaced under it ("... (deleted)"), is no tool to run.
+func generatorBinary(root hostfs.Root, executable func() (string, error)) string {
+	if !root.IsHost() {
+		return ""
+	}
+	exe, err := executable()
+	if err != nil || !filepath.IsAbs(exe) || filepath.Base(exe) != filepath.Base(hostfs.Binary) {
+		return ""
+	}
+	return filepath.Clean(exe)
 }

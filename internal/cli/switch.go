@@ -109,6 +109,11 @@ func prepareSwitch(cmd *cobra.Command, g *globals, to backend.Backend, timeout t
 		_, err := fmt.Fprintf(g.stdout, "switch: kube-proxy already uses %s (%s); nothing to do\n", to, hostfs.PlanFile)
 		return nil, true, err
 	}
+	// Every switch restarts RKE2 through systemctl: without it the switch
+	// would change the config and then fail its restart and its rollback.
+	if _, err := hostfs.LookTool(hostfs.Systemctl, "switch (it restarts RKE2)"); err != nil {
+		return nil, false, failure("switch: %w; nothing was changed", err)
+	}
 	sc := switchover.Systemctl{Timeout: timeout}
 	isActive := sc.IsActive
 	if !root.IsHost() {

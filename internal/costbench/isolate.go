@@ -13,6 +13,7 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/costbench/costfile"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 )
 
 // ChildEnv tells a re-executed process it is a bench child: its value is
@@ -33,9 +34,9 @@ func netnsID() string {
 // The namespace dies with the child, and its rules with it. The child's
 // progress lines go to progress as they come.
 func RunIsolated(ctx context.Context, self []string, b backend.Backend, n int, progress io.Writer) (costfile.Result, error) {
-	unshare, err := exec.LookPath("unshare")
+	unshare, err := hostfs.LookTool("unshare", "bench (a throwaway network namespace per backend)")
 	if err != nil {
-		return costfile.Result{}, fmt.Errorf("bench needs unshare (util-linux) to make a throwaway network namespace: %w", err)
+		return costfile.Result{}, err
 	}
 	parent := netnsID()
 	if parent == "" {

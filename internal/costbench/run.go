@@ -64,9 +64,9 @@ func Run(ctx context.Context, p Plan, progress io.Writer) (costfile.Report, erro
 // binary's version; missing is why the backend cannot be measured.
 func toolsFor(ctx context.Context, b backend.Backend) (tools []costfile.Tool, missing string) {
 	for _, name := range loaders[b] {
-		p, err := exec.LookPath(name)
+		p, err := hostfs.LookTool(name, "measuring "+string(b))
 		if err != nil {
-			return nil, fmt.Sprintf("%s is not installed (install the iptables or nftables package)", name)
+			return nil, err.Error()
 		}
 		real, err := filepath.EvalSymlinks(p)
 		if err != nil {

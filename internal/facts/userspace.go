@@ -22,7 +22,7 @@ func (p *probe) userspace() Userspace {
 		break
 	}
 	if u.IptablesPath == "" {
-		p.problem("No iptables command found (looked at %s): the host's iptables flavour is unknown.", strings.Join(hostfs.IptablesCommands, ", "))
+		p.problem("No iptables command found (looked at %s): the host's iptables flavour is unknown; %s.", strings.Join(hostfs.IptablesCommands, ", "), hostfs.InstallHint("iptables"))
 	} else if u.IptablesAlternative == "unknown" {
 		p.problem("%s does not say whether it is iptables-legacy or iptables-nft: the host's iptables flavour is unknown.", u.IptablesPath)
 	}

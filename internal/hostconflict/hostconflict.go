@@ -79,7 +79,7 @@ func Find(f facts.Facts, b backend.Backend) []Finding {
 		}
 	}
 	if setup.Primary != cni.Cilium && f.Userspace.IptablesPath == "" {
-		add("no-iptables", "install the iptables package (apt-get install iptables, or dnf install iptables-nft)",
+		add("no-iptables", hostfs.InstallHint("iptables"),
 			"No iptables command on the host (looked at %s): the portmap CNI plugin runs the host's iptables for every hostPort and fails without it (rke2#3361).", strings.Join(hostfs.IptablesCommands, ", "))
 	}
 	if v := f.Userspace.Iptables; v.Version != "" && !facts.VersionBelow(v.Version, 1, 8, 0) && facts.VersionBelow(v.Version, 1, 8, 5) {

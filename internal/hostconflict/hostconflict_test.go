@@ -41,7 +41,7 @@ func TestFind(t *testing.T) {
 		{"no iptables for portmap", func(h *testhost.Host) {
 			h.Debian12().Remove("/usr/sbin/iptables").Remove("/sbin/iptables").Remove("/etc/alternatives/iptables")
 		},
-			backend.IptablesNFT, "no-iptables", "No iptables command on the host", "apt-get install iptables", facts.Options{}},
+			backend.IptablesNFT, "no-iptables", "No iptables command on the host", "install the Debian/Ubuntu package iptables (EL: iptables-nft; EL 8: iptables)", facts.Options{}},
 		{"iptables 1.8.4", func(h *testhost.Host) {
 			h.Debian12().File(facts.DpkgStatus, "Package: iptables\nStatus: install ok installed\nVersion: 1.8.4-3ubuntu2\n")
 		},

@@ -17,9 +17,12 @@ package hostfs
 
 // Where our own packages install things (packaging/nfpm.yaml must agree).
 var (
-	// Binary is the installed tool. The generated drop-ins run it by this
-	// absolute path: ExecStartPre= must not depend on PATH, and systemd
-	// runs the drop-ins before any profile could set one.
+	// Binary is the packages' installed tool. The generated drop-ins run
+	// it by an absolute path: ExecStartPre= must not depend on PATH, and
+	// systemd runs the drop-ins before any profile could set one. The
+	// generator writes its own resolved executable instead when that is
+	// the installed tool (a tarball under /usr/local); the tarball's
+	// install.sh rewrites the shipped units' ExecStart= the same way.
 	Binary = "/usr/bin/rke2-proxy-backend"
 	// ShippedUnitDir holds our shipped units: the distribution's unit directory
 	// (/usr/lib on merged-/usr and RPM hosts), not /etc, which is the

@@ -135,6 +135,11 @@ func TestModprobeMissingBinary(t *testing.T) {
 	if err := r.Err(); err == nil || !strings.Contains(err.Error(), "nf_tables") {
 		t.Errorf("Err() = %v, want a failure naming nf_tables", err)
 	}
+	// The failure says which binary is missing and what to install.
+	want := "loading kernel module nf_tables needs " + root.Path("/nonexistent/modprobe") + ", which is not installed (not found there): install the Debian/Ubuntu package kmod (EL: kmod)"
+	if len(r.Missing) != 1 || r.Missing[0].Error != want {
+		t.Errorf("Missing = %+v, want one failure %q", r.Missing, want)
+	}
 }
 
 func TestMissingFeatures(t *testing.T) {

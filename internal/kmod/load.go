@@ -128,6 +128,9 @@ func (l Loader) Load(ctx context.Context, state State, modules []string) Result 
 		stderr, err := run(ctx, argv)
 		if err != nil {
 			msg := strings.TrimSpace(stderr)
+			if err := hostfs.MissingTool(argv[0], "loading kernel module "+m, err); hostfs.IsMissingTool(err) {
+				msg = err.Error()
+			}
 			if msg == "" {
 				msg = err.Error()
 			}

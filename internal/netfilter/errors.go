@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 )
 
 // NotInstalledError says a backend's tool is not on this host, so its
@@ -16,7 +17,7 @@ type NotInstalledError struct {
 }
 
 func (e *NotInstalledError) Error() string {
-	return fmt.Sprintf("reading %s rules: %s is not installed (%v); install the iptables package that provides it", e.Backend, e.Binary, e.Err)
+	return (&hostfs.MissingToolError{Tool: e.Binary, For: "reading " + string(e.Backend) + " rules", Err: e.Err}).Error()
 }
 
 func (e *NotInstalledError) Unwrap() error { return e.Err }

@@ -76,8 +76,8 @@ func TestLegacyErrors(t *testing.T) {
 	s := NewSystem(fakeProc(t, ptr("filter\n"), nil))
 	s.lookPath = func(name string) (string, error) { return "", errors.New("executable file not found in $PATH") }
 	_, err := s.Read(context.Background(), backend.IptablesLegacy)
-	if !IsNotInstalled(err) || !strings.Contains(err.Error(), "iptables-legacy-save") {
-		t.Errorf("missing tool: err = %v, want IsNotInstalled naming the tool", err)
+	if !IsNotInstalled(err) || !strings.Contains(err.Error(), "reading iptables-legacy rules needs iptables-legacy-save, which is not installed (not found in PATH): install the Debian/Ubuntu package iptables (EL: iptables-legacy") {
+		t.Errorf("missing tool: err = %v, want IsNotInstalled naming the tool, what needed it and its package", err)
 	}
 
 	s.lookPath = func(name string) (string, error) { return "/sbin/" + name, nil }

@@ -31,6 +31,9 @@ func (s Systemctl) run(ctx context.Context, args ...string) (int, error) {
 		Timeout:   s.Timeout,
 		MaxOutput: 64 << 10,
 	})
+	if err := hostfs.MissingTool(hostfs.Systemctl, "switch (systemctl "+strings.Join(args, " ")+")", err); hostfs.IsMissingTool(err) {
+		return -1, err
+	}
 	var exit interface{ ExitCode() int }
 	if errors.As(err, &exit) {
 		return exit.ExitCode(), fmt.Errorf("%s %s: %w: %s", hostfs.Systemctl, strings.Join(args, " "), err, strings.TrimSpace(res.Stderr))
