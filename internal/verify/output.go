@@ -109,11 +109,9 @@ func kubeProxyMetrics(b *strings.Builder, r *Result, gauge func(name, help strin
 	if len(kp.Syncs) > 0 {
 		gauge("rke2_proxy_backend_kube_proxy_sync_seconds", "kube-proxy's rule sync duration from its own histograms (kind all, full or partial): mean, and p99 estimated from the buckets.")
 		for _, s := range kp.Syncs {
-			for _, st := range []struct {
-				name string
-				v    float64
-			}{{"mean", s.Mean}, {"p99", s.P99}} {
-				fmt.Fprintf(b, "rke2_proxy_backend_kube_proxy_sync_seconds{backend=%q,ip_family=%q,kind=%q,stat=%q} %g\n", r.Expect, s.IPFamily, s.Kind, st.name, st.v)
+			fmt.Fprintf(b, "rke2_proxy_backend_kube_proxy_sync_seconds{backend=%q,ip_family=%q,kind=%q,stat=\"mean\"} %g\n", r.Expect, s.IPFamily, s.Kind, s.Mean)
+			if s.P99 != nil {
+				fmt.Fprintf(b, "rke2_proxy_backend_kube_proxy_sync_seconds{backend=%q,ip_family=%q,kind=%q,stat=\"p99\"} %g\n", r.Expect, s.IPFamily, s.Kind, *s.P99)
 			}
 		}
 		gauge("rke2_proxy_backend_kube_proxy_syncs", "Rule syncs kube-proxy counted in each histogram since it started.")
