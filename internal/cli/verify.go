@@ -111,30 +111,33 @@ func runVerify(cmd *cobra.Command, g *globals, fl verifyFlags) error {
 	if err != nil {
 		return err
 	}
-	if unknown != nil {
-		return reportVerify(g, unknown)
-	}
-	if opts.Expect == "" {
+	if unknown == nil && opts.Expect == "" {
 		fmt.Fprintln(g.stdout, "verify: rke2-proxy-backend is turned off (backend: off); nothing to verify")
 		return nil
 	}
-	res, err := verify.Run(cmd.Context(), opts)
+	res := unknown
+	if res == nil {
+		res, err = verify.Run(cmd.Context(), opts)
+	}
 	if err != nil {
+		// A run that ends without a result (SIGTERM during the wait)
+		// leaves no earlier result standing either.
+		if !fl.noStatus {
+			err = errors.Join(err, verify.Invalidate(root, "verify could not run: "+err.Error()))
+		}
 		return failure("verify: %w", err)
 	}
+	// Every run that has a result stores it, "cannot tell" included:
+	// status.json is never older than the last run.
+	var pubErr error
 	if !fl.noStatus {
-		note, err := verify.WriteMetrics(root, textfileDir, res, time.Now())
-		if err != nil {
-			return failure("verify: %w", err)
-		}
-		if note != "" {
-			res.Notes = append(res.Notes, note)
-		}
-		if err := verify.WriteStatus(root, res); err != nil {
-			return failure("verify: %w", err)
-		}
+		pubErr = verify.Publish(root, textfileDir, res, time.Now())
 	}
-	return reportVerify(g, res)
+	rerr := reportVerify(g, res)
+	if pubErr != nil {
+		return failure("verify: %w", pubErr)
+	}
+	return rerr
 }
 
 // reportVerify prints res and maps its verdict to the exit status.

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -121,7 +122,7 @@ func runWatch(cmd *cobra.Command, g *globals, fl watchFlags) error {
 		how = fmt.Sprintf("nftables and iptables-nft changes by netlink events, legacy stamps every %s", fl.poll)
 	}
 	logf(fmt.Sprintf("started: %s; verify after %s of quiet or every %s, drift after %s", how, fl.quiet, fl.full, fl.grace))
-	wcfg.Verify = func(ctx context.Context, first bool) (*verify.Result, error) {
+	runVerify := func(ctx context.Context, first bool) (*verify.Result, error) {
 		// The plan is read at every run: apply rewrites it when RKE2
 		// restarts with another backend.
 		opts := verify.Options{Reader: reader, ProxyModeURL: fl.proxyModeURL}
@@ -144,17 +145,20 @@ func runWatch(cmd *cobra.Command, g *globals, fl watchFlags) error {
 		}
 		return verify.Run(ctx, opts)
 	}
+	wcfg.Verify = func(ctx context.Context, first bool) (*verify.Result, error) {
+		res, err := runVerify(ctx, first)
+		if err != nil && ctx.Err() == nil && !fl.noStatus {
+			// No result this time: the last one no longer stands.
+			err = errors.Join(err, verify.Invalidate(root, "verify could not run: "+err.Error()))
+		}
+		return res, err
+	}
 	wcfg.Publish = func(res *verify.Result, drifting bool, transitions int) error {
 		if fl.noStatus {
 			return nil
 		}
-		if _, err := verify.WriteMetrics(root, textfileDir, res, time.Now()); err != nil {
-			return err
-		}
-		if err := verify.WriteStatus(root, res); err != nil {
-			return err
-		}
-		return watch.WriteMetrics(root, textfileDir, drifting, transitions)
+		return errors.Join(verify.Publish(root, textfileDir, res, time.Now()),
+			watch.WriteMetrics(root, textfileDir, drifting, transitions))
 	}
 	wcfg.Heartbeat = func(now time.Time) {
 		if fl.noStatus {

@@ -98,9 +98,15 @@ type BackendState struct {
 
 // Result is the outcome, as printed with -o json and stored in status.json.
 type Result struct {
-	OK bool `json:"ok"`
-	// Verdict is VerdictOK, VerdictFailed or VerdictUnknown.
-	Verdict      string          `json:"verdict"`
+	// Schema is StatusSchema, set by JSON.
+	Schema int  `json:"schema"`
+	OK     bool `json:"ok"`
+	// Verdict is VerdictOK, VerdictFailed or VerdictUnknown; a status.json
+	// read back may also hold VerdictInvalid (see Invalidate).
+	Verdict string `json:"verdict"`
+	// Invalid says why the run that wrote an invalid record could not
+	// write its result; never set by Run.
+	Invalid      string          `json:"invalid,omitempty"`
 	Expect       backend.Backend `json:"expect"`
 	ExpectSource string          `json:"expect_source"`
 	Kubernetes   string          `json:"kubernetes,omitempty"`
