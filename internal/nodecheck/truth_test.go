@@ -95,7 +95,7 @@ func TestAFailedStatusWriteInvalidatesTheLastOne(t *testing.T) {
 		t.Fatalf("before: %s %q", v.Status, v.Message)
 	}
 	broken := &verify.Result{Verdict: verify.VerdictFailed, Expect: backend.IptablesNFT,
-		Findings: []verify.Finding{{Kind: verify.KindMissingTable, Backend: backend.IptablesNFT, Message: "every rule flushed"}},
+		Findings:  []verify.Finding{{Kind: verify.KindMissingTable, Backend: backend.IptablesNFT, Message: "every rule flushed"}},
 		KubeProxy: &verify.KubeProxyFigures{ServiceChanges: math.NaN()}}
 	err := verify.WriteStatus(root, broken)
 	if err == nil {
