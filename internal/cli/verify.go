@@ -33,7 +33,10 @@ expected backend (from ` + hostfs.PlanFile + `, or --expect) holds kube-proxy's 
 skeleton for IPv4 and IPv6, that no kube-proxy rules are stranded in another
 backend, that kubelet's hint chains and the CNI's chains (Felix, flannel,
 Cilium, portmap, NodeLocal DNS) sit in the matching backend, and that
-kube-proxy's /proxyMode (on 127.0.0.1:10249, no redirects) agrees. Each
+kube-proxy's /proxyMode agrees (asked where RKE2's kube-proxy-arg
+metrics-bind-address makes kube-proxy listen, 127.0.0.1:10249 by default;
+no redirects; a refusal once the rules are proven is a note after 10s, not
+a wait). Each
 finding names the command that fixes it. While it waits it logs what is
 still missing to stderr at most every 30s, and it reads a backend again only
 when the kernel says its rules changed. The result goes to
@@ -66,7 +69,7 @@ func addVerifyFlags(f *pflag.FlagSet, fl *verifyFlags, wait string) {
 	f.StringVar(&fl.expect, "expect", "", "expected backend, instead of the plan's: "+backend.Names())
 	f.StringVar(&fl.kubernetes, "kubernetes", "", "Kubernetes version, e.g. v1.33 (default: the plan's, else any known layout)")
 	f.StringVar(&fl.textfileDir, "textfile-dir", "", "node_exporter textfile directory (default: verify.textfile_dir from the config)")
-	f.StringVar(&fl.proxyModeURL, "proxy-mode-url", verify.DefaultProxyModeURL, `kube-proxy's /proxyMode URL ("" skips the check)`)
+	f.StringVar(&fl.proxyModeURL, "proxy-mode-url", "", `kube-proxy's /proxyMode URL (default: where RKE2's kube-proxy-arg metrics-bind-address puts it, else `+verify.DefaultProxyModeURL+`; "" skips the check)`)
 	f.BoolVar(&fl.noStatus, "no-status", false, "write neither "+hostfs.StatusFile+" nor metrics")
 	_ = f.MarkHidden("proxy-mode-url")
 }
@@ -86,10 +89,10 @@ func runVerify(cmd *cobra.Command, g *globals, fl verifyFlags) error {
 	// per-service map elements: reading those is quadratic in services.
 	reader := verify.NewReader(root)
 	opts := verify.Options{
-		Reader:       reader,
-		Wait:         cfg.Verify.Wait,
-		ProxyModeURL: fl.proxyModeURL,
+		Reader: reader,
+		Wait:   cfg.Verify.Wait,
 	}
+	proxyModeEndpoint(cmd, root, fl, &opts)
 	if cmd.Flags().Changed("wait") {
 		opts.Wait = fl.wait
 	}
@@ -138,6 +141,18 @@ func runVerify(cmd *cobra.Command, g *globals, fl verifyFlags) error {
 		return failure("verify: %w", pubErr)
 	}
 	return rerr
+}
+
+// proxyModeEndpoint sets where verify asks kube-proxy for its mode: the
+// hidden --proxy-mode-url when given, else where RKE2's config makes
+// kube-proxy listen (read at every run: the operator may change it).
+func proxyModeEndpoint(cmd *cobra.Command, root hostfs.Root, fl verifyFlags, opts *verify.Options) {
+	if cmd.Flags().Changed("proxy-mode-url") {
+		opts.ProxyModeURL, opts.ProxyModeSource = fl.proxyModeURL, "--proxy-mode-url"
+		return
+	}
+	ep := verify.ProxyModeEndpoint(root)
+	opts.ProxyModeURL, opts.ProxyModeSource = ep.URL, ep.Source
 }
 
 // reportVerify prints res and maps its verdict to the exit status.

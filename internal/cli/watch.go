@@ -125,7 +125,8 @@ func runWatch(cmd *cobra.Command, g *globals, fl watchFlags) error {
 	runVerify := func(ctx context.Context, first bool) (*verify.Result, error) {
 		// The plan is read at every run: apply rewrites it when RKE2
 		// restarts with another backend.
-		opts := verify.Options{Reader: reader, ProxyModeURL: fl.proxyModeURL}
+		opts := verify.Options{Reader: reader}
+		proxyModeEndpoint(cmd, root, fl.verifyFlags, &opts)
 		if first {
 			opts.Wait = firstWait
 			opts.Progress = func(line string) { logf(line) }

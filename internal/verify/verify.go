@@ -46,8 +46,10 @@ type Options struct {
 	// every ProgressEvery while verify waits.
 	Progress      func(line string)
 	ProgressEvery time.Duration
-	// ProxyModeURL is kube-proxy's /proxyMode endpoint ("" skips the check).
-	ProxyModeURL string
+	// ProxyModeURL is kube-proxy's /proxyMode endpoint ("" skips the check;
+	// ProxyModeEndpoint reads it from RKE2's config). ProxyModeSource says
+	// where it came from, for the notes; with no URL it says why.
+	ProxyModeURL, ProxyModeSource string
 	// CNI is what RKE2 runs for pod networking (nil: not read); it picks
 	// the chart a CNI finding's fix names.
 	CNI *cni.Setup
@@ -251,8 +253,11 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	} else {
 		res.Findings = append(res.Findings, hints...)
 	}
+	if opts.ProxyModeURL == "" && opts.ProxyModeSource != "" {
+		res.Notes = append(res.Notes, "proxy mode not checked: "+opts.ProxyModeSource)
+	}
 	if opts.ProxyModeURL != "" {
-		pm := checkProxyMode(ctx, opts, deadline)
+		pm := checkProxyMode(ctx, opts, deadline, res.Synced)
 		res.ProxyMode = pm.mode
 		switch {
 		case pm.note != "":
@@ -260,7 +265,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		case pm.problem != "":
 			res.Findings = append(res.Findings, Finding{Kind: KindProxyMode, Backend: opts.Expect,
 				Message: pm.problem,
-				Fix:     "check what listens on " + opts.ProxyModeURL + " (ss -ltnp 'sport = :10249'); it should be kube-proxy's metrics server, which RKE2 binds there"})
+				Fix:     "check what listens on " + opts.ProxyModeURL + " (ss -ltnp); it should be kube-proxy's metrics server, which binds there as kube-proxy-arg metrics-bind-address in RKE2's config says (127.0.0.1:10249 by default)"})
 		case pm.mode != opts.Expect.ProxyMode():
 			res.Findings = append(res.Findings, Finding{Kind: KindProxyMode, Backend: opts.Expect,
 				Message: fmt.Sprintf("kube-proxy reports proxy mode %q, the plan wants %q", pm.mode, opts.Expect.ProxyMode()),
