@@ -148,7 +148,10 @@ func runVerify(cmd *cobra.Command, g *globals, fl verifyFlags) error {
 // kube-proxy listen (read at every run: the operator may change it).
 func proxyModeEndpoint(cmd *cobra.Command, root hostfs.Root, fl verifyFlags, opts *verify.Options) {
 	if cmd.Flags().Changed("proxy-mode-url") {
-		opts.ProxyModeURL, opts.ProxyModeSource = fl.proxyModeURL, "--proxy-mode-url"
+		opts.ProxyModeURL = fl.proxyModeURL
+		if fl.proxyModeURL != "" {
+			opts.ProxyModeSource = "--proxy-mode-url"
+		}
 		return
 	}
 	ep := verify.ProxyModeEndpoint(root)

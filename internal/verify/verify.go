@@ -38,7 +38,11 @@ type Options struct {
 	Families []rules.Family
 	// SingleStackReason says why IPv6 is not among Families, for the note.
 	SingleStackReason string
-	Reader            netfilter.Reader
+	// HostIptables is where the host's iptables alternative points
+	// ("legacy", "nft", "" unknown): kubelet writes its hint chains with
+	// it, so it tells a misplaced hint from a leftover one.
+	HostIptables string
+	Reader       netfilter.Reader
 	// Wait bounds the wait for kube-proxy's first sync; Poll is how often
 	// the backend's change stamp is looked at meanwhile.
 	Wait, Poll time.Duration
@@ -247,7 +251,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		res.Backends = append(res.Backends, st)
 	}
 	// Kubelet's hint counts against kube-proxy's backend, wherever it is.
-	hints := hintFindings(opts.Expect, res.Backends)
+	hints := hintFindings(opts.Expect, res.Backends, opts.HostIptables)
 	if opts.OneBootOverride {
 		res.Warnings = append(res.Warnings, oneBootHints(hints)...)
 	} else {
