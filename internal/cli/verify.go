@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -112,6 +113,13 @@ func runVerify(cmd *cobra.Command, g *globals, fl verifyFlags) error {
 	}
 	unknown, err := expectation(root, fl, &opts)
 	if err != nil {
+		if exitCode(err) != ExitUsage && !fl.noStatus {
+			// The host could not be judged (a broken plan, no /proc):
+			// no earlier result stands for it either.
+			if ierr := verify.Invalidate(root, "verify could not run: "+strings.TrimPrefix(err.Error(), "verify: ")); ierr != nil {
+				return failure("verify: %w", errors.Join(err, ierr))
+			}
+		}
 		return err
 	}
 	if unknown == nil && opts.Expect == "" {

@@ -138,7 +138,7 @@ func check(root hostfs.Root, opts Options) Verdict {
 		return Verdict{Unknown, fmt.Sprintf("cannot tell: %s is not verify's JSON (%v); run rke2-proxy-backend verify", root.Path(hostfs.StatusFile), err)}
 	}
 	if r.Verdict == verify.VerdictInvalid {
-		return Verdict{Unknown, "cannot tell: the last verify run could not store its result: " + r.Invalid}
+		return Verdict{Unknown, "cannot tell: the last verify run left no result: " + r.Invalid}
 	}
 	if r.Expect != p.Decision.Backend {
 		return Verdict{Unknown, fmt.Sprintf("stale status: verified %s but the plan chose %s", r.Expect, p.Decision.Backend)}

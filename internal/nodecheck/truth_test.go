@@ -102,7 +102,7 @@ func TestAFailedStatusWriteInvalidatesTheLastOne(t *testing.T) {
 		t.Fatal("a result JSON cannot hold was stored")
 	}
 	v := Check(root, Options{})
-	if v.Status != Unknown || !strings.Contains(v.Message, "cannot tell: the last verify run could not store its result") {
+	if v.Status != Unknown || !strings.Contains(v.Message, "cannot tell: the last verify run left no result") {
 		t.Errorf("after a run that could not store its result: %s %q; want unknown", v.Status, v.Message)
 	}
 }
