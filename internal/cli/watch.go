@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -150,7 +151,7 @@ func runWatch(cmd *cobra.Command, g *globals, fl watchFlags) error {
 		res, err := runVerify(ctx, first)
 		if err != nil && ctx.Err() == nil && !fl.noStatus {
 			// No result this time: the last one no longer stands.
-			err = errors.Join(err, verify.Invalidate(root, "verify could not run: "+err.Error()))
+			err = errors.Join(err, verify.Invalidate(root, "verify could not run: "+strings.TrimPrefix(err.Error(), "verify: ")))
 		}
 		return res, err
 	}
