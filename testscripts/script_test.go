@@ -4,6 +4,9 @@
 package testscripts
 
 import (
+	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +24,7 @@ func TestMain(m *testing.M) {
 		"rke2-proxy-backend-generator": func() {
 			os.Exit(cli.Main(os.Args, os.Stdout, os.Stderr))
 		},
+		"fake-kube-proxy": fakeKubeProxy,
 	})
 }
 
@@ -86,4 +90,31 @@ func hideTools(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	}
 	ts.Setenv("PATH", dir)
+}
+
+// fakeKubeProxy plays kube-proxy's metrics server for the scripts:
+// `fake-kube-proxy ADDR MODE [METRICS-FILE]` serves GET /proxyMode as MODE
+// and /metrics from METRICS-FILE on ADDR, says "listening" on stdout once
+// it accepts, and runs until killed.
+func fakeKubeProxy() {
+	if len(os.Args) < 3 {
+		fmt.Fprintln(os.Stderr, "usage: fake-kube-proxy ADDR MODE [METRICS-FILE]")
+		os.Exit(2)
+	}
+	ln, err := net.Listen("tcp", os.Args[1])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fake-kube-proxy:", err)
+		os.Exit(1)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/proxyMode", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, os.Args[2]) })
+	mux.HandleFunc("/metrics", func(w http.ResponseWriter, r *http.Request) {
+		if len(os.Args) < 4 {
+			http.NotFound(w, r)
+			return
+		}
+		http.ServeFile(w, r, os.Args[3])
+	})
+	fmt.Println("listening on", ln.Addr())
+	os.Exit(func() int { fmt.Fprintln(os.Stderr, http.Serve(ln, mux)); return 1 }())
 }

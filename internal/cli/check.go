@@ -18,12 +18,16 @@ short line, exiting as node-problem-detector's custom plugins do:
 0 when kube-proxy's rules were complete in the planned backend and nowhere
 else, 1 when verify found a problem (the first finding's kind and a count),
 2 when it cannot tell (no plan or status yet, a status for another backend
-than the plan's, an unreadable status). It reads no netfilter state, so it
-is cheap enough to run every few seconds.
+than the plan's, an unreadable status, one without a schema or with a
+schema it does not know, or the invalid record a verify run leaves when it
+could not store its result). It reads no netfilter state, so it is cheap
+enough to run every few seconds.
 
 While the watch service runs it touches ` + hostfs.WatchHeartbeat + ` every
-30s; a heartbeat older than --max-age (a watch that died or was stopped)
-makes the status stale: exit 2 with the unit to look at. status.json's own
+30s; a heartbeat older than --max-age (a watch that died or was stopped),
+dated more than 5s in the future (the clock stepped back since its last
+beat) or not a regular file makes the status stale: exit 2 with the unit
+to look at. status.json's own
 mtime is never judged: it is rewritten only when the result changes. With
 no heartbeat (watch not running this boot) the status is judged as it is.`
 

@@ -1,10 +1,13 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -12,6 +15,8 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cleanup"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/plan"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/switchover"
 )
 
 func init() { register(newCleanupCommand) }
@@ -23,14 +28,29 @@ per family; for nftables the tables ip and ip6 kube-proxy. kubelet's chains
 (KUBE-IPTABLES-HINT, KUBE-KUBELET-CANARY, KUBE-FIREWALL) and everything else
 stay. It prints each object it removes. --dry-run prints them and changes
 nothing. It refuses the backend the plan (` + hostfs.PlanFile + `) says kube-proxy
-uses, unless --force.`
+uses, unless --force.
+
+cleanup --kubelet-hints removes instead the hint and canary chains
+(KUBE-IPTABLES-HINT, KUBE-KUBELET-CANARY) a kubelet before a switch left in
+the other iptables backend: kubelet writes them with the host's iptables at
+its start and never removes them, and verify reports them (kubelet-hint).
+No reboot is needed. As switch does, it removes a family's chains only once
+kubelet has written its own hint where the plan's backend wants it, and only
+chains in kubelet's shape (empty, nothing jumps to them); it names what it
+keeps and why. KUBE-FIREWALL is never touched.`
 
 func newCleanupCommand(g *globals) *cobra.Command {
 	var (
-		backendName   string
-		dryRun, force bool
+		backendName                 string
+		dryRun, force, kubeletHints bool
 	)
-	cmd := flagsOnly("cleanup --backend B [--dry-run] [--force]", "Remove kube-proxy rules stranded in backend B", cleanupLong, func(cmd *cobra.Command) error {
+	cmd := flagsOnly("cleanup --backend B [--dry-run] [--force] | cleanup --kubelet-hints [--dry-run]", "Remove kube-proxy rules stranded in backend B, or kubelet's leftover hint chains", cleanupLong, func(cmd *cobra.Command) error {
+		if kubeletHints {
+			if backendName != "" || force {
+				return usageError(errors.New("--kubelet-hints takes neither --backend nor --force: the plan says where kubelet's hints belong"))
+			}
+			return cleanupKubeletHints(cmd, g, dryRun)
+		}
 		b, err := backendFlag("--backend", backendName, true)
 		if err != nil {
 			return usageError(err)
@@ -59,7 +79,98 @@ func newCleanupCommand(g *globals) *cobra.Command {
 	f.StringVar(&backendName, "backend", "", "backend to clean: "+backend.Names()+" (required)")
 	f.BoolVar(&dryRun, "dry-run", false, "print what would be removed and change nothing")
 	f.BoolVar(&force, "force", false, "also clean the backend the plan says kube-proxy uses")
+	f.BoolVar(&kubeletHints, "kubelet-hints", false, "remove kubelet's leftover hint chains from the other iptables backend instead (no reboot needed)")
 	return cmd
+}
+
+// cleanupKubeletHints is `cleanup --kubelet-hints`: switch's own tidy step
+// (switchover.LiveHints), for the leftovers of a switch done another way
+// (config edit and restart, a one-boot override made permanent).
+func cleanupKubeletHints(cmd *cobra.Command, g *globals, dryRun bool) error {
+	p, err := plan.Read(g.hostRoot())
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return failure("cleanup --kubelet-hints: no plan at %s: nothing says which backend kube-proxy uses, so nothing says where kubelet's hints belong (let RKE2 start once, or run rke2-proxy-backend apply)", hostfs.PlanFile)
+	case err != nil:
+		return failure("cleanup --kubelet-hints: %w", err)
+	case p.Decision.Disabled:
+		return failure("cleanup --kubelet-hints: rke2-proxy-backend is turned off (backend: off): nothing says where kubelet's hints belong")
+	}
+	run := cleanup.Exec
+	if dryRun {
+		run = dryRunner
+	}
+	t, err := switchover.LiveHints{Run: run}.Tidy(cmd.Context(), p.Decision.Backend)
+	if err != nil {
+		return failure("cleanup --kubelet-hints: %w", err)
+	}
+	return printHintTidy(g, p.Decision.Backend, t, dryRun)
+}
+
+// dryRunner reads as cleanup.Exec does and loads nothing: every change
+// goes through an *-restore, which it only pretends to run.
+func dryRunner(ctx context.Context, stdin string, argv ...string) (string, error) {
+	if strings.HasSuffix(argv[0], "-restore") {
+		return "", nil
+	}
+	return cleanup.Exec(ctx, stdin, argv...)
+}
+
+func printHintTidy(g *globals, kubeProxy backend.Backend, t *switchover.HintTidy, dryRun bool) error {
+	if g.json() {
+		out := struct {
+			*switchover.HintTidy
+			KubeProxy backend.Backend `json:"kube_proxy"`
+			DryRun    bool            `json:"dry_run"`
+		}{t, kubeProxy, dryRun}
+		b, err := json.MarshalIndent(out, "", "  ")
+		if err != nil {
+			return failure("cleanup: encode output: %w", err)
+		}
+		_, err = fmt.Fprintf(g.stdout, "%s\n", b)
+		return err
+	}
+	p := &linePrinter{w: g.stdout}
+	verb := "removed"
+	if dryRun {
+		verb = "would remove"
+	}
+	p.f("cleanup: kubelet's hints belong in %s for kube-proxy's %s; kubelet wrote its own there for: %s\n", t.Want, kubeProxy, familiesText(t.Written))
+	if len(t.Removed) == 0 {
+		p.f("cleanup: no leftover kubelet chain to remove\n")
+	} else {
+		p.f("cleanup: %s %d leftover kubelet chain(s):\n", verb, len(t.Removed))
+		for _, r := range t.Removed {
+			p.f("  %s\n", r)
+		}
+	}
+	for _, l := range t.Left {
+		p.f("kept: %s\n", l)
+	}
+	return p.err
+}
+
+func familiesText(fams []rules.Family) string {
+	if len(fams) == 0 {
+		return "no family yet"
+	}
+	var s []string
+	for _, f := range fams {
+		s = append(s, string(f))
+	}
+	return strings.Join(s, ", ")
+}
+
+// linePrinter keeps the first write error so the report stays linear.
+type linePrinter struct {
+	w   io.Writer
+	err error
+}
+
+func (p *linePrinter) f(format string, args ...any) {
+	if p.err == nil {
+		_, p.err = fmt.Fprintf(p.w, format, args...)
+	}
 }
 
 func printCleanup(g *globals, p *cleanup.Plan, dryRun bool) error {

@@ -137,7 +137,7 @@ func prepareSwitch(cmd *cobra.Command, g *globals, to backend.Backend, timeout t
 		Verifier: switchover.LiveVerifier{
 			Root:         root,
 			Wait:         timeout,
-			ProxyModeURL: verify.DefaultProxyModeURL,
+			ProxyModeURL: verify.ProxyModeEndpoint(root).URL,
 			Progress:     func(line string) { fmt.Fprintln(g.stderr, "rke2-proxy-backend: switch: verify: "+line) },
 		},
 		Cleaner:    switchover.LiveCleaner{},

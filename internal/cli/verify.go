@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -33,7 +34,10 @@ expected backend (from ` + hostfs.PlanFile + `, or --expect) holds kube-proxy's 
 skeleton for IPv4 and IPv6, that no kube-proxy rules are stranded in another
 backend, that kubelet's hint chains and the CNI's chains (Felix, flannel,
 Cilium, portmap, NodeLocal DNS) sit in the matching backend, and that
-kube-proxy's /proxyMode (on 127.0.0.1:10249, no redirects) agrees. Each
+kube-proxy's /proxyMode agrees (asked where RKE2's kube-proxy-arg
+metrics-bind-address makes kube-proxy listen, 127.0.0.1:10249 by default;
+no redirects; a refusal once the rules are proven is a note after 10s, not
+a wait). Each
 finding names the command that fixes it. While it waits it logs what is
 still missing to stderr at most every 30s, and it reads a backend again only
 when the kernel says its rules changed. The result goes to
@@ -66,7 +70,7 @@ func addVerifyFlags(f *pflag.FlagSet, fl *verifyFlags, wait string) {
 	f.StringVar(&fl.expect, "expect", "", "expected backend, instead of the plan's: "+backend.Names())
 	f.StringVar(&fl.kubernetes, "kubernetes", "", "Kubernetes version, e.g. v1.33 (default: the plan's, else any known layout)")
 	f.StringVar(&fl.textfileDir, "textfile-dir", "", "node_exporter textfile directory (default: verify.textfile_dir from the config)")
-	f.StringVar(&fl.proxyModeURL, "proxy-mode-url", verify.DefaultProxyModeURL, `kube-proxy's /proxyMode URL ("" skips the check)`)
+	f.StringVar(&fl.proxyModeURL, "proxy-mode-url", "", `kube-proxy's /proxyMode URL (default: where RKE2's kube-proxy-arg metrics-bind-address puts it, else `+verify.DefaultProxyModeURL+`; "" skips the check)`)
 	f.BoolVar(&fl.noStatus, "no-status", false, "write neither "+hostfs.StatusFile+" nor metrics")
 	_ = f.MarkHidden("proxy-mode-url")
 }
@@ -86,10 +90,10 @@ func runVerify(cmd *cobra.Command, g *globals, fl verifyFlags) error {
 	// per-service map elements: reading those is quadratic in services.
 	reader := verify.NewReader(root)
 	opts := verify.Options{
-		Reader:       reader,
-		Wait:         cfg.Verify.Wait,
-		ProxyModeURL: fl.proxyModeURL,
+		Reader: reader,
+		Wait:   cfg.Verify.Wait,
 	}
+	proxyModeEndpoint(cmd, root, fl, &opts)
 	if cmd.Flags().Changed("wait") {
 		opts.Wait = fl.wait
 	}
@@ -109,32 +113,57 @@ func runVerify(cmd *cobra.Command, g *globals, fl verifyFlags) error {
 	}
 	unknown, err := expectation(root, fl, &opts)
 	if err != nil {
+		if exitCode(err) != ExitUsage && !fl.noStatus {
+			// The host could not be judged (a broken plan, no /proc):
+			// no earlier result stands for it either.
+			if ierr := verify.Invalidate(root, "verify could not run: "+strings.TrimPrefix(err.Error(), "verify: ")); ierr != nil {
+				return failure("verify: %w", errors.Join(err, ierr))
+			}
+		}
 		return err
 	}
-	if unknown != nil {
-		return reportVerify(g, unknown)
-	}
-	if opts.Expect == "" {
+	if unknown == nil && opts.Expect == "" {
 		fmt.Fprintln(g.stdout, "verify: rke2-proxy-backend is turned off (backend: off); nothing to verify")
 		return nil
 	}
-	res, err := verify.Run(cmd.Context(), opts)
+	res := unknown
+	if res == nil {
+		res, err = verify.Run(cmd.Context(), opts)
+	}
 	if err != nil {
+		// A run that ends without a result (SIGTERM during the wait)
+		// leaves no earlier result standing either.
+		if !fl.noStatus {
+			err = errors.Join(err, verify.Invalidate(root, "verify could not run: "+err.Error()))
+		}
 		return failure("verify: %w", err)
 	}
+	// Every run that has a result stores it, "cannot tell" included:
+	// status.json is never older than the last run.
+	var pubErr error
 	if !fl.noStatus {
-		note, err := verify.WriteMetrics(root, textfileDir, res, time.Now())
-		if err != nil {
-			return failure("verify: %w", err)
-		}
-		if note != "" {
-			res.Notes = append(res.Notes, note)
-		}
-		if err := verify.WriteStatus(root, res); err != nil {
-			return failure("verify: %w", err)
-		}
+		pubErr = verify.Publish(root, textfileDir, res, time.Now())
 	}
-	return reportVerify(g, res)
+	rerr := reportVerify(g, res)
+	if pubErr != nil {
+		return failure("verify: %w", pubErr)
+	}
+	return rerr
+}
+
+// proxyModeEndpoint sets where verify asks kube-proxy for its mode: the
+// hidden --proxy-mode-url when given, else where RKE2's config makes
+// kube-proxy listen (read at every run: the operator may change it).
+func proxyModeEndpoint(cmd *cobra.Command, root hostfs.Root, fl verifyFlags, opts *verify.Options) {
+	if cmd.Flags().Changed("proxy-mode-url") {
+		opts.ProxyModeURL = fl.proxyModeURL
+		if fl.proxyModeURL != "" {
+			opts.ProxyModeSource = "--proxy-mode-url"
+		}
+		return
+	}
+	ep := verify.ProxyModeEndpoint(root)
+	opts.ProxyModeURL, opts.ProxyModeSource = ep.URL, ep.Source
 }
 
 // reportVerify prints res and maps its verdict to the exit status.

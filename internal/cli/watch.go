@@ -2,9 +2,11 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -121,10 +123,11 @@ func runWatch(cmd *cobra.Command, g *globals, fl watchFlags) error {
 		how = fmt.Sprintf("nftables and iptables-nft changes by netlink events, legacy stamps every %s", fl.poll)
 	}
 	logf(fmt.Sprintf("started: %s; verify after %s of quiet or every %s, drift after %s", how, fl.quiet, fl.full, fl.grace))
-	wcfg.Verify = func(ctx context.Context, first bool) (*verify.Result, error) {
+	runVerify := func(ctx context.Context, first bool) (*verify.Result, error) {
 		// The plan is read at every run: apply rewrites it when RKE2
 		// restarts with another backend.
-		opts := verify.Options{Reader: reader, ProxyModeURL: fl.proxyModeURL}
+		opts := verify.Options{Reader: reader}
+		proxyModeEndpoint(cmd, root, fl.verifyFlags, &opts)
 		if first {
 			opts.Wait = firstWait
 			opts.Progress = func(line string) { logf(line) }
@@ -144,17 +147,20 @@ func runWatch(cmd *cobra.Command, g *globals, fl watchFlags) error {
 		}
 		return verify.Run(ctx, opts)
 	}
+	wcfg.Verify = func(ctx context.Context, first bool) (*verify.Result, error) {
+		res, err := runVerify(ctx, first)
+		if err != nil && ctx.Err() == nil && !fl.noStatus {
+			// No result this time: the last one no longer stands.
+			err = errors.Join(err, verify.Invalidate(root, "verify could not run: "+strings.TrimPrefix(err.Error(), "verify: ")))
+		}
+		return res, err
+	}
 	wcfg.Publish = func(res *verify.Result, drifting bool, transitions int) error {
 		if fl.noStatus {
 			return nil
 		}
-		if _, err := verify.WriteMetrics(root, textfileDir, res, time.Now()); err != nil {
-			return err
-		}
-		if err := verify.WriteStatus(root, res); err != nil {
-			return err
-		}
-		return watch.WriteMetrics(root, textfileDir, drifting, transitions)
+		return errors.Join(verify.Publish(root, textfileDir, res, time.Now()),
+			watch.WriteMetrics(root, textfileDir, drifting, transitions))
 	}
 	wcfg.Heartbeat = func(now time.Time) {
 		if fl.noStatus {

@@ -11,6 +11,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -45,10 +48,16 @@ func (s Status) String() string {
 // raises that to this value so the message arrives whole.
 const MaxMessage = 160
 
-// MaxStatusSize bounds the read of status.json. A real one is a few KiB
-// (one entry per backend and per finding); the cap keeps a corrupt or
-// hostile file from costing NPD's pod memory every 30 seconds.
-const MaxStatusSize = 1 << 20
+// MaxStatusSize bounds the read of status.json: verify.MaxStatusSize, the
+// most verify writes. The cap keeps a corrupt or hostile file from costing
+// NPD's pod memory every 30 seconds.
+const MaxStatusSize = verify.MaxStatusSize
+
+// MaxClockSkew is how far in the future the heartbeat may be dated before
+// check stops trusting it: watch dates each beat with the clock, so a beat
+// from the future means the clock stepped back since, and the beat's age
+// says nothing about whether watch still runs.
+const MaxClockSkew = 5 * time.Second
 
 // Verdict is the check's answer.
 type Verdict struct {
@@ -109,9 +118,27 @@ func check(root hostfs.Root, opts Options) Verdict {
 	if err != nil {
 		return Verdict{Unknown, "cannot tell: " + err.Error()}
 	}
+	// The schema first: a status another version wrote may use the same
+	// keys for other things, and is judged by nobody rather than misread.
+	var head struct {
+		Schema *int `json:"schema"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return Verdict{Unknown, fmt.Sprintf("cannot tell: %s is not verify's JSON (%v); run rke2-proxy-backend verify", root.Path(hostfs.StatusFile), err)}
+	}
+	switch {
+	case head.Schema == nil:
+		return Verdict{Unknown, fmt.Sprintf("cannot tell: %s has no schema (an older rke2-proxy-backend wrote it); run rke2-proxy-backend verify", root.Path(hostfs.StatusFile))}
+	case *head.Schema != verify.StatusSchema:
+		return Verdict{Unknown, fmt.Sprintf("cannot tell: %s has schema %d, this check reads schema %d (a half-done package upgrade?); run rke2-proxy-backend verify",
+			root.Path(hostfs.StatusFile), *head.Schema, verify.StatusSchema)}
+	}
 	var r verify.Result
 	if err := json.Unmarshal(data, &r); err != nil {
 		return Verdict{Unknown, fmt.Sprintf("cannot tell: %s is not verify's JSON (%v); run rke2-proxy-backend verify", root.Path(hostfs.StatusFile), err)}
+	}
+	if r.Verdict == verify.VerdictInvalid {
+		return Verdict{Unknown, "cannot tell: the last verify run left no result: " + r.Invalid}
 	}
 	if r.Expect != p.Decision.Backend {
 		return Verdict{Unknown, fmt.Sprintf("stale status: verified %s but the plan chose %s", r.Expect, p.Decision.Backend)}
@@ -127,14 +154,22 @@ func staleWatch(root hostfs.Root, opts Options) (Verdict, bool) {
 	if opts.MaxAge <= 0 {
 		return Verdict{}, false
 	}
-	fi, err := root.Stat(hostfs.WatchHeartbeat)
+	fi, err := lstat(root, hostfs.WatchHeartbeat)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return Verdict{}, false
 	case err != nil:
 		return Verdict{Unknown, "cannot tell: " + err.Error()}, true
+	case !fi.Mode().IsRegular():
+		// A link's target's mtime is someone else's (a log file's).
+		return Verdict{Unknown, fmt.Sprintf("cannot tell: heartbeat %s is not a regular file (%s); is %s running? systemctl status %s",
+			root.Path(hostfs.WatchHeartbeat), fi.Mode().Type(), watchUnit, watchUnit)}, true
 	}
 	age := opts.Now.Sub(fi.ModTime())
+	if -age > MaxClockSkew {
+		return Verdict{Unknown, fmt.Sprintf("cannot tell: watch's last heartbeat is dated %s in the future (the clock stepped back?); a running %s rewrites it within %s",
+			(-age).Round(time.Second), watchUnit, watch.HeartbeatEvery)}, true
+	}
 	if age <= opts.MaxAge {
 		return Verdict{}, false
 	}
@@ -144,13 +179,25 @@ func staleWatch(root hostfs.Root, opts Options) (Verdict, bool) {
 
 const watchUnit = "rke2-proxy-backend-watch"
 
+// lstat stats hostPath without following its last component.
+func lstat(root hostfs.Root, hostPath string) (fs.FileInfo, error) {
+	dir, err := root.Resolve(path.Dir(hostPath))
+	if err != nil {
+		return nil, err
+	}
+	return os.Lstat(filepath.Join(dir, path.Base(hostPath)))
+}
+
 // judge maps one result: any real finding is a problem; read errors alone
 // mean verify could not look, which is Unknown, not a problem.
 func judge(r *verify.Result) Verdict {
 	var problems []verify.Finding
 	unreadable := 0
 	for _, f := range r.Findings {
-		if f.Kind == verify.KindReadError {
+		switch f.Kind {
+		case verify.KindNoPlan:
+			return Verdict{Unknown, "cannot tell: " + f.Message}
+		case verify.KindReadError:
 			unreadable++
 			continue
 		}

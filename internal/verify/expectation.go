@@ -78,6 +78,7 @@ func Expect(root hostfs.Root, claim Claim, opts *Options) (*Result, error) {
 		}
 		opts.Kubernetes = v
 	}
+	opts.HostIptables = facts.IptablesAlternative(root)
 	// kube-proxy runs single-stack where the node has no usable IPv6.
 	var err error
 	opts.Families, opts.SingleStackReason, err = facts.IPFamilies(root)

@@ -36,7 +36,7 @@ func TestExpectFromThePlan(t *testing.T) {
 		t.Fatalf("Expect = %+v, %v", unknown, err)
 	}
 	want := Options{Expect: backend.NFTables, ExpectSource: hostfs.PlanFile, OneBootOverride: true,
-		Kubernetes: rke2.KubeVersion{Major: 1, Minor: 31, Patch: -1}, Families: []rules.Family{rules.IPv4, rules.IPv6}}
+		Kubernetes: rke2.KubeVersion{Major: 1, Minor: 31, Patch: -1}, Families: []rules.Family{rules.IPv4, rules.IPv6}, HostIptables: "unknown"}
 	if !reflect.DeepEqual(o, want) {
 		t.Errorf("options\n%+v\nwant\n%+v", o, want)
 	}

@@ -66,9 +66,25 @@ type SyncFigures struct {
 	Count    float64 `json:"count"`
 	Mean     float64 `json:"mean_seconds"`
 	// P99 is estimated from the buckets as Prometheus' histogram_quantile
-	// does: linear within the bucket holding the 99th percentile.
-	P99 float64 `json:"p99_seconds"`
+	// does: linear within the bucket holding the 99th percentile. It is
+	// absent when the buckets cannot give one (a bound that is not a
+	// number, counts that fall as the bound rises, an estimate that is not
+	// finite): verify says so in a note rather than guess.
+	P99 *float64 `json:"p99_seconds,omitempty"`
 }
+
+// Bounds on what verify copies from kube-proxy's page into status.json and
+// its textfile. kube-proxy 1.34-1.37 writes two IP families and, in
+// iptables mode, the filter and nat tables per family: a page with more is
+// not one whose every series is worth a fleet's time series.
+const (
+	// maxIptablesRuleSeries bounds kubeproxy_sync_proxy_rules_iptables_total
+	// series copied (family/table pairs); the rest are dropped with a note.
+	maxIptablesRuleSeries = 10
+	// maxHistogramBuckets bounds the buckets kept per histogram; kube-proxy
+	// writes 16 (ExponentialBuckets(0.001, 2, 15) and +Inf).
+	maxHistogramBuckets = 64
+)
 
 // metricsURL is kube-proxy's /metrics on the host and port of its
 // /proxyMode URL, which CheckProxyModeURL has held to loopback.
@@ -84,52 +100,58 @@ func metricsURL(proxyModeURL string) (string, error) {
 // readKubeProxyFigures fetches and parses kube-proxy's /metrics. Any
 // problem is a note for the caller: the figures inform, they never fail
 // verify.
-func readKubeProxyFigures(ctx context.Context, client *http.Client, proxyModeURL string) (*KubeProxyFigures, error) {
+func readKubeProxyFigures(ctx context.Context, client *http.Client, proxyModeURL string) (*KubeProxyFigures, []string, error) {
 	target, err := metricsURL(proxyModeURL)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("%s unreachable: %w", target, err)
+		return nil, nil, fmt.Errorf("%s unreachable: %w", target, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%s answered %s", target, resp.Status)
+		return nil, nil, fmt.Errorf("%s answered %s", target, resp.Status)
 	}
 	page, err := io.ReadAll(io.LimitReader(resp.Body, kubeProxyMetricsMaxBody+1))
 	if err != nil {
-		return nil, fmt.Errorf("%s: reading the answer: %w", target, err)
+		return nil, nil, fmt.Errorf("%s: reading the answer: %w", target, err)
 	}
 	if len(page) > kubeProxyMetricsMaxBody {
-		return nil, fmt.Errorf("%s answered more than %d bytes, more than kube-proxy's metrics", target, kubeProxyMetricsMaxBody)
+		return nil, nil, fmt.Errorf("%s answered more than %d bytes, more than kube-proxy's metrics", target, kubeProxyMetricsMaxBody)
 	}
-	f, err := kubeProxyFigures(page)
+	f, notes, err := kubeProxyFigures(page)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", target, err)
+		return nil, nil, fmt.Errorf("%s: %w", target, err)
 	}
-	return f, nil
+	for i := range notes {
+		notes[i] = "kube-proxy's /metrics at " + target + ": " + notes[i]
+	}
+	return f, notes, nil
 }
 
 // kubeProxyFigures extracts the figures from a /metrics page. A page with
 // none of kube-proxy's sync metrics is an error: whatever answered is not
-// a kube-proxy that has synced.
-func kubeProxyFigures(page []byte) (*KubeProxyFigures, error) {
+// a kube-proxy that has synced. Every figure it returns is finite and
+// every copied series bounded (see maxIptablesRuleSeries); what it had to
+// leave out is in notes, one line each.
+func kubeProxyFigures(page []byte) (*KubeProxyFigures, []string, error) {
 	samples, err := parseExposition(page, func(name string) bool {
 		return strings.HasPrefix(name, "kubeproxy_sync_")
 	})
 	if err != nil {
-		return nil, fmt.Errorf("not a Prometheus text exposition: %w", err)
+		return nil, nil, fmt.Errorf("not a Prometheus text exposition: %w", err)
 	}
 	type key struct{ kind, family string }
 	type hist struct {
 		sum, count float64
 		buckets    map[float64]float64
-		seen       bool
+		// bad says why the buckets cannot give a quantile.
+		bad string
 	}
 	hists := map[key]*hist{}
 	get := func(k key) *hist {
@@ -139,7 +161,9 @@ func kubeProxyFigures(page []byte) (*KubeProxyFigures, error) {
 		return hists[k]
 	}
 	f := &KubeProxyFigures{}
+	var notes []string
 	found := false
+	droppedRules := 0
 	for _, s := range samples {
 		fam := s.labels["ip_family"]
 		if math.IsNaN(s.value) || math.IsInf(s.value, 0) || s.value < 0 {
@@ -155,7 +179,6 @@ func kubeProxyFigures(page []byte) (*KubeProxyFigures, error) {
 		}
 		if base, suffix, ok := histogramPart(s.name); ok {
 			h := get(key{kpHistograms[base], fam})
-			h.seen = true
 			switch suffix {
 			case "_sum":
 				h.sum = s.value
@@ -163,10 +186,18 @@ func kubeProxyFigures(page []byte) (*KubeProxyFigures, error) {
 				h.count = s.value
 			case "_bucket":
 				le, err := parseExpositionFloat(s.labels["le"])
-				if err != nil {
-					return nil, fmt.Errorf("%s bucket le=%q: %w", base, s.labels["le"], err)
+				switch {
+				case err != nil:
+					return nil, nil, fmt.Errorf("%s bucket le=%q: %w", base, s.labels["le"], err)
+				case math.IsNaN(le) || le < 0:
+					// A duration is never negative: no bucket of
+					// kube-proxy's has a bound below 0.
+					h.bad = fmt.Sprintf("a bucket with le=%q", s.labels["le"])
+				case len(h.buckets) >= maxHistogramBuckets:
+					h.bad = fmt.Sprintf("more than %d buckets", maxHistogramBuckets)
+				default:
+					h.buckets[le] = s.value
 				}
-				h.buckets[le] = s.value
 			}
 			found = true
 			continue
@@ -183,22 +214,51 @@ func kubeProxyFigures(page []byte) (*KubeProxyFigures, error) {
 		case kpEndpointChanges:
 			f.EndpointChanges = s.value
 		case kpIptablesRules:
+			k := fam + "/" + s.labels["table"]
+			if _, seen := f.IptablesRules[k]; !seen && len(f.IptablesRules) >= maxIptablesRuleSeries {
+				droppedRules++
+				continue
+			}
 			if f.IptablesRules == nil {
 				f.IptablesRules = map[string]float64{}
 			}
-			f.IptablesRules[fam+"/"+s.labels["table"]] = s.value
+			f.IptablesRules[k] = s.value
 		}
 	}
 	if !found {
-		return nil, fmt.Errorf("no %s or %s: not kube-proxy's metrics", kpSyncDuration, kpSyncLastTimestamp)
+		return nil, nil, fmt.Errorf("no %s or %s: not kube-proxy's metrics", kpSyncDuration, kpSyncLastTimestamp)
+	}
+	if droppedRules > 0 {
+		notes = append(notes, fmt.Sprintf("%d %s series beyond the first %d family/table pairs dropped (kube-proxy writes at most 4)",
+			droppedRules, kpIptablesRules, maxIptablesRuleSeries))
 	}
 	for k, h := range hists {
-		if !h.seen || h.count <= 0 || math.IsInf(h.sum/h.count, 0) {
+		if h.count <= 0 {
 			continue
 		}
-		f.Syncs = append(f.Syncs, SyncFigures{Kind: k.kind, IPFamily: k.family, Count: h.count,
-			Mean: h.sum / h.count, P99: bucketQuantile(0.99, h.buckets)})
+		what := fmt.Sprintf("%s %s sync histogram", k.family, k.kind)
+		mean := h.sum / h.count
+		if math.IsInf(mean, 0) || math.IsNaN(mean) {
+			notes = append(notes, fmt.Sprintf("%s left out: its mean (sum %g / count %g) is not a finite number", what, h.sum, h.count))
+			continue
+		}
+		sf := SyncFigures{Kind: k.kind, IPFamily: k.family, Count: h.count, Mean: mean}
+		if h.bad == "" {
+			h.bad = monotonic(h.buckets)
+		}
+		if h.bad == "" {
+			if p99 := bucketQuantile(0.99, h.buckets); !math.IsInf(p99, 0) && !math.IsNaN(p99) {
+				sf.P99 = &p99
+			} else {
+				h.bad = "buckets whose p99 estimate is not a finite number"
+			}
+		}
+		if h.bad != "" {
+			notes = append(notes, fmt.Sprintf("%s: p99 left out: it has %s", what, h.bad))
+		}
+		f.Syncs = append(f.Syncs, sf)
 	}
+	sort.Strings(notes)
 	sort.Slice(f.Syncs, func(i, j int) bool {
 		a, b := f.Syncs[i], f.Syncs[j]
 		if a.Kind != b.Kind {
@@ -206,7 +266,24 @@ func kubeProxyFigures(page []byte) (*KubeProxyFigures, error) {
 		}
 		return a.IPFamily < b.IPFamily
 	})
-	return f, nil
+	return f, notes, nil
+}
+
+// monotonic says what is wrong with cumulative buckets whose count falls
+// as the bound rises ("" when none does): no quantile can be read from them.
+func monotonic(buckets map[float64]float64) string {
+	bounds := make([]float64, 0, len(buckets))
+	for le := range buckets {
+		bounds = append(bounds, le)
+	}
+	sort.Float64s(bounds)
+	for i := 1; i < len(bounds); i++ {
+		if buckets[bounds[i]] < buckets[bounds[i-1]] {
+			return fmt.Sprintf("cumulative counts that fall from %g (le=%g) to %g (le=%g)",
+				buckets[bounds[i-1]], bounds[i-1], buckets[bounds[i]], bounds[i])
+		}
+	}
+	return ""
 }
 
 // histogramPart splits a sample name of one of kpHistograms into the
@@ -224,8 +301,11 @@ func histogramPart(name string) (base, suffix string, ok bool) {
 // bucketQuantile estimates quantile q from cumulative buckets (upper bound
 // to count) as histogram_quantile does: find the bucket where the rank
 // falls and interpolate linearly within it (from 0 for the first). A rank
-// in the +Inf bucket gives the highest finite bound; no buckets give NaN,
-// which the caller reports as 0.
+// in the +Inf bucket gives the highest finite bound; no buckets give 0.
+// The interpolation is a weighted mean of the two bounds, never their
+// difference, so bounds of opposite sign near the float range (le=-1e308
+// and le=1.7e308) do not overflow; the caller still rejects a result that
+// is not finite.
 func bucketQuantile(q float64, buckets map[float64]float64) float64 {
 	bounds := make([]float64, 0, len(buckets))
 	for le := range buckets {
@@ -247,10 +327,13 @@ func bucketQuantile(q float64, buckets map[float64]float64) float64 {
 			if math.IsInf(le, 1) {
 				return prevBound
 			}
-			if c == prevCount {
+			if c == prevCount || prevCount == 0 && le <= 0 {
+				// As histogram_quantile: a first bucket bounded at or
+				// below 0 has no width to interpolate in.
 				return le
 			}
-			return prevBound + (le-prevBound)*(rank-prevCount)/(c-prevCount)
+			w := (rank - prevCount) / (c - prevCount)
+			return prevBound*(1-w) + le*w
 		}
 		prevBound, prevCount = le, c
 	}
@@ -263,11 +346,11 @@ const kubeProxyMetricsTimeout = 5 * time.Second
 // kubeProxyFiguresOrNote reads kube-proxy's figures, or appends to notes
 // why not: an unreachable, garbled or oversized page is never a finding.
 func kubeProxyFiguresOrNote(ctx context.Context, proxyModeURL string, notes []string) (*KubeProxyFigures, []string) {
-	f, err := readKubeProxyFigures(ctx, loopbackClient(kubeProxyMetricsTimeout), proxyModeURL)
+	f, omitted, err := readKubeProxyFigures(ctx, loopbackClient(kubeProxyMetricsTimeout), proxyModeURL)
 	if err != nil {
 		return nil, append(notes, "kube-proxy's sync figures not read: "+err.Error())
 	}
-	return f, notes
+	return f, append(notes, omitted...)
 }
 
 // plainLabel holds a label value verify copies into its own metrics to

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -13,13 +15,31 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cni"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/version"
 )
 
 // MetricsFile is the textfile node_exporter picks up from its directory.
 const MetricsFile = "rke2_proxy_backend.prom"
 
+// StatusSchema versions status.json (and verify -o json): raise it when a
+// key is removed, renamed or changes type. Readers refuse a schema they do
+// not know rather than misread it.
+const StatusSchema = 1
+
+// MaxStatusSize bounds status.json: check reads no more, so verify never
+// writes more (a larger result is written as an invalid record instead).
+// A real one is a few KiB (one entry per backend and per finding, bounded
+// figures).
+const MaxStatusSize = 1 << 20
+
+// VerdictInvalid is the verdict of the record a verify run leaves when it
+// could not write its result: whatever status.json said before is no
+// longer true of this node, and check must say it cannot tell.
+const VerdictInvalid = "invalid"
+
 // JSON is the result as printed with -o json and stored in hostfs.StatusFile.
 func JSON(r *Result) ([]byte, error) {
+	r.Schema = StatusSchema
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("encode verify result: %w", err)
@@ -27,14 +47,78 @@ func JSON(r *Result) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// WriteStatus stores r atomically at hostfs.StatusFile under root.
+// WriteStatus stores r atomically at hostfs.StatusFile under root. A run
+// that cannot store its result never leaves the previous one in place:
+// it writes an invalid record (Invalidate) instead and returns the error.
 func WriteStatus(root hostfs.Root, r *Result) error {
 	b, err := JSON(r)
-	if err != nil {
-		return err
+	if err == nil && len(b) > MaxStatusSize {
+		err = fmt.Errorf("verify result is %d bytes, over the %d check reads", len(b), MaxStatusSize)
 	}
-	if _, err := root.WriteFileAtomic(hostfs.StatusFile, b, 0o644); err != nil {
-		return fmt.Errorf("write status %s: %w", root.Path(hostfs.StatusFile), err)
+	if err == nil {
+		if _, err = root.WriteFileAtomic(hostfs.StatusFile, b, 0o644); err == nil {
+			return nil
+		}
+		err = fmt.Errorf("write status %s: %w", root.Path(hostfs.StatusFile), err)
+	}
+	if ierr := Invalidate(root, err.Error()); ierr != nil {
+		return errors.Join(err, ierr)
+	}
+	return fmt.Errorf("%w (status.json now says the result is invalid)", err)
+}
+
+// invalidRecord is status.json after a run that could not write its result.
+type invalidRecord struct {
+	Schema  int    `json:"schema"`
+	OK      bool   `json:"ok"`
+	Verdict string `json:"verdict"`
+	Invalid string `json:"invalid"`
+}
+
+// Invalidate replaces status.json with a record saying why the last run's
+// result is missing. When even that cannot be written (a full disk), the
+// old status is removed: no status is "cannot tell" too, never the old OK.
+func Invalidate(root hostfs.Root, why string) error {
+	b, _ := json.Marshal(invalidRecord{Schema: StatusSchema, Verdict: VerdictInvalid, Invalid: clip(why, 512)})
+	_, werr := root.WriteFileAtomic(hostfs.StatusFile, append(b, '\n'), 0o644)
+	if werr == nil {
+		return nil
+	}
+	p, err := root.Resolve(path.Dir(hostfs.StatusFile))
+	if err == nil {
+		err = os.Remove(filepath.Join(p, path.Base(hostfs.StatusFile)))
+	}
+	if err != nil && !isNotExist(err) {
+		return fmt.Errorf("cannot invalidate %s: writing failed (%v) and removing failed: %w", root.Path(hostfs.StatusFile), werr, err)
+	}
+	return nil
+}
+
+// Publish writes one run's textfile metrics (into textfileDir, when set)
+// and its status. Metrics that cannot be written are removed, so the
+// textfile never shows an older run's values; the status is written
+// whatever happened to the metrics, with a note when they were not.
+func Publish(root hostfs.Root, textfileDir string, r *Result, now time.Time) error {
+	note, merr := WriteMetrics(root, textfileDir, r, now)
+	if merr != nil {
+		if rerr := removeMetrics(root, textfileDir); rerr != nil {
+			merr = errors.Join(merr, rerr)
+		}
+		note = "metrics not written: " + merr.Error()
+	}
+	if note != "" {
+		r.Notes = append(r.Notes, note)
+	}
+	return errors.Join(merr, WriteStatus(root, r))
+}
+
+func removeMetrics(root hostfs.Root, dir string) error {
+	p, err := root.Resolve(dir)
+	if err == nil {
+		err = os.Remove(filepath.Join(p, MetricsFile))
+	}
+	if err != nil && !isNotExist(err) {
+		return fmt.Errorf("remove the previous metrics %s: %w", root.Path(path.Join(dir, MetricsFile)), err)
 	}
 	return nil
 }
@@ -46,6 +130,7 @@ func Metrics(r *Result, now time.Time) []byte {
 	gauge := func(name, help string) {
 		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name)
 	}
+	BuildInfo(&b, "verify")
 	gauge("rke2_proxy_backend_info", "Backend kube-proxy is expected to use on this node.")
 	fmt.Fprintf(&b, "rke2_proxy_backend_info{backend=%q} 1\n", r.Expect)
 	gauge("rke2_proxy_backend_verify_ok", "1 when kube-proxy's rules are complete in the expected backend and none are stranded elsewhere.")
@@ -82,6 +167,35 @@ func Metrics(r *Result, now time.Time) []byte {
 	return []byte(b.String())
 }
 
+// BuildInfoHelp is the HELP of rke2_proxy_backend_build_info, the same in
+// verify's and watch's textfiles (node_exporter refuses one metric with
+// two HELP texts).
+const BuildInfoHelp = "Version of rke2-proxy-backend that wrote this textfile; writer is verify or watch (1 always)."
+
+// BuildInfo writes rke2_proxy_backend_build_info for writer. The writer
+// label keeps verify's and watch's series apart (node_exporter refuses
+// the same series from two files), and says which of them still runs an
+// old binary after a package upgrade.
+func BuildInfo(b *strings.Builder, writer string) {
+	fmt.Fprintf(b, "# HELP rke2_proxy_backend_build_info %s\n# TYPE rke2_proxy_backend_build_info gauge\n", BuildInfoHelp)
+	fmt.Fprintf(b, "rke2_proxy_backend_build_info{version=%q,writer=%q} 1\n", labelValue(version.Version), writer)
+}
+
+// labelValue keeps a label value to what needs no escaping beyond %q's
+// (which matches the exposition format for printable ASCII without
+// backslashes); a version string is that, anything else becomes "unknown".
+func labelValue(v string) string {
+	if v == "" || len(v) > 64 {
+		return "unknown"
+	}
+	for _, c := range v {
+		if c < 0x20 || c > 0x7e || c == '\\' || c == '"' {
+			return "unknown"
+		}
+	}
+	return v
+}
+
 // cniSeries writes one sample per backend and component with chains, in
 // a stable order.
 func cniSeries(b *strings.Builder, r *Result, name string, counts func(BackendState) map[cni.Owner]int) {
@@ -109,11 +223,9 @@ func kubeProxyMetrics(b *strings.Builder, r *Result, gauge func(name, help strin
 	if len(kp.Syncs) > 0 {
 		gauge("rke2_proxy_backend_kube_proxy_sync_seconds", "kube-proxy's rule sync duration from its own histograms (kind all, full or partial): mean, and p99 estimated from the buckets.")
 		for _, s := range kp.Syncs {
-			for _, st := range []struct {
-				name string
-				v    float64
-			}{{"mean", s.Mean}, {"p99", s.P99}} {
-				fmt.Fprintf(b, "rke2_proxy_backend_kube_proxy_sync_seconds{backend=%q,ip_family=%q,kind=%q,stat=%q} %g\n", r.Expect, s.IPFamily, s.Kind, st.name, st.v)
+			fmt.Fprintf(b, "rke2_proxy_backend_kube_proxy_sync_seconds{backend=%q,ip_family=%q,kind=%q,stat=\"mean\"} %g\n", r.Expect, s.IPFamily, s.Kind, s.Mean)
+			if s.P99 != nil {
+				fmt.Fprintf(b, "rke2_proxy_backend_kube_proxy_sync_seconds{backend=%q,ip_family=%q,kind=%q,stat=\"p99\"} %g\n", r.Expect, s.IPFamily, s.Kind, *s.P99)
 			}
 		}
 		gauge("rke2_proxy_backend_kube_proxy_syncs", "Rule syncs kube-proxy counted in each histogram since it started.")

@@ -20,6 +20,13 @@ const DefaultProxyModeURL = "http://127.0.0.1:10249/proxyMode"
 const (
 	// proxyModeTimeout bounds one request, connect to last byte.
 	proxyModeTimeout = 2 * time.Second
+	// proxyModeGrace is how long a refusing endpoint is asked again once
+	// kube-proxy's rules are proven. kube-proxy starts its metrics server
+	// before its first sync (cmd/kube-proxy/app/server.go), so the kube-
+	// proxy that wrote them already listens; the grace covers rules a
+	// previous kube-proxy left while RKE2's restart starts the next one.
+	// Waiting longer could only wait out --wait for a server that is off.
+	proxyModeGrace = 10 * time.Second
 	// proxyModeMaxBody is more than any mode name; a longer answer is not
 	// kube-proxy's.
 	proxyModeMaxBody = 64
@@ -29,8 +36,9 @@ const (
 var proxyModes = []string{"iptables", "nftables", "ipvs"}
 
 // CheckProxyModeURL accepts only a plain http URL of /proxyMode on a
-// loopback address: kube-proxy's metrics server on this node. Anything else
-// would let a config or a flag send verify's request off the node.
+// loopback address or one of this node's own addresses: kube-proxy's
+// metrics server on this node (kube-proxy can bind nothing else). Anything
+// else would let a config or a flag send verify's request off the node.
 func CheckProxyModeURL(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -40,8 +48,8 @@ func CheckProxyModeURL(raw string) error {
 	switch {
 	case u.Scheme != "http":
 		return fmt.Errorf("proxy mode URL %q: scheme %q, want http", raw, u.Scheme)
-	case ip == nil || !ip.IsLoopback():
-		return fmt.Errorf("proxy mode URL %q: host %q is not a loopback address (kube-proxy's metrics server listens on 127.0.0.1:10249)", raw, u.Hostname())
+	case ip == nil || !ip.IsLoopback() && !isNodeAddress(ip):
+		return fmt.Errorf("proxy mode URL %q: host %q is neither a loopback address nor one of this node's (kube-proxy's metrics server listens on 127.0.0.1:10249 unless its metrics-bind-address says otherwise)", raw, u.Hostname())
 	case u.Port() == "":
 		return fmt.Errorf("proxy mode URL %q: no port (kube-proxy's is 10249)", raw)
 	case u.Path != "/proxyMode" || u.RawQuery != "" || u.User != nil || u.Fragment != "":
@@ -58,12 +66,20 @@ type proxyModeCheck struct {
 
 // checkProxyMode asks kube-proxy for its mode. A refused connection means
 // kube-proxy is not up yet: it asks again every Poll until the deadline,
-// then skips the check with a note (kube-proxy may bind its metrics
-// elsewhere). Any answer that is not a mode is a problem: something that
-// is not kube-proxy, or a kube-proxy in trouble, holds its port.
-func checkProxyMode(ctx context.Context, opts Options, deadline time.Time) proxyModeCheck {
+// or for proxyModeGrace when synced says kube-proxy's rules are already
+// proven, then skips the check with a note. Any answer that is not a mode
+// is a problem: something that is not kube-proxy, or a kube-proxy in
+// trouble, holds its port.
+func checkProxyMode(ctx context.Context, opts Options, deadline time.Time, synced bool) proxyModeCheck {
 	if err := CheckProxyModeURL(opts.ProxyModeURL); err != nil {
 		return proxyModeCheck{note: "proxy mode not checked: " + err.Error()}
+	}
+	from := ""
+	if opts.ProxyModeSource != "" {
+		from = " (from " + opts.ProxyModeSource + ")"
+	}
+	if grace := opts.Now().Add(proxyModeGrace); synced && grace.Before(deadline) {
+		deadline = grace
 	}
 	client := loopbackClient(proxyModeTimeout)
 	for {
@@ -72,10 +88,13 @@ func checkProxyMode(ctx context.Context, opts Options, deadline time.Time) proxy
 			return c
 		}
 		if !errors.Is(err, syscall.ECONNREFUSED) {
-			return proxyModeCheck{note: fmt.Sprintf("proxy mode not checked: %s unreachable: %v", opts.ProxyModeURL, err)}
+			return proxyModeCheck{note: fmt.Sprintf("proxy mode not checked: %s%s unreachable: %v", opts.ProxyModeURL, from, err)}
 		}
 		if opts.Now().Add(opts.Poll).After(deadline) {
-			return proxyModeCheck{note: fmt.Sprintf("proxy mode not checked: nothing listens on %s (kube-proxy not up, or its metrics bound elsewhere)", opts.ProxyModeURL)}
+			if synced {
+				return proxyModeCheck{note: fmt.Sprintf("proxy mode not checked: nothing listens on %s%s although kube-proxy's rules are complete; kube-proxy listens there before its first sync unless its metrics server is off or bound elsewhere (kube-proxy-arg metrics-bind-address in RKE2's config)", opts.ProxyModeURL, from)}
+			}
+			return proxyModeCheck{note: fmt.Sprintf("proxy mode not checked: nothing listens on %s%s (kube-proxy not up, or its metrics bound elsewhere)", opts.ProxyModeURL, from)}
 		}
 		if serr := opts.Sleep(ctx, opts.Poll); serr != nil {
 			return proxyModeCheck{note: fmt.Sprintf("proxy mode not checked: %v", serr)}

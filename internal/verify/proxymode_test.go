@@ -123,3 +123,29 @@ func TestCheckProxyModeURL(t *testing.T) {
 		}
 	}
 }
+
+// Once the rules are proven, a refusing endpoint is asked for at most
+// proxyModeGrace, by verify's own clock, and then noted: never all of
+// --wait (issue 19 item 5: switch --timeout 90s waited 90s for it twice).
+func TestProxyModeRefusedAfterTheRulesAreProven(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + l.Addr().String() + "/proxyMode"
+	l.Close()
+	fake := netfilter.NewFake(skeleton(t, backend.NFTables, rke2.KubeVersion{}, 0))
+	now := time.Date(2026, 12, 1, 20, 0, 0, 0, time.UTC)
+	start := now
+	res := run(t, Options{Expect: backend.NFTables, Reader: fake, ProxyModeURL: url, ProxyModeSource: "metrics-bind-address=127.0.0.9:1 in /etc/rancher/rke2/config.yaml",
+		Wait: 10 * time.Minute, Poll: time.Second,
+		Now:   func() time.Time { return now },
+		Sleep: func(_ context.Context, d time.Duration) error { now = now.Add(d); return nil }})
+	if waited := now.Sub(start); waited > proxyModeGrace {
+		t.Errorf("waited %s for a refusing endpoint after the rules were proven; want at most %s", waited, proxyModeGrace)
+	}
+	if !res.OK || len(res.Notes) != 1 || !strings.Contains(res.Notes[0], "although kube-proxy's rules are complete") ||
+		!strings.Contains(res.Notes[0], "(from metrics-bind-address=127.0.0.9:1 in /etc/rancher/rke2/config.yaml)") {
+		t.Errorf("ok=%v notes %q; want ok with a note naming the address's source", res.OK, res.Notes)
+	}
+}

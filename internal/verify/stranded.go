@@ -63,28 +63,62 @@ func HintBackend(expect backend.Backend) backend.Backend {
 	return backend.IptablesNFT
 }
 
+// KubeletHintsCleanup is the command that removes kubelet's leftover hint
+// chains once kubelet has written its own where kube-proxy's backend wants.
+const KubeletHintsCleanup = "rke2-proxy-backend cleanup --kubelet-hints"
+
+// restartRKE2 makes kubelet (which RKE2 runs) write its hint chains again,
+// with the host's iptables as it is now.
+const restartRKE2 = "systemctl restart rke2-server (rke2-agent on agents)"
+
 // hintFindings reports kubelet hint chains in a backend other than the one
-// matching kube-proxy's: kubelet writes them with the host's iptables, so
-// the host alternative and kube-proxy disagree, and the image's wrapper
-// may pick the wrong backend at the next start.
-func hintFindings(expect backend.Backend, states []BackendState) []Finding {
+// matching kube-proxy's. kubelet writes them with the host's iptables at
+// its start and never removes them, so there are two causes, with two
+// fixes: the host's iptables points at the other backend (kubelet keeps
+// writing them there), or it already points at the right one and the
+// chains are the leftovers of the kubelet before a switch. hostIptables is
+// where the alternative points ("legacy", "nft"; anything else unknown).
+func hintFindings(expect backend.Backend, states []BackendState, hostIptables string) []Finding {
 	want := HintBackend(expect)
+	wantHas := false
+	for _, st := range states {
+		if st.Backend == want && len(st.KubeletHints) > 0 {
+			wantHas = true
+		}
+	}
 	var out []Finding
 	for _, st := range states {
 		if st.Backend == want || len(st.KubeletHints) == 0 {
 			continue
 		}
-		alt := "iptables-nft"
-		if want == backend.IptablesLegacy {
-			alt = "iptables-legacy"
+		f := Finding{Kind: KindKubeletHint, Backend: st.Backend}
+		switch {
+		case hostIptables == want.IptablesMode() && wantHas:
+			f.Message = fmt.Sprintf("kubelet's hint chains in %s are leftovers: the host's iptables already points at %s and kubelet wrote its own there, but kubelet never removes the old ones: %s",
+				st.Backend, want, list(st.KubeletHints))
+			f.Fix = KubeletHintsCleanup + " (no reboot needed)"
+		case hostIptables == want.IptablesMode():
+			f.Message = fmt.Sprintf("kubelet's hint chains are in %s although the host's iptables already points at %s: kubelet has not started since the alternative moved (it writes them at its start): %s",
+				st.Backend, want, list(st.KubeletHints))
+			f.Fix = fmt.Sprintf("restart RKE2 so kubelet writes them in %s: %s; then %s", want, restartRKE2, KubeletHintsCleanup)
+		default:
+			alt := string(want)
+			f.Message = fmt.Sprintf("kubelet's hint chains are in %s but kube-proxy uses %s: the host's iptables points at %s, and kubelet writes them with it: %s",
+				st.Backend, expect, hostIptablesName(hostIptables), list(st.KubeletHints))
+			f.Fix = fmt.Sprintf("point the host's iptables at %s (update-alternatives --set iptables /usr/sbin/%s; update-alternatives --set ip6tables /usr/sbin/%s), restart RKE2 so kubelet writes its hints there: %s; then %s (or reboot the node)",
+				alt, alt, "ip6"+strings.TrimPrefix(alt, "ip"), restartRKE2, KubeletHintsCleanup)
 		}
-		out = append(out, Finding{
-			Kind:    KindKubeletHint,
-			Backend: st.Backend,
-			Message: fmt.Sprintf("kubelet's hint chains are in %s but kube-proxy uses %s: %s", st.Backend, expect, list(st.KubeletHints)),
-			Fix: fmt.Sprintf("point the host's iptables at %s (update-alternatives --set iptables /usr/sbin/%s; update-alternatives --set ip6tables /usr/sbin/%s) and reboot the node",
-				alt, alt, "ip6"+strings.TrimPrefix(alt, "ip")),
-		})
+		out = append(out, f)
 	}
 	return out
+}
+
+func hostIptablesName(mode string) string {
+	switch mode {
+	case "legacy":
+		return "iptables-legacy"
+	case "nft":
+		return "iptables-nft"
+	}
+	return "a flavour verify could not tell"
 }

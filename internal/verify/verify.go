@@ -38,7 +38,11 @@ type Options struct {
 	Families []rules.Family
 	// SingleStackReason says why IPv6 is not among Families, for the note.
 	SingleStackReason string
-	Reader            netfilter.Reader
+	// HostIptables is where the host's iptables alternative points
+	// ("legacy", "nft", "" unknown): kubelet writes its hint chains with
+	// it, so it tells a misplaced hint from a leftover one.
+	HostIptables string
+	Reader       netfilter.Reader
 	// Wait bounds the wait for kube-proxy's first sync; Poll is how often
 	// the backend's change stamp is looked at meanwhile.
 	Wait, Poll time.Duration
@@ -46,8 +50,10 @@ type Options struct {
 	// every ProgressEvery while verify waits.
 	Progress      func(line string)
 	ProgressEvery time.Duration
-	// ProxyModeURL is kube-proxy's /proxyMode endpoint ("" skips the check).
-	ProxyModeURL string
+	// ProxyModeURL is kube-proxy's /proxyMode endpoint ("" skips the check;
+	// ProxyModeEndpoint reads it from RKE2's config). ProxyModeSource says
+	// where it came from, for the notes; with no URL it says why.
+	ProxyModeURL, ProxyModeSource string
 	// CNI is what RKE2 runs for pod networking (nil: not read); it picks
 	// the chart a CNI finding's fix names.
 	CNI *cni.Setup
@@ -98,9 +104,15 @@ type BackendState struct {
 
 // Result is the outcome, as printed with -o json and stored in status.json.
 type Result struct {
-	OK bool `json:"ok"`
-	// Verdict is VerdictOK, VerdictFailed or VerdictUnknown.
-	Verdict      string          `json:"verdict"`
+	// Schema is StatusSchema, set by JSON.
+	Schema int  `json:"schema"`
+	OK     bool `json:"ok"`
+	// Verdict is VerdictOK, VerdictFailed or VerdictUnknown; a status.json
+	// read back may also hold VerdictInvalid (see Invalidate).
+	Verdict string `json:"verdict"`
+	// Invalid says why the run that wrote an invalid record could not
+	// write its result; never set by Run.
+	Invalid      string          `json:"invalid,omitempty"`
 	Expect       backend.Backend `json:"expect"`
 	ExpectSource string          `json:"expect_source"`
 	Kubernetes   string          `json:"kubernetes,omitempty"`
@@ -239,14 +251,17 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		res.Backends = append(res.Backends, st)
 	}
 	// Kubelet's hint counts against kube-proxy's backend, wherever it is.
-	hints := hintFindings(opts.Expect, res.Backends)
+	hints := hintFindings(opts.Expect, res.Backends, opts.HostIptables)
 	if opts.OneBootOverride {
 		res.Warnings = append(res.Warnings, oneBootHints(hints)...)
 	} else {
 		res.Findings = append(res.Findings, hints...)
 	}
+	if opts.ProxyModeURL == "" && opts.ProxyModeSource != "" {
+		res.Notes = append(res.Notes, "proxy mode not checked: "+opts.ProxyModeSource)
+	}
 	if opts.ProxyModeURL != "" {
-		pm := checkProxyMode(ctx, opts, deadline)
+		pm := checkProxyMode(ctx, opts, deadline, res.Synced)
 		res.ProxyMode = pm.mode
 		switch {
 		case pm.note != "":
@@ -254,7 +269,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		case pm.problem != "":
 			res.Findings = append(res.Findings, Finding{Kind: KindProxyMode, Backend: opts.Expect,
 				Message: pm.problem,
-				Fix:     "check what listens on " + opts.ProxyModeURL + " (ss -ltnp 'sport = :10249'); it should be kube-proxy's metrics server, which RKE2 binds there"})
+				Fix:     "check what listens on " + opts.ProxyModeURL + " (ss -ltnp); it should be kube-proxy's metrics server, which binds there as kube-proxy-arg metrics-bind-address in RKE2's config says (127.0.0.1:10249 by default)"})
 		case pm.mode != opts.Expect.ProxyMode():
 			res.Findings = append(res.Findings, Finding{Kind: KindProxyMode, Backend: opts.Expect,
 				Message: fmt.Sprintf("kube-proxy reports proxy mode %q, the plan wants %q", pm.mode, opts.Expect.ProxyMode()),

@@ -189,7 +189,7 @@ func TestNoWaitOnMissingTools(t *testing.T) {
 }
 
 func TestHintFixNamesRealTools(t *testing.T) {
-	f := hintFindings(backend.IptablesNFT, []BackendState{{Backend: backend.IptablesLegacy, KubeletHints: []string{"ipv4 mangle KUBE-IPTABLES-HINT"}}})
+	f := hintFindings(backend.IptablesNFT, []BackendState{{Backend: backend.IptablesLegacy, KubeletHints: []string{"ipv4 mangle KUBE-IPTABLES-HINT"}}}, "legacy")
 	if len(f) != 1 || !strings.Contains(f[0].Fix, "/usr/sbin/iptables-nft;") || !strings.Contains(f[0].Fix, "/usr/sbin/ip6tables-nft)") {
 		t.Errorf("fix %+v", f)
 	}

@@ -6,7 +6,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
+	"path/filepath"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 )
@@ -21,16 +25,26 @@ const HeartbeatEvery = 30 * time.Second
 // alone), so on a quiet node its age says when verify last found
 // something new, not whether anyone still looks. A separate empty file
 // keeps that rule and costs one utimensat per beat.
+//
+// The beat never follows a link: utimensat with AT_SYMLINK_NOFOLLOW, so a
+// link swapped in at any moment gets its own times set, never its
+// target's. Anything at the path that is not a regular file (a planted
+// link, a FIFO) is replaced, atomically, by watch's own empty file.
 func Beat(root hostfs.Root, now time.Time) error {
-	p, err := root.Resolve(hostfs.WatchHeartbeat)
+	dir, err := root.Resolve(path.Dir(hostfs.WatchHeartbeat))
 	if err != nil {
 		return fmt.Errorf("heartbeat %s: %w", root.Path(hostfs.WatchHeartbeat), err)
 	}
-	err = os.Chtimes(p, now, now)
-	if errors.Is(err, fs.ErrNotExist) {
-		if _, err = root.WriteFileAtomic(hostfs.WatchHeartbeat, nil, 0o644); err == nil {
-			err = os.Chtimes(p, now, now)
-		}
+	p := filepath.Join(dir, path.Base(hostfs.WatchHeartbeat))
+	fi, err := os.Lstat(p)
+	if err == nil && !fi.Mode().IsRegular() || errors.Is(err, fs.ErrNotExist) {
+		// WriteFileAtomic renames over the last component: a link there
+		// is replaced, not followed.
+		_, err = root.WriteFileAtomic(hostfs.WatchHeartbeat, nil, 0o644)
+	}
+	if err == nil {
+		ts := []unix.Timespec{unix.NsecToTimespec(now.UnixNano()), unix.NsecToTimespec(now.UnixNano())}
+		err = unix.UtimesNanoAt(unix.AT_FDCWD, p, ts, unix.AT_SYMLINK_NOFOLLOW)
 	}
 	if err != nil {
 		return fmt.Errorf("heartbeat %s: %w (check will call the status stale)", p, err)

@@ -3,6 +3,8 @@ package watch
 import (
 	"context"
 	"os"
+	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -46,5 +48,58 @@ func TestRunBeatsWhileTheFirstVerifyWaits(t *testing.T) {
 	case <-beats:
 	case <-time.After(10 * time.Second):
 		t.Fatal("no heartbeat while the first verify waited")
+	}
+}
+
+// Whatever sits at the heartbeat path that is not a regular file (a
+// symlink planted there, a FIFO) is replaced by watch's own empty file,
+// and a link's target is never touched (issue 19 item 12: watch followed
+// a planted link and bumped the target's timestamps every 30s).
+func TestBeatNeverFollowsWhatIsPlantedThere(t *testing.T) {
+	dir := t.TempDir()
+	root := hostfs.New(dir)
+	beat := root.Path(hostfs.WatchHeartbeat)
+	target := filepath.Join(dir, "var/log/precious.log")
+	old := time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC)
+	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(target, []byte("someone else's"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(target, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(beat), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, link := range []string{"/var/log/precious.log", target, "../../var/log/precious.log"} {
+		os.Remove(beat)
+		if err := os.Symlink(link, beat); err != nil {
+			t.Fatal(err)
+		}
+		now := time.Date(2026, 11, 30, 19, 0, 0, 0, time.UTC)
+		if err := Beat(root, now); err != nil {
+			t.Fatalf("link to %s: %v", link, err)
+		}
+		if fi, err := os.Stat(target); err != nil || !fi.ModTime().Equal(old) {
+			t.Errorf("link to %s: the link's target was touched: %v %v", link, fi.ModTime(), err)
+		}
+		fi, err := os.Lstat(beat)
+		if err != nil || !fi.Mode().IsRegular() || fi.Size() != 0 || !fi.ModTime().Equal(now) {
+			t.Fatalf("link to %s: heartbeat after the beat: %v %v; want an empty regular file dated %s", link, fi, err, now)
+		}
+	}
+	// A FIFO is replaced too, without opening it (which would block).
+	os.Remove(beat)
+	if err := syscall.Mkfifo(beat, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 11, 30, 19, 1, 0, 0, time.UTC)
+	if err := Beat(root, at); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(beat); err != nil || !fi.Mode().IsRegular() || !fi.ModTime().Equal(at) {
+		t.Errorf("FIFO at the heartbeat path not replaced: %v %v", fi, err)
 	}
 }

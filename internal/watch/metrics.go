@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
 
 // MetricsFile is watch's own textfile next to verify's: verify's file is
@@ -16,6 +17,7 @@ const MetricsFile = "rke2_proxy_backend_watch.prom"
 // Metrics renders the drift series in the Prometheus text format.
 func Metrics(drifting bool, transitions int) []byte {
 	var b strings.Builder
+	verify.BuildInfo(&b, "watch")
 	d := 0
 	if drifting {
 		d = 1

@@ -10,6 +10,8 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cni"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/version"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/watch"
 )
 
 // promtool finds Debian's promtool (package prometheus). Outside CI a
@@ -63,9 +65,9 @@ func TestMetricsPassPromtoolCheckMetrics(t *testing.T) {
 			Backends: []verify.BackendState{{Backend: nft, Expected: true, Complete: true, KubeProxyChains: 20, KubeProxyRules: 80}},
 			KubeProxy: &verify.KubeProxyFigures{
 				Syncs: []verify.SyncFigures{
-					{Kind: verify.SyncAll, IPFamily: "IPv4", Count: 12, Mean: 0.3, P99: 0.9},
-					{Kind: verify.SyncFull, IPFamily: "IPv4", Count: 2, Mean: 0.85, P99: 1.02},
-					{Kind: verify.SyncPartial, IPFamily: "IPv6", Count: 10, Mean: 0.2, P99: 0.25}},
+					{Kind: verify.SyncAll, IPFamily: "IPv4", Count: 12, Mean: 0.3, P99: f64(0.9)},
+					{Kind: verify.SyncFull, IPFamily: "IPv4", Count: 2, Mean: 0.85, P99: f64(1.02)},
+					{Kind: verify.SyncPartial, IPFamily: "IPv6", Count: 10, Mean: 0.2, P99: f64(0.25)}},
 				LastSync:        map[string]float64{"IPv4": 1.7960612506780221e+09, "IPv6": 1.7960612507140477e+09},
 				ServiceChanges:  2000,
 				EndpointChanges: 1000,
@@ -77,6 +79,47 @@ func TestMetricsPassPromtoolCheckMetrics(t *testing.T) {
 				t.Errorf("promtool check metrics complains:\n%s\nmetrics:\n%s", out, m)
 			}
 		})
+	}
+}
+
+func f64(v float64) *float64 { return &v }
+
+// Both textfiles say which version wrote them (issue 18: after a package
+// upgrade watch may still run the old binary), each passes promtool, and
+// together they hold no series twice: node_exporter merges every file in
+// its directory and refuses a series two files both export, or one
+// metric with two HELP texts.
+func TestBuildInfoInBothTextfiles(t *testing.T) {
+	r := &verify.Result{OK: true, Verdict: verify.VerdictOK, Expect: backend.IptablesNFT}
+	files := map[string][]byte{"verify": verify.Metrics(r, time.Unix(1, 0)), "watch": watch.Metrics(false, 0)}
+	series := map[string]string{}
+	help := map[string]string{}
+	for writer, text := range files {
+		if out := strings.TrimSpace(runPromtool(t, text, "check", "metrics")); out != "" {
+			t.Errorf("promtool check metrics complains about %s's textfile:\n%s", writer, out)
+		}
+		want := `rke2_proxy_backend_build_info{version="` + version.Version + `",writer="` + writer + `"} 1`
+		if !strings.Contains(string(text), want+"\n") {
+			t.Errorf("%s's textfile lacks %s:\n%s", writer, want, text)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(string(text)), "\n") {
+			if rest, ok := strings.CutPrefix(line, "# HELP "); ok {
+				name, text, _ := strings.Cut(rest, " ")
+				if h, seen := help[name]; seen && h != text {
+					t.Errorf("%s has two HELP texts: %q and %q", name, h, text)
+				}
+				help[name] = text
+				continue
+			}
+			if strings.HasPrefix(line, "#") {
+				continue
+			}
+			key, _, _ := strings.Cut(line, " ")
+			if other, dup := series[key]; dup {
+				t.Errorf("series %s is in both %s's and %s's textfile", key, other, writer)
+			}
+			series[key] = writer
+		}
 	}
 }
 

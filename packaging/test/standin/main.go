@@ -134,7 +134,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:10249")
+	ln, err := net.Listen("tcp", metricsAddress(cfg.Values))
 	if err != nil {
 		return fmt.Errorf("kube-proxy metrics address: %w", err)
 	}
@@ -340,6 +340,24 @@ func pickBackend(values map[string]any) (backend, mode string, err error) {
 		return "iptables-nft", mode, nil
 	}
 	return "", "", fmt.Errorf("IPTABLES_MODE=%s: kube-proxy's iptables wrapper accepts only legacy or nft; every iptables call would fail", ipt)
+}
+
+// metricsAddress is where kube-proxy's metrics server listens: the last
+// metrics-bind-address= in kube-proxy-arg (RKE2 passes the args in order,
+// the last flag wins), with kube-proxy's port 10249 when it names only an
+// IP; kube-proxy's default 127.0.0.1:10249 otherwise.
+func metricsAddress(values map[string]any) string {
+	addr := "127.0.0.1:10249"
+	for _, a := range asList(values["kube-proxy-arg"]) {
+		s := strings.TrimLeft(fmt.Sprint(a), "-")
+		if v, ok := strings.CutPrefix(s, "metrics-bind-address="); ok && v != "" {
+			addr = v
+		}
+	}
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		addr = net.JoinHostPort(addr, "10249")
+	}
+	return addr
 }
 
 // kubeProxy runs kube-proxy's real proxier (the oracle) for backend with

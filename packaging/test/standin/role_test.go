@@ -51,3 +51,17 @@ func TestAgentJoinNeedsServerAndToken(t *testing.T) {
 		}
 	}
 }
+
+// kube-proxy's metrics server listens where its last metrics-bind-address
+// says, as the real one does (packaging/test/metrics-address.sh).
+func TestMetricsAddressFollowsKubeProxyArg(t *testing.T) {
+	for want, args := range map[string][]any{
+		"127.0.0.1:10249": nil,
+		"127.0.0.2:10259": {"proxy-mode=iptables", "--metrics-bind-address=0.0.0.0:10249", "metrics-bind-address=127.0.0.2:10259"},
+		"0.0.0.0:10249":   {"metrics-bind-address=0.0.0.0"},
+	} {
+		if got := metricsAddress(map[string]any{"kube-proxy-arg": args}); got != want {
+			t.Errorf("kube-proxy-arg %q: listens on %s, want %s", args, got, want)
+		}
+	}
+}

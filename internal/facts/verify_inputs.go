@@ -1,0 +1,22 @@
+package facts
+
+import (
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
+)
+
+// RKE2Effective is RKE2's merged config as the probe reads it (the config
+// file RKE2's unit names, then its drop-ins), for verify's look at the
+// kube-proxy args it runs with; the strings say what could not be read.
+func RKE2Effective(root hostfs.Root) (rke2.Effective, []string) {
+	p := &probe{root: root}
+	r := p.rke2Config()
+	return r.Config, p.f.Unreadable
+}
+
+// IptablesAlternative is where the host's iptables command points:
+// "legacy", "nft" or "unknown". kubelet writes its hint chains with it.
+func IptablesAlternative(root hostfs.Root) string {
+	p := &probe{root: root}
+	return p.userspace().IptablesAlternative
+}
