@@ -163,7 +163,9 @@ func runSwitch(cmd *cobra.Command, g *globals, fl switchFlags) error {
 
 	lock := &switchover.ApplyLock{Locking: apply.Locking{
 		Root: root, DropInPath: dropInPath(root), Wait: switchLockWait,
-		Log: func(format string, args ...any) { fmt.Fprintf(g.stderr, "rke2-proxy-backend: switch: "+format+"\n", args...) },
+		Log: func(format string, args ...any) {
+			fmt.Fprintf(g.stderr, "rke2-proxy-backend: switch: "+format+"\n", args...)
+		},
 	}}
 	if err := lock.Lock(ctx); err != nil {
 		return failure("switch: %w", err)
