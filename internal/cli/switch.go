@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"os"
 	"os/signal"
 	"syscall"
@@ -232,17 +233,24 @@ func unfinished(j *switchover.Journal) error {
 
 // ownNetns refuses --root in this machine's network namespace: the rules a
 // switch reads and removes are the namespace's, and under --root they must
-// be the fixture's, not the running host's kube-proxy's.
+// be the fixture's, not the running host's kube-proxy's. A namespace is
+// its own when it is not PID 1's or, where PID 1's cannot be read (a
+// sandbox), when it has no interface but loopback, as one made by
+// unshare -n; a host's always has more.
 func ownNetns(root hostfs.Root) error {
 	if root.IsHost() {
 		return nil
 	}
 	self, err1 := os.Readlink("/proc/self/ns/net")
 	pid1, err2 := os.Readlink("/proc/1/ns/net")
-	if err1 == nil && err2 == nil && self != pid1 {
+	if err1 == nil && err2 == nil {
+		if self != pid1 {
+			return nil
+		}
+	} else if ifs, err := net.Interfaces(); err == nil && len(ifs) == 1 && ifs[0].Flags&net.FlagLoopback != 0 {
 		return nil
 	}
-	return fmt.Errorf("--root %s: switch under --root reads and removes the rules of the network namespace it runs in, which is this machine's (%s): run it in one of its own (unshare -n)", root.Dir(), self)
+	return fmt.Errorf("--root %s: switch under --root reads and removes the rules of the network namespace it runs in, which looks like this machine's (%s): run it in one of its own (unshare -n)", root.Dir(), self)
 }
 
 // dropInPath is the RKE2 drop-in whose directory apply locks when /run

@@ -205,13 +205,14 @@ func (s *Switch) Resume(ctx context.Context, j *Journal) error {
 
 // Rollback undoes the switch j records: from where a rollback stopped, or
 // from the start of one when the switch was going forward. A switch that
-// had not reached the config write changed nothing to undo.
+// had not reached the config write changed nothing to undo. nil means the
+// node is back on From, verified, the config the original.
 func (s *Switch) Rollback(_ context.Context, j *Journal) error {
 	s.adopt(j)
 	l := &logger{w: s.Log}
 	if j.Phase == PhaseRollback {
 		l.note(fmt.Sprintf("finishing the rollback to %s from step %s", s.From, j.Step))
-		return s.rollbackResult(s.runBackward(stepIndex(rollbackSteps, j.Step), errors.New(j.Reason)), errors.New(j.Reason))
+		return s.asked(s.runBackward(stepIndex(rollbackSteps, j.Step), errors.New(j.Reason)), errors.New(j.Reason))
 	}
 	if stepIndex(forwardSteps, j.Step) < firstChange {
 		l.note(fmt.Sprintf("the switch to %s stopped at step %s, before it wrote %s: nothing to undo", s.To, j.Step, s.Config.Describe()))
@@ -219,7 +220,15 @@ func (s *Switch) Rollback(_ context.Context, j *Journal) error {
 	}
 	why := fmt.Errorf("rollback asked for (the switch had reached step %s)", j.Step)
 	l.note(fmt.Sprintf("rolling back to %s", s.From))
-	return s.rollbackResult(s.runBackward(0, why), why)
+	return s.asked(s.runBackward(0, why), why)
+}
+
+// asked is the outcome of a rollback the operator asked for: done is nil.
+func (s *Switch) asked(rerr, why error) error {
+	if rerr == nil {
+		return nil
+	}
+	return s.rollbackResult(rerr, why)
 }
 
 func (s *Switch) adopt(j *Journal) {
@@ -247,7 +256,10 @@ func (s *Switch) runForward(ctx context.Context, from int) error {
 			err = cause(ctx)
 		}
 		if err == nil {
-			err = l.step(st.what, func() error { return st.run(ctx) })
+			// A step the signal cut may have returned early with a partial
+			// answer (verify skips what its cancelled context stopped): it
+			// counts as failed.
+			err = l.step(st.what, func() error { return firstErr(st.run(ctx), cause(ctx)) })
 		} else {
 			l.fail(st.what, err)
 		}
@@ -304,7 +316,7 @@ func (s *Switch) runBackward(from int, why error) error {
 		}
 		err := cause(rctx)
 		if err == nil {
-			err = l.step(st.what, func() error { return st.run(rctx) })
+			err = l.step(st.what, func() error { return firstErr(st.run(rctx), cause(rctx)) })
 		} else {
 			l.fail(st.what, err)
 		}
@@ -345,6 +357,15 @@ func (s *Switch) restart(ctx context.Context) error {
 		return fmt.Errorf("%w: %s no longer names this switch (%v)", errLockLost, s.Journal.Describe(), jerr)
 	}
 	return err
+}
+
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // cause is ctx's error with the reason its canceller gave (the signal).
