@@ -259,7 +259,7 @@ func (s *Switch) runForward(ctx context.Context, from int) error {
 			// A step the signal cut may have returned early with a partial
 			// answer (verify skips what its cancelled context stopped): it
 			// counts as failed.
-			err = l.step(st.what, func() error { return firstErr(st.run(ctx), cause(ctx)) })
+			err = l.step(st.what, func() error { return interrupted(ctx, st.run(ctx)) })
 		} else {
 			l.fail(st.what, err)
 		}
@@ -316,7 +316,7 @@ func (s *Switch) runBackward(from int, why error) error {
 		}
 		err := cause(rctx)
 		if err == nil {
-			err = l.step(st.what, func() error { return firstErr(st.run(rctx), cause(rctx)) })
+			err = l.step(st.what, func() error { return interrupted(rctx, st.run(rctx)) })
 		} else {
 			l.fail(st.what, err)
 		}
@@ -359,13 +359,18 @@ func (s *Switch) restart(ctx context.Context) error {
 	return err
 }
 
-func firstErr(errs ...error) error {
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
+// interrupted is a step's outcome once ctx may have been cancelled: the
+// signal that did it first (a step that failed because of it says only
+// "context canceled"), then what the step said.
+func interrupted(ctx context.Context, err error) error {
+	c := cause(ctx)
+	switch {
+	case c == nil:
+		return err
+	case err == nil:
+		return c
 	}
-	return nil
+	return fmt.Errorf("%w (%v)", c, err)
 }
 
 // cause is ctx's error with the reason its canceller gave (the signal).
