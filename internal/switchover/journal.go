@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -201,7 +202,11 @@ func (f FileJournal) Write(j *Journal) error {
 }
 
 func (f FileJournal) Remove() error {
-	if err := os.Remove(f.Root.Path(hostfs.SwitchJournal)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	dir, err := f.Root.Resolve(filepath.Dir(hostfs.SwitchJournal))
+	if err != nil {
+		return fmt.Errorf("remove the finished switch journal: %w", err)
+	}
+	if err := os.Remove(filepath.Join(dir, filepath.Base(hostfs.SwitchJournal))); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("remove the finished switch journal: %w", err)
 	}
 	return nil

@@ -95,7 +95,7 @@ finish() {
 	{
 		systemctl --no-pager --failed
 		journalctl -b --no-pager -u rke2-server.service -u $verify | tail -n 60
-	} >"$out/diag-1" 2>&1
+	} >>"$out/diag-1" 2>&1
 	[ "$failed" = 0 ] && echo "DONE ok" >>"$result" || echo "DONE failed" >>"$result"
 	sync
 	systemctl --no-block poweroff
@@ -115,8 +115,8 @@ pid=$!
 d=$((SECONDS + 120))
 until grep -q '"step": "wait"' $journal 2>/dev/null; do
 	if [ $SECONDS -ge $d ] || ! kill -0 $pid 2>/dev/null; then
-		bad "the switch never journaled its wait step"
-		cat /run/switch-interrupt/stderr >>"$out/diag-1"
+		bad "the switch never journaled its wait step (exit: $(wait $pid 2>/dev/null; echo $?))"
+		sed 's/^/    switch: /' /run/switch-interrupt/stderr /run/switch-interrupt/stdout >>"$result"
 		finish
 	fi
 	sleep 0.1
