@@ -10,19 +10,25 @@ import (
 type ApplyLock struct {
 	Locking apply.Locking
 	release func()
+	taken   bool
 }
 
-// Lock takes it, waiting (up to Locking.Wait) for an apply but not for
-// another switch: that one may hold it for minutes, and two switches must
-// not both run.
+// Lock takes it, waiting (up to Locking.Wait) for an apply but, the first
+// time, not for another switch: that one may hold it for minutes, and two
+// switches must not both run. Taken back after a restart it waits for any
+// holder: a second switch may hold it for the moment it takes to read the
+// journal and refuse.
 func (l *ApplyLock) Lock(ctx context.Context) error {
 	l.Locking.Role = "switch"
-	l.Locking.WaitFor = func(role string) bool { return role != "switch" }
+	l.Locking.WaitFor = nil
+	if !l.taken {
+		l.Locking.WaitFor = func(role string) bool { return role != "switch" }
+	}
 	release, err := apply.Lock(ctx, l.Locking)
 	if err != nil {
 		return err
 	}
-	l.release = release
+	l.release, l.taken = release, true
 	return nil
 }
 

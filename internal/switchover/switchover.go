@@ -1,9 +1,13 @@
 // Package switchover moves one node's kube-proxy from one backend to
 // another: record the choice, restart RKE2, wait for kube-proxy's rules in
 // the new backend, remove the old backend's, verify, and roll back to the
-// old backend when any of that fails. The steps talk to the host through
-// four small interfaces so a test can drive every path; the real ones are
-// in config.go, systemd.go and netfilter.go.
+// old backend when any of that fails or a signal comes. It is a journaled
+// transaction: before each step the journal (journal.go) records the
+// operator config's original bytes and the step, so a switch cut at any
+// point is finished (Resume) or undone (Rollback) from that record. The
+// steps talk to the host through small interfaces so a test can drive
+// every path; the real ones are in config.go, systemd.go, netfilter.go,
+// journal.go and lock.go.
 package switchover
 
 import (
