@@ -208,6 +208,10 @@ func (f *fixture) journal() *Journal {
 // records want (phase switch), and returns that pause's point without
 // releasing it; false when the switch ended first.
 func (f *fixture) stepTo(p *proc, want string) (string, bool) {
+	return f.stepToIn(p, PhaseSwitch, want)
+}
+
+func (f *fixture) stepToIn(p *proc, phase, want string) (string, bool) {
 	for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline); {
 		select {
 		case err := <-p.done:
@@ -218,7 +222,7 @@ func (f *fixture) stepTo(p *proc, want string) (string, bool) {
 		entries, _ := os.ReadDir(filepath.Join(f.ctl, "wait"))
 		for _, e := range entries {
 			j := f.journal()
-			if j != nil && j.Phase == PhaseSwitch && j.Step == want {
+			if j != nil && j.Phase == phase && j.Step == want {
 				return e.Name(), true
 			}
 			// The verdict is in before the rerun: no journal then.
@@ -247,7 +251,17 @@ func (f *fixture) releaseAll() {
 func (f *fixture) settle() {
 	for i := 0; i < 600; i++ {
 		f.releaseAll()
-		if e, _ := os.ReadDir(filepath.Join(f.ctl, "running")); len(e) == 0 {
+		e, _ := os.ReadDir(filepath.Join(f.ctl, "running"))
+		alive := 0
+		for _, r := range e {
+			var pid int
+			fmt.Sscan(r.Name(), &pid)
+			// A fake killed with its switch's process group left its file.
+			if pid > 0 && syscall.Kill(pid, 0) == nil {
+				alive++
+			}
+		}
+		if alive == 0 {
 			return
 		}
 		time.Sleep(50 * time.Millisecond)
@@ -470,6 +484,40 @@ func TestSwitchBinaryInterrupted(t *testing.T) {
 				f.ends(want, bytes.NewBuffer(out))
 			})
 		}
+	}
+
+	// A second signal during the rollback stops it where it is, journaled
+	// (exit 1 naming --rollback); --rollback then finishes it.
+	for _, at := range []string{"restart", "wait"} {
+		t.Run("second SIGTERM in the rollback's "+at, func(t *testing.T) {
+			flush()
+			f := newFixture(t, bin, false)
+			current.Store(f)
+			p := f.stepping("switch", "--to", "iptables-nft", "--timeout", "30s")
+			if _, ok := f.stepTo(p, "wait"); !ok {
+				t.Fatalf("no wait\n%s", &p.stderr)
+			}
+			p.cmd.Process.Signal(syscall.SIGTERM)
+			if _, ok := f.stepToIn(p, PhaseRollback, at); !ok {
+				t.Fatalf("the rollback never reached %s\n%s", at, &p.stderr)
+			}
+			p.cmd.Process.Signal(syscall.SIGTERM)
+			time.Sleep(100 * time.Millisecond)
+			f.releaseAll()
+			code := p.wait(t)
+			f.settle()
+			if code != 1 || !strings.Contains(p.stderr.String(), "the rollback stopped at step "+at) || !strings.Contains(p.stderr.String(), "switch --rollback") {
+				t.Fatalf("exit %d, want 1 with the rollback stopped at %s\n%s", code, at, &p.stderr)
+			}
+			if j := f.journal(); j == nil || j.Phase != PhaseRollback || j.Step != at {
+				t.Fatalf("journal: %+v", j)
+			}
+			out, err := f.cmd("", "switch", "--rollback", "--timeout", "30s").CombinedOutput()
+			if err != nil {
+				t.Errorf("switch --rollback: %v\n%s", err, out)
+			}
+			f.ends(f.original, bytes.NewBuffer(append(p.stderr.Bytes(), out...)))
+		})
 	}
 
 	// Two switches at once: the second is refused, naming the first, both

@@ -201,7 +201,9 @@ func (s *Switch) Resume(ctx context.Context, j *Journal) error {
 	l := &logger{w: s.Log}
 	if j.Phase == PhaseRollback {
 		l.note(fmt.Sprintf("the journal says the switch to %s was rolling back (%s) at step %s: finishing the rollback", s.To, j.Reason, j.Step))
-		return s.runBackward(stepIndex(rollbackSteps, j.Step), errors.New(j.Reason))
+		// The switch did not happen: a finished rollback is still its failure.
+		why := errors.New(j.Reason)
+		return s.rollbackResult(s.runBackward(stepIndex(rollbackSteps, j.Step), why), why)
 	}
 	l.note(fmt.Sprintf("resuming the switch from %s to %s at step %s", s.From, s.To, j.Step))
 	return s.runForward(ctx, stepIndex(forwardSteps, j.Step))
