@@ -11,12 +11,13 @@
 #   hold   a drop-in gives rke2-server an ExecStartPost that, while the guest
 #          holds /run/switch-interrupt/hold and kube-proxy runs on
 #          iptables-nft, deletes kube-proxy's nat PREROUTING jump once RKE2 is
-#          ready: kube-proxy's skeleton is then incomplete until its next
-#          sync (10s), as on a node whose kube-proxy is slow after the
-#          restart, so the switch really waits in its wait step.
-#   boot   verify passes on legacy; `switch --to iptables-nft` runs; once its
-#          journal says step "wait" (and still does a second later) the guest
-#          sends SIGTERM. The switch must roll back: exit 1 saying so and
+#          ready: kube-proxy's skeleton is then incomplete (the stand-in's
+#          kube-proxy does not notice a missing jump), as on a node whose
+#          kube-proxy is slow after the restart, so the switch really waits
+#          in its wait step until --timeout.
+#   boot   verify passes on legacy; `switch --to iptables-nft` runs; once it
+#          logs its wait step (its journal saying step "wait", and still
+#          waiting a second later) the guest sends SIGTERM. The switch must roll back: exit 1 saying so and
 #          naming the signal, /etc/rke2-proxy-backend/config.yaml byte for
 #          byte the original, no journal left, kube-proxy (the stand-in) back
 #          on iptables-legacy, `verify --expect iptables-legacy` passing, the
@@ -66,7 +67,7 @@ printf '[Service]\nExecStartPost=-/usr/local/sbin/kube-proxy-late\n' >"$R/etc/sy
 cat >"$R/usr/local/sbin/kube-proxy-late" <<'HOLD'
 #!/bin/sh
 # switch-interrupt.sh: while held, leave kube-proxy's nft skeleton short of
-# one base-chain jump (kube-proxy puts it back at its next sync).
+# one base-chain jump.
 [ -e /run/switch-interrupt/hold ] || exit 0
 [ "$(cat /var/lib/rke2-standin/backend 2>/dev/null)" = iptables-nft ] || exit 0
 rule=$(iptables-nft-save -t nat | grep -m1 -e '^-A PREROUTING .*-j KUBE-SERVICES') || exit 0
@@ -115,9 +116,9 @@ touch /run/switch-interrupt/hold
 /usr/bin/rke2-proxy-backend switch --to iptables-nft --timeout 120s >/run/switch-interrupt/stdout 2>/run/switch-interrupt/stderr &
 pid=$!
 d=$((SECONDS + 120))
-until grep -q '"step": "wait"' $journal 2>/dev/null; do
+until grep -q "\[started\]  wait for kube-proxy's rules in iptables-nft" /run/switch-interrupt/stderr; do
 	if [ $SECONDS -ge $d ] || ! kill -0 $pid 2>/dev/null; then
-		bad "the switch never journaled its wait step (exit: $(wait $pid 2>/dev/null; echo $?))"
+		bad "the switch never reached its wait step (exit: $(wait $pid 2>/dev/null; echo $?))"
 		sed 's/^/    switch: /' /run/switch-interrupt/stderr /run/switch-interrupt/stdout >>"$result"
 		finish
 	fi
@@ -127,10 +128,11 @@ sleep 1
 check "RKE2 restarted onto iptables-nft before the signal" grep -qx iptables-nft /var/lib/rke2-standin/backend
 check "kube-proxy's nft skeleton was held incomplete" test -e /run/switch-interrupt/held
 check "the config says iptables-nft before the signal" grep -q '^backend: iptables-nft' /etc/rke2-proxy-backend/config.yaml
-if grep -q '"step": "wait"' $journal && kill -0 $pid 2>/dev/null; then
+check "the switch's journal says step wait" grep -q '"step": "wait"' $journal
+if ! grep -q "\[finished\] wait for kube-proxy's rules in iptables-nft" /run/switch-interrupt/stderr && kill -0 $pid 2>/dev/null; then
 	ok "the switch is still in its wait step a second later"
 else
-	bad "the switch left its wait step before the signal: $(grep '"step"' $journal 2>/dev/null)"
+	bad "the switch left its wait step before the signal"
 fi
 rm -f /run/switch-interrupt/hold
 kill -TERM $pid
