@@ -30,15 +30,40 @@ const DefaultLockWait = 2 * time.Minute
 // lockPoll is how often a waiting apply retries the lock.
 const lockPoll = 50 * time.Millisecond
 
-// lock takes LockFile under the root, waiting at most wait. When /run cannot
+// lock takes LockFile for this apply, waiting at most wait.
+func lock(ctx context.Context, o Options, dropInPath string, wait time.Duration) (release func(), err error) {
+	return Lock(ctx, Locking{Root: o.Root, Role: "apply", DropInPath: dropInPath, Wait: wait, Log: o.log})
+}
+
+// Locking is one taker of the node lock.
+type Locking struct {
+	Root hostfs.Root
+	// Role names the taker ("apply", "switch") in the lock file, so a
+	// waiting run can say who holds it.
+	Role string
+	// DropInPath is RKE2's drop-in, whose directory is locked instead when
+	// /run cannot hold the lock file: every taker must pass the same one.
+	DropInPath string
+	Wait       time.Duration
+	// WaitFor says whether a holder of role is worth waiting for; nil waits
+	// for any. switch waits for an apply (a second at most) but not for
+	// another switch, which may hold it for minutes.
+	WaitFor func(role string) bool
+	Log     func(format string, args ...any)
+}
+
+// Lock takes LockFile under the root, waiting at most l.Wait. apply and
+// switch share it: whoever holds it may change the node's backend (the
+// operator config's backend:, RKE2's drop-in, the plan). When /run cannot
 // hold the lock file (read-only), it locks the drop-in's own directory
 // instead, which every apply of this node writes too. release unlocks.
-func lock(ctx context.Context, o Options, dropInPath string, wait time.Duration) (release func(), err error) {
-	f, what, err := openLock(o, dropInPath)
+func Lock(ctx context.Context, l Locking) (release func(), err error) {
+	o := Options{Root: l.Root, Log: l.Log}
+	f, what, err := openLock(o, l.DropInPath)
 	if err != nil {
 		return nil, err
 	}
-	deadline := time.Now().Add(wait)
+	deadline := time.Now().Add(l.Wait)
 	for waiting := false; ; waiting = true {
 		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 		if err == nil {
@@ -48,15 +73,14 @@ func lock(ctx context.Context, o Options, dropInPath string, wait time.Duration)
 			f.Close()
 			return nil, fmt.Errorf("lock %s: %w", what, err)
 		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			holder := holderOf(f)
+		pid, role := holderOf(f)
+		if time.Now().After(deadline) || ctx.Err() != nil || (l.WaitFor != nil && role != "" && !l.WaitFor(role)) {
 			f.Close()
-			return nil, fmt.Errorf("another rke2-proxy-backend apply%s still holds %s after %v: this run wrote nothing and left the drop-in to it; "+
-				"if no apply is running, find the holder with `fuser -v %s`", holder, what, wait, what)
+			return nil, &HeldError{PID: pid, Role: role, What: what, Waited: l.Wait, taker: l.Role}
 		}
 		if !waiting {
 			// Say so at once: a silent wait looks like a hang in the journal.
-			o.log("waiting up to %v for another rke2-proxy-backend apply%s holding %s", wait, holderOf(f), what)
+			o.log("waiting up to %v for another rke2-proxy-backend %s%s holding %s", l.Wait, roleOr(role), pidText(pid), what)
 		}
 		select {
 		case <-ctx.Done():
@@ -66,7 +90,7 @@ func lock(ctx context.Context, o Options, dropInPath string, wait time.Duration)
 	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
 		// Name ourselves for the message a waiting run prints.
 		_ = f.Truncate(0)
-		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+" "+l.Role+"\n"), 0)
 	}
 	return func() {
 		// A pid left in a free lock would name a process long gone.
@@ -76,6 +100,38 @@ func lock(ctx context.Context, o Options, dropInPath string, wait time.Duration)
 		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		f.Close()
 	}, nil
+}
+
+// HeldError is a lock another run holds.
+type HeldError struct {
+	PID    int    // 0 when unknown
+	Role   string // "" when unknown
+	What   string // the file or directory locked
+	Waited time.Duration
+	taker  string
+}
+
+func (e *HeldError) Error() string {
+	if e.taker == "apply" {
+		return fmt.Sprintf("another rke2-proxy-backend %s%s still holds %s after %v: this run wrote nothing and left the drop-in to it; "+
+			"if no apply is running, find the holder with `fuser -v %s`", roleOr(e.Role), pidText(e.PID), e.What, e.Waited, e.What)
+	}
+	return fmt.Sprintf("another rke2-proxy-backend %s%s holds %s: this %s changed nothing; wait for it to finish "+
+		"(if none is running, find the holder with `fuser -v %s`)", roleOr(e.Role), pidText(e.PID), e.What, e.taker, e.What)
+}
+
+func roleOr(role string) string {
+	if role == "" {
+		return "apply"
+	}
+	return role
+}
+
+func pidText(pid int) string {
+	if pid <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (pid %d)", pid)
 }
 
 // openLock opens (creating) LockFile, or the drop-in's directory when the
@@ -111,13 +167,21 @@ func openLock(o Options, dropInPath string) (*os.File, string, error) {
 	return f, d, nil
 }
 
-// holderOf returns " (pid N)" from the lock file, or "" when unknown.
-func holderOf(f *os.File) string {
-	buf := make([]byte, 16)
+// holderOf reads "PID ROLE" from the lock file (an older run wrote only
+// the pid); zero values when unknown.
+func holderOf(f *os.File) (pid int, role string) {
+	buf := make([]byte, 64)
 	n, _ := f.ReadAt(buf, 0)
-	pid, err := strconv.Atoi(strings.TrimSpace(string(buf[:n])))
-	if err != nil || pid <= 0 {
-		return ""
+	fields := strings.Fields(string(buf[:n]))
+	if len(fields) == 0 {
+		return 0, ""
 	}
-	return fmt.Sprintf(" (pid %d)", pid)
+	pid, err := strconv.Atoi(fields[0])
+	if err != nil || pid <= 0 {
+		return 0, ""
+	}
+	if len(fields) > 1 {
+		role = fields[1]
+	}
+	return pid, role
 }

@@ -5,17 +5,22 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/apply"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/plan"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/switchover"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
@@ -26,61 +31,239 @@ func init() { register(newSwitchCommand) }
 // RKE2 server restart plus an image pull on a slow link takes minutes.
 const defaultSwitchTimeout = 10 * time.Minute
 
+// switchLockWait bounds the wait for an apply holding the node lock (RKE2
+// starting); another switch holding it is refused at once.
+const switchLockWait = apply.DefaultLockWait
+
 var switchLong = `switch moves kube-proxy on this node from the backend the plan
 (` + hostfs.PlanFile + `) says it uses to BACKEND: it removes stale kube-proxy
 rules from BACKEND, records backend: BACKEND in the operator config (in place,
-keeping comments; the previous file is kept as ` + hostfs.ConfigFile + switchover.BackupSuffix + `),
-restarts RKE2 (rke2-server or rke2-agent, whichever this node runs), waits
-up to --timeout for kube-proxy's rules in BACKEND, removes kube-proxy's rules
-from the old backend, removes the hint and canary chains the previous kubelet
-left in the other iptables backend once the restarted kubelet wrote its own
-where BACKEND wants them (kubelet writes them with the host's iptables
-alternative: move it first, as verify advises), verifies, and runs the verify
-unit again so its result is the switched node's. When a step after the config write fails
-it rolls back: the previous config, a restart, a wait for the old backend,
-cleanup of BACKEND, verify. Each step is logged to stderr as
-[started]/[finished]/[failed]. --dry-run prints the steps and changes nothing.
+keeping comments, mode and owner; a symlinked config stays a link and the file
+it points at is edited), restarts RKE2 (rke2-server or rke2-agent, whichever
+this node runs), waits up to --timeout for kube-proxy's rules in BACKEND,
+removes kube-proxy's rules from the old backend, removes the hint and canary
+chains the previous kubelet left in the other iptables backend once the
+restarted kubelet wrote its own where BACKEND wants them (kubelet writes them
+with the host's iptables alternative: move it first, as verify advises),
+verifies, and runs the verify unit again so its result is the switched node's.
+When a step after the config write fails it rolls back: the original config,
+a restart, a wait for the old backend, cleanup of BACKEND, verify. Each step is
+logged to stderr as [started]/[finished]/[failed]. --dry-run prints the steps
+and changes nothing.
 
-Exit status: 0 switched (or already on BACKEND); 1 a step failed (rolled back
-when the log says so); 2 usage or config error, a backend this host cannot
-run, or nftables on an RKE2 release older than the first ones documenting
-nftables mode (v1.34.10, v1.35.7, v1.36.3).`
+A switch is a transaction: before each step it records the config's original
+bytes (and link), the target and the step in ` + hostfs.SwitchJournal + `,
+and removes that journal when it is done. SIGTERM or SIGINT rolls back; a
+second signal stops the rollback where it is, journaled. After a crash (kill
+-9, power loss) the journal stays: a plain switch then refuses and says so;
+--resume finishes the recorded switch (or the recorded rollback), --rollback
+undoes it, both from the journal, never from the config as it is then.
+
+It holds apply's lock (` + apply.LockFile + `) for every step but the RKE2
+restarts, whose ExecStartPre apply takes it (holding it there would deadlock);
+a second switch is refused at once, naming the first.
+
+Under --root the host is the one under it: the root's own systemctl
+(usr/bin/systemctl) is run, and the rules are read and cleaned only in a
+network namespace of its own (unshare -n), never in this machine's.
+
+Exit status: 0 switched (or already on BACKEND, or nothing to resume); 1 a step
+failed (rolled back, or unfinished with the journal kept, as the last line
+says), another switch runs, or an unfinished switch waits for --resume or
+--rollback; 2 usage or config error, a backend this host cannot run, nftables
+on an RKE2 release older than the first ones documenting nftables mode
+(v1.34.10, v1.35.7, v1.36.3), or a journal this version cannot read.`
+
+type switchFlags struct {
+	to                       string
+	dryRun, resume, rollback bool
+	timeout                  time.Duration
+}
 
 func newSwitchCommand(g *globals) *cobra.Command {
-	var (
-		to      string
-		dryRun  bool
-		timeout time.Duration
-	)
-	cmd := flagsOnly("switch --to BACKEND [--dry-run] [--timeout D]", "Move this node's kube-proxy to another backend, rolling back if verify fails", switchLong, func(cmd *cobra.Command) error {
-		if to == "" {
-			return usageError(fmt.Errorf("--to is required: one of %s", backend.Names()))
-		}
-		b, err := backend.Parse(to)
+	var fl switchFlags
+	cmd := flagsOnly("switch --to BACKEND [--dry-run] [--timeout D] | switch --resume | switch --rollback", "Move this node's kube-proxy to another backend, rolling back if verify fails", switchLong, func(cmd *cobra.Command) error {
+		return runSwitch(cmd, g, fl)
+	})
+	f := cmd.Flags()
+	f.StringVar(&fl.to, "to", "", "backend to switch to: "+backend.Names()+" (required without --resume/--rollback)")
+	f.BoolVar(&fl.dryRun, "dry-run", false, "print the steps and change nothing")
+	f.BoolVar(&fl.resume, "resume", false, "finish the unfinished switch "+hostfs.SwitchJournal+" records")
+	f.BoolVar(&fl.rollback, "rollback", false, "undo the unfinished switch "+hostfs.SwitchJournal+" records")
+	f.DurationVar(&fl.timeout, "timeout", defaultSwitchTimeout, "bound on the RKE2 restart and on each wait for kube-proxy's rules")
+	return cmd
+}
+
+func runSwitch(cmd *cobra.Command, g *globals, fl switchFlags) error {
+	if fl.resume && fl.rollback {
+		return usageError(errors.New("--resume and --rollback: choose one"))
+	}
+	finishing := fl.resume || fl.rollback
+	if finishing && fl.dryRun {
+		return usageError(errors.New("--dry-run goes with --to: the journal says what --resume or --rollback would do (" + hostfs.SwitchJournal + ")"))
+	}
+	var to backend.Backend
+	switch {
+	case fl.to == "" && !finishing:
+		return usageError(fmt.Errorf("--to is required: one of %s (or --resume / --rollback to finish an unfinished switch)", backend.Names()))
+	case fl.to != "":
+		b, err := backend.Parse(fl.to)
 		if err != nil {
 			return usageError(fmt.Errorf("--to: %w (switch needs a backend; auto and off are config choices, set them in %s)", err, hostfs.ConfigFile))
 		}
-		if timeout <= 0 {
-			return usageError(fmt.Errorf("--timeout %s: must be positive", timeout))
+		to = b
+	}
+	if fl.timeout <= 0 {
+		return usageError(fmt.Errorf("--timeout %s: must be positive", fl.timeout))
+	}
+	root := g.hostRoot()
+	journal := switchover.FileJournal{Root: root}
+	if fl.dryRun {
+		// Read-only: no lock (taking it writes the lock file).
+		if j, err := journal.Read(); err != nil {
+			return usageError(err)
+		} else if j != nil {
+			return unfinished(j)
 		}
-		s, done, err := prepareSwitch(cmd, g, b, timeout)
+		s, done, err := prepareSwitch(cmd, g, to, fl.timeout)
 		if err != nil || done {
 			return err
 		}
-		if dryRun {
-			return printSwitchPlan(g, s)
+		return printSwitchPlan(g, s)
+	}
+	if err := ownNetns(root); err != nil {
+		return usageError(err)
+	}
+	if _, err := switchover.SystemctlUnder(root, fl.timeout); err != nil {
+		return usageError(err)
+	}
+
+	// Signals: the first cancels the switch (Run rolls back), any later one
+	// the rollback (it stops where it is, journaled). Installed before the
+	// lock so no signal can land between taking it and journaling.
+	ctx, cancel := context.WithCancelCause(cmd.Context())
+	defer cancel(nil)
+	rctx, rcancel := context.WithCancelCause(context.Background())
+	defer rcancel(nil)
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	defer signal.Stop(sigs)
+	go func() {
+		n := 0
+		for sig := range sigs {
+			n++
+			if n == 1 {
+				fmt.Fprintf(g.stderr, "rke2-proxy-backend: switch: %s: stopping; a switch past its config write rolls back (another signal stops the rollback where it is, journaled)\n", sig)
+				cancel(fmt.Errorf("interrupted by %s", sig))
+				continue
+			}
+			fmt.Fprintf(g.stderr, "rke2-proxy-backend: switch: %s again: stopping the rollback where it is\n", sig)
+			rcancel(fmt.Errorf("interrupted again by %s", sig))
 		}
-		if err := s.Run(cmd.Context()); err != nil {
-			return failure("switch: %w", err)
+	}()
+
+	lock := &switchover.ApplyLock{Locking: apply.Locking{
+		Root: root, DropInPath: dropInPath(root), Wait: switchLockWait,
+		Log: func(format string, args ...any) {
+			fmt.Fprintf(g.stderr, "rke2-proxy-backend: switch: "+format+"\n", args...)
+		},
+	}}
+	if err := lock.Lock(ctx); err != nil {
+		return failure("switch: %w", err)
+	}
+	defer lock.Unlock()
+	j, err := journal.Read()
+	if err != nil {
+		return usageError(err)
+	}
+	if j != nil && j.Owner.Alive() {
+		return failure("switch: another rke2-proxy-backend switch (pid %d) is moving kube-proxy from %s to %s (%s, step %s, %s): wait for it to finish", j.Owner.PID, j.From, j.To, j.Phase, j.Step, hostfs.SwitchJournal)
+	}
+	if j != nil && !finishing {
+		return unfinished(j)
+	}
+	if finishing {
+		if j == nil {
+			_, err := fmt.Fprintf(g.stdout, "switch: no unfinished switch (%s absent): nothing to %s\n", hostfs.SwitchJournal, map[bool]string{true: "resume", false: "roll back"}[fl.resume])
+			return err
 		}
-		_, err = fmt.Fprintf(g.stdout, "switch: kube-proxy uses %s; no kube-proxy rules left in %s\n", s.To, s.From)
+		if to != "" && to != j.To {
+			return usageError(fmt.Errorf("--to %s: the unfinished switch in %s goes to %s: leave out --to, or --rollback it first", to, hostfs.SwitchJournal, j.To))
+		}
+		s, err := switchFor(cmd, g, j.From, j.To, fl.timeout, journal, lock, rctx)
+		if err != nil {
+			return err
+		}
+		if fl.resume {
+			err = s.Resume(ctx, j)
+		} else {
+			err = s.Rollback(ctx, j)
+		}
+		return switchOutcome(g, s, err, fl.rollback)
+	}
+	s, done, err := prepareSwitch(cmd, g, to, fl.timeout)
+	if err != nil || done {
 		return err
-	})
-	f := cmd.Flags()
-	f.StringVar(&to, "to", "", "backend to switch to: "+backend.Names()+" (required)")
-	f.BoolVar(&dryRun, "dry-run", false, "print the steps and change nothing")
-	f.DurationVar(&timeout, "timeout", defaultSwitchTimeout, "bound on the RKE2 restart and on each wait for kube-proxy's rules")
-	return cmd
+	}
+	s.Journal, s.Lock, s.RollbackContext = journal, lock, rctx
+	return switchOutcome(g, s, s.Run(ctx), false)
+}
+
+func switchOutcome(g *globals, s *switchover.Switch, err error, rolledBack bool) error {
+	if err != nil {
+		return failure("switch: %w", err)
+	}
+	if rolledBack {
+		_, err = fmt.Fprintf(g.stdout, "switch: rolled back: kube-proxy uses %s; the config is the original; no kube-proxy rules left in %s\n", s.From, s.To)
+		return err
+	}
+	_, err = fmt.Fprintf(g.stdout, "switch: kube-proxy uses %s; no kube-proxy rules left in %s\n", s.To, s.From)
+	return err
+}
+
+// unfinished is the refusal a plain switch gives while a journal waits.
+func unfinished(j *switchover.Journal) error {
+	what := "the switch"
+	if j.Phase == switchover.PhaseRollback {
+		what = "its rollback"
+	}
+	return failure("switch: an unfinished switch from %s to %s stopped at step %s of %s (%s; its process %d is gone): run `rke2-proxy-backend switch --resume` to finish it, or `rke2-proxy-backend switch --rollback` to undo it; a new switch starts only after",
+		j.From, j.To, j.Step, what, hostfs.SwitchJournal, j.Owner.PID)
+}
+
+// ownNetns refuses --root in this machine's network namespace: the rules a
+// switch reads and removes are the namespace's, and under --root they must
+// be the fixture's, not the running host's kube-proxy's. A namespace is
+// its own when it is not PID 1's or, where PID 1's cannot be read (a
+// sandbox), when it has no interface but loopback, as one made by
+// unshare -n; a host's always has more.
+func ownNetns(root hostfs.Root) error {
+	if root.IsHost() {
+		return nil
+	}
+	self, err1 := os.Readlink("/proc/self/ns/net")
+	pid1, err2 := os.Readlink("/proc/1/ns/net")
+	if err1 == nil && err2 == nil {
+		if self != pid1 {
+			return nil
+		}
+	} else if ifs, err := net.Interfaces(); err == nil && len(ifs) == 1 && ifs[0].Flags&net.FlagLoopback != 0 {
+		return nil
+	}
+	return fmt.Errorf("--root %s: switch under --root reads and removes the rules of the network namespace it runs in, which looks like this machine's (%s): run it in one of its own (unshare -n)", root.Dir(), self)
+}
+
+// dropInPath is the RKE2 drop-in whose directory apply locks when /run
+// cannot hold the lock file: switch must lock the same one.
+func dropInPath(root hostfs.Root) string {
+	main := os.Getenv(apply.EnvRKE2Config)
+	if main == "" {
+		main = facts.Probe(root, facts.Options{}).RKE2.ConfigFile
+	}
+	if main == "" {
+		main = hostfs.RKE2ConfigFile
+	}
+	return rke2.DropInPath(main)
 }
 
 // prepareSwitch checks everything a switch needs before it changes
@@ -109,28 +292,29 @@ func prepareSwitch(cmd *cobra.Command, g *globals, to backend.Backend, timeout t
 		_, err := fmt.Fprintf(g.stdout, "switch: kube-proxy already uses %s (%s); nothing to do\n", to, hostfs.PlanFile)
 		return nil, true, err
 	}
-	// Every switch restarts RKE2 through systemctl: without it the switch
-	// would change the config and then fail its restart and its rollback.
-	if _, err := hostfs.LookTool(hostfs.Systemctl, "switch (it restarts RKE2)"); err != nil {
-		return nil, false, failure("switch: %w; nothing was changed", err)
-	}
-	sc := switchover.Systemctl{Timeout: timeout}
-	isActive := sc.IsActive
-	if !root.IsHost() {
-		// Under --root the running systemd belongs to another host: only
-		// the fixture's unit files say which unit it runs.
-		isActive = func(context.Context, string) bool { return false }
-	}
-	unit, err := switchover.FindUnit(cmd.Context(), root, isActive)
-	if err != nil {
-		return nil, false, failure("switch: %w", err)
-	}
-	var verifyUnit switchover.UnitRerunner
+	s, err = switchFor(cmd, g, p.Decision.Backend, to, timeout, switchover.FileJournal{Root: root}, nil, nil)
+	return s, false, err
+}
+
+// switchFor assembles the switch from one backend to another on this root.
+func switchFor(cmd *cobra.Command, g *globals, from, to backend.Backend, timeout time.Duration, j switchover.JournalStore, lock switchover.NodeLock, rctx context.Context) (*switchover.Switch, error) {
+	root := g.hostRoot()
+	// A root without a systemctl still plans (--dry-run); the restart
+	// step then fails with the reason, before RKE2 is touched.
+	sc, _ := switchover.SystemctlUnder(root, timeout)
+	// On the host, a missing systemctl is named with the package to
+	// install, before anything changes: the switch could not restart RKE2.
 	if root.IsHost() {
-		verifyUnit = switchover.VerifyUnitRerunner{Systemctl: sc}
+		if _, err := hostfs.LookTool(hostfs.Systemctl, "switch (it restarts RKE2)"); err != nil {
+			return nil, failure("switch: %w; nothing was changed", err)
+		}
+	}
+	unit, err := switchover.FindUnit(cmd.Context(), root, sc.IsActive)
+	if err != nil {
+		return nil, failure("switch: %w", err)
 	}
 	return &switchover.Switch{
-		From:      p.Decision.Backend,
+		From:      from,
 		To:        to,
 		Config:    switchover.FileConfig{Root: root, File: g.configFile},
 		Restarter: switchover.UnitRestarter{Systemctl: sc, Unit: unit},
@@ -140,11 +324,14 @@ func prepareSwitch(cmd *cobra.Command, g *globals, to backend.Backend, timeout t
 			ProxyModeURL: verify.ProxyModeEndpoint(root).URL,
 			Progress:     func(line string) { fmt.Fprintln(g.stderr, "rke2-proxy-backend: switch: verify: "+line) },
 		},
-		Cleaner:    switchover.LiveCleaner{},
-		Hints:      switchover.LiveHints{},
-		VerifyUnit: verifyUnit,
-		Log:        g.stderr,
-	}, false, nil
+		Cleaner:         switchover.LiveCleaner{},
+		Hints:           switchover.LiveHints{},
+		VerifyUnit:      switchover.VerifyUnitRerunner{Systemctl: sc},
+		Journal:         j,
+		Lock:            lock,
+		RollbackContext: rctx,
+		Log:             g.stderr,
+	}, nil
 }
 
 func sourceName(src string) string {
@@ -161,7 +348,7 @@ func printSwitchPlan(g *globals, s *switchover.Switch) error {
 	for i, st := range steps {
 		fmt.Fprintf(w, "  %d. %s\n", i+1, st)
 	}
-	fmt.Fprintf(w, "if a step from 3 on fails, roll back:\n")
+	fmt.Fprintf(w, "if a step from 3 on fails, or a signal comes, roll back:\n")
 	for i, st := range s.RollbackPlan() {
 		fmt.Fprintf(w, "  %d. %s\n", len(steps)+i+1, st)
 	}

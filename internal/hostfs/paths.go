@@ -58,6 +58,11 @@ const (
 // loaders change.
 const BenchFile = "/var/lib/rke2-proxy-backend/bench.json"
 
+// SwitchJournal is an unfinished `switch`'s record: the operator config's
+// original bytes, the target and the step reached. Under /var/lib, not
+// /run: a switch cut by a power loss must be finished after the reboot.
+const SwitchJournal = "/var/lib/rke2-proxy-backend/switch.json"
+
 // Helper binaries.
 var (
 	// Modprobe is a host path resolved under the root, so a fixture root

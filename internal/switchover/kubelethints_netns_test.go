@@ -73,6 +73,7 @@ func TestSwitchTidiesKubeletHintsInNetns(t *testing.T) {
 				Verifier:  LiveVerifier{Root: hostfs.New("/"), Wait: 2 * time.Second, Poll: 100 * time.Millisecond},
 				Cleaner:   LiveCleaner{},
 				Hints:     LiveHints{},
+				Journal:   FileJournal{Root: root},
 				Log:       &log,
 			}
 			if err := s.Run(context.Background()); err != nil {

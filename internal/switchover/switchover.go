@@ -1,9 +1,13 @@
 // Package switchover moves one node's kube-proxy from one backend to
 // another: record the choice, restart RKE2, wait for kube-proxy's rules in
 // the new backend, remove the old backend's, verify, and roll back to the
-// old backend when any of that fails. The steps talk to the host through
-// four small interfaces so a test can drive every path; the real ones are
-// in config.go, systemd.go and netfilter.go.
+// old backend when any of that fails or a signal comes. It is a journaled
+// transaction: before each step the journal (journal.go) records the
+// operator config's original bytes and the step, so a switch cut at any
+// point is finished (Resume) or undone (Rollback) from that record. The
+// steps talk to the host through small interfaces so a test can drive
+// every path; the real ones are in config.go, systemd.go, netfilter.go,
+// journal.go and lock.go.
 package switchover
 
 import (
@@ -18,13 +22,17 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
 
-// ConfigWriter records the backend in the operator config and can put the
-// previous content back.
+// ConfigWriter reads the operator config before the switch, writes the
+// backend into it and puts the original back, always from the snapshot the
+// journal recorded.
 type ConfigWriter interface {
-	// Set records b and returns what the file held before.
-	Set(b backend.Backend) (Snapshot, error)
+	// Snapshot reads the file as it is before the switch.
+	Snapshot() (Snapshot, error)
+	// Set records b, computed from snap (never from the file as it is).
+	Set(snap Snapshot, b backend.Backend) error
+	// Restore puts snap back byte for byte (a link stays the same link).
 	Restore(Snapshot) error
-	// Describe names the file (and its backup) for the log.
+	// Describe names the file for the log.
 	Describe() string
 }
 
@@ -53,10 +61,19 @@ type UnitRerunner interface {
 	Describe() string
 }
 
-// Snapshot is the operator config before a switch.
-type Snapshot struct {
-	Existed bool
-	Data    []byte
+// NodeLock is the lock apply and switch share (apply.Lock). The caller
+// holds it when a switch starts. It cannot be held across an RKE2 restart:
+// the restart runs apply as ExecStartPre, which takes it, and systemctl
+// restart returns only once that apply finished, so a switch holding it
+// would wait for an apply that waits for the switch (until apply gave up
+// and RKE2 started without our drop-in). So the switch lets go of it for
+// exactly the restart and takes it back after; meanwhile the journal,
+// written under the lock just before, names this live process as the
+// switch's owner, and every other switch (plain, --resume, --rollback)
+// refuses while that owner lives.
+type NodeLock interface {
+	Unlock()
+	Lock(ctx context.Context) error
 }
 
 // Switch is one switch on one node.
@@ -67,33 +84,89 @@ type Switch struct {
 	Verifier  Verifier
 	Cleaner   Cleaner
 	Hints     HintTidier
-	// VerifyUnit, when set, is re-run last (nil under --root, where the
-	// running systemd is not the fixture's).
+	// VerifyUnit, when set, is re-run last.
 	VerifyUnit UnitRerunner
+	// Journal records each step before it runs (required).
+	Journal JournalStore
+	// Lock is held by the caller when Run, Resume or Rollback starts; nil
+	// when the caller holds none (tests of the steps alone).
+	Lock NodeLock
+	// RollbackContext is what a rollback runs in: the caller cancels it to
+	// stop a rollback where it is (a second signal); the journal then
+	// says where. nil: never cancelled.
+	RollbackContext context.Context
 	// Log gets one [started]/[finished]/[failed] line per step.
 	Log io.Writer
+
+	journal *Journal
 }
 
 // ErrRolledBack is wrapped by Run's error when the switch failed and the
 // node is back on the old backend, verified.
 var ErrRolledBack = errors.New("switch failed; rolled back to the previous backend")
 
-// Plan lists the steps Run takes, for --dry-run and the log.
-func (s *Switch) Plan() []string {
-	steps := []string{
-		fmt.Sprintf("remove stale kube-proxy rules from %s (kube-proxy uses %s until the restart)", s.To, s.From),
-		fmt.Sprintf("record backend: %s in %s", s.To, s.Config.Describe()),
-		"restart " + s.Restarter.Describe(),
-		fmt.Sprintf("wait for kube-proxy's rules in %s", s.To),
-		fmt.Sprintf("remove kube-proxy's rules from %s", s.From),
-		s.hintStep(s.To),
-		fmt.Sprintf("verify: kube-proxy complete in %s, nothing stranded", s.To),
+// ErrUnfinished is wrapped by the error of a switch (or rollback) that
+// stopped with its journal kept: switch --resume or --rollback finishes it.
+var ErrUnfinished = errors.New("switch unfinished")
+
+// The journal's step names, in order (stable: journals record them).
+var (
+	forwardSteps  = []string{"clean-target", "write-config", "restart", "wait", "clean-old", "kubelet-hints", "verify", "rerun-verify-unit"}
+	rollbackSteps = []string{"restore-config", "restart", "wait", "clean-abandoned", "verify", "rerun-verify-unit"}
+)
+
+// firstChange is the forward step from which the node may differ from
+// before the switch: a rollback is due from there on.
+const firstChange = 1
+
+type step struct {
+	name, what string
+	run        func(ctx context.Context) error
+	// warnOnly steps log their failure and go on.
+	warnOnly bool
+}
+
+func (s *Switch) forward(l *logger) []step {
+	var snap = func() Snapshot { return s.journal.Config }
+	steps := []step{
+		{forwardSteps[0], fmt.Sprintf("remove stale kube-proxy rules from %s (kube-proxy uses %s until the restart)", s.To, s.From), func(ctx context.Context) error { return s.clean(ctx, s.To) }, false},
+		{forwardSteps[1], fmt.Sprintf("record backend: %s in %s (its original is in %s until the switch ends)", s.To, s.Config.Describe(), s.Journal.Describe()), func(context.Context) error { return s.Config.Set(snap(), s.To) }, false},
+		{forwardSteps[2], "restart " + s.Restarter.Describe(), s.restart, false},
+		{forwardSteps[3], fmt.Sprintf("wait for kube-proxy's rules in %s", s.To), func(ctx context.Context) error { return s.waitSynced(ctx, s.To) }, false},
+		{forwardSteps[4], fmt.Sprintf("remove kube-proxy's rules from %s", s.From), func(ctx context.Context) error { return s.clean(ctx, s.From) }, false},
+		{forwardSteps[5], s.hintStep(s.To), func(ctx context.Context) error { return s.tidyHints(ctx, l, s.To) }, false},
+		{forwardSteps[6], fmt.Sprintf("verify: kube-proxy complete in %s, nothing stranded", s.To), func(ctx context.Context) error { return s.verifyOK(ctx, l, s.To) }, false},
 	}
 	if s.VerifyUnit != nil {
-		steps = append(steps, s.rerunStep())
+		steps = append(steps, step{forwardSteps[7], s.rerunStep(), s.VerifyUnit.Rerun, true})
 	}
 	return steps
 }
+
+func (s *Switch) backward(l *logger) []step {
+	steps := []step{
+		{rollbackSteps[0], fmt.Sprintf("restore the original %s from %s", s.Config.Describe(), s.Journal.Describe()), func(context.Context) error { return s.Config.Restore(s.journal.Config) }, false},
+		{rollbackSteps[1], "restart " + s.Restarter.Describe(), s.restart, false},
+		{rollbackSteps[2], fmt.Sprintf("wait for kube-proxy's rules in %s", s.From), func(ctx context.Context) error { return s.waitSynced(ctx, s.From) }, false},
+		{rollbackSteps[3], fmt.Sprintf("remove kube-proxy's rules from %s", s.To), func(ctx context.Context) error { return s.clean(ctx, s.To) }, false},
+		{rollbackSteps[4], fmt.Sprintf("verify: kube-proxy complete in %s, nothing stranded", s.From), func(ctx context.Context) error { return s.verifyOK(ctx, l, s.From) }, false},
+	}
+	if s.VerifyUnit != nil {
+		steps = append(steps, step{rollbackSteps[5], s.rerunStep(), s.VerifyUnit.Rerun, true})
+	}
+	return steps
+}
+
+func whats(steps []step) []string {
+	out := make([]string, len(steps))
+	for i, st := range steps {
+		out[i] = st.what
+	}
+	return out
+}
+
+// Plan lists the steps Run takes, for --dry-run and the log.
+func (s *Switch) Plan() []string { return whats(s.forward(nil)) }
 
 func (s *Switch) hintStep(b backend.Backend) string {
 	return fmt.Sprintf("remove kubelet's hint and canary chains from the other iptables backend once kubelet wrote them in %s", verify.HintBackend(b))
@@ -104,63 +177,214 @@ func (s *Switch) rerunStep() string {
 }
 
 // RollbackPlan lists what Run does when a step after the config write fails.
-func (s *Switch) RollbackPlan() []string {
-	steps := []string{
-		"restore the previous " + s.Config.Describe(),
-		"restart " + s.Restarter.Describe(),
-		fmt.Sprintf("wait for kube-proxy's rules in %s", s.From),
-		fmt.Sprintf("remove kube-proxy's rules from %s", s.To),
-		fmt.Sprintf("verify: kube-proxy complete in %s, nothing stranded", s.From),
+func (s *Switch) RollbackPlan() []string { return whats(s.backward(nil)) }
+
+// Run switches the node: it records the config as it is in the journal,
+// then runs each step, journaling it first. On a failure (or a cancelled
+// ctx: the first signal) after the config write it rolls back; the error
+// then wraps ErrRolledBack when the rollback held, and ErrUnfinished when
+// it stopped with the journal kept.
+func (s *Switch) Run(ctx context.Context) error {
+	snap, err := s.Config.Snapshot()
+	if err != nil {
+		return fmt.Errorf("nothing changed: %w", err)
 	}
-	if s.VerifyUnit != nil {
-		steps = append(steps, s.rerunStep())
-	}
-	return steps
+	s.journal = &Journal{Schema: JournalSchema, From: s.From, To: s.To, Phase: PhaseSwitch, Step: forwardSteps[0], Config: snap, Owner: Self()}
+	return s.runForward(ctx, 0)
 }
 
-// Run switches the node. On a failure after the config was written it
-// rolls back; the error then wraps ErrRolledBack when the rollback held,
-// and says the node needs a hand when it did not.
-func (s *Switch) Run(ctx context.Context) error {
+// Resume finishes the switch j records, from the step it reached (which is
+// run again: every step can be). A journal already rolling back goes on
+// rolling back: the switch failed once for a reason.
+func (s *Switch) Resume(ctx context.Context, j *Journal) error {
+	s.adopt(j)
 	l := &logger{w: s.Log}
-	plan := s.Plan()
-	if err := l.step(plan[0], func() error { return s.clean(ctx, s.To) }); err != nil {
-		return fmt.Errorf("nothing changed: %w", err)
+	if j.Phase == PhaseRollback {
+		l.note(fmt.Sprintf("the journal says the switch to %s was rolling back (%s) at step %s: finishing the rollback", s.To, j.Reason, j.Step))
+		// The switch did not happen: a finished rollback is still its failure.
+		why := errors.New(j.Reason)
+		return s.rollbackResult(s.runBackward(stepIndex(rollbackSteps, j.Step), why), why)
 	}
-	var snap Snapshot
-	if err := l.step(plan[1], func() (err error) { snap, err = s.Config.Set(s.To); return err }); err != nil {
-		return fmt.Errorf("nothing changed: %w", err)
+	l.note(fmt.Sprintf("resuming the switch from %s to %s at step %s", s.From, s.To, j.Step))
+	return s.runForward(ctx, stepIndex(forwardSteps, j.Step))
+}
+
+// Rollback undoes the switch j records: from where a rollback stopped, or
+// from the start of one when the switch was going forward. A switch that
+// had not reached the config write changed nothing to undo. nil means the
+// node is back on From, verified, the config the original.
+func (s *Switch) Rollback(_ context.Context, j *Journal) error {
+	s.adopt(j)
+	l := &logger{w: s.Log}
+	if j.Phase == PhaseRollback {
+		l.note(fmt.Sprintf("finishing the rollback to %s from step %s", s.From, j.Step))
+		return s.asked(s.runBackward(stepIndex(rollbackSteps, j.Step), errors.New(j.Reason)), errors.New(j.Reason))
 	}
-	err := l.steps(plan[2:7],
-		func() error { return s.Restarter.Restart(ctx) },
-		func() error { return s.waitSynced(ctx, s.To) },
-		func() error { return s.clean(ctx, s.From) },
-		func() error { return s.tidyHints(ctx, l, s.To) },
-		func() error { return s.verifyOK(ctx, l, s.To) })
-	if err == nil {
-		if s.VerifyUnit != nil {
-			l.step(plan[7], func() error { s.rerunUnit(ctx, l); return nil })
-		}
+	if stepIndex(forwardSteps, j.Step) < firstChange {
+		l.note(fmt.Sprintf("the switch to %s stopped at step %s, before it wrote %s: nothing to undo", s.To, j.Step, s.Config.Describe()))
+		return s.Journal.Remove()
+	}
+	why := fmt.Errorf("rollback asked for (the switch had reached step %s)", j.Step)
+	l.note(fmt.Sprintf("rolling back to %s", s.From))
+	return s.asked(s.runBackward(0, why), why)
+}
+
+// asked is the outcome of a rollback the operator asked for: done is nil.
+func (s *Switch) asked(rerr, why error) error {
+	if rerr == nil {
 		return nil
 	}
-	// A cancelled context (the operator's Ctrl-C, SUC's deadline) still
-	// deserves the rollback: give it a context of its own.
-	rctx := context.WithoutCancel(ctx)
-	rb := s.RollbackPlan()
-	l.note(fmt.Sprintf("rolling back to %s", s.From))
-	rerr := l.steps(rb[0:5],
-		func() error { return s.Config.Restore(snap) },
-		func() error { return s.Restarter.Restart(rctx) },
-		func() error { return s.waitSynced(rctx, s.From) },
-		func() error { return s.clean(rctx, s.To) },
-		func() error { return s.verifyOK(rctx, l, s.From) })
-	if rerr == nil && s.VerifyUnit != nil {
-		l.step(rb[5], func() error { s.rerunUnit(rctx, l); return nil })
+	return s.rollbackResult(rerr, why)
+}
+
+func (s *Switch) adopt(j *Journal) {
+	s.From, s.To = j.From, j.To
+	j.Owner = Self()
+	s.journal = j
+}
+
+func (s *Switch) runForward(ctx context.Context, from int) error {
+	l := &logger{w: s.Log}
+	steps := s.forward(l)
+	for i := from; i < len(steps); i++ {
+		st := steps[i]
+		s.journal.Phase, s.journal.Step = PhaseSwitch, st.name
+		if i >= len(forwardSteps)-1 && st.warnOnly {
+			// The verdict is in: the switch is done whatever the rerun says.
+			if err := s.Journal.Remove(); err != nil {
+				l.note("warning: " + err.Error())
+			}
+			l.step(st.what, func() error { s.rerunUnit(ctx, l); return nil })
+			return nil
+		}
+		err := s.Journal.Write(s.journal)
+		if err == nil {
+			err = cause(ctx)
+		}
+		if err == nil {
+			// A step the signal cut may have returned early with a partial
+			// answer (verify skips what its cancelled context stopped): it
+			// counts as failed.
+			err = l.step(st.what, func() error { return interrupted(ctx, st.run(ctx)) })
+		} else {
+			l.fail(st.what, err)
+		}
+		if errors.Is(err, errLockLost) {
+			return fmt.Errorf("%w at step %s: %w; finish it with rke2-proxy-backend switch --resume or --rollback", ErrUnfinished, st.name, err)
+		}
+		if err == nil {
+			continue
+		}
+		if i <= firstChange {
+			// The config write is atomic and Set refuses a file it cannot
+			// edit before writing, so the file is the original, or the put
+			// back below makes it so.
+			if i == firstChange {
+				if rerr := s.Config.Restore(s.journal.Config); rerr != nil {
+					return fmt.Errorf("%w at step %s: %w, and putting the original back failed: %w", ErrUnfinished, st.name, err, rerr)
+				}
+			}
+			if rerr := s.Journal.Remove(); rerr != nil {
+				l.note("warning: " + rerr.Error())
+			}
+			return fmt.Errorf("nothing changed: %w", err)
+		}
+		l.note(fmt.Sprintf("rolling back to %s", s.From))
+		return s.rollbackResult(s.runBackward(0, err), err)
 	}
+	return s.Journal.Remove()
+}
+
+// runBackward runs the rollback from step from, journaling each step. It
+// runs in RollbackContext, not in the switch's ctx: a cancelled switch (the
+// operator's Ctrl-C, SUC's deadline) still deserves the rollback.
+func (s *Switch) runBackward(from int, why error) error {
+	rctx := s.RollbackContext
+	if rctx == nil {
+		rctx = context.Background()
+	}
+	l := &logger{w: s.Log}
+	steps := s.backward(l)
+	s.journal.Phase, s.journal.Reason = PhaseRollback, why.Error()
+	for i := from; i < len(steps); i++ {
+		st := steps[i]
+		s.journal.Step = st.name
+		if st.warnOnly {
+			if err := s.Journal.Remove(); err != nil {
+				l.note("warning: " + err.Error())
+			}
+			l.step(st.what, func() error { s.rerunUnit(rctx, l); return nil })
+			return nil
+		}
+		if err := s.Journal.Write(s.journal); err != nil {
+			// Unrecorded, the rollback still beats stopping here.
+			l.note("warning: " + err.Error())
+		}
+		err := cause(rctx)
+		if err == nil {
+			err = l.step(st.what, func() error { return interrupted(rctx, st.run(rctx)) })
+		} else {
+			l.fail(st.what, err)
+		}
+		if err != nil {
+			return fmt.Errorf("%w: the rollback stopped at step %s (%w); %s keeps the original config: run rke2-proxy-backend switch --rollback to finish it", ErrUnfinished, st.name, err, s.Journal.Describe())
+		}
+	}
+	return s.Journal.Remove()
+}
+
+func (s *Switch) rollbackResult(rerr, err error) error {
 	if rerr != nil {
-		return fmt.Errorf("switch to %s failed (%w) and so did the rollback to %s (%v): the node needs a hand: run rke2-proxy-backend verify and read its fixes", s.To, err, s.From, rerr)
+		return fmt.Errorf("switch to %s failed (%w) and so did the rollback to %s: %w; the node needs a hand: rke2-proxy-backend verify names each fix", s.To, err, s.From, rerr)
 	}
 	return fmt.Errorf("%w: %s: %w", ErrRolledBack, s.From, err)
+}
+
+// errLockLost stops a switch that could not take the node lock back after
+// a restart: without it, nothing it does is safe.
+var errLockLost = errors.New("cannot take the node lock back after the restart")
+
+// restart restarts RKE2 without the node lock (see NodeLock), then takes
+// it back and checks the journal is still this switch's.
+func (s *Switch) restart(ctx context.Context) error {
+	if s.Lock == nil {
+		return s.Restarter.Restart(ctx)
+	}
+	s.Lock.Unlock()
+	err := s.Restarter.Restart(ctx)
+	// apply, run by the restart, is done once systemctl returns; a manual
+	// apply is bounded by its own lock wait. Take it back whatever the
+	// restart said: the rollback needs it too.
+	if lerr := s.Lock.Lock(context.WithoutCancel(ctx)); lerr != nil {
+		return fmt.Errorf("%w: %w", errLockLost, lerr)
+	}
+	j, jerr := s.Journal.Read()
+	if jerr != nil || j == nil || j.Owner != s.journal.Owner {
+		return fmt.Errorf("%w: %s no longer names this switch (%v)", errLockLost, s.Journal.Describe(), jerr)
+	}
+	return err
+}
+
+// interrupted is a step's outcome once ctx may have been cancelled: the
+// signal that did it first (a step that failed because of it says only
+// "context canceled"), then what the step said.
+func interrupted(ctx context.Context, err error) error {
+	c := cause(ctx)
+	switch {
+	case c == nil:
+		return err
+	case err == nil:
+		return c
+	}
+	return fmt.Errorf("%w (%v)", c, err)
+}
+
+// cause is ctx's error with the reason its canceller gave (the signal).
+func cause(ctx context.Context) error {
+	if ctx.Err() == nil {
+		return nil
+	}
+	return context.Cause(ctx)
 }
 
 func (s *Switch) clean(ctx context.Context, b backend.Backend) error {
@@ -275,6 +499,11 @@ func (l *logger) steps(whats []string, fns ...func() error) error {
 		}
 	}
 	return nil
+}
+
+func (l *logger) fail(what string, err error) {
+	l.n++
+	fmt.Fprintf(l.w, "rke2-proxy-backend: switch: op(%d): [failed]   %s: %v\n", l.n, what, err)
 }
 
 func (l *logger) note(s string) {

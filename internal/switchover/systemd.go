@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -19,14 +20,52 @@ var RKE2Units = []string{"rke2-server.service", "rke2-agent.service"}
 // Systemctl runs systemctl through boundexec: a restart that hangs (an
 // ExecStartPre stuck, a notify that never comes) is ended at Timeout.
 type Systemctl struct {
+	// Path is the systemctl to run: hostfs.Systemctl (from PATH) on the
+	// host, the fixture's own under --root (SystemctlUnder).
+	Path    string
 	Timeout time.Duration
+	// missing, set under a --root without a systemctl, is every run's
+	// error (a dry run still plans with the fixture's unit files).
+	missing error
+}
+
+// SystemctlUnder is the systemctl for root: the running host's from PATH
+// when root is "/", else the root's own /usr/bin/systemctl or
+// /bin/systemctl. A fixture root must never restart this machine's RKE2:
+// --root means for switch what it means for every command, that the host
+// is the one under it; a fixture without a systemctl cannot be switched.
+func SystemctlUnder(root hostfs.Root, timeout time.Duration) (Systemctl, error) {
+	if root.IsHost() {
+		return Systemctl{Path: hostfs.Systemctl, Timeout: timeout}, nil
+	}
+	for _, p := range []string{"/usr/bin/systemctl", "/bin/systemctl"} {
+		r, err := root.Resolve(p)
+		if err != nil {
+			continue
+		}
+		if fi, err := os.Stat(r); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
+			return Systemctl{Path: r, Timeout: timeout}, nil
+		}
+	}
+	err := fmt.Errorf("no systemctl under --root %s (usr/bin/systemctl or bin/systemctl): under --root, switch restarts the RKE2 of that root through its own systemctl, never this machine's", root.Dir())
+	return Systemctl{Timeout: timeout, missing: err}, err
+}
+
+func (s Systemctl) path() string {
+	if s.Path == "" {
+		return hostfs.Systemctl
+	}
+	return s.Path
 }
 
 // run runs systemctl args and returns its exit status (-1 when it could
 // not run or was killed).
 func (s Systemctl) run(ctx context.Context, args ...string) (int, error) {
+	if s.missing != nil {
+		return -1, s.missing
+	}
 	res, err := boundexec.Run(ctx, boundexec.Command{
-		Argv:      append([]string{hostfs.Systemctl}, args...),
+		Argv:      append([]string{s.path()}, args...),
 		Env:       []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "SYSTEMD_PAGER=", "LANG=C"},
 		Timeout:   s.Timeout,
 		MaxOutput: 64 << 10,
@@ -36,10 +75,10 @@ func (s Systemctl) run(ctx context.Context, args ...string) (int, error) {
 	}
 	var exit interface{ ExitCode() int }
 	if errors.As(err, &exit) {
-		return exit.ExitCode(), fmt.Errorf("%s %s: %w: %s", hostfs.Systemctl, strings.Join(args, " "), err, strings.TrimSpace(res.Stderr))
+		return exit.ExitCode(), fmt.Errorf("%s %s: %w: %s", s.path(), strings.Join(args, " "), err, strings.TrimSpace(res.Stderr))
 	}
 	if err != nil {
-		return -1, fmt.Errorf("%s %s: %w", hostfs.Systemctl, strings.Join(args, " "), err)
+		return -1, fmt.Errorf("%s %s: %w", s.path(), strings.Join(args, " "), err)
 	}
 	return 0, nil
 }

@@ -1,0 +1,582 @@
+package switchover
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nstest"
+)
+
+// envBinary names the rke2-proxy-backend binary the end-to-end test runs
+// (built from this tree when unset; set it to run an older build).
+const envBinary = "RKE2PB_SWITCH_BINARY"
+
+// fakeSystemctl plays systemd and RKE2 for a fixture root: `restart` of
+// the RKE2 unit runs the real `apply` as RKE2's ExecStartPre does (it takes
+// the node lock: a switch holding it would make apply wait), then, as
+// kube-proxy, loads kube-proxy's rules into the backend apply planned. It
+// never calls the host's systemctl. Each call can pause (see pauser).
+const fakeSystemctl = `#!/bin/sh
+# systemctl for the fixture root: plays systemd and RKE2, never the host's.
+ctl='@CTL@' bin='@BIN@' root='@ROOT@'
+. "$ctl/pause.sh"
+echo $$ >"$ctl/running/$$"
+trap 'rm -f "$ctl/running/$$"' EXIT
+echo "$*" >>"$ctl/calls"
+case "$1" in
+is-active) exit 3 ;;
+daemon-reload) exit 0 ;;
+restart)
+	case "$2" in
+	rke2-agent.service)
+		pause restart
+		RKE2_PROXY_BACKEND_ROOT="$root" "$bin" apply --no-trial >>"$ctl/apply.log" 2>&1 || exit 1
+		b=$(sed -n 's/^ *"backend": "\(.*\)",$/\1/p' "$root/run/rke2-proxy-backend/plan.json" | head -n 1)
+		# A test makes kube-proxy fail on a backend by naming it here.
+		if [ -e "$ctl/broken-$b" ]; then echo "$b" >"$ctl/kube-proxy"; exit 0; fi
+		case "$b" in
+		iptables-legacy) t=iptables-legacy-restore ;;
+		iptables-nft) t=iptables-nft-restore ;;
+		*) echo "fake RKE2 plays no $b" >&2; exit 1 ;;
+		esac
+		# kube-proxy's own rules: kubelet's hint and canary chains are
+		# kubelet's, written with the host's alternative, and not played.
+		"$bin" render expected --backend "$b" --family ipv4 | grep -v -e KUBE-IPTABLES-HINT -e KUBE-KUBELET-CANARY | "$t" -w 5 || exit 1
+		echo "$b" >"$ctl/kube-proxy"
+		;;
+	rke2-proxy-backend-verify.service) pause rerun ;;
+	*) exit 5 ;;
+	esac
+	;;
+*) exit 1 ;;
+esac
+`
+
+// pauseSh is sourced by the fake systemctl and the PATH shims: while
+// $ctl/stepping exists, each call leaves a file in $ctl/wait and waits
+// until the test removes it (the test reads the journal there and sends
+// its signal at the step it wants).
+const pauseSh = `pause() {
+	[ -e "$ctl/stepping" ] || return 0
+	f="$ctl/wait/$$-$1"
+	: >"$f"
+	i=0
+	while [ -e "$f" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done
+}
+`
+
+// shim pauses, then runs the real save tool: cleanup's and the hint
+// tidy's reads are where the clean steps can be caught.
+const shim = `#!/bin/sh
+ctl='@CTL@'
+. "$ctl/pause.sh"
+pause "$(basename "$0")"
+exec /usr/sbin/"$(basename "$0")" "$@"
+`
+
+type fixture struct {
+	t                 *testing.T
+	bin, dir, root    string
+	ctl, shims        string
+	original, target  string
+	link              string // the config's link target, "" for a plain file
+	kubeProxyAnswered atomic.Int64
+}
+
+func newFixture(t *testing.T, bin string, link bool) *fixture {
+	dir := t.TempDir()
+	f := &fixture{t: t, bin: bin, dir: dir, root: filepath.Join(dir, "root"), ctl: filepath.Join(dir, "ctl"), shims: filepath.Join(dir, "shims")}
+	f.original = "# chosen by hand after the 2026 outage\nbackend: iptables-legacy # NAS kernel\nverify:\n  wait: 3m\n"
+	f.target = strings.Replace(f.original, "iptables-legacy", "iptables-nft", 1)
+	files := map[string]string{
+		"root/proc/sys/kernel/osrelease":                       "6.12.0\n",
+		"root/proc/net/ip_tables_names":                        "nat\nfilter\nmangle\n",
+		"root/usr/local/lib/systemd/system/rke2-agent.service": "[Service]\nType=notify\n",
+		"ctl/pause.sh": pauseSh,
+	}
+	for p, data := range files {
+		write(t, filepath.Join(dir, p), data, 0o644)
+	}
+	for _, d := range []string{"ctl/wait", "ctl/running"} {
+		os.MkdirAll(filepath.Join(dir, d), 0o755)
+	}
+	sub := strings.NewReplacer("@CTL@", f.ctl, "@BIN@", bin, "@ROOT@", f.root)
+	write(t, filepath.Join(f.root, "usr/bin/systemctl"), sub.Replace(fakeSystemctl), 0o755)
+	for _, tool := range []string{"iptables-legacy-save", "iptables-nft-save"} {
+		write(t, filepath.Join(f.shims, tool), sub.Replace(shim), 0o755)
+	}
+	cfg := filepath.Join(f.root, hostfs.ConfigFile)
+	if link {
+		f.link = "/srv/config-management/rke2-proxy-backend.yaml"
+		write(t, filepath.Join(f.root, f.link), f.original, 0o640)
+		os.MkdirAll(filepath.Dir(cfg), 0o755)
+		if err := os.Symlink(f.link, cfg); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		write(t, cfg, f.original, 0o640)
+	}
+	// RKE2 up on iptables-legacy, as a boot left it: apply's plan, and
+	// kube-proxy's rules (a real restart through the fake).
+	if out, err := f.cmd("", "systemctl-restart").CombinedOutput(); err != nil {
+		t.Fatalf("first start: %v\n%s", err, out)
+	}
+	return f
+}
+
+func write(t *testing.T, p, data string, perm os.FileMode) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(data), perm); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// cmd is the binary with args under the fixture root ("systemctl-restart"
+// runs the fake's RKE2 restart instead).
+func (f *fixture) cmd(stdin string, args ...string) *exec.Cmd {
+	var c *exec.Cmd
+	if len(args) == 1 && args[0] == "systemctl-restart" {
+		c = exec.Command(filepath.Join(f.root, "usr/bin/systemctl"), "restart", "rke2-agent.service")
+	} else {
+		c = exec.Command(f.bin, args...)
+	}
+	c.Env = []string{"PATH=" + f.shims + ":/usr/sbin:/usr/bin:/sbin:/bin", "RKE2_PROXY_BACKEND_ROOT=" + f.root, "LANG=C"}
+	c.Stdin = strings.NewReader(stdin)
+	return c
+}
+
+type proc struct {
+	cmd            *exec.Cmd
+	stdout, stderr bytes.Buffer
+	done           chan error
+}
+
+func (f *fixture) start(args ...string) *proc {
+	p := &proc{cmd: f.cmd("", args...), done: make(chan error, 1)}
+	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
+	if err := p.cmd.Start(); err != nil {
+		f.t.Fatal(err)
+	}
+	go func() { p.done <- p.cmd.Wait() }()
+	return p
+}
+
+func (p *proc) wait(t *testing.T) int {
+	t.Helper()
+	select {
+	case err := <-p.done:
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			return exit.ExitCode()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return 0
+	case <-time.After(2 * time.Minute):
+		p.cmd.Process.Kill()
+		t.Fatalf("switch did not end\nstderr:\n%s", &p.stderr)
+	}
+	return -1
+}
+
+func (f *fixture) journal() *Journal {
+	j, err := FileJournal{Root: hostfs.New(f.root)}.Read()
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return j
+}
+
+// stepTo drives a stepping switch until a pause happens while the journal
+// records want (phase switch), and returns that pause's point without
+// releasing it; false when the switch ended first.
+func (f *fixture) stepTo(p *proc, want string) (string, bool) {
+	return f.stepToIn(p, PhaseSwitch, want)
+}
+
+func (f *fixture) stepToIn(p *proc, phase, want string) (string, bool) {
+	for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline); {
+		select {
+		case err := <-p.done:
+			p.done <- err
+			return "", false
+		default:
+		}
+		entries, _ := os.ReadDir(filepath.Join(f.ctl, "wait"))
+		for _, e := range entries {
+			j := f.journal()
+			if j != nil && j.Phase == phase && j.Step == want {
+				return e.Name(), true
+			}
+			// The verdict is in before the rerun: no journal then.
+			if j == nil && want == "rerun-verify-unit" && strings.HasSuffix(e.Name(), "-rerun") {
+				return e.Name(), true
+			}
+			os.Remove(filepath.Join(f.ctl, "wait", e.Name()))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	f.t.Fatalf("no pause at %s", want)
+	return "", false
+}
+
+// releaseAll stops the stepping and lets every paused call go.
+func (f *fixture) releaseAll() {
+	os.Remove(filepath.Join(f.ctl, "stepping"))
+	entries, _ := os.ReadDir(filepath.Join(f.ctl, "wait"))
+	for _, e := range entries {
+		os.Remove(filepath.Join(f.ctl, "wait", e.Name()))
+	}
+}
+
+// settle waits for fake RKE2 restarts a killed switch left running (as
+// systemd's job outlives a killed systemctl).
+func (f *fixture) settle() {
+	for i := 0; i < 600; i++ {
+		f.releaseAll()
+		e, _ := os.ReadDir(filepath.Join(f.ctl, "running"))
+		alive := 0
+		for _, r := range e {
+			var pid int
+			fmt.Sscan(r.Name(), &pid)
+			// A fake killed with its switch's process group left its file.
+			if pid > 0 && syscall.Kill(pid, 0) == nil {
+				alive++
+			}
+		}
+		if alive == 0 {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	f.t.Fatal("the fake RKE2 restart never ended")
+}
+
+// ends asserts the node is whole: the config is want byte for byte (a
+// link still the same link, the file behind it with its mode), no journal,
+// no apply that had to wait for a switch's lock, and verify passing.
+func (f *fixture) ends(want string, log fmt.Stringer) {
+	t := f.t
+	t.Helper()
+	cfg := filepath.Join(f.root, hostfs.ConfigFile)
+	file := cfg
+	if f.link != "" {
+		got, err := os.Readlink(cfg)
+		if err != nil || got != f.link {
+			t.Errorf("the config is no longer the link to %s: %q %v", f.link, got, err)
+		}
+		file = filepath.Join(f.root, f.link)
+	}
+	got, err := os.ReadFile(file)
+	if err != nil || string(got) != want {
+		t.Errorf("config is %q (%v), want %q\nlog:\n%s", got, err, want, log)
+	}
+	if fi, err := os.Lstat(file); err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o640 {
+		t.Errorf("config file mode: %v %v", fi.Mode(), err)
+	}
+	if _, err := os.Stat(filepath.Join(f.root, hostfs.SwitchJournal)); !errors.Is(err, os.ErrNotExist) {
+		j, _ := os.ReadFile(filepath.Join(f.root, hostfs.SwitchJournal))
+		t.Errorf("journal left: %s", j)
+	}
+	if a, _ := os.ReadFile(filepath.Join(f.ctl, "apply.log")); bytes.Contains(a, []byte("waiting up to")) || bytes.Contains(a, []byte("still holds")) {
+		t.Errorf("apply (RKE2's ExecStartPre) had to wait for the node lock:\n%s", a)
+	}
+	expect := "iptables-legacy"
+	if want == f.target {
+		expect = "iptables-nft"
+	}
+	out, err := f.cmd("", "verify", "--wait", "20s", "--expect", expect).CombinedOutput()
+	if err != nil {
+		t.Errorf("verify --expect %s: %v\n%s", expect, err, out)
+	}
+}
+
+// TestSwitchBinaryInterrupted runs the real binary against a fixture root
+// whose systemctl is a fake playing RKE2, in a network namespace of its
+// own with a stand-in for kube-proxy's /proxyMode, and interrupts a switch
+// from iptables-legacy to iptables-nft at each step with SIGTERM, SIGINT
+// and SIGKILL; each kill is finished by --resume, --rollback, or a plain
+// rerun (which must refuse and name both) then --rollback.
+func TestSwitchBinaryInterrupted(t *testing.T) {
+	bin := os.Getenv(envBinary)
+	if bin == "" && os.Getenv("NSTEST_NETNS_TEST") == "" && os.Geteuid() == 0 {
+		bin = filepath.Join(t.TempDir(), "rke2-proxy-backend")
+		if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/rke2-proxy-backend").CombinedOutput(); err != nil {
+			t.Fatalf("build: %v\n%s", err, out)
+		}
+		os.Setenv(envBinary, bin)
+	}
+	if !nstest.InNetns(t) {
+		return
+	}
+	for _, tool := range []string{"iptables-legacy-restore", "iptables-nft-restore", "iptables-legacy-save", "iptables-nft-save"} {
+		nstest.Tool(t, tool)
+	}
+	// kube-proxy's metrics server, in this namespace (whose loopback
+	// starts down).
+	if out, err := exec.Command(nstest.Tool(t, "ip"), "link", "set", "lo", "up").CombinedOutput(); err != nil {
+		t.Fatalf("ip link set lo up: %v\n%s", err, out)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:10249")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var current atomic.Pointer[fixture]
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if f := current.Load(); f != nil {
+			f.httpPause()
+		}
+		fmt.Fprint(w, "iptables")
+	})}
+	go srv.Serve(ln)
+	defer srv.Close()
+
+	flush := func() {
+		for _, tool := range []string{"iptables-legacy", "iptables-nft"} {
+			for _, tb := range []string{"filter", "nat", "mangle"} {
+				exec.Command(tool, "-w", "5", "-t", tb, "-F").Run()
+				exec.Command(tool, "-w", "5", "-t", tb, "-X").Run()
+			}
+		}
+	}
+	steps := []string{"clean-target", "restart", "wait", "clean-old", "kubelet-hints", "verify", "rerun-verify-unit"}
+	for _, st := range steps {
+		for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+			t.Run(fmt.Sprintf("%v at %s", sig, st), func(t *testing.T) {
+				flush()
+				f := newFixture(t, bin, st == "wait")
+				current.Store(f)
+				p := f.stepping("switch", "--to", "iptables-nft", "--timeout", "30s")
+				point, ok := f.stepTo(p, st)
+				if !ok {
+					t.Fatalf("the switch ended before %s\n%s", st, &p.stderr)
+				}
+				p.cmd.Process.Signal(sig)
+				time.Sleep(100 * time.Millisecond)
+				f.releaseAll()
+				code := p.wait(t)
+				t.Logf("%v at %s (paused in %s): exit %d\n%s", sig, st, point, code, &p.stderr)
+				switch st {
+				case "clean-target":
+					if code != 1 || !strings.Contains(p.stderr.String(), "nothing changed") {
+						t.Errorf("exit %d, want 1 with nothing changed", code)
+					}
+					f.ends(f.original, &p.stderr)
+				case "rerun-verify-unit":
+					if code != 0 {
+						t.Errorf("exit %d after the verdict, want 0", code)
+					}
+					f.ends(f.target, &p.stderr)
+				default:
+					if code != 1 || !strings.Contains(p.stderr.String(), "rolled back") {
+						t.Errorf("exit %d, want 1 and rolled back", code)
+					}
+					f.ends(f.original, &p.stderr)
+				}
+			})
+		}
+		for _, finish := range []string{"--resume", "--rollback", "plain"} {
+			t.Run(fmt.Sprintf("SIGKILL at %s then %s", st, finish), func(t *testing.T) {
+				flush()
+				f := newFixture(t, bin, st == "restart")
+				current.Store(f)
+				p := f.stepping("switch", "--to", "iptables-nft", "--timeout", "30s")
+				if _, ok := f.stepTo(p, st); !ok {
+					t.Fatalf("the switch ended before %s\n%s", st, &p.stderr)
+				}
+				p.cmd.Process.Signal(syscall.SIGKILL)
+				p.wait(t)
+				f.settle()
+				var log bytes.Buffer
+				log.Write(p.stderr.Bytes())
+				j := f.journal()
+				if st == "rerun-verify-unit" {
+					if j != nil {
+						t.Errorf("journal kept after the verdict: %+v", j)
+					}
+					f.ends(f.target, &log)
+					return
+				}
+				if j == nil || j.Step != st {
+					t.Fatalf("journal after kill -9 at %s: %+v", st, j)
+				}
+				want := f.original
+				args := []string{"switch", finish}
+				switch finish {
+				case "--resume":
+					want = f.target
+				case "plain":
+					out, err := f.cmd("", "switch", "--to", "iptables-nft", "--timeout", "30s").CombinedOutput()
+					log.Write(out)
+					if err == nil || !strings.Contains(string(out), "switch --resume") || !strings.Contains(string(out), "switch --rollback") {
+						t.Fatalf("a plain rerun over the journal did not refuse naming --resume and --rollback: %v\n%s", err, out)
+					}
+					args = []string{"switch", "--rollback"}
+				}
+				out, err := f.cmd("", append(args, "--timeout", "30s")...).CombinedOutput()
+				log.Write(out)
+				if err != nil {
+					t.Errorf("%s: %v\n%s", strings.Join(args, " "), err, &log)
+				}
+				f.ends(want, &log)
+			})
+		}
+	}
+
+	// The config write has no call to pause in: a kill there leaves the
+	// journal at write-config with the file either untouched or written.
+	for _, written := range []bool{false, true} {
+		for _, finish := range []string{"--resume", "--rollback"} {
+			t.Run(fmt.Sprintf("SIGKILL at write-config (file written: %v) then %s", written, finish), func(t *testing.T) {
+				flush()
+				f := newFixture(t, bin, written)
+				current.Store(f)
+				p := f.stepping("switch", "--to", "iptables-nft", "--timeout", "30s")
+				if _, ok := f.stepTo(p, "restart"); !ok {
+					t.Fatalf("no restart\n%s", &p.stderr)
+				}
+				p.cmd.Process.Signal(syscall.SIGKILL)
+				p.wait(t)
+				f.settle()
+				// The journal one step back, the file as the case says, and
+				// RKE2 started (by itself: a reboot) on what the file says.
+				flush()
+				j := f.journal()
+				j.Step = "write-config"
+				if err := (FileJournal{Root: hostfs.New(f.root)}).Write(j); err != nil {
+					t.Fatal(err)
+				}
+				file := filepath.Join(f.root, hostfs.ConfigFile)
+				if f.link != "" {
+					file = filepath.Join(f.root, f.link)
+				}
+				if !written {
+					os.WriteFile(file, []byte(f.original), 0o640)
+				}
+				if out, err := f.cmd("", "systemctl-restart").CombinedOutput(); err != nil {
+					t.Fatalf("%v\n%s", err, out)
+				}
+				want := f.original
+				if finish == "--resume" {
+					want = f.target
+				}
+				out, err := f.cmd("", "switch", finish, "--timeout", "30s").CombinedOutput()
+				if err != nil {
+					t.Errorf("switch %s: %v\n%s", finish, err, out)
+				}
+				f.ends(want, bytes.NewBuffer(out))
+			})
+		}
+	}
+
+	// A second signal during the rollback stops it where it is, journaled
+	// (exit 1 naming --rollback); --rollback then finishes it.
+	for _, at := range []string{"restart", "wait"} {
+		t.Run("second SIGTERM in the rollback's "+at, func(t *testing.T) {
+			flush()
+			f := newFixture(t, bin, false)
+			current.Store(f)
+			p := f.stepping("switch", "--to", "iptables-nft", "--timeout", "30s")
+			if _, ok := f.stepTo(p, "wait"); !ok {
+				t.Fatalf("no wait\n%s", &p.stderr)
+			}
+			p.cmd.Process.Signal(syscall.SIGTERM)
+			if _, ok := f.stepToIn(p, PhaseRollback, at); !ok {
+				t.Fatalf("the rollback never reached %s\n%s", at, &p.stderr)
+			}
+			p.cmd.Process.Signal(syscall.SIGTERM)
+			time.Sleep(100 * time.Millisecond)
+			f.releaseAll()
+			code := p.wait(t)
+			f.settle()
+			if code != 1 || !strings.Contains(p.stderr.String(), "the rollback stopped at step "+at) || !strings.Contains(p.stderr.String(), "switch --rollback") {
+				t.Fatalf("exit %d, want 1 with the rollback stopped at %s\n%s", code, at, &p.stderr)
+			}
+			if j := f.journal(); j == nil || j.Phase != PhaseRollback || j.Step != at {
+				t.Fatalf("journal: %+v", j)
+			}
+			out, err := f.cmd("", "switch", "--rollback", "--timeout", "30s").CombinedOutput()
+			if err != nil {
+				t.Errorf("switch --rollback: %v\n%s", err, out)
+			}
+			f.ends(f.original, bytes.NewBuffer(append(p.stderr.Bytes(), out...)))
+		})
+	}
+
+	// Two switches at once: the second is refused, naming the first, both
+	// while the first holds the lock (waiting for kube-proxy) and while it
+	// let go of it for the restart; the first then finishes.
+	for _, at := range []string{"restart", "wait"} {
+		t.Run("second switch during "+at, func(t *testing.T) {
+			flush()
+			f := newFixture(t, bin, false)
+			current.Store(f)
+			p := f.stepping("switch", "--to", "iptables-nft", "--timeout", "30s")
+			if _, ok := f.stepTo(p, at); !ok {
+				t.Fatalf("no %s\n%s", at, &p.stderr)
+			}
+			startedAt := time.Now()
+			out, err := f.cmd("", "switch", "--to", "iptables-nft", "--timeout", "30s").CombinedOutput()
+			if err == nil || !strings.Contains(string(out), fmt.Sprintf("another rke2-proxy-backend switch (pid %d)", p.cmd.Process.Pid)) {
+				t.Errorf("second switch: %v\n%s", err, out)
+			}
+			if took := time.Since(startedAt); took > 10*time.Second {
+				t.Errorf("the second switch took %v to refuse", took)
+			}
+			for _, flag := range []string{"--resume", "--rollback"} {
+				if out, err := f.cmd("", "switch", flag).CombinedOutput(); err == nil || !strings.Contains(string(out), "another rke2-proxy-backend switch") {
+					t.Errorf("switch %s while the first runs: %v\n%s", flag, err, out)
+				}
+			}
+			f.releaseAll()
+			if code := p.wait(t); code != 0 {
+				t.Errorf("the first switch exited %d\n%s", code, &p.stderr)
+			}
+			f.ends(f.target, &p.stderr)
+			calls, _ := os.ReadFile(filepath.Join(f.ctl, "calls"))
+			if !strings.Contains(string(calls), "daemon-reload") {
+				t.Errorf("the fixture's systemctl was not used:\n%s", calls)
+			}
+		})
+	}
+}
+
+func (f *fixture) stepping(args ...string) *proc {
+	write(f.t, filepath.Join(f.ctl, "stepping"), "", 0o644)
+	return f.start(args...)
+}
+
+// httpPause is the pause of kube-proxy's /proxyMode (the wait and verify
+// steps ask it).
+func (f *fixture) httpPause() {
+	if _, err := os.Stat(filepath.Join(f.ctl, "stepping")); err != nil {
+		return
+	}
+	p := filepath.Join(f.ctl, "wait", fmt.Sprintf("http-%d", f.kubeProxyAnswered.Add(1)))
+	os.WriteFile(p, nil, 0o644)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for ctx.Err() == nil {
+		if _, err := os.Stat(p); err != nil {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

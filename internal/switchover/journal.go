@@ -1,0 +1,222 @@
+package switchover
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+)
+
+// JournalSchema is the journal's format. A reader refuses any other: a
+// journal from a newer binary may record steps this one does not know, and
+// guessing at them could restore the wrong bytes.
+const JournalSchema = 1
+
+// maxJournal bounds the journal's read: the config's cap, base64 (4/3),
+// and room for the rest.
+const maxJournal = 2 << 20
+
+// The two directions a journal can be going.
+const (
+	PhaseSwitch   = "switch"
+	PhaseRollback = "rollback"
+)
+
+// Journal is an unfinished switch: written before each step, removed when
+// the switch (or its rollback) is done, so a switch cut at any point (a
+// signal, kill -9, a power loss) is finished from this record, never from
+// the config as it is then (which may already be the switched one).
+type Journal struct {
+	Schema int             `json:"schema"`
+	From   backend.Backend `json:"from"`
+	To     backend.Backend `json:"to"`
+	// Phase is PhaseSwitch or PhaseRollback; Step the step of that phase
+	// about to run, or running, when this was written.
+	Phase string `json:"phase"`
+	Step  string `json:"step"`
+	// Reason is why the rollback runs.
+	Reason string   `json:"reason,omitempty"`
+	Config Snapshot `json:"config"`
+	Owner  Owner    `json:"owner"`
+}
+
+// Snapshot is the operator config before the switch, all a rollback needs
+// to put it back byte for byte.
+type Snapshot struct {
+	Path    string `json:"path"`
+	Existed bool   `json:"existed"`
+	Data    []byte `json:"data,omitempty"`
+	Mode    uint32 `json:"mode,omitempty"`
+	UID     int    `json:"uid"`
+	GID     int    `json:"gid"`
+	// Link is the symlink's target as stored, when the config was a link.
+	Link string `json:"link,omitempty"`
+}
+
+// Owner is the process running the journal's switch: pid, its start time
+// in clock ticks since boot (/proc/PID/stat field 22) and the boot, so a
+// reused pid, or the same pid after a reboot, is not taken for it.
+type Owner struct {
+	PID   int    `json:"pid"`
+	Start uint64 `json:"start"`
+	Boot  string `json:"boot"`
+}
+
+// Self is this process as a journal's owner.
+func Self() Owner {
+	pid := os.Getpid()
+	start, _ := procStart(pid)
+	return Owner{PID: pid, Start: start, Boot: bootID()}
+}
+
+// Alive says whether the owner still runs. The process table is this
+// machine's even under --root (the fixture's switch runs here too).
+func (o Owner) Alive() bool {
+	if o.PID <= 0 || o.Boot != bootID() {
+		return false
+	}
+	start, err := procStart(o.PID)
+	return err == nil && start == o.Start
+}
+
+func procStart(pid int) (uint64, error) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, err
+	}
+	// comm, field 2, may hold spaces and parentheses: fields count from
+	// the last ")".
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("/proc/%d/stat: no command", pid)
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 20 {
+		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
+	}
+	return strconv.ParseUint(f[19], 10, 64)
+}
+
+func bootID() string {
+	data, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	return strings.TrimSpace(string(data))
+}
+
+// JournalStore keeps the journal.
+type JournalStore interface {
+	// Read returns nil, nil when there is no journal.
+	Read() (*Journal, error)
+	Write(*Journal) error
+	Remove() error
+	Describe() string
+}
+
+// FileJournal is the journal at hostfs.SwitchJournal under a root.
+type FileJournal struct {
+	Root hostfs.Root
+}
+
+func (f FileJournal) Describe() string { return hostfs.SwitchJournal }
+
+func (f FileJournal) Read() (*Journal, error) {
+	data, err := f.Root.ReadFileMax(hostfs.SwitchJournal, maxJournal)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the switch journal: %w", err)
+	}
+	return ParseJournal(data)
+}
+
+// ParseJournal decodes a journal, refusing a schema it does not know and a
+// record it could not finish from.
+func ParseJournal(data []byte) (*Journal, error) {
+	var probe struct {
+		Schema *int `json:"schema"`
+	}
+	if err := json.Unmarshal(data, &probe); err != nil {
+		return nil, fmt.Errorf("%s: %w (it is not a switch journal this tool wrote: move it aside after checking %s by hand)", hostfs.SwitchJournal, err, hostfs.ConfigFile)
+	}
+	if probe.Schema == nil || *probe.Schema != JournalSchema {
+		got := "none"
+		if probe.Schema != nil {
+			got = strconv.Itoa(*probe.Schema)
+		}
+		return nil, fmt.Errorf("%s: schema %s, but this rke2-proxy-backend reads schema %d only: finish the switch with the version that wrote it (switch --resume or --rollback), or check %s by hand and move the journal aside",
+			hostfs.SwitchJournal, got, JournalSchema, hostfs.ConfigFile)
+	}
+	var j Journal
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&j); err != nil {
+		return nil, fmt.Errorf("%s: %w", hostfs.SwitchJournal, err)
+	}
+	if err := j.check(); err != nil {
+		return nil, fmt.Errorf("%s: %w: check %s by hand and move the journal aside", hostfs.SwitchJournal, err, hostfs.ConfigFile)
+	}
+	return &j, nil
+}
+
+func (j *Journal) check() error {
+	for _, b := range []backend.Backend{j.From, j.To} {
+		if _, err := backend.Parse(string(b)); err != nil {
+			return fmt.Errorf("backend %q: %w", b, err)
+		}
+	}
+	var steps []string
+	switch j.Phase {
+	case PhaseSwitch:
+		steps = forwardSteps
+	case PhaseRollback:
+		steps = rollbackSteps
+	default:
+		return fmt.Errorf("phase %q is neither %s nor %s", j.Phase, PhaseSwitch, PhaseRollback)
+	}
+	if stepIndex(steps, j.Step) < 0 {
+		return fmt.Errorf("step %q is not a step of the %s (%s)", j.Step, j.Phase, strings.Join(steps, ", "))
+	}
+	if j.Config.Path == "" || (!j.Config.Existed && (len(j.Config.Data) > 0 || j.Config.Link != "")) {
+		return errors.New("the recorded config is incomplete")
+	}
+	return nil
+}
+
+func (f FileJournal) Write(j *Journal) error {
+	data, err := json.MarshalIndent(j, "", "  ")
+	if err != nil {
+		return err
+	}
+	if _, err := f.Root.WriteFileAtomic(hostfs.SwitchJournal, append(data, '\n'), 0o600); err != nil {
+		return fmt.Errorf("write the switch journal: %w", err)
+	}
+	return nil
+}
+
+func (f FileJournal) Remove() error {
+	dir, err := f.Root.Resolve(filepath.Dir(hostfs.SwitchJournal))
+	if err != nil {
+		return fmt.Errorf("remove the finished switch journal: %w", err)
+	}
+	if err := os.Remove(filepath.Join(dir, filepath.Base(hostfs.SwitchJournal))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove the finished switch journal: %w", err)
+	}
+	return nil
+}
+
+func stepIndex(steps []string, s string) int {
+	for i, x := range steps {
+		if x == s {
+			return i
+		}
+	}
+	return -1
+}

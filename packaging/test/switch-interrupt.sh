@@ -1,0 +1,181 @@
+#!/usr/bin/env bash
+# A real `rke2-proxy-backend switch` killed mid-wait by SIGTERM, in a real
+# systemd booted with systemd-nspawn (issue 19, item 1): what
+# system-upgrade-controller's activeDeadlineSeconds, or Ctrl-C, does.
+#
+#   setup  as boot.sh: the built .deb installed with dpkg --root into an
+#          overlay of the cached bookworm root, RKE2's real rke2-server.service,
+#          the RKE2 stand-in with kube-proxy's real proxier (the oracle) kept
+#          running (resync 10s), the host's iptables alternative on legacy,
+#          backend: iptables-legacy.
+#   hold   a drop-in gives rke2-server an ExecStartPost that, while the guest
+#          holds /run/switch-interrupt/hold and kube-proxy runs on
+#          iptables-nft, deletes kube-proxy's nat PREROUTING jump once RKE2 is
+#          ready: kube-proxy's skeleton is then incomplete (the stand-in's
+#          kube-proxy does not notice a missing jump), as on a node whose
+#          kube-proxy is slow after the restart, so the switch really waits
+#          in its wait step until --timeout.
+#   boot   verify passes on legacy; `switch --to iptables-nft` runs; once it
+#          logs its wait step (its journal saying step "wait", and still
+#          waiting a second later) the guest sends SIGTERM. The switch must roll back: exit 1 saying so and
+#          naming the signal, /etc/rke2-proxy-backend/config.yaml byte for
+#          byte the original, no journal left, kube-proxy (the stand-in) back
+#          on iptables-legacy, `verify --expect iptables-legacy` passing, the
+#          verify unit's last run successful, no failed unit.
+#
+# Needs: root, systemd-nspawn (systemd-container), debootstrap, dpkg, make,
+# go; overlayfs (falls back to a copy). Network only for the first
+# debootstrap (Debian mirror).
+source "$(dirname "$0")/lib/common.sh"
+need_root
+need_tools systemd-nspawn debootstrap dpkg make go timeout mountpoint
+ensure_packages
+ensure_bookworm_root
+
+arch=$(host_arch)
+deb=$(host_package deb)
+work=$(mktemp -d /tmp/rke2pb-switch-interrupt.XXXXXX)
+trap 'cleanup_overlays; rm -rf "$work"' EXIT
+new_overlay "$work/guest"
+R=$work/guest/merged
+
+log "installing $(basename "$deb") with dpkg --root"
+run_logged "$work/dpkg.log" "dpkg --root -i failed" dpkg --root "$R" --force-confold -i "$deb"
+"$R/usr/bin/rke2-proxy-backend" switch --help 2>/dev/null | grep -q -- '--rollback' ||
+	log "MISSING in the built binary: switch --rollback (the boot is run anyway and will fail)"
+
+log "building the RKE2 stand-in"
+(cd "$REPO" && CGO_ENABLED=0 GOARCH=$arch go build -trimpath -o "$R/usr/local/bin/rke2" ./packaging/test/standin) ||
+	fail "go build of packaging/test/standin failed"
+install_kube_proxy_oracle "$R/usr/local/bin/rke2" "$R"
+echo 10s >"$R/usr/local/lib/rke2-standin/kube-proxy-resync"
+
+mkdir -p "$R/usr/local/lib/systemd/system" "$R/etc/systemd/system/multi-user.target.wants"
+cp "$REPO/internal/testhost/units/rke2-server.service" "$R/usr/local/lib/systemd/system/rke2-server.service"
+ln -sf /usr/local/lib/systemd/system/rke2-server.service "$R/etc/systemd/system/multi-user.target.wants/rke2-server.service"
+mkdir -p "$R/etc/rancher/rke2"
+printf 'token: switch-interrupt-secret\n' >"$R/etc/rancher/rke2/config.yaml"
+cfg=$R/etc/rke2-proxy-backend/config.yaml
+grep -q '^backend: auto$' "$cfg" || fail "the shipped example no longer has 'backend: auto' (update this test)"
+sed -i 's/^backend: auto$/backend: iptables-legacy/; s/^  wait: .*/  wait: 60s/' "$cfg"
+chroot "$R" update-alternatives --quiet --set iptables /usr/sbin/iptables-legacy
+chroot "$R" update-alternatives --quiet --set ip6tables /usr/sbin/ip6tables-legacy
+
+# The hold: kube-proxy incomplete in iptables-nft right after RKE2 is ready.
+mkdir -p "$R/etc/systemd/system/rke2-server.service.d"
+printf '[Service]\nExecStartPost=-/usr/local/sbin/kube-proxy-late\n' >"$R/etc/systemd/system/rke2-server.service.d/90-switch-interrupt.conf"
+cat >"$R/usr/local/sbin/kube-proxy-late" <<'HOLD'
+#!/bin/sh
+# switch-interrupt.sh: while held, leave kube-proxy's nft skeleton short of
+# one base-chain jump.
+[ -e /run/switch-interrupt/hold ] || exit 0
+[ "$(cat /var/lib/rke2-standin/backend 2>/dev/null)" = iptables-nft ] || exit 0
+rule=$(iptables-nft-save -t nat | grep -m1 -e '^-A PREROUTING .*-j KUBE-SERVICES') || exit 0
+# shellcheck disable=SC2086 # the rule's words are iptables arguments
+eval "iptables-nft -t nat $(echo "$rule" | sed 's/^-A /-D /')"
+echo held >/run/switch-interrupt/held
+HOLD
+chmod 0755 "$R/usr/local/sbin/kube-proxy-late"
+
+# The guest's part, run by switch-interrupt.service at boot.
+cat >"$R/usr/local/sbin/switch-interrupt" <<'GUEST'
+#!/bin/bash
+set -u
+out=/var/lib/boot-test
+result=$out/result-1
+mkdir -p "$out" /run/switch-interrupt
+: >"$result"
+failed=0
+ok() { echo "PASS $*" | tee -a "$result"; }
+bad() { echo "FAIL $*" | tee -a "$result"; failed=1; }
+check() { local what=$1; shift; if "$@" >/dev/null 2>&1; then ok "$what"; else bad "$what"; fi; }
+prop() { systemctl show -P "$2" "$1"; }
+verify=rke2-proxy-backend-verify.service
+journal=/var/lib/rke2-proxy-backend/switch.json
+finish() {
+	{
+		systemctl --no-pager --failed
+		journalctl -b --no-pager -u rke2-server.service -u $verify | tail -n 60
+	} >>"$out/diag-1" 2>&1
+	[ "$failed" = 0 ] && echo "DONE ok" >>"$result" || echo "DONE failed" >>"$result"
+	sync
+	systemctl --no-block poweroff
+	exit 0
+}
+d=$((SECONDS + 120))
+# Result is "success" before a unit ever ran: wait for a finished run.
+until [ "$(prop $verify ExecMainStartTimestampMonotonic)" -gt 0 ] 2>/dev/null &&
+	[ "$(prop $verify ActiveState)" != activating ] && [ "$(prop $verify Result)" = success ]; do
+	[ $SECONDS -ge $d ] && { bad "verify did not pass on iptables-legacy after boot"; finish; }
+	sleep 0.5
+done
+ok "verify passed on iptables-legacy after boot"
+cp /etc/rke2-proxy-backend/config.yaml /run/switch-interrupt/config.orig
+
+touch /run/switch-interrupt/hold
+/usr/bin/rke2-proxy-backend switch --to iptables-nft --timeout 120s >/run/switch-interrupt/stdout 2>/run/switch-interrupt/stderr &
+pid=$!
+d=$((SECONDS + 120))
+until grep -q "\[started\]  wait for kube-proxy's rules in iptables-nft" /run/switch-interrupt/stderr; do
+	if [ $SECONDS -ge $d ] || ! kill -0 $pid 2>/dev/null; then
+		bad "the switch never reached its wait step (exit: $(wait $pid 2>/dev/null; echo $?))"
+		sed 's/^/    switch: /' /run/switch-interrupt/stderr /run/switch-interrupt/stdout >>"$result"
+		finish
+	fi
+	sleep 0.1
+done
+sleep 1
+check "RKE2 restarted onto iptables-nft before the signal" grep -qx iptables-nft /var/lib/rke2-standin/backend
+check "kube-proxy's nft skeleton was held incomplete" test -e /run/switch-interrupt/held
+check "the config says iptables-nft before the signal" grep -q '^backend: iptables-nft' /etc/rke2-proxy-backend/config.yaml
+check "the switch's journal says step wait" grep -q '"step": "wait"' $journal
+if ! grep -q "\[finished\] wait for kube-proxy's rules in iptables-nft" /run/switch-interrupt/stderr && kill -0 $pid 2>/dev/null; then
+	ok "the switch is still in its wait step a second later"
+else
+	bad "the switch left its wait step before the signal"
+fi
+rm -f /run/switch-interrupt/hold
+kill -TERM $pid
+wait $pid
+rc=$?
+sed 's/^/    switch: /' /run/switch-interrupt/stderr >>"$result"
+[ $rc = 1 ] && ok "switch exits 1 after SIGTERM" || bad "switch exited $rc after SIGTERM, want 1 (rolled back)"
+check "switch says it rolled back because of the signal" sh -c "grep -q 'rolled back to the previous backend: iptables-legacy: .*interrupted by terminated' /run/switch-interrupt/stderr"
+check "the config is the original byte for byte" cmp /run/switch-interrupt/config.orig /etc/rke2-proxy-backend/config.yaml
+check "no switch journal is left" test ! -e $journal
+check "kube-proxy (the stand-in) is back on iptables-legacy" grep -qx iptables-legacy /var/lib/rke2-standin/backend
+check "rke2-proxy-backend verify --expect iptables-legacy passes" /usr/bin/rke2-proxy-backend verify --expect iptables-legacy
+check "no kube-proxy rules left in iptables-nft" sh -c "! iptables-nft-save | grep -e KUBE-SERVICES -e KUBE-PROXY-CANARY"
+check "the verify unit's last run succeeded" test "$(prop $verify Result)" = success
+check "no unit failed" sh -c "[ -z \"\$(systemctl --failed --no-legend --plain)\" ]"
+finish
+GUEST
+chmod 0755 "$R/usr/local/sbin/switch-interrupt"
+cat >"$R/etc/systemd/system/switch-interrupt.service" <<'UNIT'
+[Unit]
+Description=rke2-proxy-backend switch-interrupt test (asserts, then powers off)
+After=basic.target
+
+[Service]
+Type=oneshot
+ExecStart=/usr/local/sbin/switch-interrupt
+StandardOutput=journal+console
+StandardError=journal+console
+
+[Install]
+WantedBy=multi-user.target
+UNIT
+ln -sf /etc/systemd/system/switch-interrupt.service "$R/etc/systemd/system/multi-user.target.wants/switch-interrupt.service"
+ln -sf /dev/null "$R/etc/systemd/system/console-getty.service"
+
+log "booting: switch --to iptables-nft, SIGTERM in its wait step"
+start=$SECONDS
+timeout -k 10 400 systemd-nspawn --boot --private-network --register=no --keep-unit \
+	--console=read-only -D "$R" >"$work/console.log" 2>&1 || true
+result=$R/var/lib/boot-test/result-1
+if [ ! -f "$result" ]; then
+	tail -n 80 "$work/console.log" >&2
+	fail "the guest wrote no result in $((SECONDS - start))s"
+fi
+guest_verdict "$result" "$R/var/lib/boot-test/diag-1" "switch interrupted by SIGTERM mid-wait"
+pass "switch killed by SIGTERM mid-wait rolled back: the original config, no journal, verify passing ($((SECONDS - start))s)"
