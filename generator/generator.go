@@ -104,10 +104,11 @@ func run(o Options) (Outcome, error) {
 		return NoRKE2, nil
 	}
 	files, err := units.Generate(units.Input{
-		Backend:    d.Backend,
-		Units:      names,
-		VerifyWait: cfg.Verify.Wait,
-		ConfigFile: o.ConfigFile,
+		Backend:     d.Backend,
+		Units:       names,
+		VerifyWait:  cfg.Verify.Wait,
+		ConfigFile:  o.ConfigFile,
+		WatchPartOf: enabledRKE2Unit(o.Root, names),
 	})
 	if err != nil {
 		return Failed, fmt.Errorf("render drop-ins: %w", err)
