@@ -194,6 +194,7 @@ case_purge() {
 		[ -e "$p" ] || [ -L "$p" ] && left="$left $p"
 	done
 	left="$left $(find /etc/systemd/system /run/systemd/generator /run/systemd/generator.early /run/systemd/generator.late $m -name '*rke2-proxy-backend*' -o -name '*rke2_proxy_backend*' 2>/dev/null | tr '\n' ' ')"
+	left=$(echo $left | tr " " "\n" | sort -u | tr "\n" " ")
 	left=$(echo $left)
 	[ -z "$left" ] && ok "purge: nothing of ours left (binary, generator link, units, enablement links, generator drop-ins, /etc/rke2-proxy-backend, /var/lib/rke2-proxy-backend, /run/rke2-proxy-backend, the RKE2 drop-in, metrics in $m and the default dir, docs)" ||
 		bad "purge: left: $left"
