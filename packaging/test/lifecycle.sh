@@ -9,6 +9,7 @@
 #   restart-legacy   RKE2's pre-2025 units (each Conflicts= the other),
 #                    watch active: `systemctl restart rke2-server` succeeds
 #                    and watch restarts with it; stop/start follow RKE2
+#   restart-legacy-agent  the same on an agent (rke2-agent enabled)
 #   restart-current  the same with RKE2's current units
 #   upgrade          dpkg -i of $VERSION.1 on the running node: watch on the
 #                    new binary (new PID, /proc/PID/exe not deleted), the
@@ -34,16 +35,17 @@ work=$(mktemp -d /tmp/rke2pb-lifecycle.XXXXXX)
 trap 'cleanup_overlays; rm -rf "$work"' EXIT
 lc_prepare "$work"
 next=$(build_next_version deb "$work/next")
-cases=${LIFECYCLE_CASES:-restart-legacy restart-current upgrade reinstall purge}
+cases=${LIFECYCLE_CASES:-restart-legacy restart-legacy-agent restart-current upgrade reinstall purge}
 
 for c in $cases; do
 	case $c in
-	restart-legacy) lc_guest "$c" legacy "$deb" ;;
-	restart-current) lc_guest "$c" current "$deb" ;;
-	upgrade) lc_guest "$c" current "$deb" "$next" ;;
-	reinstall) lc_guest "$c" legacy "$deb" "$deb" ;;
+	restart-legacy) lc_guest "$c" legacy server "$deb" ;;
+	restart-legacy-agent) lc_guest "$c" legacy agent "$deb" ;;
+	restart-current) lc_guest "$c" current server "$deb" ;;
+	upgrade) lc_guest "$c" current server "$deb" "$next" ;;
+	reinstall) lc_guest "$c" legacy server "$deb" "$deb" ;;
 	purge)
-		lc_guest "$c" legacy "$deb"
+		lc_guest "$c" legacy server "$deb"
 		mkdir -p "$R/srv/metrics"
 		sed -i 's|^  textfile_dir: .*|  textfile_dir: /srv/metrics|' "$R/etc/rke2-proxy-backend/config.yaml"
 		grep -qx '  textfile_dir: /srv/metrics' "$R/etc/rke2-proxy-backend/config.yaml" || fail "purge: could not set verify.textfile_dir"
@@ -54,7 +56,7 @@ for c in $cases; do
 		echo '{"schema":"bench/v1"}' >"$R/var/lib/rke2-proxy-backend/bench.json"
 		cp "$R/etc/rke2-proxy-backend/config.yaml" "$R/etc/rke2-proxy-backend/config.yaml.before-switch"
 		;;
-	*) fail "unknown case $c (known: restart-legacy restart-current upgrade reinstall purge)" ;;
+	*) fail "unknown case $c (known: restart-legacy restart-legacy-agent restart-current upgrade reinstall purge)" ;;
 	esac
 	lc_boot "$c"
 done

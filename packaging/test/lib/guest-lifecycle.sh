@@ -18,6 +18,8 @@ failed=0
 verify=rke2-proxy-backend-verify.service
 watch=rke2-proxy-backend-watch.service
 status=/run/rke2-proxy-backend/status.json
+# The RKE2 unit this node runs (the enabled one): rke2-server or rke2-agent.
+rke2=$(cat /etc/boot-test/rke2-unit)
 
 ok() { echo "PASS $*" | tee -a "$result"; }
 bad() {
@@ -64,8 +66,8 @@ finish() {
 	{
 		echo "== systemctl --failed"
 		systemctl --failed --no-pager
-		echo "== systemctl status rke2-server watch verify"
-		systemctl status --no-pager rke2-server.service $watch $verify
+		echo "== systemctl status $rke2 watch verify"
+		systemctl status --no-pager $rke2 $watch $verify
 		echo "== systemctl cat $watch"
 		systemctl cat --no-pager $watch
 		echo "== /run/rke2-proxy-backend"
@@ -80,9 +82,9 @@ finish() {
 }
 
 # The boot: RKE2 up, the first verify over, watch running its first verify.
-wait_for 120 sh -c "[ \"\$(systemctl show -P ActiveState rke2-server.service)\" = active ] && [ \"\$(systemctl show -P ExecMainStartTimestampMonotonic $verify)\" != 0 ] && [ \"\$(systemctl show -P ActiveState $verify)\" != activating ]" ||
-	bad "boot: rke2-server active and verify run within 120s (rke2-server $(prop rke2-server.service ActiveState), verify $(prop $verify ActiveState))"
-check "boot: rke2-server.service is active" test "$(prop rke2-server.service ActiveState)" = active
+wait_for 120 sh -c "[ \"\$(systemctl show -P ActiveState $rke2)\" = active ] && [ \"\$(systemctl show -P ExecMainStartTimestampMonotonic $verify)\" != 0 ] && [ \"\$(systemctl show -P ActiveState $verify)\" != activating ]" ||
+	bad "boot: $rke2 active and verify run within 120s ($rke2 $(prop $rke2 ActiveState), verify $(prop $verify ActiveState))"
+check "boot: $rke2 is active" test "$(prop $rke2 ActiveState)" = active
 verify_ok boot
 check "boot: $watch is active (enabled by the package)" watch_running
 wait_for 60 watch_first_ok 0 || bad "boot: watch logged no 'first verify: ok'"
@@ -97,22 +99,23 @@ case_restart() {
 	t0=$(date +%s)
 	m0=$(now_mono)
 	sleep 1
-	if timeout 120 systemctl restart rke2-server.service >"$out/restart.log" 2>&1; then
-		ok "restart: systemctl restart rke2-server succeeded"
+	if timeout 120 systemctl restart $rke2 >"$out/restart.log" 2>&1; then
+		ok "restart: systemctl restart $rke2 succeeded"
 	else
-		bad "restart: systemctl restart rke2-server failed: $(tr '\n' ' ' <"$out/restart.log" | cut -c1-300)"
+		bad "restart: systemctl restart $rke2 failed: $(tr '\n' ' ' <"$out/restart.log" | cut -c1-300)"
 	fi
-	check "restart: rke2-server.service active again" test "$(prop rke2-server.service ActiveState)" = active
+	check "restart: $rke2 active again" test "$(prop $rke2 ActiveState)" = active
 	wait_for 90 verify_done_after "$m0" || bad "restart: verify did not run again after the restart"
 	verify_ok restart
+	check "restart: watch is PartOf= $rke2 only (the enabled unit)" test "$(prop $watch PartOf)" = "$rke2"
 	check "restart: watch is running again" wait_for 30 watch_running
 	pid1=$(watch_pid)
 	[ "$pid1" != "$pid0" ] && ok "restart: watch restarted with RKE2 (PID $pid0 -> $pid1)" || bad "restart: watch was not restarted with RKE2 (PID still $pid0)"
 	wait_for 60 watch_first_ok "$t0" && ok "restart: watch's first verify after the restart: ok" || bad "restart: watch logged no 'first verify: ok' after the restart"
-	systemctl stop rke2-server.service
+	systemctl stop $rke2
 	check "stop: watch stops when RKE2 stops" wait_for 15 sh -c "[ \"\$(systemctl show -P ActiveState $watch)\" = inactive ]"
 	m0=$(now_mono)
-	check "start: systemctl start rke2-server" timeout 120 systemctl start rke2-server.service
+	check "start: systemctl start $rke2" timeout 120 systemctl start $rke2
 	wait_for 90 verify_done_after "$m0" || bad "start: verify did not run after the start"
 	verify_ok start
 	check "start: watch runs again" wait_for 30 watch_running
@@ -124,10 +127,10 @@ case_restart() {
 # untouched (same MainPID and InvocationID).
 case_upgrade() {
 	local pid0 pid1 rpid0 rinv0 dropin ino0 t0 exe
-	dropin=/run/systemd/generator/rke2-server.service.d/50-rke2-proxy-backend.conf
+	dropin=/run/systemd/generator/$rke2.d/50-rke2-proxy-backend.conf
 	pid0=$(watch_pid)
-	rpid0=$(prop rke2-server.service MainPID)
-	rinv0=$(prop rke2-server.service InvocationID)
+	rpid0=$(prop $rke2 MainPID)
+	rinv0=$(prop $rke2 InvocationID)
 	ino0=$(stat -c %i "$dropin" 2>/dev/null)
 	t0=$(date +%s)
 	sleep 1
@@ -147,9 +150,9 @@ case_upgrade() {
 	# is told from the old by its file, not its version string.
 	check "upgrade: watch runs the installed file (same inode as /usr/bin/rke2-proxy-backend)" test "$(stat -L -c %i /proc/"$pid1"/exe 2>&1)" = "$(stat -c %i /usr/bin/rke2-proxy-backend)"
 	[ -n "$ino0" ] && [ "$(stat -c %i "$dropin" 2>/dev/null)" != "$ino0" ] && ok "upgrade: the generator wrote $dropin again (daemon-reload)" || bad "upgrade: $dropin not written again (inode $ino0 -> $(stat -c %i "$dropin" 2>&1))"
-	check "upgrade: no unit needs a daemon-reload" test "$(prop rke2-server.service NeedDaemonReload)/$(prop $watch NeedDaemonReload)" = no/no
-	[ "$(prop rke2-server.service MainPID)/$(prop rke2-server.service InvocationID)" = "$rpid0/$rinv0" ] &&
-		ok "upgrade: RKE2 not restarted (MainPID $rpid0, InvocationID $rinv0)" || bad "upgrade: RKE2 was restarted (MainPID $rpid0 -> $(prop rke2-server.service MainPID))"
+	check "upgrade: no unit needs a daemon-reload" test "$(prop $rke2 NeedDaemonReload)/$(prop $watch NeedDaemonReload)" = no/no
+	[ "$(prop $rke2 MainPID)/$(prop $rke2 InvocationID)" = "$rpid0/$rinv0" ] &&
+		ok "upgrade: RKE2 not restarted (MainPID $rpid0, InvocationID $rinv0)" || bad "upgrade: RKE2 was restarted (MainPID $rpid0 -> $(prop $rke2 MainPID))"
 	wait_for 90 watch_first_ok "$t0" && ok "upgrade: the new watch's first verify: ok" || bad "upgrade: the new watch logged no 'first verify: ok'"
 	check "upgrade: status.json says ok" grep -q '"ok": *true' $status
 }
@@ -166,7 +169,7 @@ case_reinstall() {
 	sed 's/^/INFO   | /' "$out/install.log" >>"$result"
 	check "reinstall: $watch is enabled again" systemctl is-enabled --quiet $watch
 	m0=$(now_mono)
-	check "reinstall: systemctl restart rke2-server" timeout 120 systemctl restart rke2-server.service
+	check "reinstall: systemctl restart $rke2" timeout 120 systemctl restart $rke2
 	wait_for 90 verify_done_after "$m0" || bad "reinstall: verify did not run after the restart"
 	verify_ok reinstall
 	check "reinstall: watch runs with RKE2 again" wait_for 30 watch_running
@@ -200,7 +203,7 @@ case_purge() {
 		bad "purge: left: $left"
 	check "purge: dpkg no longer knows the package" sh -c "! dpkg-query -W rke2-proxy-backend 2>/dev/null | grep -q ."
 	check "purge: no rke2-proxy-backend unit loaded" sh -c "! systemctl list-units --all --plain --no-legend 'rke2-proxy-backend*' | grep -q ."
-	check "purge: RKE2 keeps running" test "$(prop rke2-server.service ActiveState)" = active
+	check "purge: RKE2 keeps running" test "$(prop $rke2 ActiveState)" = active
 	check "purge: the operator's RKE2 config untouched" grep -qx 'token: lifecycle-test-secret' /etc/rancher/rke2/config.yaml
 }
 

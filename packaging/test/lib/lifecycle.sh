@@ -18,15 +18,16 @@ lc_prepare() {
 	install_kube_proxy_oracle "$stage/rke2" "$stage"
 }
 
-# lc_guest NAME UNITS DEB [PACKAGES...] makes the guest root of case NAME
-# (sets R): DEB installed with dpkg --root, RKE2's rke2-server and
+# lc_guest NAME UNITS ROLE DEB [PACKAGES...] makes the guest root of case
+# NAME (sets R): DEB installed with dpkg --root, RKE2's rke2-server and
 # rke2-agent units both installed (UNITS: "current" or "legacy", the
-# pre-2025 text whose units Conflicts= each other) with rke2-server enabled,
+# pre-2025 text whose units Conflicts= each other) with rke2-ROLE enabled
+# (an agent gets a server URL and token, which RKE2's agent insists on),
 # backend iptables-legacy, and PACKAGES copied to /root/pkgs/ for the guest
 # to install.
 lc_guest() {
-	local name=$1 kind=$2 deb=$3 server
-	shift 3
+	local name=$1 kind=$2 role=$3 deb=$4 server
+	shift 4
 	new_overlay "$LC_WORK/$name"
 	R=$LC_WORK/$name/merged
 	run_logged "$LC_WORK/$name.dpkg.log" "$name: dpkg --root -i $(basename "$deb") failed" \
@@ -47,9 +48,10 @@ lc_guest() {
 	else
 		sed 's/server/@@/g; s/agent/server/g; s/@@/agent/g' "$server" >"$R/usr/local/lib/systemd/system/rke2-agent.service"
 	fi
-	ln -sf /usr/local/lib/systemd/system/rke2-server.service "$R/etc/systemd/system/multi-user.target.wants/rke2-server.service"
+	ln -sf "/usr/local/lib/systemd/system/rke2-$role.service" "$R/etc/systemd/system/multi-user.target.wants/rke2-$role.service"
 	mkdir -p "$R/etc/rancher/rke2"
 	printf 'token: lifecycle-test-secret\n' >"$R/etc/rancher/rke2/config.yaml"
+	[ "$role" = server ] || echo 'server: https://192.0.2.10:9345' >>"$R/etc/rancher/rke2/config.yaml"
 	local cfg=$R/etc/rke2-proxy-backend/config.yaml
 	grep -q '^backend: auto$' "$cfg" || fail "the shipped example no longer has 'backend: auto' (update this test)"
 	sed -i 's/^backend: auto$/backend: iptables-legacy/; s/^  wait: .*/  wait: 60s/' "$cfg"
@@ -59,6 +61,7 @@ lc_guest() {
 	mkdir -p "$R/root/pkgs" "$R/etc/boot-test"
 	[ $# = 0 ] || cp "$@" "$R/root/pkgs/"
 	echo "$name" >"$R/etc/boot-test/case"
+	echo "rke2-$role.service" >"$R/etc/boot-test/rke2-unit"
 	echo "$VERSION" >"$R/etc/boot-test/version"
 	install -m 0755 "$LC_LIB/guest-lifecycle.sh" "$R/usr/local/sbin/boot-test"
 	cat >"$R/etc/systemd/system/boot-test.service" <<'UNIT'
