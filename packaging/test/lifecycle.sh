@@ -11,6 +11,8 @@
 #                    and watch restarts with it; stop/start follow RKE2
 #   restart-legacy-agent  the same on an agent (rke2-agent enabled)
 #   restart-current  the same with RKE2's current units
+#   switch-legacy    `rke2-proxy-backend switch --to iptables-nft` on the
+#                    older units (it restarts RKE2): boot.sh's switch checks
 #   upgrade          dpkg -i of $VERSION.1 on the running node: watch on the
 #                    new binary (new PID, /proc/PID/exe not deleted), the
 #                    generator's drop-ins written again, RKE2 untouched
@@ -35,13 +37,20 @@ work=$(mktemp -d /tmp/rke2pb-lifecycle.XXXXXX)
 trap 'cleanup_overlays; rm -rf "$work"' EXIT
 lc_prepare "$work"
 next=$(build_next_version deb "$work/next")
-cases=${LIFECYCLE_CASES:-restart-legacy restart-legacy-agent restart-current upgrade reinstall purge}
+cases=${LIFECYCLE_CASES:-restart-legacy restart-legacy-agent restart-current switch-legacy upgrade reinstall purge}
 
 for c in $cases; do
 	case $c in
 	restart-legacy) lc_guest "$c" legacy server "$deb" ;;
 	restart-legacy-agent) lc_guest "$c" legacy agent "$deb" ;;
 	restart-current) lc_guest "$c" current server "$deb" ;;
+	switch-legacy)
+		# boot.sh's switch boot (lib/guest-watch.sh), on the older units:
+		# switch restarts RKE2, and rolls back by restarting it again.
+		lc_guest "$c" legacy server "$deb"
+		install -D -m 0644 "$LC_LIB/guest-watch.sh" "$R/usr/local/lib/boot-test/guest-watch.sh"
+		echo 10s >"$R/usr/local/lib/rke2-standin/kube-proxy-resync"
+		;;
 	upgrade) lc_guest "$c" current server "$deb" "$next" ;;
 	reinstall) lc_guest "$c" legacy server "$deb" "$deb" ;;
 	purge)
@@ -56,7 +65,7 @@ for c in $cases; do
 		echo '{"schema":"bench/v1"}' >"$R/var/lib/rke2-proxy-backend/bench.json"
 		cp "$R/etc/rke2-proxy-backend/config.yaml" "$R/etc/rke2-proxy-backend/config.yaml.before-switch"
 		;;
-	*) fail "unknown case $c (known: restart-legacy restart-legacy-agent restart-current upgrade reinstall purge)" ;;
+	*) fail "unknown case $c (known: restart-legacy restart-legacy-agent restart-current switch-legacy upgrade reinstall purge)" ;;
 	esac
 	lc_boot "$c"
 done

@@ -209,6 +209,12 @@ case_purge() {
 
 case $case_name in
 restart-*) case_restart ;;
+switch-*)
+	. /usr/local/lib/boot-test/guest-watch.sh
+	switch_node
+	verify_ok switch
+	check "switch: watch runs after the switch's RKE2 restart" wait_for 30 watch_running
+	;;
 upgrade) case_upgrade ;;
 reinstall) case_reinstall ;;
 purge) case_purge ;;
