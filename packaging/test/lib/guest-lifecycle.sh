@@ -114,6 +114,8 @@ case_restart() {
 	wait_for 60 watch_first_ok "$t0" && ok "restart: watch's first verify after the restart: ok" || bad "restart: watch logged no 'first verify: ok' after the restart"
 	systemctl stop $rke2
 	check "stop: watch stops when RKE2 stops" wait_for 15 sh -c "[ \"\$(systemctl show -P ActiveState $watch)\" = inactive ]"
+	systemctl start $watch
+	check "stop: watch started by hand with RKE2 down stops again (StopWhenUnneeded=)" wait_for 15 sh -c "[ \"\$(systemctl show -P ActiveState $watch)\" = inactive ]"
 	m0=$(now_mono)
 	check "start: systemctl start $rke2" timeout 120 systemctl start $rke2
 	wait_for 90 verify_done_after "$m0" || bad "start: verify did not run after the start"
