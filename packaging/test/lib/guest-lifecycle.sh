@@ -204,7 +204,11 @@ case_purge() {
 	[ -z "$left" ] && ok "purge: nothing of ours left (binary, generator link, units, enablement links, generator drop-ins, /etc/rke2-proxy-backend, /var/lib/rke2-proxy-backend, /run/rke2-proxy-backend, the RKE2 drop-in, metrics in $m and the default dir, docs)" ||
 		bad "purge: left: $left"
 	check "purge: dpkg no longer knows the package" sh -c "! dpkg-query -W rke2-proxy-backend 2>/dev/null | grep -q ."
-	check "purge: no rke2-proxy-backend unit loaded" sh -c "! systemctl list-units --all --plain --no-legend 'rke2-proxy-backend*' | grep -q ."
+	# systemd unloads an unreferenced unit from its garbage-collection
+	# queue, soon after the reload rather than within it.
+	wait_for 15 sh -c "! systemctl list-units --all --plain --no-legend 'rke2-proxy-backend*' | grep -q ."
+	loaded=$(systemctl list-units --all --plain --no-legend 'rke2-proxy-backend*' | tr '\n' ';')
+	[ -z "$loaded" ] && ok "purge: no rke2-proxy-backend unit loaded" || bad "purge: units still loaded 15s after the purge: $loaded"
 	check "purge: RKE2 keeps running" test "$(prop $rke2 ActiveState)" = active
 	check "purge: the operator's RKE2 config untouched" grep -qx 'token: lifecycle-test-secret' /etc/rancher/rke2/config.yaml
 }
