@@ -119,6 +119,7 @@ for d in /srv/metrics /var/lib/prometheus/node-exporter; do
 	echo 'rke2_proxy_backend_drift 0' >"$root$d/rke2_proxy_backend_watch.prom"
 done
 mkdir -p "$root/var/lib/rke2-proxy-backend" && echo '{}' >"$root/var/lib/rke2-proxy-backend/bench.json"
+cp "$cfg" "$cfg.before-switch"
 run_logged "$work/erase.log" "rpm -e failed" rpm --root "$root" -e rke2-proxy-backend
 [ ! -e "$root/usr/bin/rke2-proxy-backend" ] || fail "erase left /usr/bin/rke2-proxy-backend"
 [ ! -e "$root/run/rke2-proxy-backend" ] || fail "erase left /run/rke2-proxy-backend"
@@ -130,7 +131,9 @@ for d in /srv/metrics /var/lib/prometheus/node-exporter; do
 	[ -z "$left" ] || fail "erase left our metrics in $d: $left"
 done
 [ ! -e "$root/var/lib/rke2-proxy-backend" ] || fail "erase left /var/lib/rke2-proxy-backend (RPM has no purge)"
-pass "erase removes our files, /run and /var/lib state and metrics (custom and default textfile dir), keeps the RKE2 config and drop-in"
+# The operator's config content stays: rpm's .rpmsave, switch's backup.
+[ -f "$cfg.rpmsave" ] && [ -f "$cfg.before-switch" ] || fail "erase did not keep config.yaml.rpmsave and config.yaml.before-switch: $(ls -A "$root/etc/rke2-proxy-backend" 2>&1)"
+pass "erase removes our files, /run and /var/lib state and metrics (custom and default textfile dir), keeps the RKE2 config and drop-in, config.yaml.rpmsave and config.yaml.before-switch"
 
 # Erase then install is %post 1: watch enabled again.
 run_logged "$work/reinstall.log" "rpm -i after erase failed" rpm --root "$root" -i --nodeps "$pkg"
