@@ -107,11 +107,12 @@ func run(o Options) (Outcome, error) {
 		return NoRKE2, nil
 	}
 	files, err := units.Generate(units.Input{
-		Backend:    d.Backend,
-		Units:      names,
-		VerifyWait: cfg.Verify.Wait,
-		ConfigFile: o.ConfigFile,
-		Binary:     o.Binary,
+		Backend:     d.Backend,
+		Units:       names,
+		VerifyWait:  cfg.Verify.Wait,
+		ConfigFile:  o.ConfigFile,
+		Binary:      o.Binary,
+		WatchPartOf: enabledRKE2Unit(o.Root, names),
 	})
 	if err != nil {
 		return Failed, fmt.Errorf("render drop-ins: %w", err)

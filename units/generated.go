@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"slices"
 	"sort"
 	"time"
 
@@ -35,6 +36,11 @@ type Input struct {
 	// resolved executable, so a tarball install under another prefix runs
 	// the binary it installed.
 	Binary string
+	// WatchPartOf is the one RKE2 unit the watch unit restarts and stops
+	// with (PartOf=), "" for none: the enabled one. Never both: RKE2's
+	// older units conflict with each other, and a watch that is PartOf=
+	// both gets a restart and a stop job in one transaction.
+	WatchPartOf string
 	// Undecided is set when the operator config is broken, so there is no
 	// decision (Backend is empty): the RKE2 units still run apply, which
 	// then fails naming the file, key and value and RKE2 does not start, so
@@ -46,8 +52,9 @@ type Input struct {
 const DefaultVerifyWait = 5 * time.Minute
 
 // Generate renders the drop-ins for in: one per RKE2 unit, which records the
-// decision, runs apply before RKE2 starts and pulls in the verify unit, and
-// one for the verify unit with the configured wait. Files come out sorted by
+// decision, runs apply before RKE2 starts and pulls in the verify unit, one
+// for the verify unit with the configured wait, and one making the watch
+// unit PartOf= in.WatchPartOf when set. Files come out sorted by
 // path, so the same input gives the same bytes.
 func Generate(in Input) ([]File, error) {
 	if in.Undecided {
@@ -86,6 +93,14 @@ func Generate(in Input) ([]File, error) {
 		return nil, err
 	}
 	files := []File{{Path: dropInPath(VerifyUnit), Data: render(verifyDropIn)}}
+	if in.WatchPartOf != "" {
+		if !slices.Contains(names, in.WatchPartOf) {
+			return nil, fmt.Errorf("watch's PartOf= unit %q is not one of the RKE2 units %v", in.WatchPartOf, names)
+		}
+		files = append(files, File{Path: dropInPath(WatchUnit), Data: render([]*unit.UnitOption{
+			unit.NewUnitOption("Unit", "PartOf", in.WatchPartOf),
+		})})
+	}
 	for _, n := range names {
 		files = append(files, File{Path: dropInPath(n), Data: render(rke2DropIn)})
 	}

@@ -147,9 +147,11 @@ func TestShipped(t *testing.T) {
 			"Service.Restart":   "on-failure",
 			"Service.ExecStart": hostfs.Binary + " watch",
 			"Unit.After":        both,
-			"Unit.PartOf":       both,
-			"Install.WantedBy":  both,
-			"Service.Nice":      "10",
+			// PartOf= comes from the generator, for the enabled unit only.
+			"Unit.PartOf":           "",
+			"Unit.StopWhenUnneeded": "yes",
+			"Install.WantedBy":      both,
+			"Service.Nice":          "10",
 		},
 	} {
 		data, ok := Shipped()[name]
@@ -206,5 +208,36 @@ func TestGenerateRunsTheGivenBinary(t *testing.T) {
 	}
 	if _, err := Generate(Input{Backend: backend.IptablesNFT, Units: []string{"rke2-server.service"}, Binary: "bin/rke2-proxy-backend"}); err == nil {
 		t.Error("a relative binary path was accepted")
+	}
+}
+
+// watch follows the one enabled RKE2 unit: a drop-in with PartOf= that unit,
+// none without one, and a unit that is not RKE2's is refused.
+func TestGenerateWatchPartOf(t *testing.T) {
+	both := []string{"rke2-agent.service", "rke2-server.service"}
+	files, err := Generate(Input{Backend: backend.IptablesNFT, Units: both, WatchPartOf: "rke2-agent.service"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got string
+	for _, f := range files {
+		if f.Path == WatchUnit+".d/"+DropInName {
+			got = string(f.Data)
+		}
+	}
+	if want := Header + "[Unit]\nPartOf=rke2-agent.service\n"; got != want {
+		t.Errorf("watch drop-in = %q, want %q", got, want)
+	}
+	files, err = Generate(Input{Backend: backend.IptablesNFT, Units: both})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if strings.HasPrefix(f.Path, WatchUnit) {
+			t.Errorf("no enabled unit, yet %s was written", f.Path)
+		}
+	}
+	if _, err := Generate(Input{Backend: backend.IptablesNFT, Units: both, WatchPartOf: "sshd.service"}); err == nil || !strings.Contains(err.Error(), "sshd.service") {
+		t.Errorf("PartOf= a unit that is not RKE2's: err = %v", err)
 	}
 }

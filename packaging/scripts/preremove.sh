@@ -1,10 +1,32 @@
 #!/bin/sh
 # Runs before removal and before an upgrade replaces the files
 # (deb: prerm remove|upgrade|...; rpm: %preun 0 on erase, 1 on upgrade).
-# On a real removal stop a verify run that may still be waiting for
-# kube-proxy, so it does not fire against a half-removed package, and stop
-# and disable the watch service (the package enabled it).
+# On a real removal:
+# - stop a verify run that may still be waiting for kube-proxy, so it does
+#   not fire against a half-removed package, and stop and disable the watch
+#   service (the package enabled it);
+# - remove our textfile metrics wherever they were written: a node without
+#   the package must not export rke2_proxy_backend_verify_ok 1 forever. The
+#   directory is verify.textfile_dir from the operator config, which the
+#   binary (still installed here, gone in postrm) reads exactly as verify and
+#   watch do: `detect -o json` prints it. No record of written files is kept,
+#   so nothing new is written on the boot path; a directory given only with
+#   --textfile-dir in an administrator's drop-in is not known here. postrm
+#   removes them from the default directory in any case.
 set -e
+
+bin=/usr/bin/rke2-proxy-backend
+
+# remove_metrics DIR removes verify's and watch's textfiles from DIR (and
+# the temp files an interrupted atomic write leaves beside them).
+remove_metrics() {
+	case $1 in
+	/*) ;;
+	*) return 0 ;;
+	esac
+	rm -f "$1/rke2_proxy_backend.prom" "$1/rke2_proxy_backend_watch.prom" \
+		"$1"/.rke2_proxy_backend.prom.tmp-* "$1"/.rke2_proxy_backend_watch.prom.tmp-*
+}
 
 case "$1" in
 remove | 0)
@@ -12,6 +34,17 @@ remove | 0)
 		systemctl stop rke2-proxy-backend-verify.service rke2-proxy-backend-watch.service >/dev/null 2>&1 || true
 	fi
 	systemctl disable rke2-proxy-backend-watch.service >/dev/null 2>&1 || true
+	if [ -x "$bin" ]; then
+		# A path with a quote or backslash is JSON-escaped: not matched, and
+		# only the default directory is cleaned.
+		dir=$(timeout 60 "$bin" detect -o json 2>/dev/null |
+			sed -n 's/^ *"textfile_dir": "\([^"\\]*\)",\{0,1\}$/\1/p' | head -n 1) || dir=
+		if [ -n "$dir" ]; then
+			remove_metrics "$dir"
+		else
+			echo "rke2-proxy-backend: could not read verify.textfile_dir (is /etc/rke2-proxy-backend/config.yaml valid?); metrics are removed from the default directory only" >&2
+		fi
+	fi
 	;;
 esac
 exit 0

@@ -3,8 +3,11 @@
 # root (maintainer scripts run chrooted, with no systemd running, as in an
 # image build): install, upgrade over an edited conffile, remove, purge.
 # Checks what the maintainer scripts promise: the operator's config survives
-# upgrades; remove keeps the RKE2 drop-in (so kube-proxy keeps its backend)
-# and purge removes it; the operator's RKE2 config is never touched.
+# upgrades and so does a disabled watch; a reinstall after remove enables
+# watch again; remove removes our metrics (custom textfile dir too) and keeps
+# the RKE2 drop-in (so kube-proxy keeps its backend), which purge removes with
+# all our state, without a dpkg warning; the operator's RKE2 config is never
+# touched.
 # Needs: root, dpkg, debootstrap (for the scratch root), make, go;
 # systemd-nspawn (systemd-container) for the README's apt-get install.
 source "$(dirname "$0")/lib/common.sh"
@@ -21,14 +24,24 @@ for p in "$DEB_AMD64" "$DEB_ARM64"; do
 	dpkg-deb --fsys-tarfile "$p" | tar -t | sed 's|^\./|/|' | grep -v '/$' |
 		grep -v -e '^/usr/share/doc/rke2-proxy-backend/changelog.Debian.gz$' -e '^/usr/share/doc/rke2-proxy-backend/copyright$' \
 			-e '^/usr/share/lintian/' -e '^/usr/share/man/man1/' | sort >"$work/files"
-	expected_files | grep -v '^/usr/share/man/man1/' >"$work/expected"
+	# The generator link is postinst's, not a file of the .deb (see
+	# packaging/scripts/postinstall.sh).
+	expected_files | grep -v -e '^/usr/share/man/man1/' -e '^/usr/lib/systemd/system-generators/' >"$work/expected"
 	diff -u "$work/expected" "$work/files" || fail "$(basename "$p"): file list differs from the expected one (above)"
 	dpkg-deb --ctrl-tarfile "$p" | tar -xO ./conffiles >"$work/conffiles"
 	[ "$(cat "$work/conffiles")" = /etc/rke2-proxy-backend/config.yaml ] || fail "$(basename "$p"): conffiles is not exactly /etc/rke2-proxy-backend/config.yaml"
 	[ "$(dpkg-deb -f "$p" Version)" = "$VERSION-1" ] || fail "$(basename "$p"): version is not $VERSION-1 (from VERSION)"
-	[ "$(dpkg-deb -f "$p" Depends)" = "iptables, nftables, kmod" ] || fail "$(basename "$p"): Depends is $(dpkg-deb -f "$p" Depends)"
+	# Every backend needs iptables and kmod; nft only the nftables mode.
+	[ "$(dpkg-deb -f "$p" Depends)" = "iptables, kmod" ] || fail "$(basename "$p"): Depends is $(dpkg-deb -f "$p" Depends), want iptables, kmod"
+	[ "$(dpkg-deb -f "$p" Recommends)" = "nftables" ] || fail "$(basename "$p"): Recommends is $(dpkg-deb -f "$p" Recommends), want nftables"
+	# No directory dpkg would try to remove that the /usr merge aliases
+	# with one systemd's package owns under the other spelling.
+	dpkg-deb -c "$p" >"$work/contents"
+	if grep -e ' \./usr/lib/systemd/system-generators/' -e ' \./lib/' "$work/contents"; then
+		fail "$(basename "$p") ships the paths above (postinst makes the generator link; nothing goes under /lib)"
+	fi
 done
-pass "file list, conffile, version $VERSION-1 and depends of both .deb"
+pass "file list, conffile, version $VERSION-1, depends (iptables, kmod) and recommends (nftables) of both .deb"
 
 ensure_bookworm_root
 
@@ -58,7 +71,8 @@ out=$("$R/usr/bin/rke2-proxy-backend" version)
 [ "$out" = "rke2-proxy-backend $VERSION" ] || fail "installed binary says \"$out\""
 [ "$(readlink "$R/usr/lib/systemd/system-generators/rke2-proxy-backend-generator")" = ../../../bin/rke2-proxy-backend ] ||
 	fail "generator link is not ../../../bin/rke2-proxy-backend"
-pass "dpkg --root install; binary says \"$out\""
+systemctl --root="$R" is-enabled --quiet rke2-proxy-backend-watch.service || fail "the first install did not enable rke2-proxy-backend-watch.service"
+pass "dpkg --root install; binary says \"$out\"; generator link made; watch enabled"
 
 # Upgrade over an edited conffile, non-interactively as image builds and
 # config management run it.
@@ -70,22 +84,61 @@ assert_contains "$cfg" "# operator edit" "the upgrade overwrote the operator's c
 [ -f "$cfg.dpkg-dist" ] || fail "the upgrade did not leave the new example as $cfg.dpkg-dist"
 pass "upgrade keeps the edited conffile, new example in config.yaml.dpkg-dist"
 
+# The administrator's disable survives an upgrade (postinst configure
+# <old-version>, preinst upgrade); a remove and a reinstall (preinst
+# install <old-version>, postinst configure <old-version>) enable watch
+# again, as a first install does.
+systemctl --root="$R" disable --quiet rke2-proxy-backend-watch.service
+run_logged "$work/upgrade2.log" "dpkg upgrade (again) failed" dpkg --root "$R" --force-confold -i "$next" </dev/null
+! systemctl --root="$R" is-enabled --quiet rke2-proxy-backend-watch.service || fail "an upgrade enabled the watch service the administrator disabled"
+run_logged "$work/remove0.log" "dpkg -r failed" dpkg --root "$R" -r rke2-proxy-backend
+[ "$(dpkg-query --root "$R" -W -f '${db:Status-Status}' rke2-proxy-backend)" = config-files ] || fail "after dpkg -r the package is not in config-files state"
+[ ! -e "$R/usr/lib/systemd/system-generators/rke2-proxy-backend-generator" ] && [ ! -L "$R/usr/lib/systemd/system-generators/rke2-proxy-backend-generator" ] ||
+	fail "remove left the generator link"
+run_logged "$work/reinstall.log" "dpkg reinstall failed" dpkg --root "$R" --force-confold -i "$next" </dev/null
+systemctl --root="$R" is-enabled --quiet rke2-proxy-backend-watch.service || fail "a reinstall after remove left rke2-proxy-backend-watch.service disabled"
+[ ! -e "$R/var/lib/rke2-proxy-backend/reinstall" ] || fail "postinst left the reinstall marker"
+pass "upgrade keeps the administrator's disable; remove then reinstall enables watch again"
+
 # remove: our /run state goes; the RKE2 drop-in and config stay.
 mkdir -p "$R/etc/rancher/rke2/config.yaml.d" "$R/run/rke2-proxy-backend"
 printf '# Generated by rke2-proxy-backend; do not edit\nkube-proxy-extra-env+:\n- IPTABLES_MODE=legacy\n' \
 	>"$R/etc/rancher/rke2/config.yaml.d/60-proxy-backend.yaml"
 echo "kube-proxy-arg+: [proxy-mode=iptables]" >"$R/etc/rancher/rke2/config.yaml.d/70-operator.yaml"
 echo '{}' >"$R/run/rke2-proxy-backend/plan.json"
+# Metrics in a custom verify.textfile_dir and in the default one; the state
+# bench and switch leave (hostfs.BenchFile, switchover.BackupSuffix).
+sed -i 's|^  textfile_dir: .*|  textfile_dir: /srv/metrics|' "$cfg"
+grep -qx '  textfile_dir: /srv/metrics' "$cfg" || fail "could not set verify.textfile_dir in $cfg"
+for d in /srv/metrics /var/lib/prometheus/node-exporter; do
+	mkdir -p "$R$d"
+	echo 'rke2_proxy_backend_verify_ok 1' >"$R$d/rke2_proxy_backend.prom"
+	echo 'rke2_proxy_backend_drift 0' >"$R$d/rke2_proxy_backend_watch.prom"
+done
+echo 'node_other_metric 1' >"$R/srv/metrics/other.prom"
+mkdir -p "$R/var/lib/rke2-proxy-backend"
+echo '{}' >"$R/var/lib/rke2-proxy-backend/bench.json"
+cp "$cfg" "$cfg.before-switch"
 run_logged "$work/remove.log" "dpkg -r failed" dpkg --root "$R" -r rke2-proxy-backend
 [ ! -e "$R/usr/bin/rke2-proxy-backend" ] || fail "remove left the binary"
 [ ! -e "$R/run/rke2-proxy-backend" ] || fail "remove left /run/rke2-proxy-backend"
 [ -f "$R/etc/rancher/rke2/config.yaml.d/60-proxy-backend.yaml" ] || fail "remove deleted the RKE2 drop-in (documented to stay until purge)"
 [ -f "$cfg" ] || fail "remove deleted the conffile"
-pass "remove: binary and /run state gone; RKE2 drop-in and our config kept"
+for d in /srv/metrics /var/lib/prometheus/node-exporter; do
+	left=$(ls -A "$R$d" | grep rke2_proxy_backend || true)
+	[ -z "$left" ] || fail "remove left our metrics in $d: $left"
+done
+[ -f "$R/srv/metrics/other.prom" ] || fail "remove deleted another exporter's textfile"
+[ -f "$R/var/lib/rke2-proxy-backend/bench.json" ] || fail "remove deleted bench.json (kept until purge)"
+pass "remove: binary, /run state and metrics (custom and default textfile dir) gone; RKE2 drop-in, our config and state kept"
 
 run_logged "$work/purge.log" "dpkg -P failed" dpkg --root "$R" -P rke2-proxy-backend
 [ ! -e "$R/etc/rancher/rke2/config.yaml.d/60-proxy-backend.yaml" ] || fail "purge left the RKE2 drop-in"
 [ ! -e "$R/etc/rke2-proxy-backend" ] || fail "purge left /etc/rke2-proxy-backend: $(ls -A "$R/etc/rke2-proxy-backend")"
+[ ! -e "$R/var/lib/rke2-proxy-backend" ] || fail "purge left /var/lib/rke2-proxy-backend: $(ls -A "$R/var/lib/rke2-proxy-backend")"
+if grep -i warning "$work/purge.log" "$work/remove.log"; then
+	fail "dpkg warned on remove or purge (above)"
+fi
 assert_contains "$R/etc/rancher/rke2/config.yaml" "token: operator-secret" "purge touched the operator's RKE2 config"
 [ -f "$R/etc/rancher/rke2/config.yaml.d/70-operator.yaml" ] || fail "purge removed the operator's own RKE2 drop-in"
-pass "purge: RKE2 drop-in and /etc/rke2-proxy-backend gone; operator's RKE2 config and drop-ins untouched"
+pass "purge: RKE2 drop-in, /etc/rke2-proxy-backend and /var/lib/rke2-proxy-backend gone, no dpkg warning; operator's RKE2 config and drop-ins untouched"

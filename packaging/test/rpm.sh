@@ -27,11 +27,14 @@ for p in "$RPM_AMD64" "$RPM_ARM64"; do
 	assert_contains "$work/flags" "cn /etc/rke2-proxy-backend/config.yaml" "config must be %config(noreplace)"
 	assert_contains "$work/flags" "l /usr/share/licenses/rke2-proxy-backend/LICENSE" "license must be %license"
 	rpm -qpR "$p" >"$work/requires"
-	for dep in "(iptables or iptables-nft)" nftables kmod; do
+	for dep in "(iptables or iptables-nft)" kmod; do
 		assert_contains "$work/requires" "$dep" "Requires"
 	done
+	# nft serves only the nftables mode: a weak dependency.
+	! grep -q nftables "$work/requires" || fail "$(basename "$p") requires nftables (it should only recommend it)"
+	[ "$(rpm -qp --recommends "$p")" = nftables ] || fail "$(basename "$p"): Recommends is '$(rpm -qp --recommends "$p")', want nftables"
 done
-pass "file list, %config(noreplace), %license, version $VERSION and requires of both .rpm"
+pass "file list, %config(noreplace), %license, version $VERSION, requires (iptables, kmod) and recommends (nftables) of both .rpm"
 
 rpm -qp --scripts "$pkg" >"$work/scripts"
 assert_contains "$work/scripts" "postinstall scriptlet" "scripts"
@@ -63,26 +66,76 @@ done < <(expected_files)
 out=$("$root/usr/bin/rke2-proxy-backend" version)
 [ "$out" = "rke2-proxy-backend $VERSION" ] || fail "installed binary says \"$out\", want \"rke2-proxy-backend $VERSION\""
 rpm --root "$root" -V --nodeps rke2-proxy-backend || fail "rpm -V reports changed files right after install"
-pass "rpm --root install with scriptlets; binary says \"$out\""
+systemctl --root="$root" is-enabled --quiet rke2-proxy-backend-watch.service || fail "%post 1 did not enable rke2-proxy-backend-watch.service"
+pass "rpm --root install with scriptlets; binary says \"$out\"; watch enabled"
 
 # Upgrade over an operator-edited config: noreplace keeps the edit and puts
 # the new example beside it as .rpmnew.
 cfg=$root/etc/rke2-proxy-backend/config.yaml
 echo "# operator edit" >>"$cfg"
 next=$(build_next_version rpm "$work/next")
+# The administrator's disable survives the upgrade (%post 2).
+systemctl --root="$root" disable --quiet rke2-proxy-backend-watch.service
 run_logged "$work/upgrade.log" "rpm -U failed" rpm --root "$root" -U --nodeps "$next"
+! systemctl --root="$root" is-enabled --quiet rke2-proxy-backend-watch.service || fail "the upgrade enabled the watch service the administrator disabled"
 assert_contains "$cfg" "# operator edit" "the upgrade overwrote the operator's config"
 [ -f "$cfg.rpmnew" ] || fail "the upgrade did not leave the new example as $cfg.rpmnew"
 assert_contains "$cfg.rpmnew" "a line only the next version's example has" "config.yaml.rpmnew"
-pass "upgrade keeps the edited config, new example in config.yaml.rpmnew"
+pass "upgrade keeps the edited config and the administrator's disable, new example in config.yaml.rpmnew"
+
+# The scriptlets as a running systemd sees them: no systemd runs in this
+# root, so each scriptlet is run by hand (chrooted, with the argument rpm
+# gives it) with /run/systemd/system present and a systemctl stub first in
+# PATH that records its arguments. An upgrade (%post 2) reloads and
+# try-restarts watch only; a first install (%post 1) enables it and does
+# not restart it; nothing ever restarts, stops or starts RKE2.
+rpm -qp --qf '%{POSTIN}' "$next" >"$root/tmp/post.sh"
+mkdir -p "$root/run/systemd/system" "$root/tmp/stub"
+printf '#!/bin/sh
+echo "$*" >>/tmp/systemctl.calls
+' >"$root/tmp/stub/systemctl"
+chmod 0755 "$root/tmp/stub/systemctl"
+scriptlet_calls() { # scriptlet_calls ARG: the systemctl calls of %post ARG
+	rm -f "$root/tmp/systemctl.calls"
+	chroot "$root" env PATH=/tmp/stub:/usr/sbin:/usr/bin:/sbin:/bin sh /tmp/post.sh "$1" || fail "%post $1 failed"
+	tr '\n' ';' <"$root/tmp/systemctl.calls" 2>/dev/null
+}
+calls=$(scriptlet_calls 2)
+[ "$calls" = "daemon-reload;try-restart rke2-proxy-backend-watch.service;" ] || fail "%post 2 with systemd running called systemctl: $calls"
+calls=$(scriptlet_calls 1)
+[ "$calls" = "enable rke2-proxy-backend-watch.service;daemon-reload;" ] || fail "%post 1 with systemd running called systemctl: $calls"
+rm -rf "$root/run/systemd" "$root/tmp/stub" "$root/tmp/post.sh" "$root/tmp/systemctl.calls"
+pass "scriptlets with systemd running: %post 2 daemon-reload + try-restart watch, %post 1 enable + daemon-reload, RKE2 never touched"
 
 # Erase: our files and /run state go; the operator's RKE2 config and the RKE2
 # drop-in (which keeps kube-proxy on its backend) stay.
 mkdir -p "$root/run/rke2-proxy-backend" && echo '{}' >"$root/run/rke2-proxy-backend/plan.json"
+# Metrics in a custom verify.textfile_dir and the default one; bench's state.
+sed -i 's|^  textfile_dir: .*|  textfile_dir: /srv/metrics|' "$cfg"
+grep -qx '  textfile_dir: /srv/metrics' "$cfg" || fail "could not set verify.textfile_dir in $cfg"
+for d in /srv/metrics /var/lib/prometheus/node-exporter; do
+	mkdir -p "$root$d"
+	echo 'rke2_proxy_backend_verify_ok 1' >"$root$d/rke2_proxy_backend.prom"
+	echo 'rke2_proxy_backend_drift 0' >"$root$d/rke2_proxy_backend_watch.prom"
+done
+mkdir -p "$root/var/lib/rke2-proxy-backend" && echo '{}' >"$root/var/lib/rke2-proxy-backend/bench.json"
+cp "$cfg" "$cfg.before-switch"
 run_logged "$work/erase.log" "rpm -e failed" rpm --root "$root" -e rke2-proxy-backend
 [ ! -e "$root/usr/bin/rke2-proxy-backend" ] || fail "erase left /usr/bin/rke2-proxy-backend"
 [ ! -e "$root/run/rke2-proxy-backend" ] || fail "erase left /run/rke2-proxy-backend"
 assert_contains "$root/etc/rancher/rke2/config.yaml" "token: operator-secret" "erase touched the operator's RKE2 config"
 [ -f "$root/etc/rancher/rke2/config.yaml.d/60-proxy-backend.yaml" ] || fail "erase removed the RKE2 drop-in (documented to stay)"
 assert_contains "$work/erase.log" "kept /etc/rancher/rke2/config.yaml.d/60-proxy-backend.yaml" "erase notice"
-pass "erase removes our files and /run state, keeps the RKE2 config and drop-in"
+for d in /srv/metrics /var/lib/prometheus/node-exporter; do
+	left=$(ls -A "$root$d" | grep rke2_proxy_backend || true)
+	[ -z "$left" ] || fail "erase left our metrics in $d: $left"
+done
+[ ! -e "$root/var/lib/rke2-proxy-backend" ] || fail "erase left /var/lib/rke2-proxy-backend (RPM has no purge)"
+# The operator's config content stays: rpm's .rpmsave, switch's backup.
+[ -f "$cfg.rpmsave" ] && [ -f "$cfg.before-switch" ] || fail "erase did not keep config.yaml.rpmsave and config.yaml.before-switch: $(ls -A "$root/etc/rke2-proxy-backend" 2>&1)"
+pass "erase removes our files, /run and /var/lib state and metrics (custom and default textfile dir), keeps the RKE2 config and drop-in, config.yaml.rpmsave and config.yaml.before-switch"
+
+# Erase then install is %post 1: watch enabled again.
+run_logged "$work/reinstall.log" "rpm -i after erase failed" rpm --root "$root" -i --nodeps "$pkg"
+systemctl --root="$root" is-enabled --quiet rke2-proxy-backend-watch.service || fail "install after erase left rke2-proxy-backend-watch.service disabled"
+pass "install after erase enables watch"

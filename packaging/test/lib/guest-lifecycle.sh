@@ -1,0 +1,230 @@
+#!/bin/bash
+# Runs INSIDE a lifecycle guest as boot-test.service (installed as
+# /usr/local/sbin/boot-test by packaging/test/lib/lifecycle.sh). It waits for
+# RKE2 (the stand-in), verify and watch, runs the case named in
+# /etc/boot-test/case, writes /var/lib/boot-test/result (PASS/FAIL/INFO
+# lines, then DONE) and diagnostics, and powers the guest off whatever
+# happened.
+set -u
+
+case_name=$(cat /etc/boot-test/case)
+version=$(cat /etc/boot-test/version)
+out=/var/lib/boot-test
+result=$out/result
+diag=$out/diag
+mkdir -p "$out"
+: >"$result"
+failed=0
+verify=rke2-proxy-backend-verify.service
+watch=rke2-proxy-backend-watch.service
+status=/run/rke2-proxy-backend/status.json
+# The RKE2 unit this node runs (the enabled one): rke2-server or rke2-agent.
+rke2=$(cat /etc/boot-test/rke2-unit)
+
+ok() { echo "PASS $*" | tee -a "$result"; }
+bad() {
+	echo "FAIL $*" | tee -a "$result"
+	failed=1
+}
+info() { echo "INFO $*" >>"$result"; }
+check() { # check DESCRIPTION COMMAND...
+	local what=$1
+	shift
+	if "$@" >/dev/null 2>&1; then ok "$what"; else bad "$what"; fi
+}
+prop() { systemctl show -P "$2" "$1" 2>/dev/null; }
+# wait_for SECONDS COMMAND...: poll COMMAND every 0.5s until it succeeds.
+wait_for() {
+	local d=$((SECONDS + $1))
+	shift
+	until "$@" >/dev/null 2>&1; do
+		[ $SECONDS -ge $d ] && return 1
+		sleep 0.5
+	done
+}
+now_mono() { awk '{printf "%d", $1 * 1000000}' /proc/uptime; }
+# verify_done_after USEC: a verify run that started after USEC (monotonic)
+# has finished.
+verify_done_after() {
+	[ "$(prop $verify ExecMainStartTimestampMonotonic)" -gt "$1" ] && [ "$(prop $verify ActiveState)" != activating ]
+}
+verify_ok() { # verify_ok WHEN: the verify unit's last run passed, status.json says ok
+	check "$1: $verify passed (Result=success, exit 0)" test "$(prop $verify Result)/$(prop $verify ExecMainStatus)" = success/0
+	check "$1: status.json says ok" grep -q '"ok": *true' $status
+}
+no_failed_units() {
+	local f
+	f=$(systemctl list-units --failed --plain --no-legend 2>/dev/null | awk '{print $1}' | tr '\n' ' ')
+	if [ -z "$f" ]; then ok "$1: no failed units"; else bad "$1: failed units: $f"; fi
+}
+watch_pid() { prop $watch MainPID; }
+watch_running() { [ "$(prop $watch ActiveState)" = active ] && [ "$(watch_pid)" != 0 ]; }
+# watch_first_ok SINCE_EPOCH: watch logged a passing first verify since then.
+watch_first_ok() { journalctl -u $watch --since "@$1" --no-pager -o cat | grep -q 'first verify: ok'; }
+
+finish() {
+	{
+		echo "== systemctl --failed"
+		systemctl --failed --no-pager
+		echo "== systemctl status $rke2 watch verify"
+		systemctl status --no-pager $rke2 $watch $verify
+		echo "== systemctl cat $watch"
+		systemctl cat --no-pager $watch
+		echo "== /run/rke2-proxy-backend"
+		head -n 40 /run/rke2-proxy-backend/* 2>&1
+		echo "== journal"
+		journalctl -b --no-pager -o short-monotonic | grep -i -e rke2 -e dpkg -e generator | tail -n 100
+	} >"$diag" 2>&1
+	[ "$failed" = 0 ] && echo "DONE ok" >>"$result" || echo "DONE failed" >>"$result"
+	sync
+	systemctl --no-block poweroff
+	exit 0
+}
+
+# The boot: RKE2 up, the first verify over, watch running its first verify.
+wait_for 120 sh -c "[ \"\$(systemctl show -P ActiveState $rke2)\" = active ] && [ \"\$(systemctl show -P ExecMainStartTimestampMonotonic $verify)\" != 0 ] && [ \"\$(systemctl show -P ActiveState $verify)\" != activating ]" ||
+	bad "boot: $rke2 active and verify run within 120s ($rke2 $(prop $rke2 ActiveState), verify $(prop $verify ActiveState))"
+check "boot: $rke2 is active" test "$(prop $rke2 ActiveState)" = active
+verify_ok boot
+check "boot: $watch is active (enabled by the package)" watch_running
+wait_for 60 watch_first_ok 0 || bad "boot: watch logged no 'first verify: ok'"
+info "boot: watch PartOf=$(prop $watch PartOf) StopWhenUnneeded=$(prop $watch StopWhenUnneeded)"
+
+# restart: RKE2 restarted with watch active (issue 18 item 1): the restart
+# succeeds, watch restarts with it; stopping RKE2 stops watch, starting it
+# starts watch again; verify passes after each start.
+case_restart() {
+	local pid0 pid1 t0 m0
+	pid0=$(watch_pid)
+	t0=$(date +%s)
+	m0=$(now_mono)
+	sleep 1
+	if timeout 120 systemctl restart $rke2 >"$out/restart.log" 2>&1; then
+		ok "restart: systemctl restart $rke2 succeeded"
+	else
+		bad "restart: systemctl restart $rke2 failed: $(tr '\n' ' ' <"$out/restart.log" | cut -c1-300)"
+	fi
+	check "restart: $rke2 active again" test "$(prop $rke2 ActiveState)" = active
+	wait_for 90 verify_done_after "$m0" || bad "restart: verify did not run again after the restart"
+	verify_ok restart
+	check "restart: watch is PartOf= $rke2 only (the enabled unit)" test "$(prop $watch PartOf)" = "$rke2"
+	check "restart: watch is running again" wait_for 30 watch_running
+	pid1=$(watch_pid)
+	[ "$pid1" != "$pid0" ] && ok "restart: watch restarted with RKE2 (PID $pid0 -> $pid1)" || bad "restart: watch was not restarted with RKE2 (PID still $pid0)"
+	wait_for 60 watch_first_ok "$t0" && ok "restart: watch's first verify after the restart: ok" || bad "restart: watch logged no 'first verify: ok' after the restart"
+	systemctl stop $rke2
+	check "stop: watch stops when RKE2 stops" wait_for 15 sh -c "[ \"\$(systemctl show -P ActiveState $watch)\" = inactive ]"
+	systemctl start $watch
+	check "stop: watch started by hand with RKE2 down stops again (StopWhenUnneeded=)" wait_for 15 sh -c "[ \"\$(systemctl show -P ActiveState $watch)\" = inactive ]"
+	m0=$(now_mono)
+	check "start: systemctl start $rke2" timeout 120 systemctl start $rke2
+	wait_for 90 verify_done_after "$m0" || bad "start: verify did not run after the start"
+	verify_ok start
+	check "start: watch runs again" wait_for 30 watch_running
+}
+
+# upgrade: the next version installed with dpkg on the running node (issue
+# 18 item 2): watch runs the new binary (new PID, /proc/PID/exe not
+# deleted), the generator's drop-ins are written again, RKE2 keeps running
+# untouched (same MainPID and InvocationID).
+case_upgrade() {
+	local pid0 pid1 rpid0 rinv0 dropin ino0 t0 exe
+	dropin=/run/systemd/generator/$rke2.d/50-rke2-proxy-backend.conf
+	pid0=$(watch_pid)
+	rpid0=$(prop $rke2 MainPID)
+	rinv0=$(prop $rke2 InvocationID)
+	ino0=$(stat -c %i "$dropin" 2>/dev/null)
+	t0=$(date +%s)
+	sleep 1
+	if DEBIAN_FRONTEND=noninteractive dpkg --force-confold -i /root/pkgs/rke2-proxy-backend_"$version".1-1_*.deb >"$out/upgrade.log" 2>&1; then
+		ok "upgrade: dpkg -i of $version.1 on the running node"
+	else
+		bad "upgrade: dpkg -i failed: $(tail -n 5 "$out/upgrade.log" | tr '\n' ' ')"
+	fi
+	sed 's/^/INFO   | /' "$out/upgrade.log" >>"$result"
+	check "upgrade: dpkg has $version.1-1 installed" sh -c "dpkg-query -W -f '\${Version} \${db:Status-Status}' rke2-proxy-backend | grep -qx '$version.1-1 installed'"
+	check "upgrade: watch is running" wait_for 30 watch_running
+	pid1=$(watch_pid)
+	[ "$pid1" != "$pid0" ] && ok "upgrade: watch restarted (PID $pid0 -> $pid1)" || bad "upgrade: watch not restarted (PID still $pid0)"
+	exe=$(readlink /proc/"$pid1"/exe 2>/dev/null)
+	[ "$exe" = /usr/bin/rke2-proxy-backend ] && ok "upgrade: watch's /proc/$pid1/exe is $exe" || bad "upgrade: watch's /proc/$pid1/exe is '$exe'"
+	# build_next_version packages the same build again, so the new binary
+	# is told from the old by its file, not its version string.
+	check "upgrade: watch runs the installed file (same inode as /usr/bin/rke2-proxy-backend)" test "$(stat -L -c %i /proc/"$pid1"/exe 2>&1)" = "$(stat -c %i /usr/bin/rke2-proxy-backend)"
+	[ -n "$ino0" ] && [ "$(stat -c %i "$dropin" 2>/dev/null)" != "$ino0" ] && ok "upgrade: the generator wrote $dropin again (daemon-reload)" || bad "upgrade: $dropin not written again (inode $ino0 -> $(stat -c %i "$dropin" 2>&1))"
+	check "upgrade: no unit needs a daemon-reload" test "$(prop $rke2 NeedDaemonReload)/$(prop $watch NeedDaemonReload)" = no/no
+	[ "$(prop $rke2 MainPID)/$(prop $rke2 InvocationID)" = "$rpid0/$rinv0" ] &&
+		ok "upgrade: RKE2 not restarted (MainPID $rpid0, InvocationID $rinv0)" || bad "upgrade: RKE2 was restarted (MainPID $rpid0 -> $(prop $rke2 MainPID))"
+	wait_for 90 watch_first_ok "$t0" && ok "upgrade: the new watch's first verify: ok" || bad "upgrade: the new watch logged no 'first verify: ok'"
+	check "upgrade: status.json says ok" grep -q '"ok": *true' $status
+}
+
+# reinstall: apt-get remove, then apt-get install of the same package
+# (issue 18 item 3): watch is enabled again, and runs with RKE2's next start.
+case_reinstall() {
+	local deb m0
+	deb=$(ls /root/pkgs/rke2-proxy-backend_"$version"-1_*.deb)
+	check "reinstall: apt-get remove" sh -c "DEBIAN_FRONTEND=noninteractive apt-get remove -y -q rke2-proxy-backend >$out/remove.log 2>&1"
+	check "reinstall: watch disabled and stopped by the removal" sh -c "! systemctl is-enabled --quiet $watch && ! systemctl is-active --quiet $watch"
+	check "reinstall: dpkg says config-files" sh -c "dpkg-query -W -f '\${db:Status-Status}' rke2-proxy-backend | grep -qx config-files"
+	check "reinstall: apt-get install $deb" sh -c "DEBIAN_FRONTEND=noninteractive apt-get install -y -q $deb >$out/install.log 2>&1"
+	sed 's/^/INFO   | /' "$out/install.log" >>"$result"
+	check "reinstall: $watch is enabled again" systemctl is-enabled --quiet $watch
+	m0=$(now_mono)
+	check "reinstall: systemctl restart $rke2" timeout 120 systemctl restart $rke2
+	wait_for 90 verify_done_after "$m0" || bad "reinstall: verify did not run after the restart"
+	verify_ok reinstall
+	check "reinstall: watch runs with RKE2 again" wait_for 30 watch_running
+}
+
+# purge: apt-get purge with a custom textfile dir and the state bench and
+# switch leave (issue 18 item 6): nothing of ours left, no dpkg warning,
+# RKE2 keeps running.
+case_purge() {
+	local p left="" m=/srv/metrics
+	check "purge: verify wrote its metrics in the custom textfile dir" grep -qx 'rke2_proxy_backend_verify_ok 1' $m/rke2_proxy_backend.prom
+	check "purge: watch wrote its metrics there" test -s $m/rke2_proxy_backend_watch.prom
+	info "purge: before: $(ls -A /var/lib/rke2-proxy-backend /etc/rke2-proxy-backend $m 2>&1 | tr '\n' ' ')"
+	DEBIAN_FRONTEND=noninteractive apt-get purge -y -q rke2-proxy-backend >"$out/purge.log" 2>&1
+	check "purge: apt-get purge exited 0" test $? = 0
+	sed 's/^/INFO   | /' "$out/purge.log" >>"$result"
+	if grep -qi 'warning' "$out/purge.log"; then bad "purge: dpkg warned: $(grep -i warning "$out/purge.log" | tr '\n' ' ')"; else ok "purge: no warning from apt or dpkg"; fi
+	for p in /usr/bin/rke2-proxy-backend /usr/lib/systemd/system-generators/rke2-proxy-backend-generator \
+		/usr/lib/systemd/system/rke2-proxy-backend-verify.service /usr/lib/systemd/system/rke2-proxy-backend-watch.service \
+		/etc/rke2-proxy-backend /var/lib/rke2-proxy-backend /run/rke2-proxy-backend \
+		/etc/rancher/rke2/config.yaml.d/60-proxy-backend.yaml \
+		$m/rke2_proxy_backend.prom $m/rke2_proxy_backend_watch.prom \
+		/var/lib/prometheus/node-exporter/rke2_proxy_backend.prom /var/lib/prometheus/node-exporter/rke2_proxy_backend_watch.prom \
+		/usr/share/doc/rke2-proxy-backend /usr/share/rke2-proxy-backend /usr/share/man/man1/rke2-proxy-backend.1.gz; do
+		[ -e "$p" ] || [ -L "$p" ] && left="$left $p"
+	done
+	left="$left $(find /etc/systemd/system /run/systemd/generator /run/systemd/generator.early /run/systemd/generator.late $m -name '*rke2-proxy-backend*' -o -name '*rke2_proxy_backend*' 2>/dev/null | tr '\n' ' ')"
+	left=$(echo $left | tr " " "\n" | sort -u | tr "\n" " ")
+	left=$(echo $left)
+	[ -z "$left" ] && ok "purge: nothing of ours left (binary, generator link, units, enablement links, generator drop-ins, /etc/rke2-proxy-backend, /var/lib/rke2-proxy-backend, /run/rke2-proxy-backend, the RKE2 drop-in, metrics in $m and the default dir, docs)" ||
+		bad "purge: left: $left"
+	check "purge: dpkg no longer knows the package" sh -c "! dpkg-query -W rke2-proxy-backend 2>/dev/null | grep -q ."
+	# systemd unloads an unreferenced unit from its garbage-collection
+	# queue, soon after the reload rather than within it.
+	wait_for 15 sh -c "! systemctl list-units --all --plain --no-legend 'rke2-proxy-backend*' | grep -q ."
+	loaded=$(systemctl list-units --all --plain --no-legend 'rke2-proxy-backend*' | tr '\n' ';')
+	[ -z "$loaded" ] && ok "purge: no rke2-proxy-backend unit loaded" || bad "purge: units still loaded 15s after the purge: $loaded"
+	check "purge: RKE2 keeps running" test "$(prop $rke2 ActiveState)" = active
+	check "purge: the operator's RKE2 config untouched" grep -qx 'token: lifecycle-test-secret' /etc/rancher/rke2/config.yaml
+}
+
+case $case_name in
+restart-*) case_restart ;;
+switch-*)
+	. /usr/local/lib/boot-test/guest-watch.sh
+	switch_node
+	verify_ok switch
+	check "switch: watch runs after the switch's RKE2 restart" wait_for 30 watch_running
+	;;
+upgrade) case_upgrade ;;
+reinstall) case_reinstall ;;
+purge) case_purge ;;
+*) bad "unknown case $case_name" ;;
+esac
+no_failed_units "$case_name"
+finish
