@@ -38,16 +38,26 @@ mkdir -p "$work/oracle-root"
 install_kube_proxy_oracle "$STANDIN" "$work/oracle-root"
 ORACLE_BIN=$work/oracle-root/usr/local/lib/rke2-standin/kubeproxy-oracle
 
+# ADOPT_CASES picks cases (default: all three, in this order).
 total=$SECONDS
-adopt_guest running
-adopt_boot running running
-
-adopt_guest differs
-adopt_boot differs differs rke2.proxy_backend=iptables-legacy
-
-adopt_guest broken-fix
-run_logged "$work/dpkg-broken.log" "dpkg --root -i failed" dpkg --root "$R" --force-confold -i "$deb"
-sed -i 's/^backend: auto$/backend: modern/' "$R/etc/rke2-proxy-backend/config.yaml"
-grep -qx 'backend: modern' "$R/etc/rke2-proxy-backend/config.yaml" || fail "broken-fix: could not break the shipped config (no 'backend: auto' line?)"
-adopt_boot broken-fix broken-fix
-pass "adoption and the broken-config fix in $((SECONDS - total))s"
+for c in ${ADOPT_CASES:-running differs broken-fix}; do
+	case $c in
+	running)
+		adopt_guest running
+		adopt_boot running running
+		;;
+	differs)
+		adopt_guest differs
+		adopt_boot differs differs rke2.proxy_backend=iptables-legacy
+		;;
+	broken-fix)
+		adopt_guest broken-fix
+		run_logged "$work/dpkg-broken.log" "dpkg --root -i failed" dpkg --root "$R" --force-confold -i "$deb"
+		sed -i 's/^backend: auto$/backend: modern/' "$R/etc/rke2-proxy-backend/config.yaml"
+		grep -qx 'backend: modern' "$R/etc/rke2-proxy-backend/config.yaml" || fail "broken-fix: could not break the shipped config (no 'backend: auto' line?)"
+		adopt_boot broken-fix broken-fix
+		;;
+	*) fail "unknown case $c in ADOPT_CASES (running, differs, broken-fix)" ;;
+	esac
+done
+pass "${ADOPT_CASES:-all cases} in $((SECONDS - total))s"
