@@ -29,8 +29,10 @@ type Observation struct {
 	// RKE2ProxyMode and RKE2IptablesMode are what RKE2's effective config
 	// (every file it reads, our drop-in included) gives kube-proxy, each
 	// with the file that set it ("" when nothing sets it).
-	RKE2ProxyMode, RKE2ProxyModeFile       string `json:"-"`
-	RKE2IptablesMode, RKE2IptablesModeFile string `json:"-"`
+	RKE2ProxyMode        string `json:"rke2_proxy_mode,omitempty"`
+	RKE2ProxyModeFile    string `json:"rke2_proxy_mode_file,omitempty"`
+	RKE2IptablesMode     string `json:"rke2_iptables_mode,omitempty"`
+	RKE2IptablesModeFile string `json:"rke2_iptables_mode_file,omitempty"`
 }
 
 // observe reads every backend's live rules through the project's one

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -43,9 +44,16 @@ func RKE2UnitOf(cgroup string) string {
 	return ""
 }
 
-// OwnRKE2Unit reads this process's cgroup (the kernel's, whatever --root).
+// OwnRKE2Unit reads this process's cgroup (the kernel's, whatever --root;
+// bounded like every read on the boot path, though the kernel writes a
+// line per hierarchy).
 func OwnRKE2Unit() string {
-	data, err := os.ReadFile("/proc/self/cgroup")
+	f, err := os.Open("/proc/self/cgroup")
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, 64<<10))
 	if err != nil {
 		return ""
 	}

@@ -154,6 +154,15 @@ running)
 	next_backend=iptables-nft
 	install_running iptables-nft
 	check "adopt said the next start and boot keep it" grep -q "RKE2's next start and the next boot keep iptables-nft" $out/dpkg.log
+	# Later, the operator restarts RKE2 (an RKE2 upgrade does): apply runs
+	# with the generator's backend, kube-proxy stays on it, verify follows.
+	local_before=$(prop $verify InactiveExitTimestampMonotonic)
+	if timeout 90 systemctl restart rke2-server.service; then ok "a later systemctl restart rke2-server"; else bad "a later restart of rke2-server failed"; fi
+	wait_for "verify ran again after the restart" 90 sh -c "[ \"\$(systemctl show -P InactiveExitTimestampMonotonic $verify)\" -gt ${local_before:-0} ] && [ \"\$(systemctl show -P ActiveState $verify)\" != activating ]"
+	check "after the restart kube-proxy is still on iptables-nft" test "$(cat /var/lib/rke2-standin/backend)" = iptables-nft
+	check "after the restart apply recorded the plan (iptables-nft, source auto)" sh -c "grep -q '\"backend\": \"iptables-nft\"' $plan && grep -q '\"source\": \"auto\"' $plan"
+	check "after the restart verify passed" test "$(prop $verify Result)/$(prop $verify ExecMainStatus)" = success/0
+	wait_for "check exit 0 after the restart" 60 /usr/bin/rke2-proxy-backend check
 	;;
 differs)
 	# rke2.proxy_backend=iptables-legacy is on the kernel command line.
