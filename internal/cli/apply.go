@@ -23,6 +23,8 @@ type applyFlags struct {
 	modprobe string
 	// noTrial skips the trial load, for bench/apply.sh's pairs only.
 	noTrial bool
+	// systemctl is systemctl's path (tests).
+	systemctl string
 }
 
 var applyLong = `apply runs before rke2-server or rke2-agent starts (the generator's drop-in adds
@@ -65,6 +67,8 @@ func newApplyCommand(g *globals) *cobra.Command {
 	_ = f.MarkHidden("modprobe")
 	f.BoolVar(&fl.noTrial, "no-trial", false, "skip the trial load (for bench/apply.sh, which times apply with and without it)")
 	_ = f.MarkHidden("no-trial")
+	f.StringVar(&fl.systemctl, "systemctl", "", "systemctl's path (tests)")
+	_ = f.MarkHidden("systemctl")
 	return cmd
 }
 
@@ -114,6 +118,14 @@ func runApply(cmd *cobra.Command, g *globals, fl applyFlags) error {
 	}
 	if err != nil {
 		return failure("apply: %w", err)
+	}
+	if !fl.dryRun && forced == "" && (len(problems) == 0 || cfg.OnFailure != config.OnFailureBlock) {
+		if unit := apply.OwnRKE2Unit(); unit != "" {
+			// RKE2 starts: verify must follow, as the decided wiring's Wants= makes it.
+			if err := apply.CompleteWiring(cmd.Context(), fl.systemctl, logf); err != nil {
+				logf("warning: %v; start it by hand once %s is up", err, unit)
+			}
+		}
 	}
 	if len(problems) == 0 {
 		return nil

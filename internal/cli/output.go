@@ -21,6 +21,7 @@ var jsonCommands = map[string]bool{
 	"render expected": true,
 	"render live":     true,
 	"bench":           true,
+	"adopt":           true,
 
 	"apply":                 false, // logs to stderr; the plan file is its record
 	"render":                false, // only says which subcommand to use

@@ -37,6 +37,10 @@ func (p *probe) previousPlan() string {
 // jsonProblem words a JSON error by position only: encoding/json's syntax
 // errors quote the offending character, and the file may not be ours.
 func jsonProblem(err error) error {
+	var schema *plan.SchemaError
+	if errors.As(err, &schema) {
+		return err // says the value and what to do; no byte of the file quoted
+	}
 	var syn *json.SyntaxError
 	if errors.As(err, &syn) {
 		return fmt.Errorf("not valid JSON at byte %d", syn.Offset)

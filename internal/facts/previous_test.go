@@ -1,6 +1,7 @@
 package facts_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
@@ -27,6 +28,17 @@ func TestPreviousPlanReadsWhatPlanWrites(t *testing.T) {
 	h.File(hostfs.PlanFile, `{"decision":{"backend":"modern"}}`)
 	f = facts.Probe(h.Root(), facts.Options{})
 	if f.PreviousPlan != "" || len(f.Unreadable) != 1 {
+		t.Errorf("previous plan %q, unreadable %q", f.PreviousPlan, f.Unreadable)
+	}
+}
+
+// A plan of a schema this version does not know is unreadable, and the
+// note says the value and what to do, not "not valid JSON".
+func TestPreviousPlanOfAnUnknownSchema(t *testing.T) {
+	h := testhost.New(t)
+	h.File(hostfs.PlanFile, `{"schema":7,"decision":{"backend":"iptables-nft"}}`)
+	f := facts.Probe(h.Root(), facts.Options{})
+	if f.PreviousPlan != "" || len(f.Unreadable) != 1 || !strings.Contains(f.Unreadable[0], "schema 7 is not one this rke2-proxy-backend reads") {
 		t.Errorf("previous plan %q, unreadable %q", f.PreviousPlan, f.Unreadable)
 	}
 }

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
@@ -13,6 +14,7 @@ const Mode = 0o644
 // Marshal renders p as indented JSON ending in a newline; equal plans give
 // equal bytes, so rewriting an unchanged plan touches nothing.
 func Marshal(p Plan) ([]byte, error) {
+	p.Schema = Schema
 	data, err := json.MarshalIndent(p, "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("encode plan: %w", err)
@@ -42,7 +44,11 @@ func Read(root hostfs.Root) (Plan, error) {
 		return Plan{}, fmt.Errorf("read plan %s: %w", root.Path(hostfs.PlanFile), err)
 	}
 	p, err := Parse(data)
-	if err != nil {
+	var schema *SchemaError
+	switch {
+	case errors.As(err, &schema):
+		return p, fmt.Errorf("plan %s: %w", root.Path(hostfs.PlanFile), err)
+	case err != nil:
 		return p, fmt.Errorf("plan %s is not valid JSON (%w); run `rke2-proxy-backend apply` to rewrite it", root.Path(hostfs.PlanFile), err)
 	}
 	return p, nil
@@ -50,9 +56,33 @@ func Read(root hostfs.Root) (Plan, error) {
 
 // Parse decodes plan.json's bytes, for readers that fetch the file their
 // own way (facts reads it bounded, as it reads every host file). The error
-// is encoding/json's, unwrapped, so the caller can word it with the path.
+// is encoding/json's, unwrapped, so the caller can word it with the path,
+// or a *SchemaError for a schema this version does not know. A document
+// without "schema" is the previous version's (same layout) and reads as 1.
 func Parse(data []byte) (Plan, error) {
+	var head struct {
+		Schema *int `json:"schema"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return Plan{}, err
+	}
+	if head.Schema != nil && *head.Schema != Schema {
+		return Plan{}, &SchemaError{Value: *head.Schema}
+	}
 	var p Plan
 	err := json.Unmarshal(data, &p)
+	p.Schema = Schema
 	return p, err
+}
+
+// SchemaError is a plan.json whose schema this version cannot read: a
+// newer rke2-proxy-backend wrote it (a downgrade on a running node), or
+// something else did. Guessing at its keys could verify the wrong backend.
+type SchemaError struct {
+	Value int
+}
+
+func (e *SchemaError) Error() string {
+	return fmt.Sprintf("schema %d is not one this rke2-proxy-backend reads (it reads schema %d): a newer version wrote it; "+
+		"install that version again, or remove the file and run `rke2-proxy-backend adopt` (it records what runs now, without restarting RKE2)", e.Value, Schema)
 }

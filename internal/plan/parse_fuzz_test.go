@@ -12,10 +12,15 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"decision":{"backend":"iptables-nft","reasons":["x"]},"modules_loaded":["nf_tables"]}`))
 	f.Add([]byte(`{"decision":{"disabled":true,"backend":""}}`))
 	f.Add([]byte(`{half`))
+	f.Add([]byte(`{"schema":1,"decision":{"backend":"nftables"}}`))
+	f.Add([]byte(`{"schema":2}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, err := Parse(data)
 		if err != nil {
 			return
+		}
+		if p.Schema != Schema {
+			t.Fatalf("Parse(%q) accepted schema %d", data, p.Schema)
 		}
 		out, err := Marshal(p)
 		if err != nil {

@@ -54,4 +54,14 @@ if [ -d /run/systemd/system ]; then
 		;;
 	esac
 fi
+
+# Adoption (README: "Adopting on a running node"): RKE2 already runs and this
+# boot has no plan, so nothing would verify until RKE2's next start. adopt
+# records the backend kube-proxy runs on now, re-runs the generator and starts
+# verify and watch; it never restarts RKE2. It waits up to 60s for
+# kube-proxy's first sync and says what to do when it cannot tell.
+if [ -d /run/systemd/system ] && [ ! -e /run/rke2-proxy-backend/plan.json ] &&
+	{ systemctl is-active --quiet rke2-server.service || systemctl is-active --quiet rke2-agent.service; }; then
+	/usr/bin/rke2-proxy-backend adopt --wait=60s || true
+fi
 exit 0

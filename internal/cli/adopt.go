@@ -1,0 +1,130 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/adopt"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/units"
+)
+
+func init() { register(newAdoptCommand) }
+
+const adoptLong = `adopt takes over a node where RKE2 already runs, without restarting it and
+without changing the backend kube-proxy runs on. It reads the live rules of
+every backend (iptables-legacy, iptables-nft, nftables), asks kube-proxy's
+/proxyMode and reads RKE2's effective config, and records the backend that
+runs as this boot's plan (` + hostfs.PlanFile + `, source "adopted"). It says plainly
+when the generator would choose another backend at RKE2's next start or at
+the next boot, and what to do. Then it runs systemctl daemon-reload (the
+generator reads the plan and wires the same backend into RKE2's next start),
+and starts ` + units.VerifyUnit + ` and, when enabled, ` + units.WatchUnit + `.
+It never restarts or stops RKE2, writes no RKE2 config and loads no module.
+The package's postinst runs it when RKE2 is active and there is no plan.
+
+Nothing is recorded (exit 3) when the rules cannot say which backend runs:
+none yet (kube-proxy has not synced: --wait waits for it), or rules in more
+than one backend (one of them stranded: adopt does not pick). Exit 1 when
+kube-proxy's /proxyMode contradicts the rules, or a step failed. RKE2 not
+running, a plan already recorded this boot, or the tool turned off: exit 0,
+nothing to do. --dry-run reads and prints, and writes and starts nothing.`
+
+// ExitAdoptCannotTell is verify's "cannot tell" code, for the same reason.
+const ExitAdoptCannotTell = ExitCannotTell
+
+func newAdoptCommand(g *globals) *cobra.Command {
+	var (
+		dryRun             bool
+		wait               time.Duration
+		proxyModeURL, sctl string
+	)
+	cmd := flagsOnly("adopt [--dry-run] [--wait DURATION]", "Record what a running node's kube-proxy runs on as the plan and start verifying, without restarting RKE2", adoptLong, func(cmd *cobra.Command) error {
+		f, cfg, _, err := g.loadDecision(facts.Options{RKE2Binary: true})
+		if err != nil {
+			return usageError(fmt.Errorf("%w; nothing adopted: fix it first, the generator's choice depends on it", err))
+		}
+		logf := func(format string, args ...any) {
+			fmt.Fprintf(g.stderr, "rke2-proxy-backend adopt: "+format+"\n", args...)
+		}
+		res, err := adopt.Run(cmd.Context(), adopt.Options{
+			Root: g.hostRoot(), Facts: f, Config: cfg, Reader: verify.NewReader(g.hostRoot()),
+			ProxyModeURL: proxyModeURL, Systemd: adopt.Systemctl{Path: sctl}, Wait: wait, DryRun: dryRun, Log: logf,
+		})
+		if perr := printAdopt(g, res, dryRun); perr != nil && err == nil {
+			err = perr
+		}
+		var ee *exitError
+		switch {
+		case errors.As(err, &ee):
+			return err
+		case err != nil:
+			return failure("adopt: %w", err)
+		case res.Outcome == adopt.CannotTell:
+			return &exitError{code: ExitAdoptCannotTell, err: errors.New("")}
+		case res.Outcome == adopt.Refused:
+			return errSilentFailure
+		}
+		return nil
+	})
+	fl := cmd.Flags()
+	fl.BoolVar(&dryRun, "dry-run", false, "read and print what would be recorded; write and start nothing")
+	fl.DurationVar(&wait, "wait", 0, "wait up to this long for kube-proxy's first rules when there are none yet")
+	fl.StringVar(&proxyModeURL, "proxy-mode-url", verify.DefaultProxyModeURL, `kube-proxy's /proxyMode URL ("" skips asking)`)
+	_ = fl.MarkHidden("proxy-mode-url")
+	fl.StringVar(&sctl, "systemctl", "", "systemctl's path (tests)")
+	_ = fl.MarkHidden("systemctl")
+	return cmd
+}
+
+func printAdopt(g *globals, res adopt.Result, dryRun bool) error {
+	if g.json() {
+		out := struct {
+			adopt.Result
+			DryRun bool `json:"dry_run"`
+		}{res, dryRun}
+		data, err := json.MarshalIndent(out, "", "  ")
+		if err != nil {
+			return failure("adopt: encode output: %w", err)
+		}
+		_, err = fmt.Fprintf(g.stdout, "%s\n", data)
+		return err
+	}
+	w := g.stdout
+	if res.Outcome != adopt.Adopted {
+		if res.Outcome == "" {
+			return nil // failed before judging; the error says why
+		}
+		_, err := fmt.Fprintf(w, "adopt: %s: %s\n", res.Outcome, res.Message)
+		return err
+	}
+	p := res.Plan
+	verb := "recorded"
+	if dryRun {
+		verb = "would record"
+	}
+	fmt.Fprintf(w, "adopt: kube-proxy runs on %s (under %s); %s it as this boot's plan in %s (source %s), without restarting RKE2\n",
+		p.Decision.Backend, res.Unit, verb, hostfs.PlanFile, p.Decision.Source)
+	for _, r := range p.Decision.Reasons {
+		fmt.Fprintf(w, "  - %s\n", r)
+	}
+	if res.NextStart != nil && len(res.Differences) == 0 {
+		fmt.Fprintf(w, "adopt: RKE2's next start and the next boot keep %s (source %s)\n", res.NextStart.Backend, res.NextStart.Source)
+	}
+	for _, warn := range p.Warnings {
+		fmt.Fprintf(w, "adopt: warning: %s\n", warn)
+	}
+	if dryRun {
+		_, err := fmt.Fprintf(w, "adopt: dry run: nothing written, systemd not touched (a real run: daemon-reload, start %s and %s)\n", units.VerifyUnit, units.WatchUnit)
+		return err
+	}
+	_, err := fmt.Fprintf(w, "adopt: done: %s\n", strings.Join(res.Actions, "; "))
+	return err
+}
