@@ -36,9 +36,11 @@ func TestScripts(t *testing.T) {
 		UpdateScripts:       os.Getenv("UPDATE_GOLDEN") == "1",
 		Cmds:                map[string]func(*testscript.TestScript, bool, []string){"hide-tools": hideTools},
 		Setup: func(env *testscript.Env) error {
-			// Scripts never see the developer's host root by accident.
+			// Scripts never see the developer's host root by accident. The
+			// root exists (empty when the archive has no root/ files): a
+			// --root that does not is refused.
 			env.Setenv("RKE2_PROXY_BACKEND_ROOT", env.WorkDir+"/root")
-			return nil
+			return os.MkdirAll(env.WorkDir+"/root", 0o755)
 		},
 		Condition: func(cond string) (bool, error) {
 			switch cond {

@@ -25,6 +25,10 @@ type applyFlags struct {
 	noTrial bool
 	// systemctl is systemctl's path (tests).
 	systemctl string
+	// trialUnderRoot runs the trial under --root anyway, on this machine's
+	// kernel and loaders: for the tests of what apply does with a trial's
+	// verdict, and bench/apply.sh's timing.
+	trialUnderRoot bool
 }
 
 var applyLong = `apply runs before rke2-server or rke2-agent starts (the generator's drop-in adds
@@ -39,6 +43,8 @@ Before RKE2 is told, apply proves the backend by trial: it loads kube-proxy's
 rules for one service into a throwaway network namespace (unshare -n with the
 backend's own loader). A backend the kernel rejects is refused with what failed
 and decided again. --dry-run runs the trial too; it changes nothing on the host.
+Under --root the trial is skipped, and apply says so: the running kernel and
+its loaders belong to this machine, not to the host under --root.
 
 Only one apply runs at a time (a lock at ` + apply.LockFile + `; a second run
 waits up to ` + apply.DefaultLockWait.String() + `). A file at the drop-in's path without our header is the
@@ -69,6 +75,8 @@ func newApplyCommand(g *globals) *cobra.Command {
 	_ = f.MarkHidden("no-trial")
 	f.StringVar(&fl.systemctl, "systemctl", "", "systemctl's path (tests)")
 	_ = f.MarkHidden("systemctl")
+	f.BoolVar(&fl.trialUnderRoot, "trial-under-root", false, "run the trial under --root too, on this machine's kernel (tests of the trial's handling, bench/apply.sh)")
+	_ = f.MarkHidden("trial-under-root")
 	return cmd
 }
 
@@ -92,7 +100,14 @@ func runApply(cmd *cobra.Command, g *globals, fl applyFlags) error {
 		return usageError(err)
 	}
 	f, d, problems := in.Facts, in.Decision, in.Problems
-	if !fl.noTrial {
+	switch root := g.hostRoot(); {
+	case fl.noTrial:
+	case !root.IsHost() && !fl.trialUnderRoot:
+		logf("trial skipped: under --root %s the running kernel and its loaders are this machine's, not that host's, so a trial here would prove nothing about it; apply on that host proves the backend", root.Dir())
+	default:
+		if !root.IsHost() {
+			logf("trial under --root %s on this machine's kernel and loaders (--trial-under-root): it proves nothing about that host", root.Dir())
+		}
 		f, d, problems = trialAndDecide(cmd.Context(), f, cfg, d, forced, problems, logf)
 	}
 	for _, u := range f.Unreadable {

@@ -2,8 +2,9 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,11 +33,14 @@ transaction per family), then a partial sync after one service's endpoint
 moved, and reports wall time and CPU (user + system of the loader processes)
 per backend and step, with the kernel and loader versions.
 
-Each backend runs in a throwaway network namespace of its own (unshare -n),
-so the host's rules are never touched; it needs root. Only the backends this
+Each backend runs in a throwaway network namespace of its own, made by the
+clone that starts a measuring child of this program; the child loads
+nothing unless it is in exactly the namespace bench made for it, so the
+host's rules are never touched. It needs root. Only the backends this
 host can run (as detect judges them) are measured.
 
-The result is recorded in ` + hostfs.BenchFile + ` (under --root);
+The result is recorded in ` + hostfs.BenchFile + ` (under --root, with
+"schema": 1; a file of another schema or none is not read: run bench again);
 detect shows it, and auto uses it when prefer starts with cheapest. Run bench
 again after a kernel or iptables/nftables upgrade: detect says when the
 figures no longer describe this node.
@@ -99,8 +103,11 @@ func runBench(ctx context.Context, g *globals, services int, backendName string)
 	if err != nil {
 		return failure("bench: %w", err)
 	}
-	if old, err := readBenchFile(root); err == nil {
+	switch old, err := readBenchFile(root); {
+	case err == nil:
 		rep = costfile.Merge(old, rep)
+	case !errors.Is(err, fs.ErrNotExist):
+		fmt.Fprintf(g.stderr, "bench: the earlier result in %s is not kept: %v; this run's figures replace it\n", root.Path(hostfs.BenchFile), err)
 	}
 	data, err := costfile.Encode(rep)
 	if err != nil {
@@ -110,9 +117,8 @@ func runBench(ctx context.Context, g *globals, services int, backendName string)
 		return failure("bench: record the result in %s: %w (the figures are printed below but detect and auto will not see them)", root.Path(hostfs.BenchFile), err)
 	}
 	if g.json() {
-		enc := json.NewEncoder(g.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		_, err := g.stdout.Write(data) // the bytes recorded, schema and all
+		return err
 	}
 	_, err = fmt.Fprint(g.stdout, benchText(rep))
 	return err
@@ -120,7 +126,7 @@ func runBench(ctx context.Context, g *globals, services int, backendName string)
 
 // readBenchFile reads the earlier result, if any, to merge a one-backend run.
 func readBenchFile(root hostfs.Root) (costfile.Report, error) {
-	data, err := root.ReadFile(hostfs.BenchFile)
+	data, err := root.ReadFileMax(hostfs.BenchFile, costfile.MaxSize)
 	if err != nil {
 		return costfile.Report{}, err
 	}

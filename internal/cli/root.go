@@ -60,6 +60,9 @@ that kube-proxy's rules are complete and live in that backend only.`,
 			if err := g.checkOutput(cmd); err != nil {
 				return err
 			}
+			if err := g.checkRoot(cmd); err != nil {
+				return err
+			}
 			return g.checkExplicitConfig(cmd)
 		},
 	}
@@ -82,6 +85,35 @@ func defaultRoot() string {
 		return r
 	}
 	return "/"
+}
+
+// checkRoot refuses a --root (or RKE2_PROXY_BACKEND_ROOT) that is not a
+// directory: every read under it would find nothing, and a decision made on
+// nothing (built-in defaults, no kernel, no RKE2) reads as confident as one
+// made on a real host. Commands that read no host (version, completion,
+// help) do not look.
+func (g *globals) checkRoot(cmd *cobra.Command) error {
+	switch cmd.Name() {
+	case "version", "completion", "help", cobra.ShellCompRequestCmd, cobra.ShellCompNoDescRequestCmd:
+		return nil
+	}
+	if g.root == "/" {
+		return nil
+	}
+	what := "--root " + g.root
+	if !cmd.Flags().Changed("root") {
+		what = hostfs.EnvRoot + "=" + g.root + " (--root's default)"
+	}
+	fi, err := os.Stat(g.root)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return usageError(fmt.Errorf("%s: no such directory: fix the path to the host root to read (a directory with etc/, proc/, usr/ ...), or leave it out for this host", what))
+	case err != nil:
+		return usageError(fmt.Errorf("%s: %w", what, err))
+	case !fi.IsDir():
+		return usageError(fmt.Errorf("%s: not a directory: --root names the directory a host's files are under", what))
+	}
+	return nil
 }
 
 // checkExplicitConfig refuses a --config that names a missing file. Only

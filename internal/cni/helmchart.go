@@ -48,43 +48,146 @@ type manifest struct {
 	} `yaml:"spec"`
 }
 
-// maxDocuments bounds the YAML documents read from one manifest file.
-const maxDocuments = 256
+// maxDocuments bounds the YAML documents read from one manifest file, and
+// maxItems the items of one List.
+const (
+	maxDocuments = 256
+	maxItems     = 1024
+)
 
 // ParseChartConfigs returns the kube-system HelmChartConfigs in one manifest
-// file (a file may hold several documents and other kinds, which are
-// skipped). A document that is not YAML, or whose valuesContent is not a
-// YAML mapping, is an error naming the file and the chart: helm-controller
-// would fail on it too.
+// file, read as RKE2's deploy controller reads it: YAML or JSON, several
+// documents, and the items of a List (any object with an `items` key; an
+// item without kind and apiVersion takes the list's kind less "List").
+// Other kinds are skipped. What makes the controller refuse the whole file
+// (a document that is not an object, an object without a kind, YAML that
+// does not parse) and a valuesContent that is not a YAML mapping are errors
+// naming the file, the document and the chart; the configs found before
+// the error are returned with it.
 func ParseChartConfigs(file string, data []byte) ([]ChartConfig, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
+	generated := IsGenerated(data)
 	var out []ChartConfig
-	for i := 0; ; i++ {
-		if i == maxDocuments {
+	for i := 1; ; i++ {
+		if i > maxDocuments {
 			return out, fmt.Errorf("%s: more than %d YAML documents; split the file", file, maxDocuments)
 		}
-		var m manifest
-		err := dec.Decode(&m)
+		var doc yaml.Node
+		err := dec.Decode(&doc)
 		if errors.Is(err, io.EOF) {
 			return out, nil
 		}
 		if err != nil {
-			return out, fmt.Errorf("%s: document %d is not valid YAML: %w; fix or remove the file", file, i+1, err)
+			return out, fmt.Errorf("%s: document %d is not valid YAML: %w; fix or remove the file", file, i, err)
 		}
+		found, err := documentConfigs(file, &doc, generated)
+		out = append(out, found...)
+		if err != nil {
+			return out, fmt.Errorf("%s: document %d %w", file, i, err)
+		}
+	}
+}
+
+// documentConfigs returns the kube-system HelmChartConfigs in one document.
+// The error completes "FILE: document N ...".
+func documentConfigs(file string, doc *yaml.Node, generated bool) ([]ChartConfig, error) {
+	objects, err := documentObjects(doc)
+	if err != nil {
+		return nil, fmt.Errorf("%w; RKE2 applies nothing from this file: fix it", err)
+	}
+	var out []ChartConfig
+	for _, m := range objects {
 		if m.Kind != Kind || !strings.HasPrefix(m.APIVersion, "helm.cattle.io/") {
 			continue
 		}
 		if ns := m.Metadata.Namespace; ns != "" && ns != Namespace {
 			continue // RKE2's charts live in kube-system; others are not theirs
 		}
-		c := ChartConfig{File: file, Chart: m.Metadata.Name, Generated: IsGenerated(data)}
+		c := ChartConfig{File: file, Chart: m.Metadata.Name, Generated: generated}
 		if strings.TrimSpace(m.Spec.ValuesContent) != "" {
 			if err := yaml.Unmarshal([]byte(m.Spec.ValuesContent), &c.Values); err != nil {
-				return out, fmt.Errorf("%s: HelmChartConfig %s: spec.valuesContent is not a YAML mapping: %w; fix the values", file, c.Chart, err)
+				return out, fmt.Errorf("holds HelmChartConfig %s, whose spec.valuesContent is not a YAML mapping: %w; fix the values", c.Chart, err)
 			}
 		}
 		out = append(out, c)
 	}
+	return out, nil
+}
+
+// documentObjects returns the objects one YAML document holds: none for an
+// empty document, the items for a List, else the object itself. The error
+// completes "document N ...".
+func documentObjects(doc *yaml.Node) ([]manifest, error) {
+	n := doc
+	if n.Kind == yaml.DocumentNode {
+		if len(n.Content) == 0 {
+			return nil, nil
+		}
+		n = n.Content[0]
+	}
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+		return nil, nil // only comments or separators
+	}
+	if n.Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("is not an object but a YAML %s", nodeKindName(n.Kind))
+	}
+	var head manifest
+	if err := n.Decode(&head); err != nil {
+		return nil, fmt.Errorf("is not a Kubernetes object: %w", err)
+	}
+	if head.Kind == "" {
+		return nil, errors.New("has no kind")
+	}
+	items := mappingValue(n, "items")
+	if items == nil {
+		return []manifest{head}, nil
+	}
+	if items.Kind == yaml.ScalarNode && items.Tag == "!!null" {
+		return nil, nil
+	}
+	if items.Kind != yaml.SequenceNode {
+		return nil, fmt.Errorf("is a %s whose items are not a list", head.Kind)
+	}
+	if len(items.Content) > maxItems {
+		return nil, fmt.Errorf("is a %s of more than %d items; split it", head.Kind, maxItems)
+	}
+	out := make([]manifest, 0, len(items.Content))
+	for j, item := range items.Content {
+		var m manifest
+		if item.Kind != yaml.MappingNode {
+			return nil, fmt.Errorf("item %d is not an object but a YAML %s", j+1, nodeKindName(item.Kind))
+		}
+		if err := item.Decode(&m); err != nil {
+			return nil, fmt.Errorf("item %d is not a Kubernetes object: %w", j+1, err)
+		}
+		if m.Kind == "" && m.APIVersion == "" {
+			m.Kind, m.APIVersion = strings.TrimSuffix(head.Kind, "List"), head.APIVersion
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// mappingValue is the value of key in a mapping node (nil when absent).
+func mappingValue(m *yaml.Node, key string) *yaml.Node {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if k := m.Content[i]; k.Kind == yaml.ScalarNode && k.Value == key {
+			return m.Content[i+1]
+		}
+	}
+	return nil
+}
+
+func nodeKindName(k yaml.Kind) string {
+	switch k {
+	case yaml.SequenceNode:
+		return "list"
+	case yaml.ScalarNode:
+		return "scalar"
+	case yaml.AliasNode:
+		return "alias"
+	}
+	return "value"
 }
 
 // Value looks a dotted key ("calico.felixIptablesBackend") up in the values.

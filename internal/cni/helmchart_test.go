@@ -1,7 +1,12 @@
 package cni
 
 import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
 	"reflect"
+	"strings"
 	"testing"
 
 	"go.yaml.in/yaml/v3"
@@ -89,5 +94,84 @@ func FuzzParseChartConfigs(f *testing.F) {
 		}
 		_ = err
 		NewSetup(nil, "", cs).NFTables()
+	})
+}
+
+// TestParseChartConfigsLists: the items of a List, in YAML and JSON, are
+// read as the deploy controller reads them; what makes it refuse a file is
+// an error naming the file and the document.
+func TestParseChartConfigsLists(t *testing.T) {
+	list := `{"apiVersion": "v1", "kind": "List", "items": [
+	  {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}},
+	  {"apiVersion": "helm.cattle.io/v1", "kind": "HelmChartConfig", "metadata": {"name": "rke2-canal"},
+	   "spec": {"valuesContent": "flannel:\n  iface: eth1\n"}}]}`
+	c, err := ParseChartConfigs("/l.json", []byte(list))
+	if err != nil || len(c) != 1 || c[0].Chart != "rke2-canal" || fmt.Sprint(c[0].Values) != "map[flannel:map[iface:eth1]]" {
+		t.Errorf("JSON List: %+v %v", c, err)
+	}
+	// A typed list's items without kind and apiVersion take the list's.
+	c, err = ParseChartConfigs("/t.yaml", []byte("apiVersion: helm.cattle.io/v1\nkind: HelmChartConfigList\nitems:\n- metadata: {name: rke2-calico}\n"))
+	if err != nil || len(c) != 1 || c[0].Chart != "rke2-calico" {
+		t.Errorf("typed List: %+v %v", c, err)
+	}
+	for _, bad := range []struct{ data, want string }{
+		{"- a\n", "/b.yaml: document 1 is not an object but a YAML list"},
+		{"kind: List\nitems: 3\n", "document 1 is a List whose items are not a list"},
+		{"kind: Secret\n---\nkind: List\nitems: [3]\n", "document 2 item 1 is not an object but a YAML scalar"},
+		{"metadata: {name: rke2-canal}\n", "document 1 has no kind; RKE2 applies nothing from this file"},
+	} {
+		if _, err := ParseChartConfigs("/b.yaml", []byte(bad.data)); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%q: error %v, want %q", bad.data, err, bad.want)
+		}
+	}
+	if c, err := ParseChartConfigs("/n.yaml", []byte("kind: List\nitems: null\n---\n# only a comment\n")); err != nil || len(c) != 0 {
+		t.Errorf("empty list and empty document: %+v %v", c, err)
+	}
+}
+
+// FuzzParseChartConfigsAsList checks a property, not only for crashes:
+// the documents of a file that parses, put as the items of one List, give
+// the same chart configs in the same order (the deploy controller applies
+// both alike). The List is built as a YAML node, not written out: yaml's
+// encoder does not write every node back as its parser reads it.
+func FuzzParseChartConfigsAsList(f *testing.F) {
+	f.Add([]byte(canalNFT))
+	f.Add([]byte("apiVersion: v1\nkind: ConfigMap\n---\n" + canalNFT))
+	f.Add([]byte(`{"apiVersion":"helm.cattle.io/v1","kind":"HelmChartConfig","metadata":{"name":"a"},"spec":{"valuesContent":"x: &a {b: 1}\ny: *a"}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		direct, err := ParseChartConfigs("/f.yaml", data)
+		if err != nil {
+			return
+		}
+		items := &yaml.Node{Kind: yaml.SequenceNode}
+		dec := yaml.NewDecoder(bytes.NewReader(data))
+		for {
+			var doc yaml.Node
+			if err := dec.Decode(&doc); errors.Is(err, io.EOF) {
+				break
+			} else if err != nil {
+				t.Fatalf("parsed, but a second decode fails: %v", err)
+			}
+			n := doc.Content[0]
+			if n.Kind == yaml.ScalarNode {
+				continue // an empty document
+			}
+			if mappingValue(n, "items") != nil {
+				return // lists are not nested
+			}
+			items.Content = append(items.Content, n)
+		}
+		list := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{
+			{Kind: yaml.ScalarNode, Value: "apiVersion"}, {Kind: yaml.ScalarNode, Value: "v1"},
+			{Kind: yaml.ScalarNode, Value: "kind"}, {Kind: yaml.ScalarNode, Value: "List"},
+			{Kind: yaml.ScalarNode, Value: "items"}, items,
+		}}
+		viaList, err := documentConfigs("/f.yaml", list, IsGenerated(data))
+		if err != nil {
+			t.Fatalf("as a List: %v", err)
+		}
+		if !reflect.DeepEqual(direct, viaList) {
+			t.Fatalf("as documents %+v, in a List %+v", direct, viaList)
+		}
 	})
 }

@@ -102,14 +102,46 @@ iptables-legacy -t filter -A INPUT -s 192.0.2.1 -j ACCEPT`)
 	if after := snapshot(); after != before {
 		t.Errorf("bench changed the caller's namespace:\n--- before\n%s\n--- after\n%s", before, after)
 	}
-	// The guard itself: a child started without unshare refuses.
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), ChildEnv+"="+netnsID()+"|nftables|5")
-	out, err := cmd.CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "refusing to load rules") {
-		t.Errorf("a child in its parent's namespace must refuse; got %v:\n%s", err, out)
+}
+
+// A stray RKE2_PROXY_BACKEND_BENCH_CHILD makes the program a bench child
+// that refuses, whatever the variable says: only orders from the parent's
+// pipe, naming the namespace the child runs in and not the parent's, let
+// it load. The namespace it was started in keeps its rules byte for byte.
+func TestStrayChildEnvRefuses(t *testing.T) {
+	if !nstest.InNetns(t) {
+		return
 	}
-	if after := snapshot(); after != before {
-		t.Errorf("the refusing child changed the namespace")
+	nstest.Tool(t, "nft")
+	nstest.Sh(t, `nft add table ip host-marker; nft add chain ip host-marker c; nft add rule ip host-marker c counter accept`)
+	before := nstest.Sh(t, "nft list ruleset")
+	here := netnsID("self")
+	for _, c := range []struct {
+		name, env, orders, want string
+	}{
+		{"the old form, naming another parent", "net:[1]|nftables|5", "", "this process was not started by bench"},
+		{"an fd number, but no pipe from bench", "3", "", "this process was not started by bench"},
+		{"orders naming this namespace as the parent's too", "3", here + "|" + here + "|nftables|5", "still in the parent's network namespace"},
+		{"orders naming another namespace as the child's", "3", "net:[1]|" + here + "|nftables|5", "not net:[1], the one bench made for it"},
+	} {
+		cmd := exec.Command(os.Args[0])
+		cmd.Env = append(os.Environ(), ChildEnv+"="+c.env)
+		if c.orders != "" {
+			r, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.WriteString(c.orders + "\n")
+			w.Close()
+			cmd.ExtraFiles = []*os.File{r}
+			defer r.Close()
+		}
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), c.want) || !strings.Contains(string(out), "refusing to load rules") {
+			t.Errorf("%s: want a refusal saying %q; got %v:\n%s", c.name, c.want, err, out)
+		}
+		if after := nstest.Sh(t, "nft list ruleset"); after != before {
+			t.Errorf("%s: the namespace's rules changed:\n--- before\n%s\n--- after\n%s", c.name, before, after)
+		}
 	}
 }

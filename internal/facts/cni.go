@@ -3,7 +3,6 @@ package facts
 import (
 	"bytes"
 	"path"
-	"strings"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cni"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
@@ -13,9 +12,6 @@ import (
 // ServerManifestsDir is where RKE2 servers pick up manifests, relative to
 // RKE2's data-dir: the bundled charts and the operator's HelmChartConfigs.
 const ServerManifestsDir = "server/manifests"
-
-// maxManifests bounds the manifest files read; a node has a few dozen.
-const maxManifests = 1024
 
 // ReadCNI reads which CNI RKE2 runs on the host under root and how its
 // charts are set, without the rest of the probe: verify needs it to name
@@ -42,24 +38,15 @@ func (p *probe) cniSetup(eff rke2.Effective, dataDir string) cni.Setup {
 	return cni.NewSetup(values, file, p.chartConfigs(dir))
 }
 
+// chartConfigs reads the HelmChartConfigs in every manifest RKE2 applies
+// from dir (manifestFiles), in the order it applies them.
 func (p *probe) chartConfigs(dir string) []cni.ChartConfig {
-	entries, err := p.root.ReadDirMax(dir, maxManifests)
-	if err != nil {
-		if !isNotExist(err) {
-			p.unreadable("%s: %s: the CNI's HelmChartConfigs are unknown; check the directory", dir, errText(err))
-		}
-		return nil
-	}
 	var out []cni.ChartConfig
-	for _, e := range entries {
-		name := strings.ToLower(e.Name())
-		if e.IsDir() || !(strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml")) {
-			continue
-		}
-		file := path.Join(dir, e.Name())
+	for _, file := range p.manifestFiles(dir) {
 		data, ok := p.read(file, "the CNI settings in it are unknown")
-		// Most files there are RKE2's own HelmCharts: skip the YAML parse.
-		if !ok || !bytes.Contains(data, []byte(cni.Kind)) {
+		// Most files there are RKE2's own HelmCharts: skip the YAML parse
+		// unless the kind is named (or could be, in a JSON escape).
+		if !ok || !bytes.Contains(data, []byte(cni.Kind)) && !bytes.Contains(data, []byte(`\u`)) {
 			continue
 		}
 		charts, err := cni.ParseChartConfigs(file, data)

@@ -47,11 +47,15 @@ func TestProbeReadsBenchFile(t *testing.T) {
 
 	for name, content := range map[string]string{
 		"corrupt":   "{",
-		"oversized": `{"services":1,"kernel":"` + strings.Repeat("x", costfile.MaxSize) + `"}`,
+		"oversized": `{"schema":1,"services":1,"kernel":"` + strings.Repeat("x", costfile.MaxSize) + `"}`,
+		// written before bench results were versioned, or by a newer version
+		"no schema":      `{"services":5000,"kernel":"` + h.Release() + `"}`,
+		"another schema": `{"schema":2,"services":5000,"kernel":"` + h.Release() + `"}`,
 	} {
 		h.File(hostfs.BenchFile, content)
 		f := facts.Probe(h.Root(), facts.Options{})
-		if f.Cost != nil || len(f.Unreadable) != 1 || !strings.Contains(f.Unreadable[0], hostfs.BenchFile) {
+		if f.Cost != nil || len(f.Unreadable) != 1 || !strings.Contains(f.Unreadable[0], hostfs.BenchFile) ||
+			!strings.Contains(f.Unreadable[0], "run `rke2-proxy-backend bench` again") {
 			t.Errorf("%s bench file: cost %+v, unreadable %q", name, f.Cost, f.Unreadable)
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
+	"strings"
 	"syscall"
 	"time"
 
@@ -111,7 +113,7 @@ func (p *probe) readMax(hostPath string, max int64, consequence string) (data []
 		p.missing[hostPath] = true
 		return nil, false
 	}
-	p.unreadable("%s: %s: %s; %s", hostPath, errText(err), consequence, fixHint(err))
+	p.unreadable("%s: %s: %s; %s", hostPath, errText(err), consequence, fixHint(hostPath, err))
 	return nil, false
 }
 
@@ -141,10 +143,24 @@ func errText(err error) string {
 	return err.Error()
 }
 
-// fixHint says what to do about a file that could not be read.
-func fixHint(err error) string {
-	if errors.Is(err, hostfs.ErrNotRegular) || errors.Is(err, hostfs.ErrTooLarge) {
+// fixHint says what to do about a file that could not be read. Refused
+// access is the usual case when not root (/proc/net/ip_tables_names is
+// root's only), and then the fix is to run as root, not to touch the file;
+// the kernel's own files under /proc and /sys are never the operator's to
+// remove.
+func fixHint(hostPath string, err error) string {
+	switch {
+	case errors.Is(err, hostfs.ErrNotRegular) || errors.Is(err, hostfs.ErrTooLarge):
 		return "replace it with the right file or remove it"
+	case errors.Is(err, fs.ErrPermission) && os.Geteuid() != 0:
+		return "run rke2-proxy-backend as root: it reads files only root may read"
+	case kernelFile(hostPath):
+		return "the kernel refuses it; check the container's or security module's restrictions"
 	}
 	return "check the file's permissions or remove it"
+}
+
+// kernelFile reports whether hostPath is on procfs or sysfs.
+func kernelFile(hostPath string) bool {
+	return strings.HasPrefix(hostPath, "/proc/") || strings.HasPrefix(hostPath, "/sys/")
 }

@@ -1,6 +1,9 @@
 package facts
 
 import (
+	"errors"
+	"io/fs"
+	"os"
 	"path"
 	"regexp"
 	"strconv"
@@ -44,7 +47,12 @@ func (p *probe) rke2Config() RKE2 {
 	}
 	eff, err := rke2.LoadEffective(p.root, r.ConfigFile)
 	if err != nil {
-		p.unreadable("%s: RKE2's config cannot be read, and RKE2 will refuse it too; fix the file", err)
+		if errors.Is(err, fs.ErrPermission) && os.Geteuid() != 0 {
+			// RKE2 runs as root and reads it; only this run cannot.
+			p.unreadable("%s: RKE2's config cannot be read by this user; %s", err, fixHint(r.ConfigFile, err))
+		} else {
+			p.unreadable("%s: RKE2's config cannot be read, and RKE2 will refuse it too; fix the file", err)
+		}
 		eff = rke2.Merge(nil)
 	} else if len(eff.Files) == 0 {
 		p.problem("No RKE2 config at %s or in %s.d: RKE2 runs with its defaults (kube-proxy in iptables mode).", r.ConfigFile, r.ConfigFile)

@@ -45,4 +45,4 @@ apt-ftparchive -o APT::FTPArchive::MD5=false -o APT::FTPArchive::SHA1=false \
 mv dists/stable/Release.tmp dists/stable/Release
 gpg_batch --clearsign --output dists/stable/InRelease dists/stable/Release
 gpg_batch --armor --detach-sign --output dists/stable/Release.gpg dists/stable/Release
-echo "repo: APT repository in $out (${arches[*]}), signed by $REPO_GPG_KEY_ID"
+echo "repo: APT repository in $out (${arches[*]}), signed by $REPO_GPG_FPR"

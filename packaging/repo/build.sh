@@ -23,9 +23,8 @@ rm -rf "$out"
 mkdir -p "$out"
 "$here/apt.sh" "$dist" "$out/apt"
 "$here/yum.sh" "$dist" "$out/yum"
-gpg --batch --export "$REPO_GPG_KEY_ID" >"$out/rke2-proxy-backend.gpg"
-gpg --batch --armor --export "$REPO_GPG_KEY_ID" >"$out/rke2-proxy-backend.asc"
-[ -s "$out/rke2-proxy-backend.gpg" ] || die "gpg exported no public key for $REPO_GPG_KEY_ID"
+export_key "$out/rke2-proxy-backend.gpg"
+export_key "$out/rke2-proxy-backend.asc" --armor
 cp "$out/rke2-proxy-backend.asc" "$out/yum/RPM-GPG-KEY-rke2-proxy-backend"
 
 echo "deb [signed-by=/usr/share/keyrings/rke2-proxy-backend.gpg] $url/apt stable main" >"$out/apt/rke2-proxy-backend.list"
@@ -39,4 +38,4 @@ gpgcheck=1
 repo_gpgcheck=1
 gpgkey=file:///etc/pki/rpm-gpg/RPM-GPG-KEY-rke2-proxy-backend
 REPO
-echo "repo: done: $out (public key $out/rke2-proxy-backend.gpg, fingerprint $(gpg --batch --with-colons --fingerprint "$REPO_GPG_KEY_ID" | awk -F: '$1 == "fpr" { print $10; exit }'))"
+echo "repo: done: $out (public key $out/rke2-proxy-backend.gpg, fingerprint $REPO_GPG_FPR)"

@@ -10,8 +10,11 @@ home=${1:-$(mktemp -d "${TMPDIR:-/tmp}/rke2pb-gnupg.XXXXXX")}
 mkdir -p "$home"
 chmod 700 "$home"
 uid="rke2-proxy-backend test repository (throwaway) <test-repo@rke2-proxy-backend.invalid>"
-GNUPGHOME=$home gpg --batch --no-tty --passphrase '' --quick-gen-key "$uid" rsa4096 sign never 2>/dev/null ||
+# The fingerprint of the key made now (KEY_CREATED), not of the first key
+# in the keyring: a second call with the same DIR adds a second key of the
+# same user ID, as a key rotation does.
+fpr=$(GNUPGHOME=$home gpg --batch --yes --no-tty --passphrase '' --status-fd 1 --quick-gen-key "$uid" rsa4096 sign never 2>/dev/null |
+	awk '$2 == "KEY_CREATED" { print $4 }') ||
 	{ echo "test-key: gpg could not generate a key in $home" >&2; exit 1; }
-fpr=$(GNUPGHOME=$home gpg --batch --with-colons --list-secret-keys 2>/dev/null | awk -F: '$1 == "fpr" { print $10; exit }')
 [ -n "$fpr" ] || { echo "test-key: no fingerprint for the new key in $home" >&2; exit 1; }
 printf 'export GNUPGHOME=%q\nexport REPO_GPG_KEY_ID=%q\n' "$home" "$fpr"

@@ -26,7 +26,7 @@ for a in x86_64 aarch64; do
 	# Debian's rpm macros name /usr/bin/gpg2, which Debian does not ship.
 	rpmsign --addsign \
 		--define "__gpg $(command -v gpg)" \
-		--define "_gpg_name $REPO_GPG_KEY_ID" \
+		--define "_gpg_name $REPO_GPG_FPR" \
 		--define "_gpg_digest_algo sha512" \
 		--define "_gpg_sign_cmd_extra_args $extra" \
 		"$out/$a"/*.rpm 2> >(grep -v 'Could not set GPG_TTY' >&2) >/dev/null || die "rpmsign failed for $out/$a/*.rpm (is the key in ${GNUPGHOME:-~/.gnupg} usable without a prompt? set REPO_GPG_PASSPHRASE_FILE)"
@@ -34,4 +34,4 @@ for a in x86_64 aarch64; do
 		die "createrepo_c failed in $out/$a"
 	gpg_batch --armor --detach-sign --output "$out/$a/repodata/repomd.xml.asc" "$out/$a/repodata/repomd.xml"
 done
-echo "repo: YUM repositories in $out/{x86_64,aarch64}, RPMs and repomd.xml signed by $REPO_GPG_KEY_ID"
+echo "repo: YUM repositories in $out/{x86_64,aarch64}, RPMs and repomd.xml signed by $REPO_GPG_FPR"

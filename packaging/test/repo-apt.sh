@@ -5,7 +5,8 @@
 # InRelease, apt-get install must take the package from it (no
 # --allow-unauthenticated), and the installed binary must run. A repository
 # signed by another key, and one whose Packages was changed after signing,
-# must be refused.
+# must be refused. A REPO_GPG_KEY_ID that matches two keys must be refused
+# before anything is signed.
 # Needs: root, apt-ftparchive (apt-utils), gpg (gnupg), systemd-nspawn
 # (systemd-container), debootstrap, make, go.
 source "$(dirname "$0")/lib/common.sh"
@@ -24,6 +25,14 @@ for f in dists/stable/InRelease dists/stable/Release.gpg dists/stable/main/binar
 	[ -s "$work/trusted/apt/$f" ] || fail "make repo did not write apt/$f"
 done
 pass "make repo: APT repository with InRelease, Release.gpg and Packages for amd64 and arm64"
+
+# A key rotation's keyring: REPO_GPG_KEY_ID matching both keys is refused;
+# with the fingerprint, the signatures are that key's and nodes get it alone.
+build_rotated_key_repo "$work/rotated"
+rel=$work/rotated/apt/dists/stable
+[ "$(signer_of "$work/rotated.gnupg" "$rel/InRelease")" = "$CURRENT_FPR" ] || fail "InRelease is not signed by the key REPO_GPG_KEY_ID names ($CURRENT_FPR)"
+[ "$(signer_of "$work/rotated.gnupg" "$rel/Release" "$rel/Release.gpg")" = "$CURRENT_FPR" ] || fail "Release.gpg is not signed by the key REPO_GPG_KEY_ID names ($CURRENT_FPR)"
+pass "a key ID matching two keys (a rotation's retired and current one) is refused naming both; by fingerprint, InRelease and Release.gpg are that key's and the exported keys hold it alone"
 
 # A bookworm root that trusts the "trusted" key only, at the path the README
 # gives, with the source line make repo wrote (URL pointed at the copy).

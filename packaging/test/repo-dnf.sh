@@ -6,6 +6,8 @@
 # is a scratch copy of a debootstrapped bookworm, so the scriptlets find
 # /bin/sh. A repository signed by another key must be refused twice over:
 # its repomd.xml signature, and with repo_gpgcheck off, its RPM signature.
+# A REPO_GPG_KEY_ID that matches two keys must be refused before anything
+# is signed.
 # Last, the EL cloud-init examples' .repo file, the way cloud-init runs dnf.
 #
 # Dependencies: the RPM requires (iptables or iptables-nft), nftables and
@@ -37,6 +39,19 @@ for a in x86_64 aarch64; do
 	grep -q 'RSA/SHA512' "$work/sig-$a" || fail "yum/$a: the RPM is not signed (rpm says: $(cat "$work/sig-$a"))"
 done
 pass "make repo: YUM repositories for x86_64 and aarch64, RPMs signed, repomd.xml.asc beside repomd.xml"
+
+# A key rotation's keyring: REPO_GPG_KEY_ID matching both keys is refused;
+# with the fingerprint, the RPMs and repomd.xml are that key's and nodes get
+# it alone (the .asc is what the README's rpm --import reads).
+build_rotated_key_repo "$work/rotated"
+want_id=$(tr 'A-F' 'a-f' <<<"${CURRENT_FPR: -16}")
+for a in x86_64 aarch64; do
+	got=$(rpm -qp --qf '%{RSAHEADER:pgpsig}\n' "$work/rotated/yum/$a"/*.rpm 2>/dev/null)
+	[[ $got == *"Key ID $want_id" ]] || fail "yum/$a: the RPM is signed by \"$got\", not by the key REPO_GPG_KEY_ID names ($CURRENT_FPR)"
+	[ "$(signer_of "$work/rotated.gnupg" "$work/rotated/yum/$a/repodata/repomd.xml" "$work/rotated/yum/$a/repodata/repomd.xml.asc")" = "$CURRENT_FPR" ] ||
+		fail "yum/$a: repomd.xml.asc is not signed by the key REPO_GPG_KEY_ID names ($CURRENT_FPR)"
+done
+pass "a key ID matching two keys (a rotation's retired and current one) is refused naming both; by fingerprint, the RPMs and repomd.xml are that key's and the exported keys hold it alone"
 
 # The stand-in for the EL dependencies.
 mkdir -p "$work/stub/spec" "$work/stub/repo"

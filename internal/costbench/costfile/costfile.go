@@ -26,9 +26,16 @@ const (
 	StepPartial = "partial"
 )
 
+// Schema versions the state file: readers refuse any other. Raise it when
+// a field changes meaning; a file of another schema is measured again,
+// never guessed at (a bench result costs a minute to remake).
+const Schema = 1
+
 // Report is one bench run: the document `bench -o json` prints and the
 // state file holds.
 type Report struct {
+	// Schema is the file's schema (Schema); Encode sets it.
+	Schema int `json:"schema"`
 	// Services is N, the cluster size measured.
 	Services int `json:"services"`
 	// Kernel is the kernel release the run measured.
@@ -92,8 +99,10 @@ func (rep Report) Result(b backend.Backend) (Result, bool) {
 	return rep.Results[i], true
 }
 
-// Encode is the state file's bytes: indented JSON and a final newline.
+// Encode is the state file's bytes: indented JSON and a final newline,
+// of this Schema.
 func Encode(rep Report) ([]byte, error) {
+	rep.Schema = Schema
 	data, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
 		return nil, err
@@ -101,9 +110,10 @@ func Encode(rep Report) ([]byte, error) {
 	return append(data, '\n'), nil
 }
 
-// Parse reads a state file and checks what a decision leans on: a known
-// backend per result, each once, N > 0, figures finite and not negative.
-// Errors say what is wrong; the caller names the file.
+// Parse reads a state file and checks what a decision leans on: this
+// Schema, a known backend per result, each once, N > 0, figures finite and
+// not negative. Errors say what is wrong; the caller names the file and
+// says to run bench again.
 func Parse(data []byte) (Report, error) {
 	var rep Report
 	if len(data) > MaxSize {
@@ -111,6 +121,12 @@ func Parse(data []byte) (Report, error) {
 	}
 	if err := json.Unmarshal(data, &rep); err != nil {
 		return Report{}, fmt.Errorf("not valid JSON: %w", err)
+	}
+	switch {
+	case rep.Schema == 0:
+		return Report{}, fmt.Errorf("no \"schema\" (written by an rke2-proxy-backend older than schema %d), so its figures are not read", Schema)
+	case rep.Schema != Schema:
+		return Report{}, fmt.Errorf("schema %d, and this rke2-proxy-backend reads schema %d only (written by a newer version?), so its figures are not read", rep.Schema, Schema)
 	}
 	if rep.Services <= 0 {
 		return Report{}, fmt.Errorf("services: %d, must be more than 0", rep.Services)

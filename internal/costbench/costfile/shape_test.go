@@ -18,6 +18,7 @@ func TestJSONShape(t *testing.T) {
 		t.Fatal(err)
 	}
 	const want = `{
+  "schema": 1,
   "services": 1000,
   "kernel": "6.18.44",
   "measured_at": "2026-11-30T16:40:00Z",

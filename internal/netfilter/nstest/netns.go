@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testhost"
 )
 
 const (
@@ -20,7 +22,7 @@ const (
 // and returns false (the caller returns); inside the child it returns true
 // once it has checked that the namespace is really a new one, so a test
 // never touches the host's rules. It skips when not root or without
-// unshare.
+// unshare, and fails then under CI=true (testhost.Unmet).
 //
 //	if !nstest.InNetns(t) { return }
 func InNetns(t testing.TB) bool {
@@ -33,11 +35,11 @@ func InNetns(t testing.TB) bool {
 		return true
 	}
 	if os.Geteuid() != 0 {
-		t.Skip("needs root to create a network namespace")
+		testhost.Unmet(t, "needs root to create a network namespace")
 	}
 	unshare, err := exec.LookPath("unshare")
 	if err != nil {
-		t.Skip("needs unshare (util-linux) to create a network namespace")
+		testhost.Unmet(t, "needs unshare (util-linux) to create a network namespace")
 	}
 	args := []string{"-n", os.Args[0], "-test.run=" + runPattern(t.Name()), "-test.count=1", "-test.v"}
 	_, bench := t.(*testing.B)
@@ -79,12 +81,13 @@ func runPattern(name string) string {
 	return strings.Join(parts, "/")
 }
 
-// Tool returns the path of a command-line tool, or skips the test.
+// Tool returns the path of a command-line tool, or skips the test (fails
+// it under CI=true: testhost.Unmet).
 func Tool(t testing.TB, name string) string {
 	t.Helper()
 	p, err := exec.LookPath(name)
 	if err != nil {
-		t.Skipf("needs %s: %v", name, err)
+		testhost.Unmet(t, "needs %s: %v", name, err)
 	}
 	return p
 }

@@ -16,24 +16,54 @@ export PATH="$PATH:/usr/local/go/bin:/usr/sbin:/sbin"
 . "$REPO/test/kubeproxy/oracle.sh"
 
 log() { echo "[$TEST] $*"; }
-# skip ends the test successfully but loudly: only for a missing
-# prerequisite (not root, tool absent), never to hide a failure.
-skip() {
-	echo "SKIP: $TEST: $*"
-	exit 0
-}
 fail() {
 	echo "FAIL: $TEST: $*" >&2
 	exit 1
 }
 pass() { echo "PASS: $TEST: $*"; }
 
+# skip ends the test successfully but loudly: only for a missing
+# prerequisite (not root, tool absent), never to hide a failure. The one
+# rule: under CI (CI=true, which CI systems set) a skip is a failure, since
+# CI runs as root with every tool installed (.ci/run) and must not pass
+# green by skipping.
+skip() {
+	[ "${CI:-}" = true ] && fail "$* (CI=true: CI must meet every prerequisite rather than skip)"
+	echo "SKIP: $TEST: $*"
+	exit 0
+}
+
 need_root() { [ "$(id -u)" = 0 ] || skip "needs root"; }
+
+# tool_package TOOL prints the Debian package that installs TOOL.
+tool_package() {
+	case $1 in
+	apt-ftparchive) echo apt-utils ;;
+	createrepo_c) echo createrepo-c ;;
+	debootstrap | dnf | lintian | make | openssl | python3 | cloud-init) echo "$1" ;;
+	dpkg | dpkg-deb) echo dpkg ;;
+	go) echo "golang-go (or Go from go.dev in /usr/local/go)" ;;
+	gpg) echo gnupg ;;
+	gpgconf) echo gpgconf ;;
+	mountpoint | unshare) echo util-linux ;;
+	promtool) echo prometheus ;;
+	rpm | rpmbuild | rpmsign) echo rpm ;;
+	sha256sum | timeout) echo coreutils ;;
+	systemd-nspawn) echo systemd-container ;;
+	*) return 1 ;;
+	esac
+}
+
+# need_tools TOOL...: skip (see skip) unless every TOOL is installed, naming
+# the Debian package to install for each missing one.
 need_tools() {
-	local t
+	local t pkg missing=()
 	for t in "$@"; do
-		command -v "$t" >/dev/null 2>&1 || skip "needs $t (apt-get install the Debian package that has it)"
+		command -v "$t" >/dev/null 2>&1 && continue
+		pkg=$(tool_package "$t") || fail "need_tools: no Debian package known for $t: add it to tool_package in packaging/test/lib/common.sh"
+		missing+=("$t (apt-get install $pkg)")
 	done
+	[ ${#missing[@]} = 0 ] || skip "needs $(printf '%s, ' "${missing[@]}" | sed 's/, $//')"
 }
 
 # ensure_packages runs `make packages` when dist/ is missing or older than
