@@ -21,19 +21,10 @@
 # Needs: root, systemd-nspawn, debootstrap, dpkg, make, go.
 source "$(dirname "$0")/lib/common.sh"
 source "$(dirname "$0")/lib/adopt.sh"
-need_root
-need_tools systemd-nspawn debootstrap dpkg make go timeout mountpoint
-ensure_packages
-ensure_bookworm_root
-
-arch=$(host_arch)
-deb=$(host_package deb)
-work=$(mktemp -d /tmp/rke2pb-adopt.XXXXXX)
-trap 'cleanup_overlays; rm -rf "$work"' EXIT
+boot_test_setup adopt
 
 STANDIN=$work/rke2
-(cd "$REPO" && CGO_ENABLED=0 GOARCH=$arch go build -trimpath -o "$STANDIN" ./packaging/test/standin) ||
-	fail "go build of packaging/test/standin failed"
+build_standin "$STANDIN"
 mkdir -p "$work/oracle-root"
 install_kube_proxy_oracle "$STANDIN" "$work/oracle-root"
 ORACLE_BIN=$work/oracle-root/usr/local/lib/rke2-standin/kubeproxy-oracle

@@ -38,15 +38,7 @@
 # go; overlayfs (falls back to a copy). Network only for the first
 # debootstrap (Debian mirror).
 source "$(dirname "$0")/lib/common.sh"
-need_root
-need_tools systemd-nspawn debootstrap dpkg make go timeout mountpoint
-ensure_packages
-ensure_bookworm_root
-
-arch=$(host_arch)
-deb=$(host_package deb)
-work=$(mktemp -d /tmp/rke2pb-boot.XXXXXX)
-trap 'cleanup_overlays; rm -rf "$work"' EXIT
+boot_test_setup boot
 new_overlay "$work/guest"
 R=$work/guest/merged
 
@@ -65,8 +57,7 @@ done
 [ "${#missing[@]}" = 0 ] || log "MISSING in the built binary: ${missing[*]} (the boot is run anyway and will fail)"
 
 log "building the RKE2 stand-in"
-(cd "$REPO" && CGO_ENABLED=0 GOARCH=$arch go build -trimpath -o "$R/usr/local/bin/rke2" ./packaging/test/standin) ||
-	fail "go build of packaging/test/standin failed"
+build_standin "$R/usr/local/bin/rke2"
 
 install_kube_proxy_oracle "$R/usr/local/bin/rke2" "$R"
 
@@ -90,23 +81,7 @@ sed -i 's/^backend: auto$/backend: iptables-legacy/; s/^  wait: .*/  wait: 60s/'
 
 # The in-guest assertions, run by boot-test.service at every boot.
 install -m 0755 "$(dirname "$0")/lib/guest-assert.sh" "$R/usr/local/sbin/boot-test"
-cat >"$R/etc/systemd/system/boot-test.service" <<'UNIT'
-[Unit]
-Description=rke2-proxy-backend boot test (asserts, then powers off)
-After=basic.target
-
-[Service]
-Type=oneshot
-ExecStart=/usr/local/sbin/boot-test
-StandardOutput=journal+console
-StandardError=journal+console
-
-[Install]
-WantedBy=multi-user.target
-UNIT
-ln -sf /etc/systemd/system/boot-test.service "$R/etc/systemd/system/multi-user.target.wants/boot-test.service"
-# No login prompt on the read-only console.
-ln -sf /dev/null "$R/etc/systemd/system/console-getty.service"
+guest_test_unit "$R" boot-test "boot"
 mkdir -p "$R/etc/boot-test"
 
 # host_iptables legacy|nft points the guest's iptables alternative (used by

@@ -70,8 +70,7 @@ fi
 
 # The stand-in artifacts and the HTTPS certificate, shared by both examples.
 mkdir -p "$work/tar/bin" "$work/tar/lib/systemd/system" "$work/artifacts"
-(cd "$REPO" && CGO_ENABLED=0 GOARCH=$arch go build -trimpath -o "$work/tar/bin/rke2" ./packaging/test/standin) ||
-	fail "go build of packaging/test/standin failed"
+build_standin "$work/tar/bin/rke2"
 cp "$REPO/internal/testhost/units/rke2-server.service" "$REPO/internal/testhost/units/rke2-agent.service" "$work/tar/lib/systemd/system/"
 tar czf "$work/artifacts/rke2.linux-$arch.tar.gz" -C "$work/tar" bin lib
 echo "stand-in: no images" >"$work/artifacts/rke2-images.linux-$arch.tar.zst"

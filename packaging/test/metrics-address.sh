@@ -21,15 +21,7 @@
 # Needs: root, systemd-nspawn, debootstrap, dpkg, make, go, overlayfs (else
 # a copy).
 source "$(dirname "$0")/lib/common.sh"
-need_root
-need_tools systemd-nspawn debootstrap dpkg make go timeout mountpoint
-ensure_packages
-ensure_bookworm_root
-
-arch=$(host_arch)
-deb=$(host_package deb)
-work=$(mktemp -d /tmp/rke2pb-metrics.XXXXXX)
-trap 'cleanup_overlays; rm -rf "$work"' EXIT
+boot_test_setup metrics
 new_overlay "$work/guest"
 R=$work/guest/merged
 
@@ -38,8 +30,7 @@ if [ -n "${METRICS_ADDRESS_BINARY:-}" ]; then
 	log "booting with $METRICS_ADDRESS_BINARY instead of the package's binary"
 	install -m 0755 "$METRICS_ADDRESS_BINARY" "$R/usr/bin/rke2-proxy-backend"
 fi
-(cd "$REPO" && CGO_ENABLED=0 GOARCH=$arch go build -trimpath -o "$R/usr/local/bin/rke2" ./packaging/test/standin) ||
-	fail "go build of packaging/test/standin failed"
+build_standin "$R/usr/local/bin/rke2"
 install_kube_proxy_oracle "$R/usr/local/bin/rke2" "$R"
 
 mkdir -p "$R/usr/local/lib/systemd/system" "$R/etc/systemd/system/multi-user.target.wants"
@@ -101,21 +92,7 @@ failed_units=\$(systemctl list-units --failed --plain --no-legend 2>/dev/null | 
 sync
 systemctl --no-block poweroff
 GUEST
-cat >"$R/etc/systemd/system/boot-test.service" <<'UNIT'
-[Unit]
-Description=rke2-proxy-backend metrics address test (asserts, then powers off)
-After=basic.target
-
-[Service]
-Type=oneshot
-ExecStart=/usr/local/sbin/boot-test
-StandardOutput=journal+console
-StandardError=journal+console
-
-[Install]
-WantedBy=multi-user.target
-UNIT
-ln -sf /etc/systemd/system/boot-test.service "$R/etc/systemd/system/multi-user.target.wants/boot-test.service"
+guest_test_unit "$R" boot-test "metrics address"
 
 log "booting: kube-proxy's metrics on $addr, verify.wait 60s"
 start=$SECONDS

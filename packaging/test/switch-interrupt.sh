@@ -27,15 +27,7 @@
 # go; overlayfs (falls back to a copy). Network only for the first
 # debootstrap (Debian mirror).
 source "$(dirname "$0")/lib/common.sh"
-need_root
-need_tools systemd-nspawn debootstrap dpkg make go timeout mountpoint
-ensure_packages
-ensure_bookworm_root
-
-arch=$(host_arch)
-deb=$(host_package deb)
-work=$(mktemp -d /tmp/rke2pb-switch-interrupt.XXXXXX)
-trap 'cleanup_overlays; rm -rf "$work"' EXIT
+boot_test_setup switch-interrupt
 new_overlay "$work/guest"
 R=$work/guest/merged
 
@@ -45,8 +37,7 @@ run_logged "$work/dpkg.log" "dpkg --root -i failed" dpkg --root "$R" --force-con
 	log "MISSING in the built binary: switch --rollback (the boot is run anyway and will fail)"
 
 log "building the RKE2 stand-in"
-(cd "$REPO" && CGO_ENABLED=0 GOARCH=$arch go build -trimpath -o "$R/usr/local/bin/rke2" ./packaging/test/standin) ||
-	fail "go build of packaging/test/standin failed"
+build_standin "$R/usr/local/bin/rke2"
 install_kube_proxy_oracle "$R/usr/local/bin/rke2" "$R"
 echo 10s >"$R/usr/local/lib/rke2-standin/kube-proxy-resync"
 
@@ -151,22 +142,7 @@ check "no unit failed" sh -c "[ -z \"\$(systemctl --failed --no-legend --plain)\
 finish
 GUEST
 chmod 0755 "$R/usr/local/sbin/switch-interrupt"
-cat >"$R/etc/systemd/system/switch-interrupt.service" <<'UNIT'
-[Unit]
-Description=rke2-proxy-backend switch-interrupt test (asserts, then powers off)
-After=basic.target
-
-[Service]
-Type=oneshot
-ExecStart=/usr/local/sbin/switch-interrupt
-StandardOutput=journal+console
-StandardError=journal+console
-
-[Install]
-WantedBy=multi-user.target
-UNIT
-ln -sf /etc/systemd/system/switch-interrupt.service "$R/etc/systemd/system/multi-user.target.wants/switch-interrupt.service"
-ln -sf /dev/null "$R/etc/systemd/system/console-getty.service"
+guest_test_unit "$R" switch-interrupt "switch-interrupt"
 
 log "booting: switch --to iptables-nft, SIGTERM in its wait step"
 start=$SECONDS

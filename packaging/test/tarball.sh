@@ -129,8 +129,7 @@ tree_sums() {
 new_guest "$work/guest"
 R=$work/guest/merged
 log "building the RKE2 stand-in"
-(cd "$REPO" && CGO_ENABLED=0 GOARCH=$arch go build -trimpath -o "$R/usr/local/bin/rke2" ./packaging/test/standin) ||
-	fail "go build of packaging/test/standin failed"
+build_standin "$R/usr/local/bin/rke2"
 install_kube_proxy_oracle "$R/usr/local/bin/rke2" "$R"
 # RKE2 first, as its tarball installs it (units in /usr/local/lib/systemd/system).
 mkdir -p "$R/usr/local/lib/systemd/system" "$R/etc/systemd/system/multi-user.target.wants" "$R/etc/rancher/rke2"
@@ -269,22 +268,7 @@ sync
 systemctl --no-block poweroff
 GUEST
 chmod 0755 "$R/usr/local/sbin/tarball-test"
-cat >"$R/etc/systemd/system/tarball-test.service" <<'UNIT'
-[Unit]
-Description=rke2-proxy-backend tarball test (asserts, then powers off)
-After=basic.target
-
-[Service]
-Type=oneshot
-ExecStart=/usr/local/sbin/tarball-test
-StandardOutput=journal+console
-StandardError=journal+console
-
-[Install]
-WantedBy=multi-user.target
-UNIT
-ln -sf /etc/systemd/system/tarball-test.service "$R/etc/systemd/system/multi-user.target.wants/tarball-test.service"
-ln -sf /dev/null "$R/etc/systemd/system/console-getty.service"
+guest_test_unit "$R" tarball-test "tarball"
 
 # boot MODE: one nspawn boot; the guest's result must say DONE ok.
 boot() {

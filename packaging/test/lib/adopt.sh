@@ -20,22 +20,7 @@ adopt_guest() {
 	cp "$deb" "$R/root/pkg.deb"
 	adopt_guest_script >"$R/usr/local/sbin/boot-test"
 	chmod 0755 "$R/usr/local/sbin/boot-test"
-	cat >"$R/etc/systemd/system/boot-test.service" <<'UNIT'
-[Unit]
-Description=rke2-proxy-backend adoption test (asserts, then powers off)
-After=basic.target
-
-[Service]
-Type=oneshot
-ExecStart=/usr/local/sbin/boot-test
-StandardOutput=journal+console
-StandardError=journal+console
-
-[Install]
-WantedBy=multi-user.target
-UNIT
-	ln -sf /etc/systemd/system/boot-test.service "$R/etc/systemd/system/multi-user.target.wants/boot-test.service"
-	ln -sf /dev/null "$R/etc/systemd/system/console-getty.service"
+	guest_test_unit "$R" boot-test "adoption"
 }
 
 # adopt_boot NAME CASE [KERNEL-CMDLINE-WORDS...] boots the guest at $R once;

@@ -150,6 +150,54 @@ cleanup_overlays() {
 	return 0
 }
 
+# boot_test_setup NAME: what every nspawn boot test of the .deb needs first:
+# root and the tools, current packages, the cached bookworm root. Sets arch
+# (Go's name for this machine), deb (its package) and work (a directory
+# removed at exit, after the overlays are unmounted).
+boot_test_setup() {
+	need_root
+	need_tools systemd-nspawn debootstrap dpkg make go timeout mountpoint
+	ensure_packages
+	ensure_bookworm_root
+	arch=$(host_arch)
+	deb=$(host_package deb)
+	work=$(mktemp -d "/tmp/rke2pb-$1.XXXXXX")
+	trap 'cleanup_overlays; rm -rf "$work"' EXIT
+}
+
+# build_standin OUT builds the RKE2 stand-in (packaging/test/standin) for
+# this machine at OUT.
+build_standin() {
+	(cd "$REPO" && CGO_ENABLED=0 GOARCH=$(host_arch) go build -trimpath -o "$1" ./packaging/test/standin) ||
+		fail "go build of packaging/test/standin failed"
+}
+
+# guest_test_unit ROOT NAME WHAT installs NAME.service in the guest root
+# ROOT: a oneshot that runs /usr/local/sbin/NAME (the test's in-guest
+# assertions, which write their result and power the guest off) at every
+# boot, and masks console-getty so no login prompt waits on the read-only
+# console. WHAT names the test in the unit's description.
+guest_test_unit() {
+	local r=$1 name=$2 what=$3
+	mkdir -p "$r/etc/systemd/system/multi-user.target.wants"
+	cat >"$r/etc/systemd/system/$name.service" <<UNIT
+[Unit]
+Description=rke2-proxy-backend $what test (asserts, then powers off)
+After=basic.target
+
+[Service]
+Type=oneshot
+ExecStart=/usr/local/sbin/$name
+StandardOutput=journal+console
+StandardError=journal+console
+
+[Install]
+WantedBy=multi-user.target
+UNIT
+	ln -sf "/etc/systemd/system/$name.service" "$r/etc/systemd/system/multi-user.target.wants/$name.service"
+	ln -sf /dev/null "$r/etc/systemd/system/console-getty.service"
+}
+
 # host_arch prints the Go name of this machine's architecture, so tests run
 # the package built for it.
 host_arch() {

@@ -13,8 +13,7 @@ lc_prepare() {
 	local stage=$LC_WORK/stage
 	mkdir -p "$stage"
 	log "building the RKE2 stand-in"
-	(cd "$REPO" && CGO_ENABLED=0 GOARCH=$(host_arch) go build -trimpath -o "$stage/rke2" ./packaging/test/standin) ||
-		fail "go build of packaging/test/standin failed"
+	build_standin "$stage/rke2"
 	install_kube_proxy_oracle "$stage/rke2" "$stage"
 }
 
@@ -64,22 +63,7 @@ lc_guest() {
 	echo "rke2-$role.service" >"$R/etc/boot-test/rke2-unit"
 	echo "$VERSION" >"$R/etc/boot-test/version"
 	install -m 0755 "$LC_LIB/guest-lifecycle.sh" "$R/usr/local/sbin/boot-test"
-	cat >"$R/etc/systemd/system/boot-test.service" <<'UNIT'
-[Unit]
-Description=rke2-proxy-backend lifecycle test (asserts, then powers off)
-After=basic.target
-
-[Service]
-Type=oneshot
-ExecStart=/usr/local/sbin/boot-test
-StandardOutput=journal+console
-StandardError=journal+console
-
-[Install]
-WantedBy=multi-user.target
-UNIT
-	ln -sf /etc/systemd/system/boot-test.service "$R/etc/systemd/system/multi-user.target.wants/boot-test.service"
-	ln -sf /dev/null "$R/etc/systemd/system/console-getty.service"
+	guest_test_unit "$R" boot-test "lifecycle"
 }
 
 # lc_boot NAME boots case NAME's guest once and judges its result file.
