@@ -12,8 +12,8 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nstest"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/vocab"
 )
 
 // felixRules is the start of what Felix's iptables dataplane writes on a
@@ -234,7 +234,7 @@ func TestCNINativeTablesInNetns(t *testing.T) {
 			}
 			r := netfilter.NewSystem(hostfs.New("/"))
 			r.Shallow = true
-			r.SkipChain = ownership.IsPerServiceChain
+			r.SkipChain = vocab.IsPerServiceChain
 			res := run(t, Options{Expect: c.expect, Reader: r, CNI: c.setup, NFTTables: netfilter.NFTTables})
 			var text strings.Builder
 			WriteText(&text, res)
