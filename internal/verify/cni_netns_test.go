@@ -13,7 +13,6 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nstest"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/vocab"
 )
 
 // felixRules is the start of what Felix's iptables dataplane writes on a
@@ -232,10 +231,7 @@ func TestCNINativeTablesInNetns(t *testing.T) {
 			if out, err := cmd.CombinedOutput(); err != nil {
 				t.Fatalf("nft -f: %v\n%s", err, out)
 			}
-			r := netfilter.NewSystem(hostfs.New("/"))
-			r.Shallow = true
-			r.SkipChain = vocab.IsPerServiceChain
-			res := run(t, Options{Expect: c.expect, Reader: r, CNI: c.setup, NFTTables: netfilter.NFTTables})
+			res := run(t, Options{Expect: c.expect, Reader: NewReader(hostfs.New("/")), CNI: c.setup, NFTTables: netfilter.NFTTables})
 			var text strings.Builder
 			WriteText(&text, res)
 			if got := kinds(res); got != c.want {
