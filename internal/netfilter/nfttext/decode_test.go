@@ -102,21 +102,11 @@ func FuzzDecodeRule(f *testing.F) {
 		_ = NFTRule(r, func(string) *nl.Set { return set })
 		_ = IptablesRule(r, func(string) bool { return true })
 		for _, e := range r.Exprs {
-			var ref expr.Any
-			switch e.Name {
-			case "payload":
-				ref = &expr.Payload{}
-			case "cmp":
-				ref = &expr.Cmp{}
-			case "meta":
-				ref = &expr.Meta{}
-			case "bitwise":
-				ref = &expr.Bitwise{}
-			case "lookup":
-				ref = &expr.Lookup{}
-			default:
+			newRef, ok := hotExprs[e.Name]
+			if !ok {
 				continue
 			}
+			ref := newRef()
 			hot := nl.DecodeExpr(r.Family, e)
 			if _, bad := hot.(nl.Bad); bad {
 				continue
@@ -136,6 +126,16 @@ func FuzzDecodeRule(f *testing.F) {
 // comment) is a fixed point: written back the way the kernel sends it
 // (names as C strings, the comment as libnftnl's udata TLV) it decodes to
 // the same.
+// hotExprs are the expressions nl decodes by hand, each with google/nftables'
+// type for the same expression.
+var hotExprs = map[string]func() expr.Any{
+	"payload": func() expr.Any { return &expr.Payload{} },
+	"cmp":     func() expr.Any { return &expr.Cmp{} },
+	"meta":    func() expr.Any { return &expr.Meta{} },
+	"bitwise": func() expr.Any { return &expr.Bitwise{} },
+	"lookup":  func() expr.Any { return &expr.Lookup{} },
+}
+
 func FuzzDecodeObjects(f *testing.F) {
 	f.Add([]byte{2, 0, 0, 0, 8, 0, 1, 0, 'a', 'b', 'c', 0})
 	f.Add(objectMessage(f, unix.NFPROTO_IPV6, []netlink.Attribute{
