@@ -3,13 +3,17 @@ package generator_test
 import (
 	"bytes"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/rogpeppe/go-internal/txtar"
+
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cli"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/golden"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kmod/kmodtest"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testhost"
@@ -171,86 +175,84 @@ func runGenerator(t *testing.T, c goldenCase, h *testhost.Host) (string, string)
 	return dirs[0], log
 }
 
-// writeTree writes files (relative path -> content) under dir: readTree's
-// inverse, for UPDATE_GOLDEN.
-func writeTree(t *testing.T, dir string, files map[string]string) {
-	t.Helper()
-	for rel, content := range files {
-		writeFile(t, filepath.Join(dir, filepath.FromSlash(rel)), []byte(content), 0o644)
-	}
-}
-
 // readTree maps every file under dir to its content.
-func readTree(t *testing.T, dir string) map[string]string {
-	t.Helper()
-	files := map[string]string{}
-	err := filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
-		if os.IsNotExist(err) && p == dir {
-			return filepath.SkipDir
-		}
-		if err != nil || info.IsDir() {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		rel, _ := filepath.Rel(dir, p)
-		files[filepath.ToSlash(rel)] = string(data)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return files
-}
+func readTree(t *testing.T, dir string) map[string]string { return golden.ReadTree(t, dir) }
 
 func TestGolden(t *testing.T) {
-	update := os.Getenv("UPDATE_GOLDEN") == "1"
 	for _, c := range goldenCases() {
 		t.Run(c.name, func(t *testing.T) {
 			h := c.host(t)
+			dir := filepath.Join("testdata", "golden", c.name)
+			// The input root beside the output, so a change to a fixture
+			// host shows up in review next to what it changes.
+			golden.File(t, filepath.Join(dir, "root.txtar"), rootArchive(t, h.Dir()))
 			normal, log := runGenerator(t, c, h)
-			golden := filepath.Join("testdata", "golden", c.name)
 			got := readTree(t, normal)
-			if update {
-				if err := os.RemoveAll(golden); err != nil {
-					t.Fatal(err)
-				}
-				writeTree(t, filepath.Join(golden, "normal"), got)
-				writeFile(t, filepath.Join(golden, "log.txt"), []byte(log), 0o644)
-			}
-			want := readTree(t, filepath.Join(golden, "normal"))
-			compareTrees(t, got, want)
-			wantLog, err := os.ReadFile(filepath.Join(golden, "log.txt"))
-			if err != nil {
-				t.Fatalf("%v (UPDATE_GOLDEN=1 writes it)", err)
-			}
-			if log != string(wantLog) {
-				t.Errorf("log:\n%s\nwant:\n%s", log, wantLog)
-			}
+			golden.Tree(t, filepath.Join(dir, "normal"), got)
+			golden.File(t, filepath.Join(dir, "log.txt"), []byte(log))
 			// Same input, same bytes: a second run gives the same tree.
 			again, _ := runGenerator(t, c, h)
-			compareTrees(t, readTree(t, again), got)
+			golden.Compare(t, readTree(t, again), got)
 
 			// Then run what systemd would run before RKE2 starts (under
 			// --root, so without its trial: the log says so).
 			written, applyLog := runApplyFromDropIn(t, h, got)
-			if update {
-				writeTree(t, filepath.Join(golden, "host"), written)
-				if applyLog != "" {
-					writeFile(t, filepath.Join(golden, "apply.log"), []byte(applyLog), 0o644)
-				}
-			}
-			compareTrees(t, written, readTree(t, filepath.Join(golden, "host")))
+			golden.Tree(t, filepath.Join(dir, "host"), written)
 			if applyLog != "" {
-				wantApply, err := os.ReadFile(filepath.Join(golden, "apply.log"))
-				if err != nil {
-					t.Fatalf("%v (UPDATE_GOLDEN=1 writes it)", err)
-				}
-				if applyLog != string(wantApply) {
-					t.Errorf("apply log:\n%s\nwant:\n%s", applyLog, wantApply)
-				}
+				golden.File(t, filepath.Join(dir, "apply.log"), []byte(applyLog))
+			} else {
+				golden.Absent(t, filepath.Join(dir, "apply.log"))
 			}
 		})
 	}
+}
+
+// rootArchive is the fixture root as a txtar archive: each file under its
+// path (with its mode when not 0644), each symlink as "path -> target",
+// each empty directory as "path/". Sorted, so the same root is the same
+// bytes.
+func rootArchive(t *testing.T, dir string) []byte {
+	t.Helper()
+	var ar txtar.Archive
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == dir {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		rel = filepath.ToSlash(rel)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		switch {
+		case info.Mode()&fs.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			ar.Files = append(ar.Files, txtar.File{Name: rel + " -> " + target})
+		case d.IsDir():
+			if entries, err := os.ReadDir(p); err == nil && len(entries) == 0 {
+				ar.Files = append(ar.Files, txtar.File{Name: rel + "/"})
+			}
+		default:
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			name := rel
+			if m := info.Mode().Perm(); m != 0o644 {
+				name = fmt.Sprintf("%s (%04o)", rel, m)
+			}
+			ar.Files = append(ar.Files, txtar.File{Name: name, Data: data})
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Slice(ar.Files, func(i, j int) bool { return ar.Files[i].Name < ar.Files[j].Name })
+	return txtar.Format(&ar)
 }
 
 // applyOutputs are the files apply writes (host paths).
@@ -302,30 +304,4 @@ func configFromLine(t *testing.T, quoted string) string {
 	s := strings.NewReplacer("%%", "%", "$$", "$").Replace(quoted)
 	s = strings.TrimSuffix(strings.TrimPrefix(s, `"`), `"`)
 	return strings.NewReplacer(`\"`, `"`, `\\`, `\`).Replace(s)
-}
-
-func compareTrees(t *testing.T, got, want map[string]string) {
-	t.Helper()
-	var names []string
-	for n := range got {
-		names = append(names, n)
-	}
-	for n := range want {
-		if _, ok := got[n]; !ok {
-			names = append(names, n)
-		}
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		g, gok := got[n]
-		w, wok := want[n]
-		switch {
-		case !wok:
-			t.Errorf("unexpected file %s:\n%s", n, g)
-		case !gok:
-			t.Errorf("missing file %s", n)
-		case g != w:
-			t.Errorf("%s:\n%s\nwant:\n%s", n, g, w)
-		}
-	}
 }

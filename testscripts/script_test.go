@@ -29,8 +29,14 @@ func TestMain(m *testing.M) {
 }
 
 func TestScripts(t *testing.T) {
-	testscript.Run(t, testscript.Params{
-		Dir:                 "testdata",
+	testscript.Run(t, params("testdata"))
+}
+
+// params are the settings every script runs with, so the typo test below
+// runs a script exactly as TestScripts would.
+func params(dir string) testscript.Params {
+	return testscript.Params{
+		Dir:                 dir,
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		UpdateScripts:       os.Getenv("UPDATE_GOLDEN") == "1",
@@ -42,24 +48,30 @@ func TestScripts(t *testing.T) {
 			env.Setenv("RKE2_PROXY_BACKEND_ROOT", env.WorkDir+"/root")
 			return os.MkdirAll(env.WorkDir+"/root", 0o755)
 		},
-		Condition: func(cond string) (bool, error) {
-			switch cond {
-			case "root":
-				return os.Geteuid() == 0, nil
-			case "netns":
-				// unshare -n works only as root (or with user namespaces).
-				if os.Geteuid() != 0 {
-					return false, nil
-				}
-				return exec.Command("unshare", "-n", "true").Run() == nil, nil
-			case "bash-completion":
-				// Debian's bash-completion, which cobra's bash script builds on.
-				_, err := os.Stat("/usr/share/bash-completion/bash_completion")
-				return err == nil, nil
-			}
+		Condition: condition,
+	}
+}
+
+// condition answers this project's script conditions. testscript asks it
+// only for names it does not know itself (exec:, short, GOOS, ...); any
+// other name is an error, so a typo such as [!netn] fails the script
+// instead of skipping it forever.
+func condition(cond string) (bool, error) {
+	switch cond {
+	case "root":
+		return os.Geteuid() == 0, nil
+	case "netns":
+		// unshare -n works only as root (or with user namespaces).
+		if os.Geteuid() != 0 {
 			return false, nil
-		},
-	})
+		}
+		return exec.Command("unshare", "-n", "true").Run() == nil, nil
+	case "bash-completion":
+		// Debian's bash-completion, which cobra's bash script builds on.
+		_, err := os.Stat("/usr/share/bash-completion/bash_completion")
+		return err == nil, nil
+	}
+	return false, fmt.Errorf("unknown condition %q (this project knows root, netns, bash-completion; testscript knows exec:NAME, short, GOOS names, ...)", cond)
 }
 
 // hideTools NAME... makes PATH a directory of links to every program the

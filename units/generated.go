@@ -148,7 +148,7 @@ func commonFlags(in Input) []string {
 }
 
 func rke2Options(in Input) ([]*unit.UnitOption, error) {
-	env, err := EnvironmentValue(EnvDecision, string(in.Backend))
+	env, err := EnvironmentValue(hostfs.EnvDecision, string(in.Backend))
 	if err != nil {
 		return nil, err
 	}

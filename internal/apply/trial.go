@@ -217,16 +217,18 @@ func trialFailure(fam rules.Family, loader, input, stderr string, err error) str
 
 // firstComplaint is the loader's first non-empty stderr line, without the
 // program banner iptables prefixes ("iptables-restore v1.8.9 (nf_tables): ").
+// When the kernel refuses a rule, iptables-nft 1.8.9 prints the banner alone
+// on its line and the reason ("line 3: RULE_APPEND failed (Invalid
+// argument): ...") on the next, so a banner with nothing after it is skipped.
 func firstComplaint(stderr string) string {
 	for _, line := range strings.Split(stderr, "\n") {
 		line = strings.TrimSpace(line)
-		if line == "" {
-			continue
+		if i := strings.Index(line+" ", "): "); i > 0 && strings.Contains(line[:i], " v") {
+			line = strings.TrimSpace(line[i+2:])
 		}
-		if i := strings.Index(line, "): "); i > 0 && strings.Contains(line[:i], " v") {
-			line = line[i+3:]
+		if line != "" {
+			return line
 		}
-		return line
 	}
 	return ""
 }

@@ -63,8 +63,9 @@ func load(t *testing.T, b backend.Backend, text string) {
 }
 
 // TestRenderExpectedLoadsAndLiveRoundTrips loads `render expected` into a
-// fresh namespace with each backend's own loader, then checks that
-// `render live` round-trips: flush, load the live render, render again.
+// fresh namespace with each backend's own loader, checks that `render live`
+// prints it back unchanged, then that `render live` round-trips: flush,
+// load the live render, render again.
 func TestRenderExpectedLoadsAndLiveRoundTrips(t *testing.T) {
 	for _, b := range backend.All {
 		t.Run(string(b), func(t *testing.T) {
@@ -86,10 +87,13 @@ func TestRenderExpectedLoadsAndLiveRoundTrips(t *testing.T) {
 			if !strings.HasPrefix(live, "# backend "+string(b)+"\n") || !strings.Contains(live, "KUBE-") && !strings.Contains(live, "kube-proxy") {
 				t.Fatalf("render live shows nothing of kube-proxy:\n%s", live)
 			}
+			// Both are canonical text, and verify compares exactly these two
+			// (the model against what the readers make of the kernel's
+			// copy), so they must be equal byte for byte: a spelling the
+			// model writes differently from the kernel's own would read as
+			// drift on every node.
 			if live != want {
-				// Both are canonical; a difference is a spelling the expected
-				// model writes differently from the kernel's own rendering.
-				t.Logf("live differs from expected (spelling):\n%s", lineDiff(want, live))
+				t.Errorf("render live of the loaded `render expected` differs from it:\n%s", lineDiff(want, live))
 			}
 			flush(t, b)
 			load(t, b, live)

@@ -18,14 +18,10 @@ const envPrefix = EnvBackend + "_"
 // CmdlineKey is the kernel command line word that overrides the backend.
 const CmdlineKey = "rke2.proxy_backend"
 
-// EnvDecision is set by the generator's drop-in in RKE2's unit environment
-// so operators can see the decision with `systemctl show -p Environment`.
-const EnvDecision = "RKE2_PROXY_BACKEND_DECISION"
-
 // envIgnored are RKE2_PROXY_BACKEND_* variables that are not config keys:
 // the --root default, and the generator's record of its decision (which
 // apply inherits as ExecStartPre of the RKE2 unit).
-var envIgnored = map[string]bool{hostfs.EnvRoot: true, EnvDecision: true}
+var envIgnored = map[string]bool{hostfs.EnvRoot: true, hostfs.EnvDecision: true}
 
 // envName is the variable for a key path.
 func envName(p string) string {

@@ -1,7 +1,9 @@
 package facts
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testhost"
@@ -90,11 +92,53 @@ func TestVersionBelow(t *testing.T) {
 }
 
 func FuzzDpkgInstalledVersion(f *testing.F) {
-	f.Add([]byte(dpkgStatus), "iptables")
-	f.Fuzz(func(t *testing.T, data []byte, name string) {
+	f.Add([]byte(dpkgStatus), "iptables", uint8(1), "1.8.7", "1ubuntu5", true, true)
+	f.Add([]byte(dpkgStatus), "nftables", uint8(0), "1.0.6", "", false, false)
+	f.Fuzz(func(t *testing.T, data []byte, name string, epoch uint8, upstream, revision string, installed, first bool) {
 		DpkgInstalledVersion(data, name)
 		UnmanagedPatterns(string(data))
 		shellKey(string(data), name)
 		VersionBelow(name, 1, 8, 5)
+
+		// Round trip: a stanza written the way dpkg writes it, for a
+		// version [epoch:]upstream[-revision], among the other packages of
+		// a real status file, first or last, reads back as upstream when
+		// installed and as nothing otherwise.
+		if !dpkgWord(name, "+-.") || !dpkgWord(upstream, "+.~") || revision != "" && !dpkgWord(revision, "+.~") || strings.Contains(dpkgStatus, "Package: "+name+"\n") {
+			return
+		}
+		version := upstream
+		if epoch > 0 {
+			version = fmt.Sprintf("%d:%s", epoch, version)
+		}
+		if revision != "" {
+			version += "-" + revision
+		}
+		status := "deinstall ok config-files"
+		want := ""
+		if installed {
+			status, want = "install ok installed", upstream
+		}
+		stanza := "Package: " + name + "\nStatus: " + status + "\nPriority: optional\nVersion: " + version + "\nDescription: x\n"
+		file := dpkgStatus + "\n" + stanza
+		if first {
+			file = stanza + "\n" + dpkgStatus
+		}
+		if got := DpkgInstalledVersion([]byte(file), name); got != want {
+			t.Fatalf("package %q version %q (installed %v): read %q, want %q", name, version, installed, got, want)
+		}
 	})
+}
+
+// dpkgWord reports whether s is a non-empty run of lower-case letters,
+// digits and the extra characters, starting with a letter or digit (the
+// shape of package names and version parts).
+func dpkgWord(s, extra string) bool {
+	for i, c := range s {
+		ok := c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || i > 0 && strings.ContainsRune(extra, c)
+		if !ok {
+			return false
+		}
+	}
+	return s != ""
 }

@@ -5,17 +5,68 @@ import (
 	"compress/gzip"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
 
-// On a real kernel config, reading only through the netfilter menus finds
-// every option we record exactly as a full read does.
-func TestConfigCutLosesNothingOnThisKernel(t *testing.T) {
-	raw, err := os.ReadFile("/proc/config.gz")
-	if err != nil {
-		t.Skipf("no /proc/config.gz on this kernel: %v", err)
+// On real kernel configs, reading only through the netfilter menus finds
+// every option we record exactly as a full read does. The fixtures are
+// committed, so this runs on every machine: Debian 12's stock amd64 config
+// (linux-config-6.1, what /boot/config-* holds on kernels without
+// /proc/config.gz) and a 6.18 kernel's /proc/config.gz (with
+// CONFIG_NETFILTER_XTABLES_LEGACY). This machine's own config, when the
+// kernel has one, is checked too.
+func TestConfigCutLosesNothingOnRealConfigs(t *testing.T) {
+	fixtures, err := filepath.Glob("testdata/kconfig/*.config.gz")
+	if err != nil || len(fixtures) < 2 {
+		t.Fatalf("kernel config fixtures: %v %v", fixtures, err)
 	}
+	configs := map[string][]byte{}
+	for _, f := range fixtures {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		configs[f] = raw
+	}
+	if raw, err := os.ReadFile("/proc/config.gz"); err == nil {
+		configs["/proc/config.gz"] = raw
+	}
+	for name, raw := range configs {
+		t.Run(filepath.Base(name), func(t *testing.T) {
+			full := gunzip(t, raw)
+			if !bytes.Contains(full, []byte(netfilterEnd)) {
+				t.Fatalf("%s has no %q: the cut is never taken", name, strings.TrimSpace(netfilterEnd))
+			}
+			want, err := parseKernelConfig(full, wantedOptions)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(want) == 0 {
+				t.Fatal("the full read found none of the options we record")
+			}
+			// Both forms a host has: /proc/config.gz and /boot/config-<release>.
+			for form, data := range map[string][]byte{"/proc/config.gz": raw, "/boot/config-fixture": full} {
+				got, err := parseConfigFile(form, data)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(got) != len(want) {
+					t.Fatalf("%s: cut read found %d options, full read %d:\n%v\n%v", form, len(got), len(want), got, want)
+				}
+				for k, v := range want {
+					if got[k] != v {
+						t.Errorf("%s: CONFIG_%s: cut read %q, full read %q", form, k, got[k], v)
+					}
+				}
+			}
+		})
+	}
+}
+
+func gunzip(t *testing.T, raw []byte) []byte {
+	t.Helper()
 	zr, err := gzip.NewReader(bytes.NewReader(raw))
 	if err != nil {
 		t.Fatal(err)
@@ -24,22 +75,7 @@ func TestConfigCutLosesNothingOnThisKernel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := parseKernelConfig(full, wantedOptions)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := parseConfigFile("/proc/config.gz", raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != len(want) {
-		t.Fatalf("cut read found %d options, full read %d:\n%v\n%v", len(got), len(want), got, want)
-	}
-	for k, v := range want {
-		if got[k] != v {
-			t.Errorf("CONFIG_%s: cut read %q, full read %q", k, got[k], v)
-		}
-	}
+	return full
 }
 
 func TestConfigCutStopsAfterNetfilter(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/legacy"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/vocab"
 )
 
 // iptablesTables are the tables iptables-nft creates in nf_tables.
@@ -20,7 +21,7 @@ var iptablesTables = map[string]bool{"filter": true, "nat": true, "mangle": true
 func classifyChains(names []string) (kubeProxy, kubelet bool) {
 	for _, n := range names {
 		kubeProxy = kubeProxy || ownership.Of("", n) == ownership.KubeProxy
-		kubelet = kubelet || ownership.IsKubeletHintChain(n)
+		kubelet = kubelet || vocab.IsKubeletHintChain(n)
 	}
 	return kubeProxy, kubelet
 }
@@ -62,7 +63,7 @@ func scanNFTables(ctx context.Context, proxy, hint map[backend.Backend]bool) err
 	}
 	var names []string
 	for _, t := range tables {
-		if t.Name == "kube-proxy" {
+		if t.Name == vocab.NFTablesTable {
 			proxy[backend.NFTables] = true
 		}
 		if iptablesTables[t.Name] {

@@ -16,6 +16,13 @@ import (
 // EnvRoot overrides the default root, like --root.
 const EnvRoot = "RKE2_PROXY_BACKEND_ROOT"
 
+// EnvDecision is set by the generator's drop-in in RKE2's unit environment
+// so operators can see the decision with `systemctl show -p Environment`.
+// It lives beside EnvRoot because both the drop-in writer (units) and the
+// config loader (which must not read it as a key) name it, and neither is
+// the other's to import.
+const EnvDecision = "RKE2_PROXY_BACKEND_DECISION"
+
 // maxSymlinks bounds symlink resolution the way the kernel does (ELOOP).
 const maxSymlinks = 40
 

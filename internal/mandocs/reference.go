@@ -112,7 +112,7 @@ func environment() []envDoc {
 		{hostfs.EnvRoot, "The default of --root.", nil},
 		{config.EnvBackend, "auto, off or a backend name: overrides backend in the config file; the kernel command line overrides it.", readsConfig},
 		{"RKE2_PROXY_BACKEND_<KEY>", "Overrides one more config key, named after its path in upper case: " + strings.Join(keys, ", ") + ". An empty value counts as unset; an unknown RKE2_PROXY_BACKEND_* variable is an error. See rke2-proxy-backend-config(5).", readsConfig},
-		{config.EnvDecision, "Set by the generator in the RKE2 unit's environment to record its decision; not a setting.", []string{"generate", "apply"}},
+		{hostfs.EnvDecision, "Set by the generator in the RKE2 unit's environment to record its decision; not a setting.", []string{"generate", "apply"}},
 		{"RKE2_CONFIG_FILE", "RKE2's main config file, as RKE2 reads it from its unit's environment; the drop-in goes to its .d directory.", []string{"apply"}},
 		{"SYSTEMD_IN_INITRD", "Set to 1 by systemd in the initrd, where the generator does nothing.", []string{"generate"}},
 	}

@@ -10,9 +10,9 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/loadcmd"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nstest"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/vocab"
 )
 
 // BenchmarkReaders compares each reader with the backend's own dump tool
@@ -53,7 +53,7 @@ for t in $(cat /proc/net/ip6_tables_names); do ip6tables-legacy -t $t -F; ip6tab
 			// of per-service chains only counted, the others only their
 			// jump and comment, nft without anonymous set elements.
 			shallow := NewSystem(hostfs.New("/"))
-			shallow.Shallow, shallow.SkipChain = true, ownership.IsPerServiceChain
+			shallow.Shallow, shallow.SkipChain = true, vocab.IsPerServiceChain
 			b.Run(fmt.Sprintf("%s/%d/reader-shallow", be, n), func(b *testing.B) {
 				for b.Loop() {
 					if _, err := shallow.Read(context.Background(), be); err != nil {

@@ -8,9 +8,9 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nstest"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected/expectedtest"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/vocab"
 )
 
 // TestIptablesNFTShallowSkipsChains: verify's read of iptables-nft (Shallow
@@ -36,12 +36,12 @@ func compareShallowNFT(t *testing.T) {
 	full, _ := readText(t, backend.IptablesNFT)
 	assertSameAsSave(t, backend.IptablesNFT, full)
 	sys := NewSystem(hostfs.New("/"))
-	sys.Shallow, sys.SkipChain = true, ownership.IsPerServiceChain
+	sys.Shallow, sys.SkipChain = true, vocab.IsPerServiceChain
 	got, err := sys.Read(context.Background(), backend.IptablesNFT)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if read, comments := compareShallow(t, full, got, ownership.IsPerServiceChain); read == 0 || comments == 0 {
+	if read, comments := compareShallow(t, full, got, vocab.IsPerServiceChain); read == 0 || comments == 0 {
 		t.Errorf("%d rules read, %d with a comment: the test needs both", read, comments)
 	}
 }

@@ -10,10 +10,10 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nstest"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected/expectedtest"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/vocab"
 )
 
 // The in-process (getsockopt) legacy reader must see what the save-based
@@ -135,7 +135,7 @@ func compareLegacyReaders(t *testing.T) {
 	if len(want.Tables) == 0 {
 		t.Fatal("the save-based reader found no tables; the test loaded nothing")
 	}
-	for _, skip := range []func(string) bool{nil, ownership.IsPerServiceChain} {
+	for _, skip := range []func(string) bool{nil, vocab.IsPerServiceChain} {
 		before := liveTableLists(t)
 		sys := NewSystem(hostfs.New("/"))
 		sys.Shallow, sys.SkipChain = true, skip

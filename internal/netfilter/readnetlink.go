@@ -15,13 +15,8 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nfttext"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nl"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/vocab"
 )
-
-// iptablesNFTTables are the tables iptables-nft creates in nftables.
-var iptablesNFTTables = []string{"filter", "nat", "mangle", "raw", "security"}
-
-// nativeTable is the table kube-proxy's nftables mode owns per family.
-const nativeTable = "kube-proxy"
 
 // readNetlink reads the iptables-nft or native nftables tables of both
 // families over netlink: one dump each of tables and chains, per table
@@ -39,9 +34,9 @@ func readNetlink(ctx context.Context, b backend.Backend, shallow bool, skip func
 		return nil, wrapNetlink(b, "opening a netfilter netlink socket", err)
 	}
 	defer conn.Close()
-	want := func(name string) bool { return name == nativeTable }
+	want := func(name string) bool { return name == vocab.NFTablesTable }
 	if b == backend.IptablesNFT {
-		want = func(name string) bool { return slices.Contains(iptablesNFTTables, name) }
+		want = vocab.IsIptablesTable
 	}
 	for attempt := 0; attempt < 5; attempt++ {
 		if err := ctx.Err(); err != nil {

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/vocab"
 )
 
 // ChainRef names one chain of a live ruleset.
@@ -41,15 +42,11 @@ type Owned struct {
 // Empty reports whether no kube-proxy object was found.
 func (o Owned) Empty() bool { return len(o.Tables) == 0 && len(o.Chains) == 0 && len(o.Jumps) == 0 }
 
-// iptablesTableNames are the tables iptables (legacy or nft) can hold; an
-// nftables reader may also return iptables-nft's tables, and an iptables-nft
-// reader must not count kube-proxy's native table, so each side only looks
-// at its own kind.
-var iptablesTableNames = map[string]bool{"filter": true, "nat": true, "mangle": true, "raw": true, "security": true}
-
 // Find walks a live ruleset. nftables says whether rs comes from the
-// native nftables backend (only tables named NFTablesTable count) or from
-// an iptables backend (only iptables tables count). Empty legacy tables
+// native nftables backend (only tables named vocab.NFTablesTable count) or
+// from an iptables backend (only iptables tables count: an nftables reader
+// may also return iptables-nft's tables, and an iptables-nft reader must
+// not count kube-proxy's native table). Empty legacy tables
 // created by a probe are not evidence of anything and are not reported.
 func Find(rs *rules.Ruleset, nftables bool) Owned {
 	var o Owned
@@ -58,7 +55,7 @@ func Find(rs *rules.Ruleset, nftables bool) Owned {
 	}
 	for _, t := range rs.Tables {
 		if nftables {
-			if t.Name != NFTablesTable {
+			if t.Name != vocab.NFTablesTable {
 				continue
 			}
 			o.Tables = append(o.Tables, ChainRef{Family: t.Family, Table: t.Name})
@@ -68,7 +65,7 @@ func Find(rs *rules.Ruleset, nftables bool) Owned {
 			}
 			continue
 		}
-		if !iptablesTableNames[t.Name] {
+		if !vocab.IsIptablesTable(t.Name) {
 			continue
 		}
 		owned := map[string]bool{}
@@ -80,7 +77,7 @@ func Find(rs *rules.Ruleset, nftables bool) Owned {
 				o.Chains = append(o.Chains, ref)
 				o.Rules += len(c.Rules)
 			case Kubelet:
-				if IsKubeletHint(t.Name, c.Name) {
+				if vocab.IsKubeletHint(t.Name, c.Name) {
 					o.KubeletHints = append(o.KubeletHints, ref)
 				}
 			}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/vocab"
 )
 
 func chain(name string, rs ...rules.Rule) rules.Chain { return rules.Chain{Name: name, Rules: rs} }
@@ -26,7 +27,7 @@ func TestFindIptables(t *testing.T) {
 		}},
 		{Family: rules.IPv6, Name: "mangle", Chains: []rules.Chain{chain("KUBE-IPTABLES-HINT"), chain("KUBE-KUBELET-CANARY")}},
 		// Native nftables tables do not count on the iptables side.
-		{Family: rules.IPv4, Name: NFTablesTable, Chains: []rules.Chain{chain("services")}},
+		{Family: rules.IPv4, Name: vocab.NFTablesTable, Chains: []rules.Chain{chain("services")}},
 	}}
 	nat := func(c string) ChainRef { return ChainRef{Family: rules.IPv4, Table: "nat", Chain: c} }
 	want := Owned{
@@ -49,12 +50,12 @@ func TestFindIptables(t *testing.T) {
 
 func TestFindNFTables(t *testing.T) {
 	rs := &rules.Ruleset{Backend: backend.NFTables, Tables: []rules.Table{
-		{Family: rules.IPv6, Name: NFTablesTable, Chains: []rules.Chain{chain("services", rules.Rule{Text: "ip6 daddr . meta l4proto . th dport vmap @service-ips"}), chain("nat-prerouting")}},
+		{Family: rules.IPv6, Name: vocab.NFTablesTable, Chains: []rules.Chain{chain("services", rules.Rule{Text: "ip6 daddr . meta l4proto . th dport vmap @service-ips"}), chain("nat-prerouting")}},
 		// iptables-nft's tables as the nftables reader sees them: not kube-proxy's native table.
 		{Family: rules.IPv4, Name: "nat", Chains: []rules.Chain{chain("KUBE-SERVICES")}},
 		{Family: rules.IPv4, Name: "cilium"},
 	}}
-	ref := func(c string) ChainRef { return ChainRef{Family: rules.IPv6, Table: NFTablesTable, Chain: c} }
+	ref := func(c string) ChainRef { return ChainRef{Family: rules.IPv6, Table: vocab.NFTablesTable, Chain: c} }
 	want := Owned{Tables: []ChainRef{ref("")}, Chains: []ChainRef{ref("services"), ref("nat-prerouting")}, Rules: 1}
 	if got := Find(rs, true); !reflect.DeepEqual(got, want) {
 		t.Errorf("Find =\n%+v\nwant\n%+v", got, want)

@@ -33,15 +33,3 @@ func TestOf(t *testing.T) {
 		}
 	}
 }
-
-func TestKubeletHints(t *testing.T) {
-	if !IsKubeletHint("mangle", "KUBE-IPTABLES-HINT") || !IsKubeletHint("mangle", "KUBE-KUBELET-CANARY") {
-		t.Error("kubelet's mangle hint and canary are hints")
-	}
-	if IsKubeletHint("nat", "KUBE-KUBELET-CANARY") {
-		t.Error("only mangle holds the hint iptables-wrappers looks for")
-	}
-	if !IsKubeletHintChain("KUBE-KUBELET-CANARY") || IsKubeletHintChain("KUBE-FIREWALL") {
-		t.Error("KUBE-FIREWALL is kubelet's but no hint")
-	}
-}

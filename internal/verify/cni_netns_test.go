@@ -12,7 +12,6 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nstest"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 )
 
@@ -232,10 +231,7 @@ func TestCNINativeTablesInNetns(t *testing.T) {
 			if out, err := cmd.CombinedOutput(); err != nil {
 				t.Fatalf("nft -f: %v\n%s", err, out)
 			}
-			r := netfilter.NewSystem(hostfs.New("/"))
-			r.Shallow = true
-			r.SkipChain = ownership.IsPerServiceChain
-			res := run(t, Options{Expect: c.expect, Reader: r, CNI: c.setup, NFTTables: netfilter.NFTTables})
+			res := run(t, Options{Expect: c.expect, Reader: NewReader(hostfs.New("/")), CNI: c.setup, NFTTables: netfilter.NFTTables})
 			var text strings.Builder
 			WriteText(&text, res)
 			if got := kinds(res); got != c.want {

@@ -8,10 +8,10 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/oracle"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/vocab"
 )
 
 // footprintDisagreements compares the footprint model of minor kv (what
@@ -80,7 +80,7 @@ func footprintDisagreements(b backend.Backend, kv rke2.KubeVersion, fams []rules
 		}
 	}
 	for _, lt := range live.Tables {
-		if (b == backend.NFTables && lt.Name == ownership.NFTablesTable) && want.Table(lt.Family, lt.Name) == nil {
+		if (b == backend.NFTables && lt.Name == vocab.NFTablesTable) && want.Table(lt.Family, lt.Name) == nil {
 			add("kube-proxy wrote %s table %s, the model lacks it", lt.Family, lt.Name)
 		}
 	}
@@ -93,14 +93,14 @@ func perService(b backend.Backend, name string) bool {
 	if b == backend.NFTables {
 		return strings.Contains(name, "/")
 	}
-	return ownership.IsPerServiceChain(name)
+	return vocab.IsPerServiceChain(name)
 }
 
 // kubeOwned: every object of kube-proxy's nftables table; in iptables,
 // built-in chains (for their jumps) and KUBE-* chains, not a CNI's.
 func kubeOwned(b backend.Backend, table, chain string) bool {
 	if b == backend.NFTables {
-		return table == ownership.NFTablesTable
+		return table == vocab.NFTablesTable
 	}
 	return rules.IsBuiltinChain(table, chain) || strings.HasPrefix(chain, "KUBE-")
 }

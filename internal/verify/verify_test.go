@@ -83,7 +83,7 @@ func TestVerdicts(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			res := run(t, Options{Expect: c.expect, Reader: netfilter.NewFake(c.live...)})
+			res := run(t, Options{Expect: c.expect, Reader: newFake(t, c.live...)})
 			if got := kinds(res); got != c.want {
 				t.Errorf("findings %q, want %q\n%+v", got, c.want, res.Findings)
 			}
@@ -105,7 +105,7 @@ func TestVerdicts(t *testing.T) {
 // verify waits for kube-proxy's first sync: rules that appear during the
 // wait count.
 func TestWaitsForFirstSync(t *testing.T) {
-	fake := netfilter.NewFake()
+	fake := newFake(t)
 	polls := 0
 	opts := Options{Expect: backend.IptablesNFT, Reader: fake, Wait: time.Hour, Poll: time.Second,
 		Sleep: func(ctx context.Context, d time.Duration) error {
@@ -126,7 +126,7 @@ func TestWaitsForFirstSync(t *testing.T) {
 }
 
 func TestOutputs(t *testing.T) {
-	fake := netfilter.NewFake(skeleton(t, backend.IptablesNFT, rke2.KubeVersion{}, 0), skeleton(t, backend.IptablesLegacy, rke2.KubeVersion{}, 3))
+	fake := newFake(t, skeleton(t, backend.IptablesNFT, rke2.KubeVersion{}, 0), skeleton(t, backend.IptablesLegacy, rke2.KubeVersion{}, 3))
 	res := run(t, Options{Expect: backend.IptablesNFT, Reader: fake})
 	m := string(Metrics(res, time.Unix(1700000000, 0)))
 	for _, want := range []string{
@@ -178,7 +178,7 @@ func TestOutputs(t *testing.T) {
 
 // A reader that cannot work (tool missing) ends the wait at once.
 func TestNoWaitOnMissingTools(t *testing.T) {
-	fake := netfilter.NewFake()
+	fake := newFake(t)
 	fake.SetError(backend.IptablesLegacy, &netfilter.NotInstalledError{Backend: backend.IptablesLegacy, Binary: "iptables-legacy-save", Err: os.ErrNotExist})
 	sleeps := 0
 	res := run(t, Options{Expect: backend.IptablesLegacy, Reader: fake, Wait: time.Hour,

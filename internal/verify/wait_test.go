@@ -81,7 +81,7 @@ func (r *stampedReader) Stamp(context.Context, backend.Backend) (string, error) 
 func TestWaitReadsOnlyWhenTheStampMoves(t *testing.T) {
 	var gen atomic.Int32
 	clock := newFakeClock()
-	r := &stampedReader{Fake: netfilter.NewFake(), clock: clock, watch: backend.IptablesNFT, stamp: func() string { return fmt.Sprint(gen.Load()) }}
+	r := &stampedReader{Fake: newFake(t), clock: clock, watch: backend.IptablesNFT, stamp: func() string { return fmt.Sprint(gen.Load()) }}
 	res := run(t, clock.on(Options{Expect: backend.IptablesNFT, Reader: r, Wait: 300 * time.Millisecond, Poll: 5 * time.Millisecond}))
 	if n := r.reads.Load(); n != 1 || res.Synced {
 		t.Errorf("%d reads with an unchanged stamp (synced %v), want 1", n, res.Synced)
@@ -108,7 +108,7 @@ func TestWaitBacksOffAndKeepsTheDeadline(t *testing.T) {
 	var n atomic.Int32
 	always := func() string { return fmt.Sprint(n.Add(1)) } // changes every time
 	clock := newFakeClock()
-	r := &stampedReader{Fake: netfilter.NewFake(), clock: clock, watch: backend.IptablesNFT, cost: 4 * time.Millisecond, stamp: always}
+	r := &stampedReader{Fake: newFake(t), clock: clock, watch: backend.IptablesNFT, cost: 4 * time.Millisecond, stamp: always}
 	run(t, clock.on(Options{Expect: backend.IptablesNFT, Reader: r, Wait: 500 * time.Millisecond, Poll: time.Millisecond}))
 	// A read of 4 ms and 25x its cost after it: one read every 104 ms, at
 	// 0, 104, 208, 312 and 416 ms; reading at every poll would be ~100.
@@ -118,7 +118,7 @@ func TestWaitBacksOffAndKeepsTheDeadline(t *testing.T) {
 
 	// The stamp says read again, the cost says not yet: the first read ends
 	// at 150 ms and the wait ends at 200 ms without a second one.
-	r = &stampedReader{Fake: netfilter.NewFake(), clock: clock, watch: backend.IptablesNFT, cost: 150 * time.Millisecond, stamp: always}
+	r = &stampedReader{Fake: newFake(t), clock: clock, watch: backend.IptablesNFT, cost: 150 * time.Millisecond, stamp: always}
 	res := run(t, clock.on(Options{Expect: backend.IptablesNFT, Reader: r, Wait: 200 * time.Millisecond, Poll: time.Millisecond}))
 	if got := r.reads.Load(); got != 1 || res.Duration > 200*time.Millisecond || res.Synced {
 		t.Errorf("%d reads of 150 ms, done after %s with a 200 ms wait; want 1 read and no overshoot", got, res.Duration)
@@ -126,7 +126,7 @@ func TestWaitBacksOffAndKeepsTheDeadline(t *testing.T) {
 
 	// A read of 10 ms may start again at 260 ms, but would end after the
 	// 265 ms deadline: verify stops there, early, and says so.
-	r = &stampedReader{Fake: netfilter.NewFake(), clock: clock, watch: backend.IptablesNFT, cost: 10 * time.Millisecond, stamp: always}
+	r = &stampedReader{Fake: newFake(t), clock: clock, watch: backend.IptablesNFT, cost: 10 * time.Millisecond, stamp: always}
 	res = run(t, clock.on(Options{Expect: backend.IptablesNFT, Reader: r, Wait: 265 * time.Millisecond, Poll: time.Millisecond}))
 	if got := r.reads.Load(); got != 1 || res.Duration != 260*time.Millisecond || !strings.Contains(strings.Join(res.Notes, "\n"), "stopped waiting for kube-proxy's first sync in iptables-nft") {
 		t.Errorf("%d reads of 10 ms, done after %s with a 265 ms wait, notes %q; want 1 read, a stop at 260 ms and a note", got, res.Duration, res.Notes)
@@ -137,7 +137,7 @@ func TestWaitBacksOffAndKeepsTheDeadline(t *testing.T) {
 func TestWaitLogsProgress(t *testing.T) {
 	var lines []string
 	clock := newFakeClock()
-	res := run(t, clock.on(Options{Expect: backend.NFTables, Reader: netfilter.NewFake(), Wait: 300 * time.Millisecond, Poll: 5 * time.Millisecond,
+	res := run(t, clock.on(Options{Expect: backend.NFTables, Reader: newFake(t), Wait: 300 * time.Millisecond, Poll: 5 * time.Millisecond,
 		ProgressEvery: 100 * time.Millisecond, Progress: func(l string) { lines = append(lines, l) }}))
 	if res.Synced {
 		t.Fatal("synced with nothing live")
@@ -179,11 +179,11 @@ func TestHintsWarnDuringOneBootOverride(t *testing.T) {
 	nft := skeleton(t, backend.IptablesNFT, expected.Newest, 0)
 	hint := &rules.Ruleset{Backend: backend.IptablesLegacy, Tables: []rules.Table{{Family: rules.IPv4, Name: "mangle",
 		Chains: []rules.Chain{{Name: "KUBE-IPTABLES-HINT"}}}}}
-	res := run(t, Options{Expect: backend.IptablesNFT, Reader: netfilter.NewFake(nft, hint), OneBootOverride: true})
+	res := run(t, Options{Expect: backend.IptablesNFT, Reader: newFake(t, nft, hint), OneBootOverride: true})
 	if !res.OK || res.Verdict != VerdictOK || len(res.Warnings) != 1 || res.Warnings[0].Kind != KindKubeletHint {
 		t.Errorf("one-boot override: ok=%v verdict %s warnings %+v findings %q", res.OK, res.Verdict, res.Warnings, kinds(res))
 	}
-	res = run(t, Options{Expect: backend.IptablesNFT, Reader: netfilter.NewFake(nft, hint)})
+	res = run(t, Options{Expect: backend.IptablesNFT, Reader: newFake(t, nft, hint)})
 	if res.OK || kinds(res) != "kubelet-hint@iptables-legacy" {
 		t.Errorf("no override: ok=%v findings %q", res.OK, kinds(res))
 	}
@@ -195,7 +195,7 @@ func TestVerdictCannotTell(t *testing.T) {
 	if r := CannotTell("no plan", "run apply"); r.Verdict != VerdictUnknown || r.OK || len(r.Findings) != 1 {
 		t.Errorf("CannotTell = %+v", r)
 	}
-	fake := netfilter.NewFake()
+	fake := newFake(t)
 	fake.SetError(backend.IptablesLegacy, &netfilter.PermissionError{Backend: backend.IptablesLegacy, Err: fmt.Errorf("EPERM")})
 	if r := run(t, Options{Expect: backend.IptablesLegacy, Reader: fake}); r.Verdict != VerdictUnknown {
 		t.Errorf("unreadable expected backend: verdict %s findings %q", r.Verdict, kinds(r))

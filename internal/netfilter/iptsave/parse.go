@@ -1,7 +1,6 @@
 // Package iptsave parses iptables-save text (the legacy reader streams
-// iptables-legacy-save through it; cleanup reads its own dumps) and holds
-// iptables' argument quoting and splitting, shared with the iptables-nft
-// renderer and the expected footprint.
+// iptables-legacy-save through it; cleanup reads its own dumps). iptables'
+// argument quoting and splitting, which the renderers share, is in vocab.
 package iptsave
 
 import (
@@ -12,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/vocab"
 )
 
 // Parse parses iptables-save (or iptables-restore) text of one
@@ -49,7 +49,7 @@ func ParseShallow(r io.Reader, fam rules.Family, skip func(chain string) bool) (
 	for sc.Scan() {
 		n++
 		raw := sc.Bytes()
-		if (bytes.HasPrefix(raw, []byte("-A ")) || bytes.HasPrefix(raw, []byte("["))) && quoteOpen(raw) {
+		if (bytes.HasPrefix(raw, []byte("-A ")) || bytes.HasPrefix(raw, []byte("["))) && vocab.EndsInQuote(raw) {
 			// A quoted argument (a comment anyone with NET_ADMIN can set)
 			// holds a newline: iptables-save prints it raw, so the rule
 			// goes on until the quote closes, whatever the next lines say.
@@ -160,31 +160,6 @@ func commitTable(tables []rules.Table, t rules.Table) []rules.Table {
 	return append(tables, t)
 }
 
-// quoteOpen reports whether a rule line ends inside a quoted argument,
-// reading quotes and escapes the way SplitArgs does. Most lines have no
-// quote at all, which one IndexByte finds.
-func quoteOpen(line []byte) bool {
-	if bytes.IndexByte(line, '"') < 0 {
-		return false
-	}
-	return quoteState(line, false)
-}
-
-// quoteState continues a quote scan over more of a line: quoted is the
-// state before it, the result the state after. A backslash that ends a
-// piece never escapes the newline after it (SplitArgs reads it as itself).
-func quoteState(piece []byte, quoted bool) bool {
-	for i := 0; i < len(piece); i++ {
-		switch ch := piece[i]; {
-		case quoted && ch == '\\' && i+1 < len(piece) && bytes.IndexByte([]byte(`"\\'`), piece[i+1]) >= 0:
-			i++
-		case ch == '"':
-			quoted = !quoted
-		}
-	}
-	return quoted
-}
-
 // joinQuoted reads lines after first until its open quote closes and
 // returns them joined with the newlines they stood for.
 func joinQuoted(sc *bufio.Scanner, first []byte, n *int) ([]byte, error) {
@@ -199,7 +174,7 @@ func joinQuoted(sc *bufio.Scanner, first []byte, n *int) ([]byte, error) {
 		}
 		*n++
 		// The newline sits between the pieces, so no escape spans it.
-		quoted = quoteState(sc.Bytes(), quoted)
+		quoted = vocab.QuoteState(sc.Bytes(), quoted)
 		joined = append(append(joined, '\n'), sc.Bytes()...)
 	}
 	return joined, nil
@@ -265,7 +240,7 @@ func Rule(text string, isChain func(string) bool) rules.Rule {
 	r := rules.Rule{Text: text}
 	prev := ""
 	for i := 0; i < len(text); {
-		word, next := nextArg(text, i)
+		word, next := vocab.NextArg(text, i)
 		switch prev {
 		case "--comment":
 			if r.Comment == "" {
@@ -279,113 +254,4 @@ func Rule(text string, isChain func(string) bool) rules.Rule {
 		prev, i = word, next
 	}
 	return r
-}
-
-// nextArg returns the word starting at or after i, unquoted, and where the
-// scan continues. Only a word with quotes or escapes is copied.
-func nextArg(text string, i int) (string, int) {
-	for i < len(text) && text[i] == ' ' {
-		i++
-	}
-	start := i
-	for ; i < len(text) && text[i] != ' '; i++ {
-		if text[i] == '"' || text[i] == '\\' {
-			return unquoteArg(text, start)
-		}
-	}
-	return text[start:i], i
-}
-
-// unquoteArg reads one word at start the way SplitArgs does.
-func unquoteArg(text string, start int) (string, int) {
-	// The common case, "a plain quoted comment", needs no copy.
-	if text[start] == '"' {
-		if end := strings.IndexAny(text[start+1:], `"\\`); end >= 0 && text[start+1+end] == '"' {
-			after := start + 1 + end + 1
-			if after == len(text) || text[after] == ' ' {
-				return text[start+1 : start+1+end], after
-			}
-		}
-	}
-	var b strings.Builder
-	quoted := false
-	i := start
-	for ; i < len(text); i++ {
-		ch := text[i]
-		switch {
-		case quoted && ch == '\\' && i+1 < len(text) && strings.IndexByte(`"\\'`, text[i+1]) >= 0:
-			i++
-			b.WriteByte(text[i])
-		case ch == '"':
-			quoted = !quoted
-		case ch == ' ' && !quoted:
-			return b.String(), i
-		default:
-			b.WriteByte(ch)
-		}
-	}
-	return b.String(), i
-}
-
-// SplitArgs splits iptables-save argument text into words, undoing its
-// quoting: "..." groups words; \", \\ and \' escape inside quotes. Its
-// loop repeats unquoteArg's on purpose: it is the plain reading that
-// FuzzIptablesRule checks the in-place scanner (nextArg, unquoteArg's fast
-// path) against.
-func SplitArgs(text string) []string {
-	var (
-		args   []string
-		cur    strings.Builder
-		inWord bool
-		quoted bool
-	)
-	for i := 0; i < len(text); i++ {
-		ch := text[i]
-		switch {
-		case quoted && ch == '\\' && i+1 < len(text) && strings.IndexByte(`"\\'`, text[i+1]) >= 0:
-			i++
-			cur.WriteByte(text[i])
-		case ch == '"':
-			quoted = !quoted
-			inWord = true
-		case ch == ' ' && !quoted:
-			if inWord {
-				args = append(args, cur.String())
-				cur.Reset()
-				inWord = false
-			}
-		default:
-			cur.WriteByte(ch)
-			inWord = true
-		}
-	}
-	if inWord {
-		args = append(args, cur.String())
-	}
-	return args
-}
-
-// Quote quotes an argument the way iptables-save prints it
-// (xtables_save_string): bare when it is only letters, digits, '_' and
-// '-', else in double quotes with '"', '\' and '\” escaped. Rule text
-// built with it equals what iptables-save prints for the same rule.
-func Quote(s string) string {
-	plain := s != ""
-	for i := 0; i < len(s) && plain; i++ {
-		c := s[i]
-		plain = c == '_' || c == '-' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
-	}
-	if plain {
-		return s
-	}
-	var b strings.Builder
-	b.WriteByte('"')
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c == '"' || c == '\\' || c == '\'' {
-			b.WriteByte('\\')
-		}
-		b.WriteByte(s[i])
-	}
-	b.WriteByte('"')
-	return b.String()
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nstest"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/vocab"
 )
 
 func TestParseIptablesSaveReference(t *testing.T) {
@@ -107,14 +108,6 @@ func TestParseIptablesSaveCounters(t *testing.T) {
 	}
 }
 
-func TestSplitArgs(t *testing.T) {
-	got := SplitArgs(`-m comment --comment "a \"b\" \\c" -j  X ""`)
-	want := []string{"-m", "comment", "--comment", `a "b" \c`, "-j", "X", ""}
-	if strings.Join(got, "|") != strings.Join(want, "|") {
-		t.Errorf("SplitArgs = %q, want %q", got, want)
-	}
-}
-
 func FuzzParseIptablesSave(f *testing.F) {
 	f.Add("*filter\n:INPUT ACCEPT [0:0]\n:KUBE-X - [0:0]\n-A INPUT -m comment --comment \"a b\" -j KUBE-X\nCOMMIT\n")
 	f.Add("*nat\n[1:2] -A X\nCOMMIT\n")
@@ -149,37 +142,6 @@ func FuzzParseIptablesSave(f *testing.F) {
 	})
 }
 
-func TestQuoteIptables(t *testing.T) {
-	for in, want := range map[string]string{
-		"KUBE-SVC_1":                 "KUBE-SVC_1",
-		"ns1/svc1:p80":               `"ns1/svc1:p80"`,
-		"kubernetes service portals": `"kubernetes service portals"`,
-		"":                           `""`,
-		`a"b\c'd`:                    `"a\"b\\c\'d"`,
-	} {
-		got := Quote(in)
-		if got != want {
-			t.Errorf("Quote(%q) = %s, want %s", in, got, want)
-		}
-		if back := SplitArgs("--comment " + got); len(back) != 2 || back[1] != in {
-			t.Errorf("SplitArgs does not undo Quote(%q): %q", in, back)
-		}
-	}
-}
-
-func FuzzQuoteIptables(f *testing.F) {
-	f.Add("ns1/svc1:p80")
-	f.Add(`a"b\c'd`)
-	f.Fuzz(func(t *testing.T, s string) {
-		if strings.ContainsRune(s, 0) {
-			return // iptables arguments are C strings; a newline is fine
-		}
-		if back := SplitArgs("-x " + Quote(s)); len(back) != 2 || back[1] != s {
-			t.Fatalf("SplitArgs(Quote(%q)) = %q", s, back)
-		}
-	})
-}
-
 // FuzzIptablesRule checks the in-place scanner against the plain
 // SplitArgs reading of the same text.
 func FuzzIptablesRule(f *testing.F) {
@@ -189,7 +151,7 @@ func FuzzIptablesRule(f *testing.F) {
 	f.Fuzz(func(t *testing.T, text string) {
 		isChain := func(s string) bool { return strings.HasPrefix(s, "KUBE-") }
 		var want rules.Rule
-		args := SplitArgs(text)
+		args := vocab.SplitArgs(text)
 		for i := 0; i+1 < len(args); i++ {
 			switch args[i] {
 			case "--comment":

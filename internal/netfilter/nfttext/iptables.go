@@ -12,6 +12,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nl"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/xtblob"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/vocab"
 )
 
 // IptablesRule renders an iptables-nft rule exactly as iptables-nft-save prints
@@ -41,7 +42,7 @@ func IptablesRule(r nl.Rule, isChain func(string) bool) rules.Rule {
 	if r.Comment != "" && !x.sawComment {
 		// Newer iptables-nft keeps -m comment in the rule's userdata and
 		// prints it after the other matches.
-		parts = append(parts, "-m comment --comment "+iptsave.Quote(r.Comment))
+		parts = append(parts, "-m comment --comment "+vocab.Quote(r.Comment))
 	}
 	if x.target != "" {
 		parts = append(parts, x.target)

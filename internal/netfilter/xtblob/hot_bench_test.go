@@ -7,8 +7,8 @@ import (
 	"github.com/google/nftables/xt"
 	"golang.org/x/sys/unix"
 
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/iptsave"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nl"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/vocab"
 )
 
 // BenchmarkHotMatches backs the package doc's choices for the matches in
@@ -35,7 +35,7 @@ func BenchmarkHotMatches(b *testing.B) {
 			if err != nil {
 				return "", err
 			}
-			return " --comment " + iptsave.Quote(string(*info.(*xt.Comment))), nil
+			return " --comment " + vocab.Quote(string(*info.(*xt.Comment))), nil
 		}},
 		{"tcp", nl.Xt{Name: "tcp", Info: tcp}, func(data []byte) (string, error) {
 			_, err := xt.Unmarshal("tcp", xt.TableFamily(unix.NFPROTO_IPV4), 0, data)

@@ -13,9 +13,9 @@ import (
 
 	"github.com/google/nftables/xt"
 
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/iptsave"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nl"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/vocab"
 )
 
 // Each printer follows the extension's save() in iptables 1.8 so the text
@@ -41,7 +41,7 @@ func MatchText(fam byte, x nl.Xt) string {
 	b := x.Info
 	switch {
 	case x.Name == "comment" && len(b) == 256:
-		return " --comment " + iptsave.Quote(nl.Str(b))
+		return " --comment " + vocab.Quote(nl.Str(b))
 	case x.Name == "addrtype" || x.Name == "conntrack":
 		return xtText(fam, x)
 	case x.Name == "tcp" || x.Name == "udp":
@@ -52,7 +52,7 @@ func MatchText(fam byte, x nl.Xt) string {
 		return recentText(fam, x.Rev, b)
 	case x.Name == "nfacct" && len(b) >= 32:
 		// iptables prints the name after an extra space.
-		return " --nfacct-name  " + iptsave.Quote(nl.Str(b[:32]))
+		return " --nfacct-name  " + vocab.Quote(nl.Str(b[:32]))
 	case x.Name == "mark" && x.Rev == 1 && len(b) >= 9:
 		prefix := " --mark "
 		if b[8] != 0 {

@@ -1,12 +1,15 @@
 package xtblob
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 
+	"github.com/google/nftables/xt"
 	"golang.org/x/sys/unix"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nl"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/vocab"
 )
 
 func TestXtInfoPrinters(t *testing.T) {
@@ -62,14 +65,38 @@ func ports(slo, shi, dlo, dhi uint16, rest ...byte) []byte {
 
 // FuzzBlobs feeds arbitrary info blobs to every decoder: a blob comes from
 // the kernel, and a short or odd one must print a marker, never panic.
+// Every printer's text starts with the space its caller joins on, and the
+// comment match, decoded by hand for speed (see the package doc), reads the
+// same string as google/nftables/xt's decoder for every blob the kernel can
+// hold (a C string padded with NULs), quoted so that SplitArgs gives it back.
 func FuzzBlobs(f *testing.F) {
 	f.Add("conntrack", uint32(3), make([]byte, 160))
 	f.Add("tcp", uint32(0), []byte{0, 0, 255, 255, 0, 80, 0, 80, 0, 0, 0, 0})
 	f.Add("DNAT", uint32(2), make([]byte, 48))
+	f.Add("comment", uint32(0), []byte("default/web:http \"cluster\" IP\nnext line"))
 	f.Fuzz(func(t *testing.T, name string, rev uint32, info []byte) {
 		for _, fam := range []byte{unix.NFPROTO_IPV4, unix.NFPROTO_IPV6} {
-			_ = MatchText(fam, nl.Xt{Name: name, Rev: rev, Info: info})
-			_ = TargetText(fam, nl.Xt{Name: name, Rev: rev, Info: info, Target: true})
+			for _, text := range []string{
+				MatchText(fam, nl.Xt{Name: name, Rev: rev, Info: info}),
+				TargetText(fam, nl.Xt{Name: name, Rev: rev, Info: info, Target: true}),
+			} {
+				if !strings.HasPrefix(text, " ") {
+					t.Fatalf("%s rev %d: text %q does not start with a space", name, rev, text)
+				}
+			}
+		}
+		blob := make([]byte, xt.CommentSize)
+		copy(blob, info)
+		if i := bytes.IndexByte(blob, 0); i >= 0 && bytes.Count(blob[i:], []byte{0}) != len(blob)-i {
+			return // bytes after the C string's end: iptables never writes that
+		}
+		ref, err := xt.Unmarshal("comment", xt.TableFamily(unix.NFPROTO_IPV4), 0, blob)
+		if err != nil {
+			t.Fatalf("xt cannot decode a %d-byte comment: %v", len(blob), err)
+		}
+		text := MatchText(unix.NFPROTO_IPV4, nl.Xt{Name: "comment", Info: blob})
+		if got := vocab.SplitArgs(text); len(got) != 2 || got[0] != "--comment" || got[1] != string(*ref.(*xt.Comment)) {
+			t.Fatalf("comment %q: printed %q, which reads back as %q", string(*ref.(*xt.Comment)), text, got)
 		}
 	})
 }

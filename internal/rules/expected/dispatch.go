@@ -2,7 +2,7 @@ package expected
 
 import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/vocab"
 )
 
 // Dispatch is a rule outside the base chains that steers Service traffic
@@ -21,11 +21,11 @@ type Dispatch struct {
 func Dispatches(b backend.Backend) []Dispatch {
 	if b == backend.NFTables {
 		return []Dispatch{
-			{ownership.NFTablesTable, "services", "", "vmap @service-ips", "ClusterIP, ExternalIP and LoadBalancer dispatch"},
-			{ownership.NFTablesTable, "services", "", "vmap @service-nodeports", "NodePort dispatch"},
+			{vocab.NFTablesTable, "services", "", "vmap @service-ips", "ClusterIP, ExternalIP and LoadBalancer dispatch"},
+			{vocab.NFTablesTable, "services", "", "vmap @service-nodeports", "NodePort dispatch"},
 		}
 	}
 	return []Dispatch{
-		{"nat", kubeServicesChain, "KUBE-NODEPORTS", "", "NodePort dispatch (the last rule of KUBE-SERVICES)"},
+		{"nat", vocab.ChainServices, vocab.ChainNodePorts, "", "NodePort dispatch (the last rule of KUBE-SERVICES)"},
 	}
 }

@@ -2,7 +2,6 @@ package expected
 
 import (
 	"bufio"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -15,6 +14,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nstest"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/vocab"
 )
 
 // refDir is the upstream dumps in the repo's testdata.
@@ -171,8 +171,8 @@ func TestNFTablesSkeletonMatchesReference(t *testing.T) {
 		ruleLines = append(ruleLines, line)
 	}
 	rs := render(t, Options{Backend: backend.NFTables, Kubernetes: rke2.KubeVersion{Major: 1, Minor: 34}, Families: []rules.Family{rules.IPv4}})
-	if len(rs.Tables) != 1 || rs.Tables[0].Name != ownership.NFTablesTable || rs.Tables[0].Comment != TableComment {
-		t.Fatalf("want one table %q with comment %q, got %+v", ownership.NFTablesTable, TableComment, rs.Tables)
+	if len(rs.Tables) != 1 || rs.Tables[0].Name != vocab.NFTablesTable || rs.Tables[0].Comment != TableComment {
+		t.Fatalf("want one table %q with comment %q, got %+v", vocab.NFTablesTable, TableComment, rs.Tables)
 	}
 	got := map[string]string{}
 	for _, c := range rs.Tables[0].Chains {

@@ -1,11 +1,11 @@
 package expected
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/golden"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 )
@@ -25,23 +25,6 @@ func TestGolden(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := rules.Format(rs)
-		path := filepath.Join("testdata", name)
-		if os.Getenv("UPDATE_GOLDEN") == "1" {
-			if err := os.MkdirAll("testdata", 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		want, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatalf("%v (UPDATE_GOLDEN=1 creates it)", err)
-		}
-		if got != string(want) {
-			t.Errorf("%s differs from the render; UPDATE_GOLDEN=1 go test ./internal/rules/expected rewrites it after review\n--- got:\n%s", path, got)
-		}
+		golden.File(t, filepath.Join("testdata", name), []byte(rules.Format(rs)))
 	}
 }

@@ -1,9 +1,9 @@
 package expected
 
 import (
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/iptsave"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/vocab"
 )
 
 // jump is one base-chain jump rule kube-proxy or kubelet ensures.
@@ -18,20 +18,20 @@ const ctNew = "-m conntrack --ctstate NEW"
 // by iptablesKubeletJumpChains, in source order: kube-proxy ensures each
 // with EnsureRule(Prepend), in both families.
 var kubeProxyJumps = []jump{
-	{"filter", "INPUT", "KUBE-EXTERNAL-SERVICES", "kubernetes externally-visible service portals", ctNew},
-	{"filter", "FORWARD", "KUBE-EXTERNAL-SERVICES", "kubernetes externally-visible service portals", ctNew},
-	{"filter", "INPUT", "KUBE-NODEPORTS", "kubernetes health check service ports", ""},
-	{"filter", "FORWARD", "KUBE-SERVICES", "kubernetes service portals", ctNew},
-	{"filter", "OUTPUT", "KUBE-SERVICES", "kubernetes service portals", ctNew},
-	{"filter", "FORWARD", "KUBE-FORWARD", "kubernetes forwarding rules", ""},
-	{"filter", "INPUT", "KUBE-PROXY-FIREWALL", "kubernetes load balancer firewall", ctNew},
-	{"filter", "OUTPUT", "KUBE-PROXY-FIREWALL", "kubernetes load balancer firewall", ctNew},
-	{"filter", "FORWARD", "KUBE-PROXY-FIREWALL", "kubernetes load balancer firewall", ctNew},
-	{"nat", "OUTPUT", "KUBE-SERVICES", "kubernetes service portals", ""},
-	{"nat", "PREROUTING", "KUBE-SERVICES", "kubernetes service portals", ""},
-	{"nat", "POSTROUTING", "KUBE-POSTROUTING", "kubernetes postrouting rules", ""},
-	{"filter", "INPUT", "KUBE-FIREWALL", "", ""},
-	{"filter", "OUTPUT", "KUBE-FIREWALL", "", ""},
+	{"filter", "INPUT", vocab.ChainExternalServices, "kubernetes externally-visible service portals", ctNew},
+	{"filter", "FORWARD", vocab.ChainExternalServices, "kubernetes externally-visible service portals", ctNew},
+	{"filter", "INPUT", vocab.ChainNodePorts, "kubernetes health check service ports", ""},
+	{"filter", "FORWARD", vocab.ChainServices, "kubernetes service portals", ctNew},
+	{"filter", "OUTPUT", vocab.ChainServices, "kubernetes service portals", ctNew},
+	{"filter", "FORWARD", vocab.ChainForward, "kubernetes forwarding rules", ""},
+	{"filter", "INPUT", vocab.ChainProxyFirewall, "kubernetes load balancer firewall", ctNew},
+	{"filter", "OUTPUT", vocab.ChainProxyFirewall, "kubernetes load balancer firewall", ctNew},
+	{"filter", "FORWARD", vocab.ChainProxyFirewall, "kubernetes load balancer firewall", ctNew},
+	{"nat", "OUTPUT", vocab.ChainServices, "kubernetes service portals", ""},
+	{"nat", "PREROUTING", vocab.ChainServices, "kubernetes service portals", ""},
+	{"nat", "POSTROUTING", vocab.ChainPostrouting, "kubernetes postrouting rules", ""},
+	{"filter", "INPUT", vocab.ChainFirewall, "", ""},
+	{"filter", "OUTPUT", vocab.ChainFirewall, "", ""},
 }
 
 // baseJumpCount is how many base-chain jumps each family carries.
@@ -50,14 +50,13 @@ var builtins = map[string][]string{
 var iptablesTableOrder = []string{"filter", "nat", "mangle"}
 
 const (
-	localnetComment   = "block incoming localnet connections"
-	nodeportsComment  = "kubernetes service nodeports; NOTE: this must be the last rule in this chain"
-	masqMark          = "0x4000/0x4000"
-	dropMark          = "0x8000/0x8000"
-	forwardComment    = "kubernetes forwarding rules"
-	forwardCTComment  = "kubernetes forwarding conntrack rule"
-	snatComment       = "kubernetes service traffic requiring SNAT"
-	kubeServicesChain = "KUBE-SERVICES"
+	localnetComment  = "block incoming localnet connections"
+	nodeportsComment = "kubernetes service nodeports; NOTE: this must be the last rule in this chain"
+	masqMark         = "0x4000/0x4000"
+	dropMark         = "0x8000/0x8000"
+	forwardComment   = "kubernetes forwarding rules"
+	forwardCTComment = "kubernetes forwarding conntrack rule"
+	snatComment      = "kubernetes service traffic requiring SNAT"
 )
 
 // builder collects chains per table while keeping rule order.
@@ -97,15 +96,10 @@ func jumpRule(j jump) rules.Rule {
 		text = j.extra + " "
 	}
 	if j.comment != "" {
-		text += "-m comment --comment " + quote(j.comment) + " "
+		text += "-m comment --comment " + vocab.Quote(j.comment) + " "
 	}
 	return rules.Rule{Text: text + "-j " + j.dst, Comment: j.comment, Jump: j.dst}
 }
-
-// quote quotes a comment as iptables-save prints it (xtables_save_string:
-// bare only when it is letters, digits, '_' and '-'), so "ns1/svc1:p80" is
-// quoted and rule text equals what the live readers print.
-func quote(s string) string { return iptsave.Quote(s) }
 
 // iptablesTables renders kubelet's and kube-proxy's fixed chains for one
 // family as they stand after kube-proxy's first sync with no services.
@@ -119,18 +113,18 @@ func iptablesTables(kv rke2.KubeVersion, f rules.Family) []rules.Table {
 		}
 	}
 	// kubelet runs first: hint, KUBE-FIREWALL (IPv4 only) and canaries.
-	b.chain("mangle", "KUBE-IPTABLES-HINT")
+	b.chain("mangle", vocab.ChainIptablesHint)
 	if f == rules.IPv4 {
-		b.chain("filter", "KUBE-FIREWALL")
-		b.prepend("filter", "OUTPUT", jumpRule(jump{dst: "KUBE-FIREWALL"}))
-		b.prepend("filter", "INPUT", jumpRule(jump{dst: "KUBE-FIREWALL"}))
-		b.add("filter", "KUBE-FIREWALL", rules.Rule{
-			Text:    "! -s 127.0.0.0/8 -d 127.0.0.0/8 -m comment --comment " + quote(localnetComment) + " -m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP",
+		b.chain("filter", vocab.ChainFirewall)
+		b.prepend("filter", "OUTPUT", jumpRule(jump{dst: vocab.ChainFirewall}))
+		b.prepend("filter", "INPUT", jumpRule(jump{dst: vocab.ChainFirewall}))
+		b.add("filter", vocab.ChainFirewall, rules.Rule{
+			Text:    "! -s 127.0.0.0/8 -d 127.0.0.0/8 -m comment --comment " + vocab.Quote(localnetComment) + " -m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP",
 			Comment: localnetComment,
 		})
 	}
 	for _, t := range []string{"mangle", "nat", "filter"} {
-		b.chain(t, "KUBE-KUBELET-CANARY")
+		b.chain(t, vocab.ChainKubeletCanary)
 	}
 	// kube-proxy: EnsureChain + EnsureRule(Prepend) for each jump, so a
 	// jump already present (kubelet's) keeps its place.
@@ -142,32 +136,32 @@ func iptablesTables(kv rke2.KubeVersion, f rules.Family) []rules.Table {
 		}
 	}
 	for _, t := range []string{"mangle", "nat", "filter"} {
-		b.chain(t, "KUBE-PROXY-CANARY")
+		b.chain(t, vocab.ChainProxyCanary)
 	}
 	// The restore payload's fixed rules.
-	b.add("filter", "KUBE-FORWARD", rules.Rule{Text: "-m conntrack --ctstate INVALID -j DROP"})
-	b.add("filter", "KUBE-FORWARD", rules.Rule{
-		Text:    "-m comment --comment " + quote(forwardComment) + " -m mark --mark " + masqMark + " -j ACCEPT",
+	b.add("filter", vocab.ChainForward, rules.Rule{Text: "-m conntrack --ctstate INVALID -j DROP"})
+	b.add("filter", vocab.ChainForward, rules.Rule{
+		Text:    "-m comment --comment " + vocab.Quote(forwardComment) + " -m mark --mark " + masqMark + " -j ACCEPT",
 		Comment: forwardComment,
 	})
-	b.add("filter", "KUBE-FORWARD", rules.Rule{
-		Text:    "-m comment --comment " + quote(forwardCTComment) + " -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT",
+	b.add("filter", vocab.ChainForward, rules.Rule{
+		Text:    "-m comment --comment " + vocab.Quote(forwardCTComment) + " -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT",
 		Comment: forwardCTComment,
 	})
-	b.chain("nat", "KUBE-NODEPORTS")
-	b.add("nat", "KUBE-MARK-MASQ", rules.Rule{Text: "-j MARK --set-xmark " + masqMark})
-	b.add("nat", "KUBE-POSTROUTING", rules.Rule{Text: "-m mark ! --mark " + masqMark + " -j RETURN"})
-	b.add("nat", "KUBE-POSTROUTING", rules.Rule{Text: "-j MARK --set-xmark 0x4000/0x0"})
-	b.add("nat", "KUBE-POSTROUTING", rules.Rule{
-		Text:    "-m comment --comment " + quote(snatComment) + " -j MASQUERADE --random-fully",
+	b.chain("nat", vocab.ChainNodePorts)
+	b.add("nat", vocab.ChainMarkMasq, rules.Rule{Text: "-j MARK --set-xmark " + masqMark})
+	b.add("nat", vocab.ChainPostrouting, rules.Rule{Text: "-m mark ! --mark " + masqMark + " -j RETURN"})
+	b.add("nat", vocab.ChainPostrouting, rules.Rule{Text: "-j MARK --set-xmark 0x4000/0x0"})
+	b.add("nat", vocab.ChainPostrouting, rules.Rule{
+		Text:    "-m comment --comment " + vocab.Quote(snatComment) + " -j MASQUERADE --random-fully",
 		Comment: snatComment,
 	})
 	if !kv.AtLeast(1, 28) {
-		b.add("nat", "KUBE-MARK-DROP", rules.Rule{Text: "-j MARK --set-xmark " + dropMark})
+		b.add("nat", vocab.ChainMarkDrop, rules.Rule{Text: "-j MARK --set-xmark " + dropMark})
 	}
 	// KUBE-SERVICES in nat ends with the jump to KUBE-NODEPORTS; services
 	// insert their rules before it (services.go).
-	b.add("nat", kubeServicesChain, nodePortsRule())
+	b.add("nat", vocab.ChainServices, nodePortsRule())
 	return b.finish()
 }
 
@@ -175,9 +169,9 @@ func iptablesTables(kv rke2.KubeVersion, f rules.Family) []rules.Table {
 // every local address (the default in iptables mode).
 func nodePortsRule() rules.Rule {
 	return rules.Rule{
-		Text:    "-m comment --comment " + quote(nodeportsComment) + " -m addrtype --dst-type LOCAL -j KUBE-NODEPORTS",
+		Text:    "-m comment --comment " + vocab.Quote(nodeportsComment) + " -m addrtype --dst-type LOCAL -j KUBE-NODEPORTS",
 		Comment: nodeportsComment,
-		Jump:    "KUBE-NODEPORTS",
+		Jump:    vocab.ChainNodePorts,
 	}
 }
 

@@ -2,11 +2,11 @@ package expected
 
 import (
 	"fmt"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
 	"sort"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/vocab"
 )
 
 // TableComment is the comment kube-proxy puts on its nftables tables.
@@ -140,7 +140,7 @@ func nftablesTable(kv rke2.KubeVersion, f rules.Family) rules.Table {
 	add("services", addr+" daddr . meta l4proto . th dport vmap @service-ips")
 	add("services", addr+" daddr @nodeport-ips meta l4proto . th dport vmap @service-nodeports")
 	add("service-endpoints-check", addr+" daddr . meta l4proto . th dport vmap @no-endpoint-services")
-	t := rules.Table{Family: f, Name: ownership.NFTablesTable, Comment: TableComment}
+	t := rules.Table{Family: f, Name: vocab.NFTablesTable, Comment: TableComment}
 	for _, bc := range bases {
 		t.Chains = append(t.Chains, *chains[bc.name])
 	}

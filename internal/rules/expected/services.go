@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/vocab"
 )
 
 // Synthetic services are ClusterIP services with one TCP port "p80" and two
@@ -70,11 +71,11 @@ func hashPrefix(s string, n int) string {
 // IptablesServiceChain and IptablesEndpointChain are kube-proxy's
 // KUBE-SVC-/KUBE-SEP- names (portProtoHash, servicePortEndpointChainName).
 func IptablesServiceChain(servicePortName, proto string) string {
-	return "KUBE-SVC-" + hashPrefix(servicePortName+proto, 16)
+	return vocab.PrefixService + hashPrefix(servicePortName+proto, 16)
 }
 
 func IptablesEndpointChain(servicePortName, proto, endpoint string) string {
-	return "KUBE-SEP-" + hashPrefix(servicePortName+proto+endpoint, 16)
+	return vocab.PrefixEndpoint + hashPrefix(servicePortName+proto+endpoint, 16)
 }
 
 // NFTablesChainBase is kube-proxy's nftables per-service chain suffix
@@ -124,12 +125,12 @@ func addIptablesServices(tables []rules.Table, f rules.Family, n int) {
 		dst := fmt.Sprintf("-d %s%s -p tcp", s.clusterIP, prefixLen(f))
 		cipComment := s.name + " cluster IP"
 		svcRules = append(svcRules, rules.Rule{
-			Text:    fmt.Sprintf("%s -m comment --comment %s -m tcp --dport %d -j %s", dst, quote(cipComment), servicePort, svcChain),
+			Text:    fmt.Sprintf("%s -m comment --comment %s -m tcp --dport %d -j %s", dst, vocab.Quote(cipComment), servicePort, svcChain),
 			Comment: cipComment, Jump: svcChain,
 		})
 		sc := rules.Chain{Name: svcChain, Rules: []rules.Rule{{
-			Text:    fmt.Sprintf("! -s %s %s -m comment --comment %s -m tcp --dport %d -j KUBE-MARK-MASQ", podCIDR(f), dst, quote(cipComment), servicePort),
-			Comment: cipComment, Jump: "KUBE-MARK-MASQ",
+			Text:    fmt.Sprintf("! -s %s %s -m comment --comment %s -m tcp --dport %d -j KUBE-MARK-MASQ", podCIDR(f), dst, vocab.Quote(cipComment), servicePort),
+			Comment: cipComment, Jump: vocab.ChainMarkMasq,
 		}}}
 		for k, ep := range s.endpoints {
 			hp := hostPort(ep)
@@ -140,19 +141,19 @@ func addIptablesServices(tables []rules.Table, f rules.Family, n int) {
 				stat = fmt.Sprintf(" -m statistic --mode random --probability %0.11f", 1.0/float64(left))
 			}
 			sc.Rules = append(sc.Rules, rules.Rule{
-				Text:    fmt.Sprintf("-m comment --comment %s%s -j %s", quote(c), stat, sepChain),
+				Text:    fmt.Sprintf("-m comment --comment %s%s -j %s", vocab.Quote(c), stat, sepChain),
 				Comment: c, Jump: sepChain,
 			})
 			chains = append(chains, rules.Chain{Name: sepChain, Rules: []rules.Rule{
-				{Text: fmt.Sprintf("-s %s%s -m comment --comment %s -j KUBE-MARK-MASQ", ep, prefixLen(f), quote(s.name)), Comment: s.name, Jump: "KUBE-MARK-MASQ"},
-				{Text: fmt.Sprintf("-p tcp -m comment --comment %s -m tcp -j DNAT --to-destination %s", quote(s.name), hp), Comment: s.name},
+				{Text: fmt.Sprintf("-s %s%s -m comment --comment %s -j KUBE-MARK-MASQ", ep, prefixLen(f), vocab.Quote(s.name)), Comment: s.name, Jump: vocab.ChainMarkMasq},
+				{Text: fmt.Sprintf("-p tcp -m comment --comment %s -m tcp -j DNAT --to-destination %s", vocab.Quote(s.name), hp), Comment: s.name},
 			}})
 		}
 		chains = append(chains, sc)
 	}
 	for ci := range nat.Chains {
 		c := &nat.Chains[ci]
-		if c.Name == kubeServicesChain {
+		if c.Name == vocab.ChainServices {
 			c.Rules = append(svcRules, c.Rules...)
 		}
 	}

@@ -23,10 +23,10 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/coreos/go-iptables/iptables"
 	"io"
 	"net"
 	"net/http"
@@ -435,33 +435,38 @@ var kubeletTables = []struct{ table, chain string }{
 
 // kubelet plays kubelet's part: it ensures its hint and canary chains one
 // call at a time through the host's iptables command (whatever the
-// alternative points at), as kubelet's own iptables utility does.
+// alternative points at), as kubelet's own iptables utility does: "-N" with
+// the xtables lock wait, and exit status 1 (the chain exists) is success.
+// It runs the command itself rather than through a library, so the
+// product's module carries no dependency that only this test program uses.
 func kubelet(family string) error {
-	proto := iptables.ProtocolIPv4
+	cmd := "iptables"
 	if family == "ipv6" {
-		proto = iptables.ProtocolIPv6
-	}
-	ipt, err := iptables.NewWithProtocol(proto)
-	if err != nil {
-		return fmt.Errorf("kubelet's chains (%s): %w", family, err)
+		cmd = "ip6tables"
 	}
 	for _, c := range kubeletTables {
-		exists, err := ipt.ChainExists(c.table, c.chain)
-		if err != nil {
+		if err := ensureChain(cmd, c.table, c.chain); err != nil {
 			return fmt.Errorf("kubelet's chain %s/%s (%s): %w", c.table, c.chain, family, err)
 		}
-		if exists {
-			continue
-		}
-		if err := ipt.NewChain(c.table, c.chain); err != nil {
-			return fmt.Errorf("kubelet's chain %s/%s (%s): %w", c.table, c.chain, family, err)
-		}
-	}
-	cmd := "iptables"
-	if proto == iptables.ProtocolIPv6 {
-		cmd = "ip6tables"
 	}
 	path, _ := exec.LookPath(cmd)
 	target, _ := filepath.EvalSymlinks(path)
 	return record("kubelet-"+family, target+"\n")
+}
+
+// ensureChain is kubelet's EnsureChain: create the chain, and take exit
+// status 1 ("Chain already exists") as done. The 10 s bound ends a call
+// stuck on the lock (the wait asks for 5 s).
+func ensureChain(cmd, table, chain string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, cmd, "-w", "5", "-N", chain, "-t", table).CombinedOutput()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) && exit.ExitCode() == 1 {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%s -N %s -t %s: %w: %s", cmd, chain, table, err, strings.TrimSpace(string(out)))
+	}
+	return nil
 }

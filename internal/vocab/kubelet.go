@@ -1,0 +1,33 @@
+package vocab
+
+// kubelet's chains, created with the host's iptables
+// (pkg/kubelet/kubelet_network_linux.go).
+const (
+	// ChainIptablesHint (mangle) tells kube-proxy's image which iptables
+	// backend the host uses.
+	ChainIptablesHint = "KUBE-IPTABLES-HINT"
+	// ChainKubeletCanary is in mangle, nat and filter.
+	ChainKubeletCanary = "KUBE-KUBELET-CANARY"
+	// ChainFirewall (filter, IPv4) is shared: kube-proxy ensures an
+	// identical copy, but never deletes it (CleanupLeftovers skips it), so
+	// it counts as kubelet's.
+	ChainFirewall = "KUBE-FIREWALL"
+)
+
+// IsKubeletChain reports whether chain is one kubelet creates.
+func IsKubeletChain(chain string) bool {
+	return chain == ChainFirewall || IsKubeletHintChain(chain)
+}
+
+// IsKubeletHint reports whether chain is one of the chains kubelet creates
+// so that kube-proxy's image can tell which iptables backend the host uses
+// (iptables-wrappers looks for these in mangle).
+func IsKubeletHint(table, chain string) bool {
+	return table == "mangle" && IsKubeletHintChain(chain)
+}
+
+// IsKubeletHintChain reports whether chain is kubelet's hint or canary,
+// whatever the table (kubelet puts the canary in mangle, nat and filter).
+func IsKubeletHintChain(chain string) bool {
+	return chain == ChainIptablesHint || chain == ChainKubeletCanary
+}

@@ -1,0 +1,70 @@
+package vocab
+
+import "strings"
+
+// kube-proxy's fixed chains in iptables mode (pkg/proxy/iptables/proxier.go).
+const (
+	ChainServices         = "KUBE-SERVICES"
+	ChainExternalServices = "KUBE-EXTERNAL-SERVICES"
+	ChainForward          = "KUBE-FORWARD"
+	ChainNodePorts        = "KUBE-NODEPORTS"
+	ChainProxyFirewall    = "KUBE-PROXY-FIREWALL"
+	ChainProxyCanary      = "KUBE-PROXY-CANARY"
+	ChainPostrouting      = "KUBE-POSTROUTING"
+	ChainMarkMasq         = "KUBE-MARK-MASQ"
+	// ChainMarkDrop is gone since 1.28 but still found on old nodes.
+	ChainMarkDrop = "KUBE-MARK-DROP"
+)
+
+// Per-Service and per-endpoint chain prefixes (isServiceChainName); a
+// 16-character hash follows.
+const (
+	PrefixService         = "KUBE-SVC-"
+	PrefixServiceLocal    = "KUBE-SVL-"
+	PrefixServiceExternal = "KUBE-EXT-"
+	PrefixServiceFirewall = "KUBE-FW-"
+	PrefixEndpoint        = "KUBE-SEP-"
+)
+
+// kubeProxyChains are kube-proxy's fixed chain names in iptables mode, plus
+// names older releases and the ipvs mode used: a switch between backends can
+// strand any of them.
+var kubeProxyChains = map[string]bool{
+	ChainServices:         true,
+	ChainExternalServices: true,
+	ChainForward:          true,
+	ChainNodePorts:        true,
+	ChainProxyFirewall:    true,
+	ChainProxyCanary:      true,
+	ChainPostrouting:      true,
+	ChainMarkMasq:         true,
+	ChainMarkDrop:         true,
+	// ipvs mode
+	"KUBE-LOAD-BALANCER":          true,
+	"KUBE-NODE-PORT":              true,
+	"KUBE-LOOP-BACK":              true,
+	"KUBE-IPVS-FILTER":            true,
+	"KUBE-IPVS-OUT-FILTER":        true,
+	"KUBE-SOURCE-RANGES-FIREWALL": true,
+}
+
+var perServicePrefixes = []string{PrefixService, PrefixServiceLocal, PrefixServiceExternal, PrefixServiceFirewall, PrefixEndpoint}
+
+// IsKubeProxyChain reports whether an iptables chain is kube-proxy's: one
+// of its fixed chains (any release, any mode) or a per-Service one.
+// KUBE-FIREWALL is not: kubelet owns it (IsKubeletChain).
+func IsKubeProxyChain(chain string) bool {
+	return kubeProxyChains[chain] || IsPerServiceChain(chain)
+}
+
+// IsPerServiceChain reports whether chain is one of kube-proxy's
+// per-service or per-endpoint iptables chains (KUBE-SVC-*, KUBE-SEP-*, ...):
+// most of a large ruleset, and nothing verify looks inside.
+func IsPerServiceChain(chain string) bool {
+	for _, p := range perServicePrefixes {
+		if strings.HasPrefix(chain, p) {
+			return true
+		}
+	}
+	return false
+}
