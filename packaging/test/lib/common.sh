@@ -48,7 +48,8 @@ tool_package() {
 	mountpoint | unshare) echo util-linux ;;
 	promtool) echo prometheus ;;
 	rpm | rpmbuild | rpmsign) echo rpm ;;
-	sha256sum | timeout) echo coreutils ;;
+	chroot | sha256sum | timeout) echo coreutils ;;
+	gzip | tar) echo "$1" ;;
 	systemd-nspawn) echo systemd-container ;;
 	*) return 1 ;;
 	esac
