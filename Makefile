@@ -20,6 +20,11 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	@# The shipped binaries link no test kit: no package of the kit
+	@# (fixture hosts, the oracle, netns helpers, fakes, goldens) and not the
+	@# standard library's testing, which every kit package imports.
+	@kit=$$($(GO) list -deps ./cmd/... | grep -E '^testing$$|/testscript$$|/internal/(testhost|oracle|golden)(/|$$)|/(nstest|kmodtest|expectedtest)$$|/packaging/test/'); \
+	  if [ -n "$$kit" ]; then echo "the binaries in cmd/ link test-only packages:"; echo "$$kit"; exit 1; fi
 
 # kube-proxy's real proxiers, one build per Kubernetes minor (test/kubeproxy,
 # its own Go module), cached in .cache/oracle/ and rebuilt only when their
