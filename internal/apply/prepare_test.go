@@ -36,13 +36,18 @@ func (ft *fakeTrial) trial(_ context.Context, b backend.Backend, _ rke2.KubeVers
 // edit, the trial faked by ft, and forced as the generator's plan.
 func prepare(t *testing.T, h *testhost.Host, ft *fakeTrial, forced backend.Backend, edit func(*config.Config)) (Outcome, string) {
 	t.Helper()
+	return prepareRun(t, h, ft, forced, edit, false)
+}
+
+func prepareRun(t *testing.T, h *testhost.Host, ft *fakeTrial, forced backend.Backend, edit func(*config.Config), dry bool) (Outcome, string) {
+	t.Helper()
 	in := probed(h)
 	if edit != nil {
 		edit(&in.Config)
 		in.Decision = decide.Decide(in.Facts, in.Config)
 	}
 	var out, log bytes.Buffer
-	o := PrepareOptions{Root: h.Root(), Forced: forced, TrialUnderRoot: true, Trial: ft.trial, Stdout: &out,
+	o := PrepareOptions{Root: h.Root(), Forced: forced, DryRun: dry, TrialUnderRoot: true, Trial: ft.trial, Stdout: &out,
 		Log: func(f string, a ...any) { fmt.Fprintf(&log, f+"\n", a...) }}
 	res, err := Prepare(context.Background(), o, in)
 	if err != nil {
@@ -158,5 +163,47 @@ func TestPrepareGeneratorPlanTheTrialRejects(t *testing.T) {
 				t.Errorf("a drop-in for %s was written for a plan the kernel rejected", got)
 			}
 		})
+	}
+}
+
+// --dry-run weighs the same problems by on_failure and gives the exit a
+// real run would, in the conditional, and writes nothing.
+func TestPrepareDryRunGivesTheRealRunsVerdict(t *testing.T) {
+	for _, tc := range []struct {
+		onFailure string
+		verdict   Verdict
+		says      string
+	}{
+		{config.OnFailureWarn, Warned, "warning: a real run could not honour the plan (on_failure: warn, RKE2 would start with its own defaults): "},
+		{config.OnFailureBlock, Blocked, "apply --dry-run: a real run could not honour the plan (on_failure: block, RKE2 would not start): "},
+	} {
+		t.Run(tc.onFailure, func(t *testing.T) {
+			h := debianHost(t)
+			ft := &fakeTrial{reject: map[backend.Backend]bool{backend.IptablesNFT: true}}
+			out, log := prepareRun(t, h, ft, backend.IptablesNFT, func(c *config.Config) { c.OnFailure = tc.onFailure }, true)
+			said := log
+			if tc.verdict == Blocked {
+				said = out.Message
+			}
+			if out.Verdict != tc.verdict || !strings.Contains(said, tc.says) {
+				t.Fatalf("verdict %d (want %d); %q lacks %q", out.Verdict, tc.verdict, said, tc.says)
+			}
+			if got := writtenBackend(t, h); got != "" {
+				t.Errorf("the dry run wrote a drop-in for %s", got)
+			}
+		})
+	}
+}
+
+// An RKE2_CONFIG_FILE that cannot be read is Prepare's error (cli's exit
+// 2), before any trial: the operator's intent is unknown.
+func TestPrepareUnreadableRKE2ConfigFileIsAnError(t *testing.T) {
+	const moved = "/etc/rke2-elsewhere/config.yaml"
+	h := debianHost(t).File(moved, "kube-proxy-arg: [unclosed\n")
+	ft := &fakeTrial{}
+	o := PrepareOptions{Root: h.Root(), ConfigEnv: moved, TrialUnderRoot: true, Trial: ft.trial}
+	_, err := Prepare(context.Background(), o, probed(h))
+	if err == nil || !strings.HasPrefix(err.Error(), "RKE2_CONFIG_FILE="+moved+": ") || len(ft.asked) != 0 {
+		t.Errorf("Prepare error %v after trials %v; want one naming RKE2_CONFIG_FILE and no trial", err, ft.asked)
 	}
 }
