@@ -3,13 +3,11 @@ package cli
 import (
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/apply"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
@@ -81,9 +79,6 @@ func newApplyCommand(g *globals) *cobra.Command {
 }
 
 func runApply(cmd *cobra.Command, g *globals, fl applyFlags) error {
-	logf := func(format string, args ...any) {
-		fmt.Fprintf(g.stderr, "rke2-proxy-backend apply: "+format+"\n", args...)
-	}
 	forced, err := backendFlag("--backend", fl.backend, false)
 	if err != nil {
 		return usageError(err)
@@ -95,72 +90,20 @@ func runApply(cmd *cobra.Command, g *globals, fl applyFlags) error {
 		return usageError(fmt.Errorf("%w; RKE2 will not start until this is fixed (the operator's intent is unknown, so %s from an earlier boot is not used); check with `rke2-proxy-backend detect`",
 			err, rke2.DropInName))
 	}
-	in, mainFile, err := apply.Settle(g.hostRoot(), apply.Input{Facts: f, Config: cfg, Decision: d}, forced, os.Getenv(apply.EnvRKE2Config))
+	out, err := apply.Prepare(cmd.Context(), apply.PrepareOptions{
+		Root: g.hostRoot(), Forced: forced, ConfigEnv: os.Getenv(apply.EnvRKE2Config),
+		DryRun: fl.dryRun, Modprobe: fl.modprobe, Systemctl: fl.systemctl,
+		NoTrial: fl.noTrial, TrialUnderRoot: fl.trialUnderRoot,
+		Stdout: g.stdout,
+		Log: func(format string, args ...any) {
+			fmt.Fprintf(g.stderr, "rke2-proxy-backend apply: "+format+"\n", args...)
+		},
+	}, apply.Input{Facts: f, Config: cfg, Decision: d})
 	if err != nil {
 		return usageError(err)
 	}
-	f, d, problems := in.Facts, in.Decision, in.Problems
-	switch root := g.hostRoot(); {
-	case fl.noTrial:
-	case !root.IsHost() && !fl.trialUnderRoot:
-		logf("trial skipped: under --root %s the running kernel and its loaders are this machine's, not that host's, so a trial here would prove nothing about it; apply on that host proves the backend", root.Dir())
-	default:
-		if !root.IsHost() {
-			logf("trial under --root %s on this machine's kernel and loaders (--trial-under-root): it proves nothing about that host", root.Dir())
-		}
-		f, d, problems = trialAndDecide(cmd.Context(), f, cfg, d, forced, problems, logf)
+	if out.Verdict == apply.Blocked {
+		return failure("%s", out.Message)
 	}
-	for _, u := range f.Unreadable {
-		logf("warning: %s", u)
-	}
-	if d.Disabled {
-		logf("disabled (source %s): %s", d.Source, strings.Join(d.Reasons, " "))
-	} else {
-		logf("backend %s (source %s): %s", d.Backend, d.Source, strings.Join(d.Reasons, " "))
-	}
-
-	opts := apply.Options{
-		Root: g.hostRoot(), RKE2Config: mainFile, DryRun: fl.dryRun, Modprobe: fl.modprobe,
-		Stdout: g.stdout, Log: logf,
-	}
-	res, err := apply.Run(cmd.Context(), opts, apply.Input{Facts: f, Config: cfg, Decision: d, Problems: problems})
-	problems = res.Problems
-	if err == nil && len(problems) == 0 && !fl.dryRun {
-		writeCNIManifests(opts, f, cfg, d, logf)
-	}
-	if !fl.dryRun {
-		apply.Journal(res.Plan, problems)
-	}
-	if err != nil {
-		return failure("apply: %w", err)
-	}
-	if !fl.dryRun && forced == "" && (len(problems) == 0 || cfg.OnFailure != config.OnFailureBlock) {
-		if unit := apply.OwnRKE2Unit(); unit != "" {
-			// RKE2 starts: verify must follow, as the decided wiring's Wants= makes it.
-			if err := apply.CompleteWiring(cmd.Context(), fl.systemctl, logf); err != nil {
-				logf("warning: %v; start it by hand once %s is up", err, unit)
-			}
-		}
-	}
-	if len(problems) == 0 {
-		return nil
-	}
-	msg := strings.Join(problems, "; ")
-	reads := res.RKE2Reads
-	if reads == "" {
-		reads = apply.ReadsDefaults
-	}
-	if fl.dryRun {
-		// The same exit code a real run would give, in the conditional.
-		if cfg.OnFailure == config.OnFailureBlock {
-			return failure("apply --dry-run: a real run could not honour the plan (on_failure: block, RKE2 would not start): %s", msg)
-		}
-		logf("warning: a real run could not honour the plan (on_failure: warn, RKE2 would start with %s): %s", reads, msg)
-		return nil
-	}
-	if cfg.OnFailure == config.OnFailureBlock {
-		return failure("apply: cannot honour the plan (on_failure: block, RKE2 will not start): %s", msg)
-	}
-	logf("warning: cannot honour the plan (on_failure: warn, RKE2 starts with %s): %s", reads, msg)
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/apply"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
@@ -53,7 +54,7 @@ func newDetectCommand(g *globals) *cobra.Command {
 			return err
 		}
 		conflicts := hostconflict.Find(f, d.Backend)
-		manifests, err := neededCNIManifests(f, d)
+		manifests, err := apply.CNIManifests(f, d)
 		if err != nil {
 			return failure("render the CNI's HelmChartConfig: %w", err)
 		}
@@ -86,7 +87,7 @@ type detectOutput struct {
 	Decision decide.Decision `json:"decision"`
 	// HostConflicts is never null: scripts count it.
 	HostConflicts []hostconflict.Finding `json:"host_conflicts"`
-	CNIManifests  []cniManifest          `json:"cni_manifests,omitempty"`
+	CNIManifests  []apply.CNIManifest    `json:"cni_manifests,omitempty"`
 }
 
 // detectSettings is the effective config as an operator writes it: the
@@ -103,7 +104,7 @@ type detectVerify struct {
 	TextfileDir string `json:"textfile_dir"`
 }
 
-func writeDetectJSON(w io.Writer, f facts.Facts, c config.Config, d decide.Decision, conflicts []hostconflict.Finding, manifests []cniManifest) error {
+func writeDetectJSON(w io.Writer, f facts.Facts, c config.Config, d decide.Decision, conflicts []hostconflict.Finding, manifests []apply.CNIManifest) error {
 	if conflicts == nil {
 		conflicts = []hostconflict.Finding{}
 	}
@@ -129,7 +130,7 @@ func durationText(d time.Duration) string {
 
 // writeDetectText is the short human view: the decision, numbered reasons,
 // what was refused or kept, then the handful of facts the reasons lean on.
-func writeDetectText(w io.Writer, f facts.Facts, c config.Config, d decide.Decision, conflicts []hostconflict.Finding, manifests []cniManifest) error {
+func writeDetectText(w io.Writer, f facts.Facts, c config.Config, d decide.Decision, conflicts []hostconflict.Finding, manifests []apply.CNIManifest) error {
 	var b strings.Builder
 	if d.Disabled {
 		fmt.Fprintf(&b, "backend: none, rke2-proxy-backend leaves kube-proxy alone (source: %s)\n", d.Source)

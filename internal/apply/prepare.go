@@ -1,0 +1,165 @@
+package apply
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
+)
+
+// PrepareOptions are one ExecStartPre run's settings: what the command
+// line was given, and the seams its tests replace.
+type PrepareOptions struct {
+	Root hostfs.Root
+	// Forced is the generator's plan (apply --backend; "" decides now).
+	Forced backend.Backend
+	// ConfigEnv is RKE2_CONFIG_FILE from apply's environment.
+	ConfigEnv string
+	DryRun    bool
+	// Modprobe overrides hostfs.Modprobe; Systemctl hostfs.Systemctl.
+	Modprobe  string
+	Systemctl string
+	// LockWait bounds the wait for another apply (0: DefaultLockWait).
+	LockWait time.Duration
+	// NoTrial skips the trial (bench/apply.sh's pairs); TrialUnderRoot runs
+	// it under --root anyway, on this machine's kernel and loaders.
+	NoTrial        bool
+	TrialUnderRoot bool
+	// Trial proves one backend (nil: Trial, the real load in a throwaway
+	// network namespace). The re-decide loop's unit tests replace it.
+	Trial  func(ctx context.Context, b backend.Backend, k rke2.KubeVersion) TrialResult
+	Stdout io.Writer
+	Log    func(format string, args ...any)
+}
+
+// Verdict is what a run means for RKE2's start: the exit code cli gives.
+type Verdict int
+
+const (
+	// Honoured: the plan was carried out (or nothing stood in its way).
+	Honoured Verdict = iota
+	// Warned: the plan could not be honoured and on_failure is warn, so
+	// RKE2 starts anyway (exit 0, the warning logged).
+	Warned
+	// Blocked: the plan could not be honoured and on_failure is block, or
+	// the run itself failed: RKE2 must not start (exit 1, Message says why).
+	Blocked
+)
+
+// Outcome is what Prepare did and what it means.
+type Outcome struct {
+	Verdict Verdict
+	// Message is the failure to report for Blocked.
+	Message string
+	// Input is the decision carried out (after Settle and the trials).
+	Input  Input
+	Result Result
+}
+
+// Prepare is apply's whole ExecStartPre sequence on a decision already
+// made (in): settle it against the generator's plan and RKE2_CONFIG_FILE,
+// prove the backend by trial (deciding again when the kernel rejects it),
+// load its modules, write the drop-in and, on a server that asks for it,
+// the CNI's HelmChartConfig, record the plan, start verify when the
+// generator could not wire it, and weigh what failed by on_failure.
+//
+// The error is an RKE2 config that cannot be read (exit 2): its intent is
+// unknown.
+func Prepare(ctx context.Context, o PrepareOptions, in Input) (Outcome, error) {
+	logf := o.log
+	in, mainFile, err := Settle(o.Root, in, o.Forced, o.ConfigEnv)
+	if err != nil {
+		return Outcome{Input: in}, err
+	}
+	f, cfg, d, problems := in.Facts, in.Config, in.Decision, in.Problems
+	switch root := o.Root; {
+	case o.NoTrial:
+	case !root.IsHost() && !o.TrialUnderRoot:
+		logf("trial skipped: under --root %s the running kernel and its loaders are this machine's, not that host's, so a trial here would prove nothing about it; apply on that host proves the backend", root.Dir())
+	default:
+		if !root.IsHost() {
+			logf("trial under --root %s on this machine's kernel and loaders (--trial-under-root): it proves nothing about that host", root.Dir())
+		}
+		f, d, problems = o.trialAndDecide(ctx, f, cfg, d, problems)
+	}
+	for _, u := range f.Unreadable {
+		logf("warning: %s", u)
+	}
+	if d.Disabled {
+		logf("disabled (source %s): %s", d.Source, strings.Join(d.Reasons, " "))
+	} else {
+		logf("backend %s (source %s): %s", d.Backend, d.Source, strings.Join(d.Reasons, " "))
+	}
+
+	ro := Options{
+		Root: o.Root, RKE2Config: mainFile, DryRun: o.DryRun, Modprobe: o.Modprobe, LockWait: o.LockWait,
+		Stdout: o.Stdout, Log: logf,
+	}
+	in = Input{Facts: f, Config: cfg, Decision: d, Problems: problems}
+	res, err := Run(ctx, ro, in)
+	out := Outcome{Input: in, Result: res}
+	problems = res.Problems
+	if err == nil && len(problems) == 0 && !o.DryRun {
+		writeCNIManifests(ro, f, cfg, d, logf)
+	}
+	if !o.DryRun {
+		Journal(res.Plan, problems)
+	}
+	if err != nil {
+		return out.block("apply: %v", err), nil
+	}
+	if !o.DryRun && o.Forced == "" && (len(problems) == 0 || cfg.OnFailure != config.OnFailureBlock) {
+		if unit := OwnRKE2Unit(); unit != "" {
+			// RKE2 starts: verify must follow, as the decided wiring's Wants= makes it.
+			if err := CompleteWiring(ctx, o.Systemctl, logf); err != nil {
+				logf("warning: %v; start it by hand once %s is up", err, unit)
+			}
+		}
+	}
+	return onFailure(out, cfg, o.DryRun, logf), nil
+}
+
+// onFailure weighs a run's problems by the operator's on_failure.
+func onFailure(out Outcome, cfg config.Config, dryRun bool, logf func(string, ...any)) Outcome {
+	problems := out.Result.Problems
+	if len(problems) == 0 {
+		return out
+	}
+	msg := strings.Join(problems, "; ")
+	reads := out.Result.RKE2Reads
+	if reads == "" {
+		reads = ReadsDefaults
+	}
+	if dryRun {
+		// The same exit code a real run would give, in the conditional.
+		if cfg.OnFailure == config.OnFailureBlock {
+			return out.block("apply --dry-run: a real run could not honour the plan (on_failure: block, RKE2 would not start): %s", msg)
+		}
+		logf("warning: a real run could not honour the plan (on_failure: warn, RKE2 would start with %s): %s", reads, msg)
+		out.Verdict = Warned
+		return out
+	}
+	if cfg.OnFailure == config.OnFailureBlock {
+		return out.block("apply: cannot honour the plan (on_failure: block, RKE2 will not start): %s", msg)
+	}
+	logf("warning: cannot honour the plan (on_failure: warn, RKE2 starts with %s): %s", reads, msg)
+	out.Verdict = Warned
+	return out
+}
+
+func (out Outcome) block(format string, args ...any) Outcome {
+	out.Verdict, out.Message = Blocked, fmt.Sprintf(format, args...)
+	return out
+}
+
+func (o PrepareOptions) log(format string, args ...any) {
+	if o.Log != nil {
+		o.Log(format, args...)
+	}
+}
