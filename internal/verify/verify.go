@@ -11,6 +11,7 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cni"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kubeproxy"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
@@ -121,9 +122,9 @@ type Result struct {
 	ProxyMode string `json:"proxy_mode,omitempty"`
 	// KubeProxy is kube-proxy's own sync figures from its /metrics, when
 	// it answered with them.
-	KubeProxy *KubeProxyFigures `json:"kube_proxy,omitempty"`
-	Backends  []BackendState    `json:"backends"`
-	Findings  []Finding         `json:"findings"`
+	KubeProxy *kubeproxy.Figures `json:"kube_proxy,omitempty"`
+	Backends  []BackendState     `json:"backends"`
+	Findings  []Finding          `json:"findings"`
 	// Warnings are findings that do not fail verify (see OneBootOverride).
 	Warnings []Finding `json:"warnings,omitempty"`
 	Notes    []string  `json:"notes,omitempty"`
