@@ -37,7 +37,7 @@ type expfmtPage struct {
 // with fractional counts.
 var agreedPages = map[string]string{
 	"escapes": "# HELP x a \\\\ help\n# TYPE x gauge\nx 1\ny{a=\"b\\\"c\\\\d\\ne\",z=\"\"} +Inf 1700000000000\n\nw{} NaN\nv -Inf\n",
-	"spacing": "u{ a=\"1\" , b=\"2\",} 1.5e-3\t1700000000000\nt 12e3\ns   -0\n",
+	"spacing": "u{ a = \"1\" , b=\"2\",} 1.5e-3\t1700000000000\nt 12e3\ns   -0\n",
 	"histogram": "# TYPE h histogram\nh_bucket{ip_family=\"IPv4\",le=\"0.001\"} 0\nh_bucket{ip_family=\"IPv4\",le=\"0.5\"} 1.5\n" +
 		"h_bucket{ip_family=\"IPv4\",le=\"+Inf\"} 3\nh_sum{ip_family=\"IPv4\"} 0.75\nh_count{ip_family=\"IPv4\"} 3\n",
 	"summary": "# TYPE q summary\nq{quantile=\"0.5\"} 0.25\nq{quantile=\"0.99\"} 1\nq_sum 4\nq_count 8\n",

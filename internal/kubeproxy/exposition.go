@@ -105,11 +105,16 @@ func parseLabels(in string) (map[string]string, string, error) {
 			return nil, "", fmt.Errorf("bad label name at %q", clip(in, 20))
 		}
 		name := in[:j]
+		// The format allows blanks around the = (expfmt reads them).
 		in = strings.TrimLeft(in[j:], " \t")
-		if !strings.HasPrefix(in, `="`) {
+		eq := strings.HasPrefix(in, "=")
+		if eq {
+			in = strings.TrimLeft(in[1:], " \t")
+		}
+		if !eq || !strings.HasPrefix(in, `"`) {
 			return nil, "", fmt.Errorf("label %s: want =\"value\"", name)
 		}
-		value, after, err := unquoteLabel(in[2:])
+		value, after, err := unquoteLabel(in[1:])
 		if err != nil {
 			return nil, "", fmt.Errorf("label %s: %w", name, err)
 		}

@@ -7,6 +7,9 @@
 // hashes only test/kubeproxy/*.go) and the product never links expfmt.
 //
 //	go run -modfile=go.v1.37.mod ./expfmtdiff PAGE...
+//
+// It needs expfmt.NewTextParser (prometheus/common v0.66 and later, so the
+// mod files of 1.35 on); internal/kubeproxy's test runs it with the newest.
 package main
 
 import (
