@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nstest"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/oracle"
 )
 
@@ -99,20 +101,25 @@ func TestExpositionAgreesWithExpfmt(t *testing.T) {
 			case want.Error != "" || err != nil:
 				t.Fatalf("ours %v, expfmt %q; want both to read it", err, want.Error)
 			}
-			ours := spellSamples(t, got)
-			them := make([]string, 0, len(want.Samples))
-			for _, s := range want.Samples {
-				them = append(them, sampleKey(s.Name, s.Labels, s.Value))
-			}
-			sort.Strings(them)
-			if strings.Join(ours, "\n") != strings.Join(them, "\n") {
-				t.Errorf("samples differ from expfmt's:\n%s", diffLines(ours, them))
-			}
-			if len(ours) == 0 {
-				t.Errorf("no samples read")
-			}
+			sameSamples(t, got, want)
 		})
 	}
+}
+
+// sameSamples fails t unless ours are exactly the samples expfmt read (and
+// there are some); it returns how many.
+func sameSamples(t *testing.T, got []Sample, want expfmtPage) int {
+	t.Helper()
+	ours := spellSamples(t, got)
+	them := make([]string, 0, len(want.Samples))
+	for _, s := range want.Samples {
+		them = append(them, sampleKey(s.Name, s.Labels, s.Value))
+	}
+	sort.Strings(them)
+	if strings.Join(ours, "\n") != strings.Join(them, "\n") || len(ours) == 0 {
+		t.Errorf("%s: samples differ from expfmt's:\n%s", filepath.Base(want.File), diffLines(ours, them))
+	}
+	return len(ours)
 }
 
 // expfmtRead runs test/kubeproxy/expfmtdiff with the newest minor's mod
@@ -225,4 +232,38 @@ func diffLines(ours, theirs []string) string {
 		out = append(out[:20], fmt.Sprintf("... and %d more", len(out)-20))
 	}
 	return fmt.Sprintf("%d ours, %d expfmt's\n%s", len(ours), len(theirs), strings.Join(out, "\n"))
+}
+
+// Every minor's kube-proxy writes a page both parsers read alike: the
+// oracle of each minor syncs a few dual-stack Services in nftables mode in
+// a fresh network namespace and writes its real /metrics page (kube-proxy's
+// registry through kube-proxy's handler, test/kubeproxy/metricsdump.go).
+func TestExpositionAgreesWithExpfmtOnEveryMinor(t *testing.T) {
+	if !nstest.InNetns(t) {
+		return
+	}
+	nstest.Tool(t, "nft")
+	dir := t.TempDir()
+	var files []string
+	for _, minor := range oracle.Minors {
+		page := filepath.Join(dir, "kube-proxy-"+minor+"-nftables-metrics.prom")
+		args := append(oracle.Args(backend.NFTables, oracle.Options{Services: 5, IPv6: true}), "--metrics-out", page)
+		if out, err := exec.Command(oracle.Binary(t, minor), args...).CombinedOutput(); err != nil {
+			t.Fatalf("oracle %s %s: %v\n%s", minor, strings.Join(args, " "), err, out)
+		}
+		files = append(files, page)
+	}
+	theirs := expfmtRead(t, files)
+	for _, f := range files {
+		want := theirs[f]
+		got, err := ParseExposition(readPage(t, f), func(string) bool { return true })
+		if err != nil || want.Error != "" {
+			t.Fatalf("%s: ours %v, expfmt %q; want both to read kube-proxy's page", filepath.Base(f), err, want.Error)
+		}
+		n := sameSamples(t, got, want)
+		if _, _, err := ParseFigures(readPage(t, f)); err != nil {
+			t.Errorf("%s: kube-proxy's own page gives no figures: %v", filepath.Base(f), err)
+		}
+		t.Logf("%s: %d samples, read alike", filepath.Base(f), n)
+	}
 }
