@@ -7,9 +7,9 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kubeproxy"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
 
 // Observation is what runs now, read from the kernel, kube-proxy and RKE2's
@@ -57,7 +57,7 @@ func observe(ctx context.Context, o Options, f facts.Facts) (Observation, error)
 		}
 	}
 	if o.ProxyModeURL != "" {
-		obs.ProxyMode, obs.ProxyModeNote, obs.ProxyModeProblem = verify.AskProxyMode(ctx, o.ProxyModeURL)
+		obs.ProxyMode, obs.ProxyModeNote, obs.ProxyModeProblem = kubeproxy.AskProxyMode(ctx, o.ProxyModeURL)
 	} else {
 		obs.ProxyModeNote = "it was not asked: --proxy-mode-url is empty"
 	}

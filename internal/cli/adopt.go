@@ -12,6 +12,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/adopt"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kubeproxy"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/units"
 )
@@ -77,7 +78,7 @@ func newAdoptCommand(g *globals) *cobra.Command {
 	fl := cmd.Flags()
 	fl.BoolVar(&dryRun, "dry-run", false, "read and print what would be recorded; write and start nothing")
 	fl.DurationVar(&wait, "wait", 0, "wait up to this long for kube-proxy's first rules when there are none yet")
-	fl.StringVar(&proxyModeURL, "proxy-mode-url", verify.DefaultProxyModeURL, `kube-proxy's /proxyMode URL ("" skips asking)`)
+	fl.StringVar(&proxyModeURL, "proxy-mode-url", kubeproxy.DefaultProxyModeURL, `kube-proxy's /proxyMode URL ("" skips asking)`)
 	_ = fl.MarkHidden("proxy-mode-url")
 	fl.StringVar(&sctl, "systemctl", "", "systemctl's path (tests)")
 	_ = fl.MarkHidden("systemctl")

@@ -19,10 +19,10 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kubeproxy"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/plan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/switchover"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
 
 func init() { register(newSwitchCommand) }
@@ -321,7 +321,7 @@ func switchFor(cmd *cobra.Command, g *globals, from, to backend.Backend, timeout
 		Verifier: switchover.LiveVerifier{
 			Root:         root,
 			Wait:         timeout,
-			ProxyModeURL: verify.ProxyModeEndpoint(root).URL,
+			ProxyModeURL: kubeproxy.ProxyModeEndpoint(root).URL,
 			Progress:     func(line string) { fmt.Fprintln(g.stderr, "rke2-proxy-backend: switch: verify: "+line) },
 		},
 		Cleaner:         switchover.LiveCleaner{},

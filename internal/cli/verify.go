@@ -14,6 +14,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kubeproxy"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
@@ -70,7 +71,7 @@ func addVerifyFlags(f *pflag.FlagSet, fl *verifyFlags, wait string) {
 	f.StringVar(&fl.expect, "expect", "", "expected backend, instead of the plan's: "+backend.Names())
 	f.StringVar(&fl.kubernetes, "kubernetes", "", "Kubernetes version, e.g. v1.33 (default: the plan's, else any known layout)")
 	f.StringVar(&fl.textfileDir, "textfile-dir", "", "node_exporter textfile directory (default: verify.textfile_dir from the config)")
-	f.StringVar(&fl.proxyModeURL, "proxy-mode-url", "", `kube-proxy's /proxyMode URL (default: where RKE2's kube-proxy-arg metrics-bind-address puts it, else `+verify.DefaultProxyModeURL+`; "" skips the check)`)
+	f.StringVar(&fl.proxyModeURL, "proxy-mode-url", "", `kube-proxy's /proxyMode URL (default: where RKE2's kube-proxy-arg metrics-bind-address puts it, else `+kubeproxy.DefaultProxyModeURL+`; "" skips the check)`)
 	f.BoolVar(&fl.noStatus, "no-status", false, "write neither "+hostfs.StatusFile+" nor metrics")
 	_ = f.MarkHidden("proxy-mode-url")
 }
@@ -101,7 +102,7 @@ func runVerify(cmd *cobra.Command, g *globals, fl verifyFlags) error {
 		return usageError(fmt.Errorf("--wait %s: must not be negative", opts.Wait))
 	}
 	if fl.proxyModeURL != "" {
-		if err := verify.CheckProxyModeURL(fl.proxyModeURL); err != nil {
+		if err := kubeproxy.CheckProxyModeURL(fl.proxyModeURL); err != nil {
 			return usageError(fmt.Errorf("--proxy-mode-url: %w", err))
 		}
 	}
@@ -162,7 +163,7 @@ func proxyModeEndpoint(cmd *cobra.Command, root hostfs.Root, fl verifyFlags, opt
 		}
 		return
 	}
-	ep := verify.ProxyModeEndpoint(root)
+	ep := kubeproxy.ProxyModeEndpoint(root)
 	opts.ProxyModeURL, opts.ProxyModeSource = ep.URL, ep.Source
 }
 

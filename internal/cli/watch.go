@@ -15,6 +15,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kubeproxy"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/events"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/watch"
@@ -80,7 +81,7 @@ func runWatch(cmd *cobra.Command, g *globals, fl watchFlags) error {
 		}
 	}
 	if fl.proxyModeURL != "" {
-		if err := verify.CheckProxyModeURL(fl.proxyModeURL); err != nil {
+		if err := kubeproxy.CheckProxyModeURL(fl.proxyModeURL); err != nil {
 			return usageError(fmt.Errorf("--proxy-mode-url: %w", err))
 		}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kubeproxy"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/watch"
 )
@@ -96,7 +97,7 @@ func TestAFailedStatusWriteInvalidatesTheLastOne(t *testing.T) {
 	}
 	broken := &verify.Result{Verdict: verify.VerdictFailed, Expect: backend.IptablesNFT,
 		Findings:  []verify.Finding{{Kind: verify.KindMissingTable, Backend: backend.IptablesNFT, Message: "every rule flushed"}},
-		KubeProxy: &verify.KubeProxyFigures{ServiceChanges: math.NaN()}}
+		KubeProxy: &kubeproxy.Figures{ServiceChanges: math.NaN()}}
 	err := verify.WriteStatus(root, broken)
 	if err == nil {
 		t.Fatal("a result JSON cannot hold was stored")

@@ -32,16 +32,6 @@ const (
 // chains and jumps on its first full sync after a restart.
 const restartKubeProxyHint = "restart kube-proxy so it rebuilds its rules: systemctl restart rke2-server (rke2-agent on agents)"
 
-// Finding is one thing that does not hold, with the command that fixes it.
-type Finding struct {
-	Kind    string          `json:"kind"`
-	Backend backend.Backend `json:"backend"`
-	Family  rules.Family    `json:"family,omitempty"`
-	Table   string          `json:"table,omitempty"`
-	Message string          `json:"message"`
-	Fix     string          `json:"fix"`
-}
-
 // missingSkeleton compares the live ruleset of the expected backend with the
 // rendered skeleton and returns what is absent. Only the footprint every
 // kube-proxy of that layout writes is checked: tables, fixed chains,

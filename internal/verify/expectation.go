@@ -13,21 +13,6 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 )
 
-// Claim is what the operator says instead of the plan: a backend and a
-// Kubernetes version, as given on the command line ("" to use the plan's).
-type Claim struct {
-	Backend, Kubernetes string
-}
-
-// FlagError is a claim that does not parse: a usage error, not a finding.
-type FlagError struct {
-	Flag string // "--expect", "--kubernetes"
-	Err  error
-}
-
-func (e *FlagError) Error() string { return e.Flag + ": " + e.Err.Error() }
-func (e *FlagError) Unwrap() error { return e.Err }
-
 // noPlanFix is what a node without a usable plan needs to be verified.
 const noPlanFix = "let RKE2 start once (its ExecStartPre runs rke2-proxy-backend apply, which records the plan), run rke2-proxy-backend apply, or pass --expect B"
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kubeproxy"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 )
@@ -80,7 +81,7 @@ func TestKubeProxyFiguresBounded(t *testing.T) {
 	for i := range 50000 {
 		fmt.Fprintf(&page, "kubeproxy_sync_proxy_rules_iptables_total{ip_family=\"IPv4\",table=\"t%d\"} 1\n", i)
 	}
-	if page.Len() > kubeProxyMetricsMaxBody {
+	if page.Len() > kubeproxy.MetricsMaxBody {
 		t.Fatalf("page of %d bytes is over the cap; the test needs one under it", page.Len())
 	}
 	fake := netfilter.NewFake(skeleton(t, backend.NFTables, rke2.KubeVersion{}, 0))

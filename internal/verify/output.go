@@ -295,3 +295,11 @@ func WriteMetrics(root hostfs.Root, dir string, r *Result, now time.Time) (note 
 }
 
 func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
+
+// clip shortens s to n bytes for a message.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}

@@ -10,10 +10,7 @@ import (
 	"time"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cni"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 )
 
@@ -21,116 +18,8 @@ import (
 // stamp (a few syscalls) while it waits for kube-proxy's first sync.
 const DefaultPoll = 2 * time.Second
 
-// Options are one verify run's inputs.
-type Options struct {
-	Expect backend.Backend
-	// ExpectSource says where Expect came from ("plan" or "flag").
-	ExpectSource string
-	// OneBootOverride is set when the plan's backend comes from the kernel
-	// command line: kubelet's hint chains then stay where the host's
-	// iptables alternative puts them, and their place is a warning.
-	OneBootOverride bool
-	// Kubernetes selects the layout; zero means unknown (then both nftables
-	// layouts are accepted).
-	Kubernetes rke2.KubeVersion
-	// Families kube-proxy programs on this node (empty: both); a node
-	// without usable IPv6 runs kube-proxy single-stack (see facts.IPFamilies).
-	Families []rules.Family
-	// SingleStackReason says why IPv6 is not among Families, for the note.
-	SingleStackReason string
-	// HostIptables is where the host's iptables alternative points
-	// ("legacy", "nft", "" unknown): kubelet writes its hint chains with
-	// it, so it tells a misplaced hint from a leftover one.
-	HostIptables string
-	Reader       netfilter.Reader
-	// Wait bounds the wait for kube-proxy's first sync; Poll is how often
-	// the backend's change stamp is looked at meanwhile.
-	Wait, Poll time.Duration
-	// Progress, when set, gets a line saying what is still missing at most
-	// every ProgressEvery while verify waits.
-	Progress      func(line string)
-	ProgressEvery time.Duration
-	// ProxyModeURL is kube-proxy's /proxyMode endpoint ("" skips the check;
-	// ProxyModeEndpoint reads it from RKE2's config). ProxyModeSource says
-	// where it came from, for the notes; with no URL it says why.
-	ProxyModeURL, ProxyModeSource string
-	// CNI is what RKE2 runs for pod networking (nil: not read); it picks
-	// the chart a CNI finding's fix names.
-	CNI *cni.Setup
-	// NFTTables lists the native nftables tables (netfilter.NFTTables), to
-	// find the CNIs' own tables next to kube-proxy's; nil looks for none.
-	NFTTables func(ctx context.Context) ([]rules.Table, error)
-	// Sleep is time.Sleep-like and honours ctx; Now is time.Now. Tests
-	// replace both with a fake clock that Sleep advances, so a wait is
-	// judged by the clock verify reads, not by how busy the machine is.
-	Sleep func(ctx context.Context, d time.Duration) error
-	Now   func() time.Time
-}
-
-// Verdicts, and the exit codes the command maps them to.
-const (
-	VerdictOK = "ok" // exit 0
-	// VerdictFailed: something verify can name is wrong (exit 1).
-	VerdictFailed = "failed"
-	// VerdictUnknown: verify cannot tell, because nothing says which
-	// backend to expect or the expected backend cannot be read (exit 3).
-	VerdictUnknown = "unknown"
-)
-
 // KindNoPlan is the finding when nothing says which backend to expect.
 const KindNoPlan = "no-plan"
-
-// BackendState is what verify found in one backend.
-type BackendState struct {
-	Backend  backend.Backend `json:"backend"`
-	Expected bool            `json:"expected"`
-	// Complete is set for the expected backend: the whole skeleton is there.
-	Complete bool `json:"complete,omitempty"`
-	// KubeProxyChains and KubeProxyRules count kube-proxy's objects
-	// (stranded ones when the backend is not the expected one).
-	KubeProxyChains int      `json:"kube_proxy_chains"`
-	KubeProxyRules  int      `json:"kube_proxy_rules"`
-	KubeletHints    []string `json:"kubelet_hints,omitempty"`
-	// CNIChains counts the chains holding each CNI component's rules.
-	CNIChains map[cni.Owner]int `json:"cni_chains,omitempty"`
-	// CNIOtherBackend counts those that belong in another backend.
-	CNIOtherBackend map[cni.Owner]int `json:"cni_other_backend,omitempty"`
-	cniChains       map[cni.Owner][]string
-	ReadError       string `json:"read_error,omitempty"`
-	// Owned is the detail behind the counts; Live is what was read.
-	Owned *ownership.Owned `json:"-"`
-	Live  *rules.Ruleset   `json:"-"`
-}
-
-// Result is the outcome, as printed with -o json and stored in status.json.
-type Result struct {
-	// Schema is StatusSchema, set by JSON.
-	Schema int  `json:"schema"`
-	OK     bool `json:"ok"`
-	// Verdict is VerdictOK, VerdictFailed or VerdictUnknown; a status.json
-	// read back may also hold VerdictInvalid (see Invalidate).
-	Verdict string `json:"verdict"`
-	// Invalid says why the run that wrote an invalid record could not
-	// write its result; never set by Run.
-	Invalid      string          `json:"invalid,omitempty"`
-	Expect       backend.Backend `json:"expect"`
-	ExpectSource string          `json:"expect_source"`
-	Kubernetes   string          `json:"kubernetes,omitempty"`
-	// Synced is true when the expected skeleton appeared within the wait.
-	Synced    bool   `json:"synced"`
-	ProxyMode string `json:"proxy_mode,omitempty"`
-	// KubeProxy is kube-proxy's own sync figures from its /metrics, when
-	// it answered with them.
-	KubeProxy *KubeProxyFigures `json:"kube_proxy,omitempty"`
-	Backends  []BackendState    `json:"backends"`
-	Findings  []Finding         `json:"findings"`
-	// Warnings are findings that do not fail verify (see OneBootOverride).
-	Warnings []Finding `json:"warnings,omitempty"`
-	Notes    []string  `json:"notes,omitempty"`
-	// Duration is not in the JSON: status.json stays byte-stable between
-	// runs on an unchanged node; the metrics carry the timing.
-	Duration time.Duration `json:"-"`
-}
 
 // CannotTell is the result when nothing says which backend to expect:
 // verify cannot tell whether kube-proxy is right, which is neither a pass

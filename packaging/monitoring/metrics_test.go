@@ -9,6 +9,7 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cni"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kubeproxy"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/version"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/watch"
@@ -63,11 +64,11 @@ func TestMetricsPassPromtoolCheckMetrics(t *testing.T) {
 			Findings: []verify.Finding{{Kind: verify.KindCNIOtherBackend, Backend: backend.IptablesLegacy, Message: "calico"}}},
 		"kube-proxy figures": {OK: true, Expect: nft, Synced: true, Duration: time.Second, ProxyMode: "iptables",
 			Backends: []verify.BackendState{{Backend: nft, Expected: true, Complete: true, KubeProxyChains: 20, KubeProxyRules: 80}},
-			KubeProxy: &verify.KubeProxyFigures{
-				Syncs: []verify.SyncFigures{
-					{Kind: verify.SyncAll, IPFamily: "IPv4", Count: 12, Mean: 0.3, P99: f64(0.9)},
-					{Kind: verify.SyncFull, IPFamily: "IPv4", Count: 2, Mean: 0.85, P99: f64(1.02)},
-					{Kind: verify.SyncPartial, IPFamily: "IPv6", Count: 10, Mean: 0.2, P99: f64(0.25)}},
+			KubeProxy: &kubeproxy.Figures{
+				Syncs: []kubeproxy.SyncFigures{
+					{Kind: kubeproxy.SyncAll, IPFamily: "IPv4", Count: 12, Mean: 0.3, P99: f64(0.9)},
+					{Kind: kubeproxy.SyncFull, IPFamily: "IPv4", Count: 2, Mean: 0.85, P99: f64(1.02)},
+					{Kind: kubeproxy.SyncPartial, IPFamily: "IPv6", Count: 10, Mean: 0.2, P99: f64(0.25)}},
 				LastSync:        map[string]float64{"IPv4": 1.7960612506780221e+09, "IPv6": 1.7960612507140477e+09},
 				ServiceChanges:  2000,
 				EndpointChanges: 1000,

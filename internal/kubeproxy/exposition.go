@@ -1,4 +1,4 @@
-package verify
+package kubeproxy
 
 import (
 	"bufio"
@@ -9,27 +9,27 @@ import (
 	"strings"
 )
 
-// sample is one line of a Prometheus text exposition: a metric name, its
+// Sample is one line of a Prometheus text exposition: a metric name, its
 // labels and its value (a timestamp after the value is read and dropped).
-type sample struct {
-	name   string
-	labels map[string]string
-	value  float64
+type Sample struct {
+	Name   string
+	Labels map[string]string
+	Value  float64
 }
 
 // maxExpositionLine bounds one line; kube-proxy's longest are a few hundred
-// bytes, and the whole page is bounded by kubeProxyMetricsMaxBody.
+// bytes, and the whole page is bounded by MetricsMaxBody.
 const maxExpositionLine = 64 << 10
 
-// parseExposition reads the samples whose name keep accepts from a
+// ParseExposition reads the samples whose name keep accepts from a
 // Prometheus text exposition (format 0.0.4, what kube-proxy's /metrics
 // serves). Comments and blank lines are skipped; a malformed line is an
 // error naming its line number, because a page that breaks the format is
 // not kube-proxy's and none of its figures can be trusted.
-func parseExposition(page []byte, keep func(name string) bool) ([]sample, error) {
+func ParseExposition(page []byte, keep func(name string) bool) ([]Sample, error) {
 	sc := bufio.NewScanner(bytes.NewReader(page))
 	sc.Buffer(make([]byte, 0, 4096), maxExpositionLine)
-	var out []sample
+	var out []Sample
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
 		if line == "" || line[0] == '#' {
@@ -51,7 +51,7 @@ func parseExposition(page []byte, keep func(name string) bool) ([]sample, error)
 
 // parseSampleLine parses `name{l="v",...} value [timestamp]`. It returns
 // nil, nil for a well-formed name keep does not want, without reading on.
-func parseSampleLine(line string, keep func(string) bool) (*sample, error) {
+func parseSampleLine(line string, keep func(string) bool) (*Sample, error) {
 	i := 0
 	for i < len(line) && isNameChar(line[i], i == 0) {
 		i++
@@ -59,8 +59,8 @@ func parseSampleLine(line string, keep func(string) bool) (*sample, error) {
 	if i == 0 {
 		return nil, fmt.Errorf("no metric name")
 	}
-	s := sample{name: line[:i]}
-	if !keep(s.name) {
+	s := Sample{Name: line[:i]}
+	if !keep(s.Name) {
 		return nil, nil
 	}
 	rest := line[i:]
@@ -69,7 +69,7 @@ func parseSampleLine(line string, keep func(string) bool) (*sample, error) {
 		if err != nil {
 			return nil, err
 		}
-		s.labels, rest = labels, after
+		s.Labels, rest = labels, after
 	}
 	fields := strings.Fields(rest)
 	if len(fields) < 1 || len(fields) > 2 || (rest != "" && rest[0] != ' ' && rest[0] != '\t') {
@@ -84,7 +84,7 @@ func parseSampleLine(line string, keep func(string) bool) (*sample, error) {
 			return nil, fmt.Errorf("timestamp %q: %w", fields[1], err)
 		}
 	}
-	s.value = v
+	s.Value = v
 	return &s, nil
 }
 
@@ -105,11 +105,16 @@ func parseLabels(in string) (map[string]string, string, error) {
 			return nil, "", fmt.Errorf("bad label name at %q", clip(in, 20))
 		}
 		name := in[:j]
+		// The format allows blanks around the = (expfmt reads them).
 		in = strings.TrimLeft(in[j:], " \t")
-		if !strings.HasPrefix(in, `="`) {
+		eq := strings.HasPrefix(in, "=")
+		if eq {
+			in = strings.TrimLeft(in[1:], " \t")
+		}
+		if !eq || !strings.HasPrefix(in, `"`) {
 			return nil, "", fmt.Errorf("label %s: want =\"value\"", name)
 		}
-		value, after, err := unquoteLabel(in[2:])
+		value, after, err := unquoteLabel(in[1:])
 		if err != nil {
 			return nil, "", fmt.Errorf("label %s: %w", name, err)
 		}
@@ -158,7 +163,7 @@ func unquoteLabel(in string) (string, string, error) {
 	return "", "", fmt.Errorf("value has no closing quote")
 }
 
-// parseExpositionFloat reads a sample value: Go floats plus the format's
+// parseExpositionFloat reads a Sample value: Go floats plus the format's
 // +Inf, -Inf and NaN spellings.
 func parseExpositionFloat(s string) (float64, error) {
 	switch s {

@@ -1,4 +1,4 @@
-package verify
+package kubeproxy
 
 import (
 	"fmt"
@@ -20,10 +20,10 @@ const (
 	kubeProxyMetricsPort    = 10249
 )
 
-// KubeProxyEndpoint is where verify asks kube-proxy for its mode: the URL
+// Endpoint is where verify asks kube-proxy for its mode: the URL
 // ("" when kube-proxy serves no metrics) and where that came from, for the
 // notes.
-type KubeProxyEndpoint struct {
+type Endpoint struct {
 	URL, Source string
 }
 
@@ -32,12 +32,12 @@ type KubeProxyEndpoint struct {
 // metrics-port=, as repeated flags go), kube-proxy's default otherwise.
 // Operators bind it to 0.0.0.0:10249 or the node's IP for scraping; asking
 // 127.0.0.1:10249 then meets a refusal and used to wait out all of --wait.
-func ProxyModeEndpoint(root hostfs.Root) KubeProxyEndpoint {
+func ProxyModeEndpoint(root hostfs.Root) Endpoint {
 	eff, _ := facts.RKE2Effective(root)
 	return endpointFromArgs(eff)
 }
 
-func endpointFromArgs(eff rke2.Effective) KubeProxyEndpoint {
+func endpointFromArgs(eff rke2.Effective) Endpoint {
 	args, from := eff.Strings(rke2.KeyKubeProxyArg), eff.ItemOrigin[rke2.KeyKubeProxyArg]
 	if _, list := eff.Values[rke2.KeyKubeProxyArg].([]string); !list && len(args) == 1 {
 		from = []string{eff.Origin[rke2.KeyKubeProxyArg]}
@@ -64,7 +64,7 @@ func endpointFromArgs(eff rke2.Effective) KubeProxyEndpoint {
 	def := fmt.Sprintf("http://%s:%d/proxyMode", kubeProxyMetricsAddress, kubeProxyMetricsPort)
 	if config != "" {
 		// kube-proxy ignores the address flags when it reads a config file.
-		return KubeProxyEndpoint{URL: def, Source: "kube-proxy's default (kube-proxy-arg " + config + ": the address in that file is not read)"}
+		return Endpoint{URL: def, Source: "kube-proxy's default (kube-proxy-arg " + config + ": the address in that file is not read)"}
 	}
 	source := strings.Join(nonEmpty(addrFrom, portFrom), ", ")
 	if source == "" {
@@ -78,10 +78,10 @@ func endpointFromArgs(eff rke2.Effective) KubeProxyEndpoint {
 	if port != "" {
 		n, err := strconv.ParseUint(port, 10, 16)
 		if err != nil {
-			return KubeProxyEndpoint{URL: def, Source: fmt.Sprintf("kube-proxy's default (%s is not a port)", portFrom)}
+			return Endpoint{URL: def, Source: fmt.Sprintf("kube-proxy's default (%s is not a port)", portFrom)}
 		}
 		if n == 0 {
-			return KubeProxyEndpoint{Source: portFrom + " turns kube-proxy's metrics server off"}
+			return Endpoint{Source: portFrom + " turns kube-proxy's metrics server off"}
 		}
 		p = int(n)
 	}
@@ -91,7 +91,7 @@ func endpointFromArgs(eff rke2.Effective) KubeProxyEndpoint {
 	}
 	ip := net.ParseIP(host)
 	if ip == nil {
-		return KubeProxyEndpoint{URL: def, Source: fmt.Sprintf("kube-proxy's default (%s is not an IP address or IP:port)", addrFrom)}
+		return Endpoint{URL: def, Source: fmt.Sprintf("kube-proxy's default (%s is not an IP address or IP:port)", addrFrom)}
 	}
 	// A server bound to every address answers on loopback.
 	switch {
@@ -100,7 +100,7 @@ func endpointFromArgs(eff rke2.Effective) KubeProxyEndpoint {
 	case ip.IsUnspecified():
 		ip = net.IPv6loopback
 	}
-	return KubeProxyEndpoint{URL: "http://" + net.JoinHostPort(ip.String(), hostPort) + "/proxyMode", Source: source}
+	return Endpoint{URL: "http://" + net.JoinHostPort(ip.String(), hostPort) + "/proxyMode", Source: source}
 }
 
 func nonEmpty(s ...string) []string {

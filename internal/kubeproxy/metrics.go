@@ -1,4 +1,4 @@
-package verify
+package kubeproxy
 
 import (
 	"context"
@@ -12,10 +12,10 @@ import (
 	"time"
 )
 
-// kubeProxyMetricsMaxBody bounds kube-proxy's /metrics page. A real page is
+// MetricsMaxBody bounds kube-proxy's /metrics page. A real page is
 // about 70 KiB (with Go runtime and client metrics); a larger answer is not
-// one verify reads.
-const kubeProxyMetricsMaxBody = 4 << 20
+// one this package reads.
+const MetricsMaxBody = 4 << 20
 
 // The kube-proxy metric names verify reads, exactly as
 // k8s.io/kubernetes/pkg/proxy/metrics exports them in 1.34 to 1.37. The
@@ -41,9 +41,9 @@ const (
 
 var kpHistograms = map[string]string{kpSyncDuration: SyncAll, kpSyncFullDuration: SyncFull, kpSyncPartialDuration: SyncPartial}
 
-// KubeProxyFigures is what kube-proxy's own /metrics said about its rule
+// Figures is what kube-proxy's own /metrics said about its rule
 // syncs since it started.
-type KubeProxyFigures struct {
+type Figures struct {
 	// Syncs has one entry per histogram kind and IP family that counted at
 	// least one sync, sorted by kind then family.
 	Syncs []SyncFigures `json:"syncs,omitempty"`
@@ -97,10 +97,15 @@ func metricsURL(proxyModeURL string) (string, error) {
 	return u.String(), nil
 }
 
-// readKubeProxyFigures fetches and parses kube-proxy's /metrics. Any
-// problem is a note for the caller: the figures inform, they never fail
-// verify.
-func readKubeProxyFigures(ctx context.Context, client *http.Client, proxyModeURL string) (*KubeProxyFigures, []string, error) {
+// MetricsTimeout bounds the /metrics request, connect to last byte.
+const MetricsTimeout = 5 * time.Second
+
+// ReadFigures fetches kube-proxy's /metrics beside proxyModeURL (same host
+// and port, so on this node) with Client's bounds and MetricsTimeout, and
+// parses it with ParseFigures. notes say what ParseFigures left out; an
+// error says why there are no figures.
+func ReadFigures(ctx context.Context, proxyModeURL string) (*Figures, []string, error) {
+	client := Client(MetricsTimeout)
 	target, err := metricsURL(proxyModeURL)
 	if err != nil {
 		return nil, nil, err
@@ -117,14 +122,14 @@ func readKubeProxyFigures(ctx context.Context, client *http.Client, proxyModeURL
 	if resp.StatusCode != http.StatusOK {
 		return nil, nil, fmt.Errorf("%s answered %s", target, resp.Status)
 	}
-	page, err := io.ReadAll(io.LimitReader(resp.Body, kubeProxyMetricsMaxBody+1))
+	page, err := io.ReadAll(io.LimitReader(resp.Body, MetricsMaxBody+1))
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: reading the answer: %w", target, err)
 	}
-	if len(page) > kubeProxyMetricsMaxBody {
-		return nil, nil, fmt.Errorf("%s answered more than %d bytes, more than kube-proxy's metrics", target, kubeProxyMetricsMaxBody)
+	if len(page) > MetricsMaxBody {
+		return nil, nil, fmt.Errorf("%s answered more than %d bytes, more than kube-proxy's metrics", target, MetricsMaxBody)
 	}
-	f, notes, err := kubeProxyFigures(page)
+	f, notes, err := ParseFigures(page)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", target, err)
 	}
@@ -134,13 +139,13 @@ func readKubeProxyFigures(ctx context.Context, client *http.Client, proxyModeURL
 	return f, notes, nil
 }
 
-// kubeProxyFigures extracts the figures from a /metrics page. A page with
+// ParseFigures extracts the figures from a /metrics page. A page with
 // none of kube-proxy's sync metrics is an error: whatever answered is not
 // a kube-proxy that has synced. Every figure it returns is finite and
 // every copied series bounded (see maxIptablesRuleSeries); what it had to
 // leave out is in notes, one line each.
-func kubeProxyFigures(page []byte) (*KubeProxyFigures, []string, error) {
-	samples, err := parseExposition(page, func(name string) bool {
+func ParseFigures(page []byte) (*Figures, []string, error) {
+	samples, err := ParseExposition(page, func(name string) bool {
 		return strings.HasPrefix(name, "kubeproxy_sync_")
 	})
 	if err != nil {
@@ -160,61 +165,61 @@ func kubeProxyFigures(page []byte) (*KubeProxyFigures, []string, error) {
 		}
 		return hists[k]
 	}
-	f := &KubeProxyFigures{}
+	f := &Figures{}
 	var notes []string
 	found := false
 	droppedRules := 0
 	for _, s := range samples {
-		fam := s.labels["ip_family"]
-		if math.IsNaN(s.value) || math.IsInf(s.value, 0) || s.value < 0 {
+		fam := s.Labels["ip_family"]
+		if math.IsNaN(s.Value) || math.IsInf(s.Value, 0) || s.Value < 0 {
 			// kube-proxy's sync figures are finite and not negative; a
 			// non-finite one could not even be stored in status.json.
 			continue
 		}
-		perFamily := s.name != kpServiceChanges && s.name != kpEndpointChanges
-		if perFamily && (fam != "IPv4" && fam != "IPv6" || !plainLabel(s.labels["table"])) {
+		perFamily := s.Name != kpServiceChanges && s.Name != kpEndpointChanges
+		if perFamily && (fam != "IPv4" && fam != "IPv6" || !plainLabel(s.Labels["table"])) {
 			// The per-family samples carry kube-proxy's ip_family (and
 			// table); anything else would only end up in our own labels.
 			continue
 		}
-		if base, suffix, ok := histogramPart(s.name); ok {
+		if base, suffix, ok := histogramPart(s.Name); ok {
 			h := get(key{kpHistograms[base], fam})
 			switch suffix {
 			case "_sum":
-				h.sum = s.value
+				h.sum = s.Value
 			case "_count":
-				h.count = s.value
+				h.count = s.Value
 			case "_bucket":
-				le, err := parseExpositionFloat(s.labels["le"])
+				le, err := parseExpositionFloat(s.Labels["le"])
 				switch {
 				case err != nil:
-					return nil, nil, fmt.Errorf("%s bucket le=%q: %w", base, s.labels["le"], err)
+					return nil, nil, fmt.Errorf("%s bucket le=%q: %w", base, s.Labels["le"], err)
 				case math.IsNaN(le) || le < 0:
 					// A duration is never negative: no bucket of
 					// kube-proxy's has a bound below 0.
-					h.bad = fmt.Sprintf("a bucket with le=%q", s.labels["le"])
+					h.bad = fmt.Sprintf("a bucket with le=%q", s.Labels["le"])
 				case len(h.buckets) >= maxHistogramBuckets:
 					h.bad = fmt.Sprintf("more than %d buckets", maxHistogramBuckets)
 				default:
-					h.buckets[le] = s.value
+					h.buckets[le] = s.Value
 				}
 			}
 			found = true
 			continue
 		}
-		switch s.name {
+		switch s.Name {
 		case kpSyncLastTimestamp:
 			if f.LastSync == nil {
 				f.LastSync = map[string]float64{}
 			}
-			f.LastSync[fam] = s.value
+			f.LastSync[fam] = s.Value
 			found = true
 		case kpServiceChanges:
-			f.ServiceChanges = s.value
+			f.ServiceChanges = s.Value
 		case kpEndpointChanges:
-			f.EndpointChanges = s.value
+			f.EndpointChanges = s.Value
 		case kpIptablesRules:
-			k := fam + "/" + s.labels["table"]
+			k := fam + "/" + s.Labels["table"]
 			if _, seen := f.IptablesRules[k]; !seen && len(f.IptablesRules) >= maxIptablesRuleSeries {
 				droppedRules++
 				continue
@@ -222,7 +227,7 @@ func kubeProxyFigures(page []byte) (*KubeProxyFigures, []string, error) {
 			if f.IptablesRules == nil {
 				f.IptablesRules = map[string]float64{}
 			}
-			f.IptablesRules[k] = s.value
+			f.IptablesRules[k] = s.Value
 		}
 	}
 	if !found {
@@ -286,7 +291,7 @@ func monotonic(buckets map[float64]float64) string {
 	return ""
 }
 
-// histogramPart splits a sample name of one of kpHistograms into the
+// histogramPart splits a Sample name of one of kpHistograms into the
 // histogram and its _sum, _count or _bucket suffix.
 func histogramPart(name string) (base, suffix string, ok bool) {
 	for _, suffix := range []string{"_bucket", "_sum", "_count"} {
@@ -338,19 +343,6 @@ func bucketQuantile(q float64, buckets map[float64]float64) float64 {
 		prevBound, prevCount = le, c
 	}
 	return prevBound
-}
-
-// kubeProxyMetricsTimeout bounds the /metrics request, connect to last byte.
-const kubeProxyMetricsTimeout = 5 * time.Second
-
-// kubeProxyFiguresOrNote reads kube-proxy's figures, or appends to notes
-// why not: an unreachable, garbled or oversized page is never a finding.
-func kubeProxyFiguresOrNote(ctx context.Context, proxyModeURL string, notes []string) (*KubeProxyFigures, []string) {
-	f, omitted, err := readKubeProxyFigures(ctx, loopbackClient(kubeProxyMetricsTimeout), proxyModeURL)
-	if err != nil {
-		return nil, append(notes, "kube-proxy's sync figures not read: "+err.Error())
-	}
-	return f, append(notes, omitted...)
 }
 
 // plainLabel holds a label value verify copies into its own metrics to

@@ -1,0 +1,151 @@
+package verify
+
+import (
+	"context"
+	"time"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cni"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kubeproxy"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
+)
+
+// verify's exported types, in one place: what a run is given (Options,
+// Claim), what it finds (Finding) and what it reports (Result,
+// BackendState, the verdicts).
+
+// Options are one verify run's inputs.
+type Options struct {
+	Expect backend.Backend
+	// ExpectSource says where Expect came from ("plan" or "flag").
+	ExpectSource string
+	// OneBootOverride is set when the plan's backend comes from the kernel
+	// command line: kubelet's hint chains then stay where the host's
+	// iptables alternative puts them, and their place is a warning.
+	OneBootOverride bool
+	// Kubernetes selects the layout; zero means unknown (then both nftables
+	// layouts are accepted).
+	Kubernetes rke2.KubeVersion
+	// Families kube-proxy programs on this node (empty: both); a node
+	// without usable IPv6 runs kube-proxy single-stack (see facts.IPFamilies).
+	Families []rules.Family
+	// SingleStackReason says why IPv6 is not among Families, for the note.
+	SingleStackReason string
+	// HostIptables is where the host's iptables alternative points
+	// ("legacy", "nft", "" unknown): kubelet writes its hint chains with
+	// it, so it tells a misplaced hint from a leftover one.
+	HostIptables string
+	Reader       netfilter.Reader
+	// Wait bounds the wait for kube-proxy's first sync; Poll is how often
+	// the backend's change stamp is looked at meanwhile.
+	Wait, Poll time.Duration
+	// Progress, when set, gets a line saying what is still missing at most
+	// every ProgressEvery while verify waits.
+	Progress      func(line string)
+	ProgressEvery time.Duration
+	// ProxyModeURL is kube-proxy's /proxyMode endpoint ("" skips the check;
+	// kubeproxy.ProxyModeEndpoint reads it from RKE2's config). ProxyModeSource says
+	// where it came from, for the notes; with no URL it says why.
+	ProxyModeURL, ProxyModeSource string
+	// CNI is what RKE2 runs for pod networking (nil: not read); it picks
+	// the chart a CNI finding's fix names.
+	CNI *cni.Setup
+	// NFTTables lists the native nftables tables (netfilter.NFTTables), to
+	// find the CNIs' own tables next to kube-proxy's; nil looks for none.
+	NFTTables func(ctx context.Context) ([]rules.Table, error)
+	// Sleep is time.Sleep-like and honours ctx; Now is time.Now. Tests
+	// replace both with a fake clock that Sleep advances, so a wait is
+	// judged by the clock verify reads, not by how busy the machine is.
+	Sleep func(ctx context.Context, d time.Duration) error
+	Now   func() time.Time
+}
+
+// Claim is what the operator says instead of the plan: a backend and a
+// Kubernetes version, as given on the command line ("" to use the plan's).
+type Claim struct {
+	Backend, Kubernetes string
+}
+
+// FlagError is a claim that does not parse: a usage error, not a finding.
+type FlagError struct {
+	Flag string // "--expect", "--kubernetes"
+	Err  error
+}
+
+func (e *FlagError) Error() string { return e.Flag + ": " + e.Err.Error() }
+func (e *FlagError) Unwrap() error { return e.Err }
+
+// Finding is one thing that does not hold, with the command that fixes it.
+type Finding struct {
+	Kind    string          `json:"kind"`
+	Backend backend.Backend `json:"backend"`
+	Family  rules.Family    `json:"family,omitempty"`
+	Table   string          `json:"table,omitempty"`
+	Message string          `json:"message"`
+	Fix     string          `json:"fix"`
+}
+
+// Verdicts, and the exit codes the command maps them to.
+const (
+	VerdictOK = "ok" // exit 0
+	// VerdictFailed: something verify can name is wrong (exit 1).
+	VerdictFailed = "failed"
+	// VerdictUnknown: verify cannot tell, because nothing says which
+	// backend to expect or the expected backend cannot be read (exit 3).
+	VerdictUnknown = "unknown"
+)
+
+// BackendState is what verify found in one backend.
+type BackendState struct {
+	Backend  backend.Backend `json:"backend"`
+	Expected bool            `json:"expected"`
+	// Complete is set for the expected backend: the whole skeleton is there.
+	Complete bool `json:"complete,omitempty"`
+	// KubeProxyChains and KubeProxyRules count kube-proxy's objects
+	// (stranded ones when the backend is not the expected one).
+	KubeProxyChains int      `json:"kube_proxy_chains"`
+	KubeProxyRules  int      `json:"kube_proxy_rules"`
+	KubeletHints    []string `json:"kubelet_hints,omitempty"`
+	// CNIChains counts the chains holding each CNI component's rules.
+	CNIChains map[cni.Owner]int `json:"cni_chains,omitempty"`
+	// CNIOtherBackend counts those that belong in another backend.
+	CNIOtherBackend map[cni.Owner]int `json:"cni_other_backend,omitempty"`
+	cniChains       map[cni.Owner][]string
+	ReadError       string `json:"read_error,omitempty"`
+	// Owned is the detail behind the counts; Live is what was read.
+	Owned *ownership.Owned `json:"-"`
+	Live  *rules.Ruleset   `json:"-"`
+}
+
+// Result is the outcome, as printed with -o json and stored in status.json.
+type Result struct {
+	// Schema is StatusSchema, set by JSON.
+	Schema int  `json:"schema"`
+	OK     bool `json:"ok"`
+	// Verdict is VerdictOK, VerdictFailed or VerdictUnknown; a status.json
+	// read back may also hold VerdictInvalid (see Invalidate).
+	Verdict string `json:"verdict"`
+	// Invalid says why the run that wrote an invalid record could not
+	// write its result; never set by Run.
+	Invalid      string          `json:"invalid,omitempty"`
+	Expect       backend.Backend `json:"expect"`
+	ExpectSource string          `json:"expect_source"`
+	Kubernetes   string          `json:"kubernetes,omitempty"`
+	// Synced is true when the expected skeleton appeared within the wait.
+	Synced    bool   `json:"synced"`
+	ProxyMode string `json:"proxy_mode,omitempty"`
+	// KubeProxy is kube-proxy's own sync figures from its /metrics, when
+	// it answered with them.
+	KubeProxy *kubeproxy.Figures `json:"kube_proxy,omitempty"`
+	Backends  []BackendState     `json:"backends"`
+	Findings  []Finding          `json:"findings"`
+	// Warnings are findings that do not fail verify (see OneBootOverride).
+	Warnings []Finding `json:"warnings,omitempty"`
+	Notes    []string  `json:"notes,omitempty"`
+	// Duration is not in the JSON: status.json stays byte-stable between
+	// runs on an unchanged node; the metrics carry the timing.
+	Duration time.Duration `json:"-"`
+}
