@@ -26,15 +26,7 @@ func Journal(res Result) {
 		prio = journal.PriWarning
 		msg += ": " + strings.Join(res.Differences, " ")
 	}
-	_ = journal.Send(msg, prio, map[string]string{
-		"MESSAGE_ID":                    apply.MessageID,
-		"SYSLOG_IDENTIFIER":             "rke2-proxy-backend",
-		"RKE2_PROXY_BACKEND":            string(d.Backend),
-		"RKE2_PROXY_BACKEND_SOURCE":     d.Source,
-		"RKE2_PROXY_BACKEND_PROXY_MODE": d.ProxyMode,
-		"RKE2_PROXY_BACKEND_IPTABLES":   d.IptablesMode,
-		"RKE2_PROXY_BACKEND_REASONS":    strings.Join(d.Reasons, "\n"),
-		"RKE2_PROXY_BACKEND_KUBERNETES": res.Plan.Kubernetes,
-		"RKE2_PROXY_BACKEND_WARNINGS":   strings.Join(res.Plan.Warnings, "\n"),
-	})
+	fields := apply.DecisionFields(*res.Plan)
+	fields["RKE2_PROXY_BACKEND_WARNINGS"] = strings.Join(res.Plan.Warnings, "\n")
+	_ = journal.Send(msg, prio, fields)
 }

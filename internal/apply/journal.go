@@ -29,7 +29,19 @@ func Journal(p plan.Plan, problems []string) {
 		prio = journal.PriWarning
 		msg = fmt.Sprintf("rke2-proxy-backend could not apply backend %s: %s", d.Backend, strings.Join(problems, "; "))
 	}
-	_ = journal.Send(msg, prio, map[string]string{
+	fields := DecisionFields(p)
+	fields["RKE2_PROXY_BACKEND_DROP_IN"] = p.DropIn
+	fields["RKE2_PROXY_BACKEND_MODULES"] = strings.Join(p.ModulesLoaded, " ")
+	fields["RKE2_PROXY_BACKEND_MISSING"] = strings.Join(p.ModulesMissing, " ")
+	_ = journal.Send(msg, prio, fields)
+}
+
+// DecisionFields are the structured fields every decision entry carries
+// (apply's and adopt's), under apply's MESSAGE_ID, so one journalctl query
+// finds each way a plan came to be.
+func DecisionFields(p plan.Plan) map[string]string {
+	d := p.Decision
+	return map[string]string{
 		"MESSAGE_ID":                    MessageID,
 		"SYSLOG_IDENTIFIER":             "rke2-proxy-backend",
 		"RKE2_PROXY_BACKEND":            string(d.Backend),
@@ -37,9 +49,6 @@ func Journal(p plan.Plan, problems []string) {
 		"RKE2_PROXY_BACKEND_PROXY_MODE": d.ProxyMode,
 		"RKE2_PROXY_BACKEND_IPTABLES":   d.IptablesMode,
 		"RKE2_PROXY_BACKEND_REASONS":    strings.Join(d.Reasons, "\n"),
-		"RKE2_PROXY_BACKEND_DROP_IN":    p.DropIn,
-		"RKE2_PROXY_BACKEND_MODULES":    strings.Join(p.ModulesLoaded, " "),
-		"RKE2_PROXY_BACKEND_MISSING":    strings.Join(p.ModulesMissing, " "),
 		"RKE2_PROXY_BACKEND_KUBERNETES": p.Kubernetes,
-	})
+	}
 }
