@@ -102,8 +102,7 @@ boot() {
 	rm -f "$R/var/lib/boot-test/result-$n"
 	log "boot $n: expecting $expect${*:+, kernel command line: $*}"
 	local start=$SECONDS
-	timeout -k 10 300 systemd-nspawn --boot --private-network --register=no --keep-unit \
-		--console=read-only -D "$R" -- "$@" >"$work/console-$n.log" 2>&1 || true
+	nspawn_boot "$R" "$work/console-$n.log" 300 "$@"
 	local took=$((SECONDS - start))
 	local result=$R/var/lib/boot-test/result-$n
 	if [ ! -f "$result" ]; then

@@ -192,8 +192,7 @@ UNIT
 boot() {
 	local ex=$1 n=$2 start=$SECONDS
 	echo "$n" >"$R/etc/cloudinit-test/boot"
-	timeout -k 10 600 systemd-nspawn --boot --private-network --register=no --keep-unit \
-		--console=read-only -D "$R" >"$work/console-${ex%.yaml}-$n.log" 2>&1 || true
+	nspawn_boot "$R" "$work/console-${ex%.yaml}-$n.log" 600
 	local result=$R/var/lib/cloudinit-test/result-$n
 	if [ ! -f "$result" ]; then
 		tail -n 60 "$work/console-${ex%.yaml}-$n.log" >&2

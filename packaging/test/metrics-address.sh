@@ -96,8 +96,7 @@ guest_test_unit "$R" boot-test "metrics address"
 
 log "booting: kube-proxy's metrics on $addr, verify.wait 60s"
 start=$SECONDS
-timeout -k 10 300 systemd-nspawn --boot --private-network --register=no --keep-unit \
-	--console=read-only -D "$R" >"$work/console.log" 2>&1 || true
+nspawn_boot "$R" "$work/console.log" 300
 took=$((SECONDS - start))
 result=$R/var/lib/boot-test/result
 if [ ! -f "$result" ]; then

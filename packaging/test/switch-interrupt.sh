@@ -146,8 +146,7 @@ guest_test_unit "$R" switch-interrupt "switch-interrupt"
 
 log "booting: switch --to iptables-nft, SIGTERM in its wait step"
 start=$SECONDS
-timeout -k 10 400 systemd-nspawn --boot --private-network --register=no --keep-unit \
-	--console=read-only -D "$R" >"$work/console.log" 2>&1 || true
+nspawn_boot "$R" "$work/console.log" 400
 result=$R/var/lib/boot-test/result-1
 if [ ! -f "$result" ]; then
 	tail -n 80 "$work/console.log" >&2

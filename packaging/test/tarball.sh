@@ -275,8 +275,7 @@ boot() {
 	local mode=$1 b=$SECONDS
 	echo "$mode" >"$R/etc/tarball-test/mode"
 	rm -f "$R/var/lib/tarball-test/result-$mode"
-	timeout -k 10 300 systemd-nspawn --boot --private-network --register=no --keep-unit \
-		--console=read-only -D "$R" >"$work/console-$mode.log" 2>&1 || true
+	nspawn_boot "$R" "$work/console-$mode.log" 300
 	local result=$R/var/lib/tarball-test/result-$mode
 	if [ ! -f "$result" ]; then
 		tail -n 80 "$work/console-$mode.log" >&2

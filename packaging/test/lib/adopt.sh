@@ -32,8 +32,7 @@ adopt_boot() {
 	rm -f "$R/var/lib/boot-test/result"
 	log "$name: booting${*:+ with kernel command line: $*}"
 	local start=$SECONDS
-	timeout -k 10 300 systemd-nspawn --boot --private-network --register=no --keep-unit \
-		--console=read-only -D "$R" -- "$@" >"$work/console-$name.log" 2>&1 || true
+	nspawn_boot "$R" "$work/console-$name.log" 300 "$@"
 	local took=$((SECONDS - start))
 	if [ ! -f "$R/var/lib/boot-test/result" ]; then
 		tail -n 80 "$work/console-$name.log" >&2

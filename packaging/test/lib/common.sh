@@ -173,6 +173,18 @@ build_standin() {
 		fail "go build of packaging/test/standin failed"
 }
 
+# nspawn_boot ROOT LOG SECONDS [KERNEL-CMDLINE-WORDS...] boots ROOT once with
+# systemd-nspawn as a node boots (its own network namespace, as a reboot gets
+# fresh netfilter tables; read-only console; no machined here), the console
+# in LOG, ended after SECONDS. It never fails: the guest's result file says
+# how the boot went, and a missing one is the caller's failure to report.
+nspawn_boot() {
+	local root=$1 log=$2 limit=$3
+	shift 3
+	timeout -k 10 "$limit" systemd-nspawn --boot --private-network --register=no --keep-unit \
+		--console=read-only -D "$root" -- "$@" >"$log" 2>&1 || true
+}
+
 # guest_test_unit ROOT NAME WHAT installs NAME.service in the guest root
 # ROOT: a oneshot that runs /usr/local/sbin/NAME (the test's in-guest
 # assertions, which write their result and power the guest off) at every

@@ -71,8 +71,7 @@ LC_TIMES=()
 lc_boot() {
 	local name=$1 start=$SECONDS took result
 	log "case $name: booting"
-	timeout -k 10 400 systemd-nspawn --boot --private-network --register=no --keep-unit \
-		--console=read-only -D "$R" >"$LC_WORK/$name.console.log" 2>&1 || true
+	nspawn_boot "$R" "$LC_WORK/$name.console.log" 400
 	took=$((SECONDS - start))
 	result=$R/var/lib/boot-test/result
 	if [ ! -f "$result" ]; then
