@@ -20,10 +20,10 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
-	@# The shipped binaries link no test kit: no package of the kit
+	@# The shipped binaries link no test kit: no package under internal/testkit
 	@# (fixture hosts, the oracle, netns helpers, fakes, goldens) and not the
 	@# standard library's testing, which every kit package imports.
-	@kit=$$($(GO) list -deps ./cmd/... | grep -E '^testing$$|/testscript$$|/internal/(testhost|oracle|golden)(/|$$)|/(nstest|kmodtest|expectedtest)$$|/packaging/test/'); \
+	@kit=$$($(GO) list -deps ./cmd/... | grep -E '^testing$$|/testscript$$|/internal/testkit(/|$$)|/packaging/test/'); \
 	  if [ -n "$$kit" ]; then echo "the binaries in cmd/ link test-only packages:"; echo "$$kit"; exit 1; fi
 
 # kube-proxy's real proxiers, one build per Kubernetes minor (test/kubeproxy,
@@ -31,7 +31,7 @@ lint:
 # sources change. Built here, with no timeout, so that go test's 10-minute
 # limit in `unit` never covers a cold Kubernetes build (minutes per minor).
 oracle:
-	$(GO) test -count=1 -timeout 0 -run '^TestBinaries$$' ./internal/oracle
+	$(GO) test -count=1 -timeout 0 -run '^TestBinaries$$' ./internal/testkit/oracle
 
 unit:
 	$(GO) test -count=1 -timeout 30m ./...

@@ -38,7 +38,7 @@ factor=${FACTOR:-3}
 minor=${MINOR:-v1.37}
 make -s build
 bin=$PWD/bin/rke2-proxy-backend
-oracle=$(oracle_binary "$minor") || { echo "bench/cost_vs_oracle.sh: no kube-proxy oracle for $minor (see internal/oracle.Minors)" >&2; exit 1; }
+oracle=$(oracle_binary "$minor") || { echo "bench/cost_vs_oracle.sh: no kube-proxy oracle for $minor (see internal/testkit/oracle.Minors)" >&2; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 

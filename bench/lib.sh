@@ -32,7 +32,7 @@ debian12_rke2_root() {
   touch "$r/usr/sbin/xtables-nft-multi"
   ln -s /usr/sbin/xtables-nft-multi "$r/etc/alternatives/iptables"
   ln -s /etc/alternatives/iptables "$r/usr/sbin/iptables"
-  cp internal/testhost/units/rke2-server.service "$r/usr/local/lib/systemd/system/rke2-server.service"
+  cp internal/testkit/testhost/units/rke2-server.service "$r/usr/local/lib/systemd/system/rke2-server.service"
   printf '#!/bin/sh\nexit 0\n' >"$r/sbin/modprobe"
   chmod 755 "$r/sbin/modprobe"
 }

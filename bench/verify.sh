@@ -71,7 +71,7 @@ bin=$PWD/bin/rke2-proxy-backend
 pairs=${PAIRS:-7}
 minor=${MINOR:-v1.36}
 # kube-proxy: the oracle for $minor, built once and cached in .cache/oracle.
-oracle=$(oracle_binary "$minor") || { echo "bench/verify.sh: no kube-proxy oracle for $minor (see internal/oracle.Minors)" >&2; exit 1; }
+oracle=$(oracle_binary "$minor") || { echo "bench/verify.sh: no kube-proxy oracle for $minor (see internal/testkit/oracle.Minors)" >&2; exit 1; }
 echo "verify vs the backend's dump tool on kube-proxy $minor's own rules (dual-stack), $pairs interleaved pairs each, $(nproc) CPUs, kernel $(uname -r)"
 for n in ${SIZES:-1000 5000 10000}; do
   for b in ${BACKENDS:-iptables-legacy iptables-nft nftables}; do

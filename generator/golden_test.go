@@ -13,10 +13,10 @@ import (
 	"github.com/rogpeppe/go-internal/txtar"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cli"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/golden"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kmod/kmodtest"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testhost"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/golden"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/kmodtest"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/testhost"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/units"
 )
 

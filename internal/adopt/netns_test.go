@@ -9,10 +9,10 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nstest"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/plan"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/plan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testhost"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/nstest"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/testhost"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
 

@@ -6,7 +6,7 @@ import (
 
 	"github.com/coreos/go-systemd/v22/journal"
 
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/plan"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/plan"
 )
 
 // MessageID marks apply's decision entries in the journal, so operators can

@@ -8,7 +8,7 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kmod/kmodtest"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/kmodtest"
 )
 
 // apply returns within its limit even when modprobe hangs with a child

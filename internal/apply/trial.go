@@ -15,8 +15,8 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/boundexec"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/loadcmd"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ruleload"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
 )
@@ -141,7 +141,7 @@ func hasRules(t rules.Table) bool {
 func load(ctx context.Context, b backend.Backend, loads []trialLoad) string {
 	argvs := make([][]string, len(loads))
 	for i, l := range loads {
-		argv := loadcmd.Argv(b, l.fam)
+		argv := ruleload.Argv(b, l.fam)
 		loader, err := hostfs.LookTool(argv[0], "the trial of "+string(b)+" (its loader)")
 		if err != nil {
 			return err.Error()

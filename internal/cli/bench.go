@@ -14,10 +14,10 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/costbench"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/costbench/costfile"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/bench"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
 )
 
@@ -90,7 +90,7 @@ func runBench(ctx context.Context, g *globals, services int, backendName string)
 			if only != "" {
 				return failure("--backend %s: this host cannot run it: %s", b, why)
 			}
-			plan.Unrunnable = append(plan.Unrunnable, costfile.Skipped{Backend: b, Reason: why})
+			plan.Unrunnable = append(plan.Unrunnable, bench.Skipped{Backend: b, Reason: why})
 			fmt.Fprintf(g.stderr, "bench: %s: skipped: %s\n", b, why)
 		}
 	}
@@ -105,11 +105,11 @@ func runBench(ctx context.Context, g *globals, services int, backendName string)
 	}
 	switch old, err := readBenchFile(root); {
 	case err == nil:
-		rep = costfile.Merge(old, rep)
+		rep = bench.Merge(old, rep)
 	case !errors.Is(err, fs.ErrNotExist):
 		fmt.Fprintf(g.stderr, "bench: the earlier result in %s is not kept: %v; this run's figures replace it\n", root.Path(hostfs.BenchFile), err)
 	}
-	data, err := costfile.Encode(rep)
+	data, err := bench.Encode(rep)
 	if err != nil {
 		return failure("bench: encode the result: %w", err)
 	}
@@ -125,16 +125,16 @@ func runBench(ctx context.Context, g *globals, services int, backendName string)
 }
 
 // readBenchFile reads the earlier result, if any, to merge a one-backend run.
-func readBenchFile(root hostfs.Root) (costfile.Report, error) {
-	data, err := root.ReadFileMax(hostfs.BenchFile, costfile.MaxSize)
+func readBenchFile(root hostfs.Root) (bench.Report, error) {
+	data, err := root.ReadFileMax(hostfs.BenchFile, bench.MaxSize)
 	if err != nil {
-		return costfile.Report{}, err
+		return bench.Report{}, err
 	}
-	return costfile.Parse(data)
+	return bench.Parse(data)
 }
 
 // benchText is the human table: one line per backend, both steps.
-func benchText(rep costfile.Report) string {
+func benchText(rep bench.Report) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d services (2 endpoints each, IPv4 and IPv6), kernel %s\n", rep.Services, rep.Kernel)
 	for _, t := range rep.Tools {
@@ -142,8 +142,8 @@ func benchText(rep costfile.Report) string {
 	}
 	fmt.Fprintf(&b, "\n%-16s %-28s %s\n", "backend", "full sync: wall (CPU)", "partial sync: wall (CPU)")
 	for _, r := range rep.Results {
-		full, _ := r.Step(costfile.StepFull)
-		part, _ := r.Step(costfile.StepPartial)
+		full, _ := r.Step(bench.StepFull)
+		part, _ := r.Step(bench.StepPartial)
 		fmt.Fprintf(&b, "%-16s %-28s %s\n", r.Backend, stepText(full), stepText(part))
 	}
 	for _, s := range rep.Skipped {
@@ -152,7 +152,7 @@ func benchText(rep costfile.Report) string {
 	return b.String()
 }
 
-func stepText(s costfile.Step) string {
+func stepText(s bench.Step) string {
 	return fmt.Sprintf("%.3f s (%.3f s)", s.WallSeconds, s.UserSeconds+s.SysSeconds)
 }
 

@@ -5,9 +5,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/costbench/costfile"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/bench"
 )
 
 // detectCostText is detect's "cost" fact: the last recorded cluster size
@@ -25,8 +25,8 @@ func detectCostText(f facts.Facts) string {
 		if !slices.Contains(runnable, r.Backend) {
 			continue
 		}
-		fs, okF := r.Step(costfile.StepFull)
-		ps, okP := r.Step(costfile.StepPartial)
+		fs, okF := r.Step(bench.StepFull)
+		ps, okP := r.Step(bench.StepPartial)
 		if okF {
 			full = append(full, fmt.Sprintf("%s %s", r.Backend, costSeconds(fs.WallSeconds)))
 		}

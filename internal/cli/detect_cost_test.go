@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/costbench/costfile"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/bench"
 )
 
 // detect's cost line: the size, each runnable backend's figures, and a
@@ -16,11 +16,11 @@ func TestDetectCostText(t *testing.T) {
 	if got := detectCostText(f); got != "" {
 		t.Errorf("never measured: %q", got)
 	}
-	step := func(name string, v float64) costfile.Step { return costfile.Step{Step: name, WallSeconds: v} }
-	f.Cost = &facts.Cost{Report: costfile.Report{Services: 5000, Kernel: "6.1.0", MeasuredAt: "2026-11-30T16:00:00Z", Results: []costfile.Result{
-		{Backend: "iptables-legacy", Steps: []costfile.Step{step("full", 1.1), step("partial", 0.65)}},
-		{Backend: "iptables-nft", Steps: []costfile.Step{step("full", 21), step("partial", 1.3)}},
-		{Backend: "nftables", Steps: []costfile.Step{step("full", 11), step("partial", 0.5)}},
+	step := func(name string, v float64) bench.Step { return bench.Step{Step: name, WallSeconds: v} }
+	f.Cost = &facts.Cost{Report: bench.Report{Services: 5000, Kernel: "6.1.0", MeasuredAt: "2026-11-30T16:00:00Z", Results: []bench.Result{
+		{Backend: "iptables-legacy", Steps: []bench.Step{step("full", 1.1), step("partial", 0.65)}},
+		{Backend: "iptables-nft", Steps: []bench.Step{step("full", 21), step("partial", 1.3)}},
+		{Backend: "nftables", Steps: []bench.Step{step("full", 11), step("partial", 0.5)}},
 	}}}
 	// Nothing known about the kernel config: all three are assumed runnable.
 	want := "at 5000 services (the last recorded size, bench of 2026-11-30) a full sync takes iptables-legacy 1.1 s, iptables-nft 21 s, nftables 11 s; a one-endpoint change iptables-legacy 0.65 s, iptables-nft 1.3 s, nftables 0.5 s"

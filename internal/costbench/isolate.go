@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/costbench/costfile"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/bench"
 )
 
 // ChildEnv marks a re-executed process as a bench child. Its value is
@@ -46,14 +46,14 @@ func netnsID(pid string) string {
 // clone that starts it (root only), the way boundexec's NewNetns does. The
 // namespace dies with the child, and its rules with it. The child's
 // progress lines go to progress as they come.
-func RunIsolated(ctx context.Context, self []string, b backend.Backend, n int, progress io.Writer) (costfile.Result, error) {
+func RunIsolated(ctx context.Context, self []string, b backend.Backend, n int, progress io.Writer) (bench.Result, error) {
 	parent := netnsID("self")
 	if parent == "" {
-		return costfile.Result{}, fmt.Errorf("cannot read /proc/self/ns/net, so a fresh network namespace could not be proven: bench refuses to run")
+		return bench.Result{}, fmt.Errorf("cannot read /proc/self/ns/net, so a fresh network namespace could not be proven: bench refuses to run")
 	}
 	orders, give, err := os.Pipe()
 	if err != nil {
-		return costfile.Result{}, fmt.Errorf("a pipe for the bench child's orders: %w", err)
+		return bench.Result{}, fmt.Errorf("a pipe for the bench child's orders: %w", err)
 	}
 	defer give.Close()
 	cmd := exec.CommandContext(ctx, self[0], self[1:]...)
@@ -66,7 +66,7 @@ func RunIsolated(ctx context.Context, self []string, b backend.Backend, n int, p
 	err = cmd.Start()
 	orders.Close()
 	if err != nil {
-		return costfile.Result{}, fmt.Errorf("%s: start the bench child in a new network namespace: %w", b, err)
+		return bench.Result{}, fmt.Errorf("%s: start the bench child in a new network namespace: %w", b, err)
 	}
 	// Until it is waited for, the PID is the child's: its namespace is the
 	// one the clone made.
@@ -74,22 +74,22 @@ func RunIsolated(ctx context.Context, self []string, b backend.Backend, n int, p
 	if child == "" || child == parent {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
-		return costfile.Result{}, fmt.Errorf("%s: the bench child is not in a network namespace of its own (%q, ours %s): bench refuses to run", b, child, parent)
+		return bench.Result{}, fmt.Errorf("%s: the bench child is not in a network namespace of its own (%q, ours %s): bench refuses to run", b, child, parent)
 	}
 	_, werr := fmt.Fprintf(give, "%s|%s|%s|%d\n", child, parent, b, n)
 	give.Close()
 	if err := cmd.Wait(); err != nil {
-		return costfile.Result{}, fmt.Errorf("%s in a new network namespace: %w", b, err)
+		return bench.Result{}, fmt.Errorf("%s in a new network namespace: %w", b, err)
 	}
 	if werr != nil {
-		return costfile.Result{}, fmt.Errorf("%s: give the bench child its orders: %w", b, werr)
+		return bench.Result{}, fmt.Errorf("%s: give the bench child its orders: %w", b, werr)
 	}
-	var res costfile.Result
+	var res bench.Result
 	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
-		return costfile.Result{}, fmt.Errorf("%s: the bench child's result is not JSON (%w): %.200s", b, err, stdout.String())
+		return bench.Result{}, fmt.Errorf("%s: the bench child's result is not JSON (%w): %.200s", b, err, stdout.String())
 	}
 	if res.Backend != b {
-		return costfile.Result{}, fmt.Errorf("the bench child measured %q, not %s", res.Backend, b)
+		return bench.Result{}, fmt.Errorf("the bench child measured %q, not %s", res.Backend, b)
 	}
 	return res, nil
 }

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/costbench/costfile"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/loadcmd"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/bench"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ruleload"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 )
 
@@ -24,21 +24,21 @@ var families = []rules.Family{rules.IPv4, rules.IPv6}
 // Measure runs both steps for backend b at n services in the current
 // network namespace, which must be a fresh one (the caller's duty: see
 // RunIsolated). It writes one progress line per step to progress.
-func Measure(ctx context.Context, b backend.Backend, n int, progress io.Writer) (costfile.Result, error) {
+func Measure(ctx context.Context, b backend.Backend, n int, progress io.Writer) (bench.Result, error) {
 	fp, err := newFootprint(b, n)
 	if err != nil {
-		return costfile.Result{}, err
+		return bench.Result{}, err
 	}
-	res := costfile.Result{Backend: b}
+	res := bench.Result{Backend: b}
 	for _, step := range []struct {
 		name string
 		text func(rules.Family) string
 		what string
 	}{
-		{costfile.StepFull, func(f rules.Family) string { return rules.FormatFamily(fp.before, f) }, fmt.Sprintf("full sync of %d services", n)},
-		{costfile.StepPartial, func(f rules.Family) string { return partialText(fp, f) }, "partial sync, one endpoint moved"},
+		{bench.StepFull, func(f rules.Family) string { return rules.FormatFamily(fp.before, f) }, fmt.Sprintf("full sync of %d services", n)},
+		{bench.StepPartial, func(f rules.Family) string { return partialText(fp, f) }, "partial sync, one endpoint moved"},
 	} {
-		s := costfile.Step{Step: step.name}
+		s := bench.Step{Step: step.name}
 		for _, fam := range families {
 			text := step.text(fam)
 			if err := load(ctx, b, fam, text, &s); err != nil {
@@ -55,8 +55,8 @@ func Measure(ctx context.Context, b backend.Backend, n int, progress io.Writer) 
 // load feeds text to the backend's loader for one family, exactly one
 // process (one restore, one nft transaction), and adds its wall time and
 // rusage to s.
-func load(ctx context.Context, b backend.Backend, fam rules.Family, text string, s *costfile.Step) error {
-	argv := loadcmd.Argv(b, fam)
+func load(ctx context.Context, b backend.Backend, fam rules.Family, text string, s *bench.Step) error {
+	argv := ruleload.Argv(b, fam)
 	ctx, cancel := context.WithTimeout(ctx, StepTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)

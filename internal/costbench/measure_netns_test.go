@@ -8,11 +8,11 @@ import (
 	"testing"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/costbench/costfile"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nstest"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/bench"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/nstest"
 )
 
 func needLoaders(t *testing.T, b backend.Backend) {
@@ -42,8 +42,8 @@ func TestMeasureEveryBackendAt1k(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			full, okF := res.Step(costfile.StepFull)
-			part, okP := res.Step(costfile.StepPartial)
+			full, okF := res.Step(bench.StepFull)
+			part, okP := res.Step(bench.StepPartial)
 			if !okF || !okP || full.WallSeconds <= 0 || part.WallSeconds <= 0 {
 				t.Fatalf("missing or zero figures: %+v", res)
 			}

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/costbench/costfile"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/bench"
 )
 
 // loaders are the programs each backend's loads run (both families).
@@ -28,7 +28,7 @@ type Plan struct {
 	// Backends are the ones the host can run (decide's capability
 	// judgement); Unrunnable says why the others are left out.
 	Backends   []backend.Backend
-	Unrunnable []costfile.Skipped
+	Unrunnable []bench.Skipped
 	// Kernel is the running kernel's release, recorded with the figures.
 	Kernel string
 	// Self is the argv that reaches ChildMain (see RunIsolated).
@@ -39,12 +39,12 @@ type Plan struct {
 // namespace, and returns the report for the state file. A backend whose
 // loader is not installed is skipped with a reason; a loader that fails
 // is an error (the figures would be wrong).
-func Run(ctx context.Context, p Plan, progress io.Writer) (costfile.Report, error) {
-	rep := costfile.Report{Services: p.Services, Kernel: p.Kernel, Skipped: append([]costfile.Skipped{}, p.Unrunnable...), Results: []costfile.Result{}, Tools: []costfile.Tool{}}
+func Run(ctx context.Context, p Plan, progress io.Writer) (bench.Report, error) {
+	rep := bench.Report{Services: p.Services, Kernel: p.Kernel, Skipped: append([]bench.Skipped{}, p.Unrunnable...), Results: []bench.Result{}, Tools: []bench.Tool{}}
 	for _, b := range p.Backends {
 		tools, missing := toolsFor(ctx, b)
 		if missing != "" {
-			rep.Skipped = append(rep.Skipped, costfile.Skipped{Backend: b, Reason: missing})
+			rep.Skipped = append(rep.Skipped, bench.Skipped{Backend: b, Reason: missing})
 			fmt.Fprintf(progress, "bench: %s: skipped: %s\n", b, missing)
 			continue
 		}
@@ -62,7 +62,7 @@ func Run(ctx context.Context, p Plan, progress io.Writer) (costfile.Report, erro
 
 // toolsFor finds the backend's loaders and records what identifies each
 // binary's version; missing is why the backend cannot be measured.
-func toolsFor(ctx context.Context, b backend.Backend) (tools []costfile.Tool, missing string) {
+func toolsFor(ctx context.Context, b backend.Backend) (tools []bench.Tool, missing string) {
 	for _, name := range loaders[b] {
 		p, err := hostfs.LookTool(name, "measuring "+string(b))
 		if err != nil {
@@ -76,7 +76,7 @@ func toolsFor(ctx context.Context, b backend.Backend) (tools []costfile.Tool, mi
 		if err != nil {
 			return nil, fmt.Sprintf("%s: %v", real, err)
 		}
-		tools = append(tools, costfile.Tool{Name: name, Path: real, Version: version(ctx, p), Size: fi.Size(), ModTimeNs: fi.ModTime().UnixNano()})
+		tools = append(tools, bench.Tool{Name: name, Path: real, Version: version(ctx, p), Size: fi.Size(), ModTimeNs: fi.ModTime().UnixNano()})
 	}
 	return tools, ""
 }

@@ -7,9 +7,9 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/costbench/costfile"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/bench"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 )
 
@@ -60,7 +60,7 @@ func (s *state) cheapest() (backend.Backend, bool) {
 	var figures, unmeasured []string
 	for _, b := range cands {
 		r, ok := cost.Result(b)
-		st, okStep := r.Step(costfile.StepFull)
+		st, okStep := r.Step(bench.StepFull)
 		if !ok || !okStep {
 			unmeasured = append(unmeasured, string(b))
 			continue

@@ -7,18 +7,18 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/costbench/costfile"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/bench"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 )
 
 // measured records bench figures (full-sync wall seconds) on f's kernel.
 func measured(f facts.Facts, full map[backend.Backend]float64) facts.Facts {
-	rep := costfile.Report{Services: 5000, Kernel: f.Kernel.Release}
+	rep := bench.Report{Services: 5000, Kernel: f.Kernel.Release}
 	for _, b := range backend.All {
 		if v, ok := full[b]; ok {
-			rep.Results = append(rep.Results, costfile.Result{Backend: b, Steps: []costfile.Step{{Step: costfile.StepFull, WallSeconds: v}}})
+			rep.Results = append(rep.Results, bench.Result{Backend: b, Steps: []bench.Step{{Step: bench.StepFull, WallSeconds: v}}})
 		}
 	}
 	f.Cost = &facts.Cost{Report: rep}

@@ -3,7 +3,7 @@
 // sentences, in order. Same inputs, same decision; no I/O.
 package decide
 
-import "github.com/rke2-proxy-backend/rke2-proxy-backend/internal/plan"
+import "github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/plan"
 
 // Sources of a decision, beyond the config package's auto/config/env/cmdline.
 const SourceRKE2Config = "rke2-config"

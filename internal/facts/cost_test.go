@@ -4,10 +4,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/costbench/costfile"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testhost"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/bench"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/testhost"
 )
 
 // The probe reads what bench writes, says when it no longer describes the
@@ -19,11 +19,11 @@ func TestProbeReadsBenchFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep := costfile.Report{Services: 5000, Kernel: h.Release(),
-		Tools:   []costfile.Tool{{Name: "iptables-nft-restore", Path: tool, Size: fi.Size(), ModTimeNs: fi.ModTime().UnixNano()}},
-		Results: []costfile.Result{{Backend: "iptables-nft", Steps: []costfile.Step{{Step: costfile.StepFull, WallSeconds: 21}}}}}
-	write := func(r costfile.Report) {
-		data, err := costfile.Encode(r)
+	rep := bench.Report{Services: 5000, Kernel: h.Release(),
+		Tools:   []bench.Tool{{Name: "iptables-nft-restore", Path: tool, Size: fi.Size(), ModTimeNs: fi.ModTime().UnixNano()}},
+		Results: []bench.Result{{Backend: "iptables-nft", Steps: []bench.Step{{Step: bench.StepFull, WallSeconds: 21}}}}}
+	write := func(r bench.Report) {
+		data, err := bench.Encode(r)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -47,7 +47,7 @@ func TestProbeReadsBenchFile(t *testing.T) {
 
 	for name, content := range map[string]string{
 		"corrupt":   "{",
-		"oversized": `{"schema":1,"services":1,"kernel":"` + strings.Repeat("x", costfile.MaxSize) + `"}`,
+		"oversized": `{"schema":1,"services":1,"kernel":"` + strings.Repeat("x", bench.MaxSize) + `"}`,
 		// written before bench results were versioned, or by a newer version
 		"no schema":      `{"services":5000,"kernel":"` + h.Release() + `"}`,
 		"another schema": `{"schema":2,"services":5000,"kernel":"` + h.Release() + `"}`,

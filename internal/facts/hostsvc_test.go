@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testhost"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/testhost"
 )
 
 func TestProbeHostServices(t *testing.T) {

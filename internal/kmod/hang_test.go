@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kmod/kmodtest"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/kmodtest"
 )
 
 // loadWithin installs script as modprobe on a tree where nft_chain_nat is

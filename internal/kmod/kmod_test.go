@@ -11,7 +11,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kmod/kmodtest"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/kmodtest"
 )
 
 const release = "6.1.0-test"

@@ -8,10 +8,10 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/loadcmd"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nstest"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ruleload"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/nstest"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/vocab"
 )
 
@@ -37,7 +37,7 @@ for t in $(cat /proc/net/ip6_tables_names); do ip6tables-legacy -t $t -F; ip6tab
 				b.Fatal(err)
 			}
 			for _, fam := range []rules.Family{rules.IPv4, rules.IPv6} {
-				if err := loadcmd.Load(be, rs, fam); err != nil {
+				if err := ruleload.Load(be, rs, fam); err != nil {
 					b.Fatalf("%d services: %v", n, err)
 				}
 			}

@@ -8,10 +8,10 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/loadcmd"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nstest"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ruleload"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/nstest"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
 
@@ -36,8 +36,8 @@ func TestFakeShapesAreProductionShapes(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, fam := range []rules.Family{rules.IPv4, rules.IPv6} {
-				nstest.Tool(t, loadcmd.Argv(b, fam)[0])
-				if err := loadcmd.Load(b, rs, fam); err != nil {
+				nstest.Tool(t, ruleload.Argv(b, fam)[0])
+				if err := ruleload.Load(b, rs, fam); err != nil {
 					t.Fatal(err)
 				}
 			}

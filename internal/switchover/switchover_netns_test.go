@@ -16,11 +16,11 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cleanup"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/loadcmd"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nstest"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ruleload"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/nstest"
 )
 
 // loadKubeProxy loads kube-proxy's rendered rules for b, both families, the
@@ -36,7 +36,7 @@ func loadKubeProxy(b backend.Backend) error {
 		rs.Tables[i].Chains = slices.DeleteFunc(rs.Tables[i].Chains, func(c rules.Chain) bool { return ownership.IsKubeletHintChain(c.Name) })
 	}
 	for _, fam := range []rules.Family{rules.IPv4, rules.IPv6} {
-		if err := loadcmd.Load(b, rs, fam); err != nil {
+		if err := ruleload.Load(b, rs, fam); err != nil {
 			return err
 		}
 	}

@@ -23,13 +23,13 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/loadcmd"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nstest"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/oracle"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ruleload"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected/expectedtest"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/expectedtest"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/nstest"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/oracle"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
 
@@ -268,7 +268,7 @@ func tools(t *testing.T, b backend.Backend) {
 	t.Helper()
 	nstest.Tool(t, "nft")
 	for _, fam := range bothFamilies {
-		nstest.Tool(t, loadcmd.Argv(b, fam)[0])
+		nstest.Tool(t, ruleload.Argv(b, fam)[0])
 	}
 }
 
@@ -341,7 +341,7 @@ func restore(t *testing.T, b backend.Backend, snap string) {
 
 func load(t *testing.T, b backend.Backend, fam rules.Family, text string) {
 	t.Helper()
-	argv := loadcmd.Argv(b, fam)
+	argv := ruleload.Argv(b, fam)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin = strings.NewReader(text)
 	if out, err := cmd.CombinedOutput(); err != nil {

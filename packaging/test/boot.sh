@@ -65,7 +65,7 @@ install_kube_proxy_oracle "$R/usr/local/bin/rke2" "$R"
 # bundle/lib/systemd/system/rke2-server.service), verbatim; the same file
 # the Go fixtures embed.
 mkdir -p "$R/usr/local/lib/systemd/system" "$R/etc/systemd/system/multi-user.target.wants"
-cp "$REPO/internal/testhost/units/rke2-server.service" "$R/usr/local/lib/systemd/system/rke2-server.service"
+cp "$REPO/internal/testkit/testhost/units/rke2-server.service" "$R/usr/local/lib/systemd/system/rke2-server.service"
 ln -sf /usr/local/lib/systemd/system/rke2-server.service "$R/etc/systemd/system/multi-user.target.wants/rke2-server.service"
 
 # The operator's RKE2 config, and our config: the shipped example edited the

@@ -71,7 +71,7 @@ fi
 # The stand-in artifacts and the HTTPS certificate, shared by both examples.
 mkdir -p "$work/tar/bin" "$work/tar/lib/systemd/system" "$work/artifacts"
 build_standin "$work/tar/bin/rke2"
-cp "$REPO/internal/testhost/units/rke2-server.service" "$REPO/internal/testhost/units/rke2-agent.service" "$work/tar/lib/systemd/system/"
+cp "$REPO/internal/testkit/testhost/units/rke2-server.service" "$REPO/internal/testkit/testhost/units/rke2-agent.service" "$work/tar/lib/systemd/system/"
 tar czf "$work/artifacts/rke2.linux-$arch.tar.gz" -C "$work/tar" bin lib
 echo "stand-in: no images" >"$work/artifacts/rke2-images.linux-$arch.tar.zst"
 (cd "$work/artifacts" && sha256sum "rke2.linux-$arch.tar.gz" "rke2-images.linux-$arch.tar.zst" >"sha256sum-$arch.txt")

@@ -34,7 +34,7 @@ build_standin "$R/usr/local/bin/rke2"
 install_kube_proxy_oracle "$R/usr/local/bin/rke2" "$R"
 
 mkdir -p "$R/usr/local/lib/systemd/system" "$R/etc/systemd/system/multi-user.target.wants"
-cp "$REPO/internal/testhost/units/rke2-server.service" "$R/usr/local/lib/systemd/system/rke2-server.service"
+cp "$REPO/internal/testkit/testhost/units/rke2-server.service" "$R/usr/local/lib/systemd/system/rke2-server.service"
 ln -sf /usr/local/lib/systemd/system/rke2-server.service "$R/etc/systemd/system/multi-user.target.wants/rke2-server.service"
 ln -sf /dev/null "$R/etc/systemd/system/console-getty.service"
 

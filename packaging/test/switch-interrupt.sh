@@ -42,7 +42,7 @@ install_kube_proxy_oracle "$R/usr/local/bin/rke2" "$R"
 echo 10s >"$R/usr/local/lib/rke2-standin/kube-proxy-resync"
 
 mkdir -p "$R/usr/local/lib/systemd/system" "$R/etc/systemd/system/multi-user.target.wants"
-cp "$REPO/internal/testhost/units/rke2-server.service" "$R/usr/local/lib/systemd/system/rke2-server.service"
+cp "$REPO/internal/testkit/testhost/units/rke2-server.service" "$R/usr/local/lib/systemd/system/rke2-server.service"
 ln -sf /usr/local/lib/systemd/system/rke2-server.service "$R/etc/systemd/system/multi-user.target.wants/rke2-server.service"
 mkdir -p "$R/etc/rancher/rke2"
 printf 'token: switch-interrupt-secret\n' >"$R/etc/rancher/rke2/config.yaml"

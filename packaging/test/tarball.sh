@@ -133,7 +133,7 @@ build_standin "$R/usr/local/bin/rke2"
 install_kube_proxy_oracle "$R/usr/local/bin/rke2" "$R"
 # RKE2 first, as its tarball installs it (units in /usr/local/lib/systemd/system).
 mkdir -p "$R/usr/local/lib/systemd/system" "$R/etc/systemd/system/multi-user.target.wants" "$R/etc/rancher/rke2"
-cp "$REPO/internal/testhost/units/rke2-server.service" "$R/usr/local/lib/systemd/system/rke2-server.service"
+cp "$REPO/internal/testkit/testhost/units/rke2-server.service" "$R/usr/local/lib/systemd/system/rke2-server.service"
 ln -sf /usr/local/lib/systemd/system/rke2-server.service "$R/etc/systemd/system/multi-user.target.wants/rke2-server.service"
 printf 'token: tarball-test-secret\n' >"$R/etc/rancher/rke2/config.yaml"
 cp "$R/etc/rancher/rke2/config.yaml" "$work/rke2-config.orig"

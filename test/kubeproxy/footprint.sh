@@ -30,7 +30,7 @@ fi
 minors=("$@")
 [ ${#minors[@]} -gt 0 ] || minors=(v1.34 v1.35 v1.36 v1.37)
 for m in "${minors[@]}"; do
-  oracle=$(oracle_binary "$m") || { echo "footprint.sh: no oracle for $m (internal/oracle.Minors)" >&2; exit 1; }
+  oracle=$(oracle_binary "$m") || { echo "footprint.sh: no oracle for $m (internal/testkit/oracle.Minors)" >&2; exit 1; }
   for b in iptables-legacy iptables-nft nftables; do
     echo "# $m $b"
     unshare -n "$0" --case "$oracle" "$b"

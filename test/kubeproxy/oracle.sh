@@ -1,14 +1,14 @@
 # Sourced, not run: how scripts reach the oracle (kube-proxy's real proxier,
-# built by internal/oracle) and run it as RKE2's kube-proxy image would.
+# built by internal/testkit/oracle) and run it as RKE2's kube-proxy image would.
 # Used by test/kubeproxy/footprint.sh, bench/*.sh and packaging/test/lib.
 
 # oracle_binary MINOR prints the oracle built for Kubernetes MINOR (e.g.
-# v1.36), building it the first time (minutes; internal/oracle caches it in
+# v1.36), building it the first time (minutes; internal/testkit/oracle caches it in
 # .cache/oracle). Prints nothing and fails when MINOR has no oracle. Run
 # from the repository's top directory.
 oracle_binary() {
 	local minor=$1 oracle
-	oracle=$(go test -count=1 -timeout 0 -v -run "^TestBinaries\$/^$minor\$" ./internal/oracle 2>&1 |
+	oracle=$(go test -count=1 -timeout 0 -v -run "^TestBinaries\$/^$minor\$" ./internal/testkit/oracle 2>&1 |
 		sed -n "s/.*binary $minor \([^ ]*\) .*/\1/p")
 	[ -x "$oracle" ] || return 1
 	echo "$oracle"

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nstest"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/nstest"
 )
 
 const testQuiet = 200 * time.Millisecond

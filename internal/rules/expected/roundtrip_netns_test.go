@@ -10,10 +10,10 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/loadcmd"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nstest"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ruleload"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/nstest"
 )
 
 // What `render expected` prints, once loaded with the backend's own tool
@@ -58,7 +58,7 @@ func TestExpectedRoundTripsThroughKernel(t *testing.T) {
 					}
 					want := rules.Format(rs)
 					for _, fam := range fams {
-						argv := loadcmd.Argv(b, fam)
+						argv := ruleload.Argv(b, fam)
 						nstest.Tool(t, argv[0])
 						cmd := exec.Command(argv[0], argv[1:]...)
 						cmd.Stdin = strings.NewReader(rules.FormatFamily(rs, fam))

@@ -14,7 +14,7 @@ adopt_guest() {
 	cp "$STANDIN" "$R/usr/local/bin/rke2"
 	install -D -m 0755 "$ORACLE_BIN" "$R/usr/local/lib/rke2-standin/kubeproxy-oracle"
 	mkdir -p "$R/usr/local/lib/systemd/system" "$R/etc/systemd/system/multi-user.target.wants" "$R/etc/rancher/rke2" "$R/etc/boot-test"
-	cp "$REPO/internal/testhost/units/rke2-server.service" "$R/usr/local/lib/systemd/system/rke2-server.service"
+	cp "$REPO/internal/testkit/testhost/units/rke2-server.service" "$R/usr/local/lib/systemd/system/rke2-server.service"
 	ln -sf /usr/local/lib/systemd/system/rke2-server.service "$R/etc/systemd/system/multi-user.target.wants/rke2-server.service"
 	printf 'token: adopt-test-secret\n' >"$R/etc/rancher/rke2/config.yaml"
 	cp "$deb" "$R/root/pkg.deb"

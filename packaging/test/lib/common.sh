@@ -318,12 +318,12 @@ assert_contains() {
 # install_kube_proxy_oracle STANDIN ROOT puts the RKE2 stand-in's kube-proxy
 # into a guest root: the oracle (kube-proxy's real proxier) built for the
 # Kubernetes minor of the stand-in's version, where the stand-in runs it.
-# internal/oracle caches the build in .cache/oracle.
+# internal/testkit/oracle caches the build in .cache/oracle.
 install_kube_proxy_oracle() {
 	local standin=$1 root=$2 minor oracle
 	minor=$("$standin" --version | sed -n 's/^rke2 version \(v[0-9]*\.[0-9]*\)\..*/\1/p')
 	[ -n "$minor" ] || fail "cannot read the Kubernetes minor from the stand-in's rke2 --version"
 	log "building the kube-proxy oracle for Kubernetes $minor (minutes when not cached)"
-	oracle=$(cd "$REPO" && oracle_binary "$minor") || fail "no kube-proxy oracle for $minor (is it in internal/oracle.Minors? run: go test -v -run TestBinaries ./internal/oracle)"
+	oracle=$(cd "$REPO" && oracle_binary "$minor") || fail "no kube-proxy oracle for $minor (is it in internal/testkit/oracle.Minors? run: go test -v -run TestBinaries ./internal/testkit/oracle)"
 	install -D -m 0755 "$oracle" "$root/usr/local/lib/rke2-standin/kubeproxy-oracle"
 }

@@ -34,16 +34,16 @@ lc_guest() {
 	install -D -m 0755 "$LC_WORK/stage/rke2" "$R/usr/local/bin/rke2"
 	install -D -m 0755 "$LC_WORK/stage/usr/local/lib/rke2-standin/kubeproxy-oracle" "$R/usr/local/lib/rke2-standin/kubeproxy-oracle"
 	case $kind in
-	current) server=$REPO/internal/testhost/units/rke2-server.service ;;
-	legacy) server=$REPO/internal/testhost/units/rke2-server.legacy.service ;;
+	current) server=$REPO/internal/testkit/testhost/units/rke2-server.service ;;
+	legacy) server=$REPO/internal/testkit/testhost/units/rke2-server.legacy.service ;;
 	*) fail "lc_guest: units $kind: want current or legacy" ;;
 	esac
 	# RKE2's tarball puts both units on every node; the agent unit differs
-	# from the server's by the two words (internal/testhost.UnitText).
+	# from the server's by the two words (internal/testkit/testhost.UnitText).
 	mkdir -p "$R/usr/local/lib/systemd/system" "$R/etc/systemd/system/multi-user.target.wants"
 	cp "$server" "$R/usr/local/lib/systemd/system/rke2-server.service"
 	if [ "$kind" = current ]; then
-		cp "$REPO/internal/testhost/units/rke2-agent.service" "$R/usr/local/lib/systemd/system/rke2-agent.service"
+		cp "$REPO/internal/testkit/testhost/units/rke2-agent.service" "$R/usr/local/lib/systemd/system/rke2-agent.service"
 	else
 		sed 's/server/@@/g; s/agent/server/g; s/@@/agent/g' "$server" >"$R/usr/local/lib/systemd/system/rke2-agent.service"
 	fi

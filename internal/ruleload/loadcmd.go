@@ -1,7 +1,7 @@
 // Package loadcmd names the command that loads canonical rule text into a
 // backend, for tests that set up a network namespace. It is apart from
 // nstest because it needs the rules package, whose own tests use nstest.
-package loadcmd
+package ruleload
 
 import (
 	"fmt"

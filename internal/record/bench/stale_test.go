@@ -1,4 +1,4 @@
-package costfile
+package bench
 
 import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"

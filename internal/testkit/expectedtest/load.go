@@ -7,7 +7,7 @@ package expectedtest
 import (
 	"testing"
 
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/loadcmd"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ruleload"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
 )
@@ -26,7 +26,7 @@ func Load(t testing.TB, opts expected.Options) *rules.Ruleset {
 		fams = []rules.Family{rules.IPv4, rules.IPv6}
 	}
 	for _, fam := range fams {
-		if err := loadcmd.Load(opts.Backend, rs, fam); err != nil {
+		if err := ruleload.Load(opts.Backend, rs, fam); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,9 +1,9 @@
-// Package costfile is the bench state file: what each backend's rule load
+// Package bench is the bench state file: what each backend's rule load
 // cost on this node, at which size, with which kernel and loader binaries.
 // bench writes it; facts reads it for detect and for auto's opt-in
 // "cheapest" choice. It holds no measuring code, so the boot-time readers
 // stay small.
-package costfile
+package bench
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package costfile
+package bench
 
 import "testing"
 
