@@ -1,6 +1,11 @@
-// Package loadcmd names the command that loads canonical rule text into a
-// backend, for tests that set up a network namespace. It is apart from
-// nstest because it needs the rules package, whose own tests use nstest.
+// Package ruleload loads canonical rule text (rules.FormatFamily) into a
+// backend with that backend's own tool: nft -f, or the flavour's
+// *-restore. It is the one writer of rules in the project, kept apart
+// from the read-only netfilter readers: apply's trial loads a sample of
+// kube-proxy's rules with it in a throwaway network namespace, bench
+// times it there, and the netns tests load their fixtures with it. It
+// never runs in the host's namespace: every caller enters a fresh one
+// first.
 package ruleload
 
 import (
