@@ -19,25 +19,6 @@ import (
 
 func init() { register(newAdoptCommand) }
 
-const adoptLong = `adopt takes over a node where RKE2 already runs, without restarting it and
-without changing the backend kube-proxy runs on. It reads the live rules of
-every backend (iptables-legacy, iptables-nft, nftables), asks kube-proxy's
-/proxyMode and reads RKE2's effective config, and records the backend that
-runs as this boot's plan (` + hostfs.PlanFile + `, source "adopted"). It says plainly
-when the generator would choose another backend at RKE2's next start or at
-the next boot, and what to do. Then it runs systemctl daemon-reload (the
-generator reads the plan and wires the same backend into RKE2's next start),
-and starts ` + units.VerifyUnit + ` and, when enabled, ` + units.WatchUnit + `.
-It never restarts or stops RKE2, writes no RKE2 config and loads no module.
-The package's postinst runs it when RKE2 is active and there is no plan.
-
-Nothing is recorded (exit 3) when the rules cannot say which backend runs:
-none yet (kube-proxy has not synced: --wait waits for it), or rules in more
-than one backend (one of them stranded: adopt does not pick). Exit 1 when
-kube-proxy's /proxyMode contradicts the rules, or a step failed. RKE2 not
-running, a plan already recorded this boot, or the tool turned off: exit 0,
-nothing to do. --dry-run reads and prints, and writes and starts nothing.`
-
 // ExitAdoptCannotTell is verify's "cannot tell" code, for the same reason.
 const ExitAdoptCannotTell = ExitCannotTell
 
@@ -47,7 +28,7 @@ func newAdoptCommand(g *globals) *cobra.Command {
 		wait               time.Duration
 		proxyModeURL, sctl string
 	)
-	cmd := flagsOnly("adopt [--dry-run] [--wait DURATION]", "Record what a running node's kube-proxy runs on as the plan and start verifying, without restarting RKE2", adoptLong, func(cmd *cobra.Command) error {
+	cmd := flagsOnly("adopt [--dry-run] [--wait DURATION]", "Record what a running node's kube-proxy runs on as the plan and start verifying, without restarting RKE2", helpText("adopt"), func(cmd *cobra.Command) error {
 		f, cfg, _, err := g.loadDecision(facts.Options{RKE2Binary: true})
 		if err != nil {
 			return usageError(fmt.Errorf("%w; nothing adopted: fix it first, the generator's choice depends on it", err))

@@ -29,41 +29,9 @@ type applyFlags struct {
 	trialUnderRoot bool
 }
 
-var applyLong = `apply runs before rke2-server or rke2-agent starts (the generator's drop-in adds
-it as ExecStartPre with the backend it decided). It re-reads the facts it needs,
-refuses a backend the kernel cannot run, loads that backend's kernel modules
-(and only those), writes <RKE2 config>.d/` + rke2.DropInName + ` (atomically, mode
-0600; RKE2_CONFIG_FILE moves it like it moves RKE2's config) and records
-` + hostfs.PlanFile + ` for verify. A second run with the same
-inputs changes nothing.
-
-Before RKE2 is told, apply proves the backend by trial: it loads kube-proxy's
-rules for one service into a throwaway network namespace (unshare -n with the
-backend's own loader). A backend the kernel rejects is refused with what failed
-and decided again. --dry-run runs the trial too; it changes nothing on the host.
-Under --root the trial is skipped, and apply says so: the running kernel and
-its loaders belong to this machine, not to the host under --root.
-
-Only one apply runs at a time (a lock at ` + apply.LockFile + `; a second run
-waits up to ` + apply.DefaultLockWait.String() + `). A file at the drop-in's path without our header is the
-operator's: apply never replaces or removes it.
-
-When apply cannot honour the plan (the kernel cannot run the backend, the
-operator's own file holds the drop-in's path, another apply holds the lock,
-the plan cannot be recorded), on_failure decides: warn (default) logs a
-warning and exits 0, and RKE2 starts (without our drop-in when the backend
-cannot run); block exits 1 so systemd does not start RKE2.
-
-A broken operator config makes apply exit 2 naming the file, key and value:
-its intent is unknown, so RKE2 does not start until it is fixed (a drop-in
-from an earlier boot is never used silently).
-
---output json is refused: apply prints text only (detect -o json shows the
-decision, ` + hostfs.PlanFile + ` what apply did).`
-
 func newApplyCommand(g *globals) *cobra.Command {
 	var fl applyFlags
-	cmd := flagsOnly("apply [--backend B] [--dry-run]", "Prepare the node for the backend and tell RKE2 (ExecStartPre of rke2-server/rke2-agent)", applyLong, func(cmd *cobra.Command) error { return runApply(cmd, g, fl) })
+	cmd := flagsOnly("apply [--backend B] [--dry-run]", "Prepare the node for the backend and tell RKE2 (ExecStartPre of rke2-server/rke2-agent)", helpText("apply"), func(cmd *cobra.Command) error { return runApply(cmd, g, fl) })
 	f := cmd.Flags()
 	f.StringVar(&fl.backend, "backend", "", "backend to apply (the generator passes its decision); default: decide now. One of "+backend.Names())
 	f.BoolVar(&fl.dryRun, "dry-run", false, "print the drop-in and the modules to load; write and load nothing")

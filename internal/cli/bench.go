@@ -26,33 +26,12 @@ func init() { register(newBenchCommand) }
 // defaultBenchServices is CI's size and a mid-sized cluster's.
 const defaultBenchServices = 1000
 
-const benchLong = `bench loads kube-proxy's rules for N services (the footprint ` + "`render expected`" + `
-prints) with each backend's own loader, the way kube-proxy does a full sync
-(one iptables-legacy-restore / iptables-nft-restore per IP family, one nft -f
-transaction per family), then a partial sync after one service's endpoint
-moved, and reports wall time and CPU (user + system of the loader processes)
-per backend and step, with the kernel and loader versions.
-
-Each backend runs in a throwaway network namespace of its own, made by the
-clone that starts a measuring child of this program; the child loads
-nothing unless it is in exactly the namespace bench made for it, so the
-host's rules are never touched. It needs root. Only the backends this
-host can run (as detect judges them) are measured.
-
-The result is recorded in ` + hostfs.BenchFile + ` (under --root, with
-"schema": 1; a file of another schema or none is not read: run bench again);
-detect shows it, and auto uses it when prefer starts with cheapest. Run bench
-again after a kernel or iptables/nftables upgrade: detect says when the
-figures no longer describe this node.
-
-Exit codes: 0 measured; 1 a loader failed or bench cannot run here; 2 usage.`
-
 func newBenchCommand(g *globals) *cobra.Command {
 	var (
 		services    int
 		backendName string
 	)
-	cmd := flagsOnly("bench [--services N] [--backend B|all]", "Measure what kube-proxy's rule loads cost on this node, per backend", benchLong, func(cmd *cobra.Command) error {
+	cmd := flagsOnly("bench [--services N] [--backend B|all]", "Measure what kube-proxy's rule loads cost on this node, per backend", helpText("bench"), func(cmd *cobra.Command) error {
 		if costbench.IsChild() {
 			if code := costbench.ChildMain(cmd.Context(), g.stdout, g.stderr); code != 0 {
 				return errSilentFailure

@@ -21,30 +21,12 @@ import (
 
 func init() { register(newCleanupCommand) }
 
-const cleanupLong = `cleanup removes kube-proxy's chains, rules and tables from backend B only:
-for iptables-legacy and iptables-nft the KUBE-* chains kube-proxy owns and the
-built-in-chain jumps into them, in one iptables-restore --noflush transaction
-per family; for nftables the tables ip and ip6 kube-proxy. kubelet's chains
-(KUBE-IPTABLES-HINT, KUBE-KUBELET-CANARY, KUBE-FIREWALL) and everything else
-stay. It prints each object it removes. --dry-run prints them and changes
-nothing. It refuses the backend the plan (` + hostfs.PlanFile + `) says kube-proxy
-uses, unless --force.
-
-cleanup --kubelet-hints removes instead the hint and canary chains
-(KUBE-IPTABLES-HINT, KUBE-KUBELET-CANARY) a kubelet before a switch left in
-the other iptables backend: kubelet writes them with the host's iptables at
-its start and never removes them, and verify reports them (kubelet-hint).
-No reboot is needed. As switch does, it removes a family's chains only once
-kubelet has written its own hint where the plan's backend wants it, and only
-chains in kubelet's shape (empty, nothing jumps to them); it names what it
-keeps and why. KUBE-FIREWALL is never touched.`
-
 func newCleanupCommand(g *globals) *cobra.Command {
 	var (
 		backendName                 string
 		dryRun, force, kubeletHints bool
 	)
-	cmd := flagsOnly("cleanup --backend B [--dry-run] [--force] | cleanup --kubelet-hints [--dry-run]", "Remove kube-proxy rules stranded in backend B, or kubelet's leftover hint chains", cleanupLong, func(cmd *cobra.Command) error {
+	cmd := flagsOnly("cleanup --backend B [--dry-run] [--force] | cleanup --kubelet-hints [--dry-run]", "Remove kube-proxy rules stranded in backend B, or kubelet's leftover hint chains", helpText("cleanup"), func(cmd *cobra.Command) error {
 		if kubeletHints {
 			if backendName != "" || force {
 				return usageError(errors.New("--kubelet-hints takes neither --backend nor --force: the plan says where kubelet's hints belong"))

@@ -20,35 +20,8 @@ import (
 
 func init() { register(newDetectCommand) }
 
-const detectLong = `detect reads the host (kernel, modules, hardware, iptables, live kube-proxy
-rules, RKE2 install and config), loads the operator config and prints the
-backend kube-proxy should use, with the reasons in order. It changes nothing.
-
-Exit codes: 0 decided; 2 the operator config is invalid (nothing is printed
-but the error), or a host source exists but cannot be read (facts and
-decision are printed, then the unreadable sources on stderr: the decision
-may rest on a guess until they are fixed).
-
-With -o json it prints one JSON object:
-  schema    1; raised only when a key is removed, renamed or changes type
-            (new keys may appear without a raise)
-  facts     what was read from the host
-  settings  the effective operator settings after the config file, the
-            environment and the kernel command line: backend and
-            backend_source, prefer, legacy_triggers, respect_rke2_config,
-            kube_proxy, node_label, on_failure, verify.wait (a duration
-            such as "5m"), verify.textfile_dir, and file (the config file
-            read; absent when none was)
-  decision  backend, proxy_mode, iptables_mode, source, modules,
-            kube_proxy_args, kube_proxy_env, reasons, and what was
-            refused or kept
-  host_conflicts  host services and tools that fight kube-proxy or the
-            CNI: id, text, fix (the command that removes the conflict)
-  cni_manifests   in nftables mode, the HelmChartConfig the CNI's chart
-            still needs: chart, file, content`
-
 func newDetectCommand(g *globals) *cobra.Command {
-	return flagsOnly("detect", "Show the host facts, the backend decision and its reasons", detectLong, func(cmd *cobra.Command) error {
+	return flagsOnly("detect", "Show the host facts, the backend decision and its reasons", helpText("detect"), func(cmd *cobra.Command) error {
 		f, c, d, err := g.loadDecision(facts.Options{LiveRules: true, ToolVersions: true, HostServices: true})
 		if err != nil {
 			return err

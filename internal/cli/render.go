@@ -16,12 +16,8 @@ import (
 
 func init() { register(newRenderCommand) }
 
-const renderLong = `render prints netfilter rules in one canonical text: sorted, without counters,
-and loadable (iptables-restore input per family for the iptables backends,
-nft -f input for nftables; "# family" lines separate IPv4 and IPv6).`
-
 func newRenderCommand(g *globals) *cobra.Command {
-	cmd := flagsOnly("render", "Print kube-proxy rules as canonical, loadable text", renderLong, func(cmd *cobra.Command) error {
+	cmd := flagsOnly("render", "Print kube-proxy rules as canonical, loadable text", helpText("render"), func(cmd *cobra.Command) error {
 		return usageError(fmt.Errorf("render needs a subcommand: expected or live"))
 	})
 	cmd.AddCommand(newRenderExpectedCommand(g), newRenderLiveCommand(g))
@@ -80,15 +76,9 @@ func expectedOptions(backendName, kube, family string, services int) (expected.O
 	return opts, nil
 }
 
-const renderLiveLong = `live reads the kernel's current rules without changing anything (one
-iptables-legacy-save call per family for iptables-legacy, netlink dumps for
-iptables-nft and nftables) and prints them per backend, each under a
-"# backend NAME" line. iptables-nft shows the ip/ip6 filter, nat, mangle, raw
-and security tables; nftables shows the kube-proxy tables.`
-
 func newRenderLiveCommand(g *globals) *cobra.Command {
 	var backendName string
-	cmd := flagsOnly("live [--backend B|all]", "Print the live rules of each backend, canonical and diffable", renderLiveLong, func(cmd *cobra.Command) error {
+	cmd := flagsOnly("live [--backend B|all]", "Print the live rules of each backend, canonical and diffable", helpText("render-live"), func(cmd *cobra.Command) error {
 		only, err := backendOrAll("--backend", backendName)
 		if err != nil {
 			return usageError(err)

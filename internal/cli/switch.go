@@ -35,45 +35,6 @@ const defaultSwitchTimeout = 10 * time.Minute
 // starting); another switch holding it is refused at once.
 const switchLockWait = apply.DefaultLockWait
 
-var switchLong = `switch moves kube-proxy on this node from the backend the plan
-(` + hostfs.PlanFile + `) says it uses to BACKEND: it removes stale kube-proxy
-rules from BACKEND, records backend: BACKEND in the operator config (in place,
-keeping comments, mode and owner; a symlinked config stays a link and the file
-it points at is edited), restarts RKE2 (rke2-server or rke2-agent, whichever
-this node runs), waits up to --timeout for kube-proxy's rules in BACKEND,
-removes kube-proxy's rules from the old backend, removes the hint and canary
-chains the previous kubelet left in the other iptables backend once the
-restarted kubelet wrote its own where BACKEND wants them (kubelet writes them
-with the host's iptables alternative: move it first, as verify advises),
-verifies, and runs the verify unit again so its result is the switched node's.
-When a step after the config write fails it rolls back: the original config,
-a restart, a wait for the old backend, cleanup of BACKEND, verify. Each step is
-logged to stderr as [started]/[finished]/[failed]. --dry-run prints the steps
-and changes nothing.
-
-A switch is a transaction: before each step it records the config's original
-bytes (and link), the target and the step in ` + hostfs.SwitchJournal + `,
-and removes that journal when it is done. SIGTERM or SIGINT rolls back; a
-second signal stops the rollback where it is, journaled. After a crash (kill
--9, power loss) the journal stays: a plain switch then refuses and says so;
---resume finishes the recorded switch (or the recorded rollback), --rollback
-undoes it, both from the journal, never from the config as it is then.
-
-It holds apply's lock (` + apply.LockFile + `) for every step but the RKE2
-restarts, whose ExecStartPre apply takes it (holding it there would deadlock);
-a second switch is refused at once, naming the first.
-
-Under --root the host is the one under it: the root's own systemctl
-(usr/bin/systemctl) is run, and the rules are read and cleaned only in a
-network namespace of its own (unshare -n), never in this machine's.
-
-Exit status: 0 switched (or already on BACKEND, or nothing to resume); 1 a step
-failed (rolled back, or unfinished with the journal kept, as the last line
-says), another switch runs, or an unfinished switch waits for --resume or
---rollback; 2 usage or config error, a backend this host cannot run, nftables
-on an RKE2 release older than the first ones documenting nftables mode
-(v1.34.10, v1.35.7, v1.36.3), or a journal this version cannot read.`
-
 type switchFlags struct {
 	to                       string
 	dryRun, resume, rollback bool
@@ -82,7 +43,7 @@ type switchFlags struct {
 
 func newSwitchCommand(g *globals) *cobra.Command {
 	var fl switchFlags
-	cmd := flagsOnly("switch --to BACKEND [--dry-run] [--timeout D] | switch --resume | switch --rollback", "Move this node's kube-proxy to another backend, rolling back if verify fails", switchLong, func(cmd *cobra.Command) error {
+	cmd := flagsOnly("switch --to BACKEND [--dry-run] [--timeout D] | switch --resume | switch --rollback", "Move this node's kube-proxy to another backend, rolling back if verify fails", helpText("switch"), func(cmd *cobra.Command) error {
 		return runSwitch(cmd, g, fl)
 	})
 	f := cmd.Flags()

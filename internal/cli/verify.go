@@ -30,33 +30,9 @@ type verifyFlags struct {
 	noStatus     bool
 }
 
-const verifyLong = `verify waits (up to --wait) for kube-proxy's first sync, then checks that the
-expected backend (from ` + hostfs.PlanFile + `, or --expect) holds kube-proxy's whole
-skeleton for IPv4 and IPv6, that no kube-proxy rules are stranded in another
-backend, that kubelet's hint chains and the CNI's chains (Felix, flannel,
-Cilium, portmap, NodeLocal DNS) sit in the matching backend, and that
-kube-proxy's /proxyMode agrees (asked where RKE2's kube-proxy-arg
-metrics-bind-address makes kube-proxy listen, 127.0.0.1:10249 by default;
-no redirects; a refusal once the rules are proven is a note after 10s, not
-a wait). Each
-finding names the command that fixes it. While it waits it logs what is
-still missing to stderr at most every 30s, and it reads a backend again only
-when the kernel says its rules changed. The result goes to
-` + hostfs.StatusFile + ` and to Prometheus textfile metrics
-(` + verify.MetricsFile + ` in the textfile directory).
-
-After a one-boot override from the kernel command line, kubelet's hint
-chains in the other backend are a warning, not a failure.
-
-Exit status: 0 everything holds; 1 verification failed (a finding);
-2 usage or config error; 3 cannot tell: nothing says which backend to
-expect (no plan and no --expect) or the expected backend cannot be read.
-With -o json every outcome, "cannot tell" included, prints one JSON object
-whose "verdict" is "ok", "failed" or "unknown".`
-
 func newVerifyCommand(g *globals) *cobra.Command {
 	var fl verifyFlags
-	cmd := flagsOnly("verify [--wait DURATION] [--expect B]", "Prove kube-proxy's rules are complete in the planned backend and nowhere else", verifyLong, func(cmd *cobra.Command) error {
+	cmd := flagsOnly("verify [--wait DURATION] [--expect B]", "Prove kube-proxy's rules are complete in the planned backend and nowhere else", helpText("verify"), func(cmd *cobra.Command) error {
 		return runVerify(cmd, g, fl)
 	})
 	f := cmd.Flags()

@@ -19,11 +19,8 @@ type versionOutput struct {
 	Version string `json:"version"`
 }
 
-const versionLong = `version prints the program's version. With -o json it prints
-{"schema": 1, "name": "rke2-proxy-backend", "version": "..."}.`
-
 func newVersionCommand(g *globals) *cobra.Command {
-	return flagsOnly("version", "Print the version", versionLong, func(cmd *cobra.Command) error {
+	return flagsOnly("version", "Print the version", helpText("version"), func(cmd *cobra.Command) error {
 		var err error
 		if g.json() {
 			enc := json.NewEncoder(g.stdout)

@@ -14,7 +14,6 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kubeproxy"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/events"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
@@ -28,29 +27,9 @@ type watchFlags struct {
 	poll, quiet, grace, full time.Duration
 }
 
-const watchLong = `watch runs verify (waiting up to --wait for kube-proxy's first sync), then
-stays running at near-zero cost: nftables and iptables-nft changes arrive
-as netlink events (the nftables multicast group announces each committed
-transaction), and every --poll it reads legacy x_tables' change stamp (the
-tables' entry counts and sizes: legacy has no events). verify runs again
-only after a change has been still for --quiet, plus a full check every
---full. When the events cannot be subscribed to (it says so at start) every
-backend's stamp is polled instead, the nf_tables generation id included. After a first passing verify,
-rules that stay wrong for longer than --grace (kube-proxy repairs its own rules at every resync, 30s by
-default) are drift: one line to stderr (the journal) when drift starts and
-one when it ends, each with the fix. Every verify result goes to
-` + hostfs.StatusFile + ` and ` + verify.MetricsFile + ` as verify writes them; the drift
-state goes to ` + watch.MetricsFile + ` (rke2_proxy_backend_drift and
-rke2_proxy_backend_drift_transitions_total) in the same textfile directory.
-Every 30s it touches ` + hostfs.WatchHeartbeat + ` (empty; its mtime is
-the beat), so check can tell a live watch's status from a dead one's.
-A verify that fails or cannot run does not stop watch: it is retried at the
-next rule change. Runs until SIGTERM; the rke2-proxy-backend-watch service
-starts it after RKE2.`
-
 func newWatchCommand(g *globals) *cobra.Command {
 	var fl watchFlags
-	cmd := flagsOnly("watch [--grace DURATION] [--expect B]", "Keep verifying kube-proxy's backend and report drift (the watch service)", watchLong, func(cmd *cobra.Command) error {
+	cmd := flagsOnly("watch [--grace DURATION] [--expect B]", "Keep verifying kube-proxy's backend and report drift (the watch service)", helpText("watch"), func(cmd *cobra.Command) error {
 		return runWatch(cmd, g, fl)
 	})
 	f := cmd.Flags()

@@ -1,0 +1,47 @@
+package cli
+
+import (
+	"embed"
+	"fmt"
+	"strings"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/apply"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/watch"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/units"
+)
+
+// The subcommands' long help is prose, kept in help/NAME.txt where it reads
+// (and diffs) as the text an operator sees; the paths and names it quotes
+// come from the constants that define them, as {{package.Name}}.
+//
+//go:embed help/*.txt
+var helpFiles embed.FS
+
+var helpValues = strings.NewReplacer(
+	"{{hostfs.PlanFile}}", hostfs.PlanFile,
+	"{{hostfs.StatusFile}}", hostfs.StatusFile,
+	"{{hostfs.BenchFile}}", hostfs.BenchFile,
+	"{{hostfs.SwitchJournal}}", hostfs.SwitchJournal,
+	"{{hostfs.WatchHeartbeat}}", hostfs.WatchHeartbeat,
+	"{{apply.LockFile}}", apply.LockFile,
+	"{{apply.DefaultLockWait.String()}}", apply.DefaultLockWait.String(),
+	"{{rke2.DropInName}}", rke2.DropInName,
+	"{{units.VerifyUnit}}", units.VerifyUnit,
+	"{{units.WatchUnit}}", units.WatchUnit,
+	"{{verify.MetricsFile}}", verify.MetricsFile,
+	"{{watch.MetricsFile}}", watch.MetricsFile,
+)
+
+// helpText is help/NAME.txt with its placeholders filled in. A missing file
+// is a build mistake (the files are embedded), so it panics on first use,
+// which TestHelpTexts reaches for every subcommand.
+func helpText(name string) string {
+	b, err := helpFiles.ReadFile("help/" + name + ".txt")
+	if err != nil {
+		panic(fmt.Sprintf("help text %s: %v", name, err))
+	}
+	return strings.TrimSuffix(helpValues.Replace(string(b)), "\n")
+}

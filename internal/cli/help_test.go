@@ -1,0 +1,42 @@
+package cli
+
+import (
+	"io"
+	"io/fs"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+)
+
+// Every help file is some subcommand's, and none keeps a placeholder that
+// helpValues does not know (it would reach the operator as {{...}}).
+func TestHelpTexts(t *testing.T) {
+	longs := map[string]bool{}
+	root := NewRootCommand(io.Discard, io.Discard)
+	for _, c := range allCommands(root) {
+		longs[c.Long] = true
+		if strings.Contains(c.Long, "{{") {
+			t.Errorf("%s: help keeps a placeholder: %q", c.CommandPath(), regexp.MustCompile(`\{\{[^}]*\}\}`).FindString(c.Long))
+		}
+	}
+	names, err := fs.Glob(helpFiles, "help/*.txt")
+	if err != nil || len(names) == 0 {
+		t.Fatalf("no help files: %v", err)
+	}
+	for _, n := range names {
+		text := helpText(strings.TrimSuffix(strings.TrimPrefix(n, "help/"), ".txt"))
+		if !longs[text] {
+			t.Errorf("%s is no subcommand's long help: remove it or use it", n)
+		}
+	}
+}
+
+func allCommands(c *cobra.Command) []*cobra.Command {
+	out := []*cobra.Command{c}
+	for _, sub := range c.Commands() {
+		out = append(out, allCommands(sub)...)
+	}
+	return out
+}
