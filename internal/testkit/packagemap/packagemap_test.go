@@ -1,0 +1,153 @@
+// Package packagemap keeps docs/DESIGN-notes.md's package map drawn from
+// `go list`, not from memory: each package of the product sits on the
+// floor above the highest one it imports, so a new import that runs up a
+// floor moves packages in the drawing and fails this test until the map
+// (a reviewed change, UPDATE_GOLDEN=1) is redrawn.
+package packagemap
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/golden"
+)
+
+const (
+	module = "github.com/rke2-proxy-backend/rke2-proxy-backend/"
+	begin  = "<!-- package map: drawn by internal/testkit/packagemap from go list; UPDATE_GOLDEN=1 redraws it -->\n"
+	end    = "<!-- end of package map -->\n"
+)
+
+// TestPackageMapIsCurrent draws the floors of every package the shipped
+// binaries link and compares them with the map in docs/DESIGN-notes.md.
+func TestPackageMapIsCurrent(t *testing.T) {
+	root := moduleRoot(t)
+	imports := moduleImports(t, root, "./cmd/...")
+	drawing := draw(floors(imports), imports)
+
+	doc := filepath.Join(root, "docs", "DESIGN-notes.md")
+	text, err := os.ReadFile(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i, j := bytes.Index(text, []byte(begin)), bytes.Index(text, []byte(end))
+	if i < 0 || j < i {
+		t.Fatalf("%s: no package map between %q and %q: add the two markers where the map belongs", doc, strings.TrimSpace(begin), strings.TrimSpace(end))
+	}
+	want := append(append(append([]byte{}, text[:i+len(begin)]...), drawing...), text[j:]...)
+	golden.File(t, doc, want)
+}
+
+// moduleImports lists, for each module package in the dependencies of
+// pattern, the module packages it imports (test files excluded: the map
+// is of what ships).
+func moduleImports(t *testing.T, root, pattern string) map[string][]string {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-deps", "-f", `{{.ImportPath}}|{{join .Imports ","}}`, pattern)
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -deps %s: %v", pattern, err)
+	}
+	imports := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		path, deps, _ := strings.Cut(line, "|")
+		if !strings.HasPrefix(path, module) {
+			continue
+		}
+		var own []string
+		for _, d := range strings.Split(deps, ",") {
+			if strings.HasPrefix(d, module) {
+				own = append(own, strings.TrimPrefix(d, module))
+			}
+		}
+		imports[strings.TrimPrefix(path, module)] = own
+	}
+	return imports
+}
+
+// floors puts each package one floor above the highest it imports; a
+// package importing nothing of the module is on floor 0.
+func floors(imports map[string][]string) map[string]int {
+	floor := map[string]int{}
+	var place func(p string) int
+	place = func(p string) int {
+		if f, ok := floor[p]; ok {
+			return f
+		}
+		f := 0
+		for _, d := range imports[p] {
+			if g := place(d) + 1; g > f {
+				f = g
+			}
+		}
+		floor[p] = f
+		return f
+	}
+	for p := range imports {
+		place(p)
+	}
+	return floor
+}
+
+// draw renders the floors top down as a Markdown table: the floor, its
+// packages, and what each imports from the floor right below it (the
+// import that holds it up there).
+func draw(floor map[string]int, imports map[string][]string) string {
+	top := 0
+	byFloor := map[int][]string{}
+	for p, f := range floor {
+		byFloor[f] = append(byFloor[f], p)
+		if f > top {
+			top = f
+		}
+	}
+	var b strings.Builder
+	b.WriteString("\n| floor | packages (each imports something on the floor below; `a ← b` names that import) |\n|---|---|\n")
+	for f := top; f >= 0; f-- {
+		ps := byFloor[f]
+		sort.Strings(ps)
+		cells := make([]string, 0, len(ps))
+		for _, p := range ps {
+			var holds []string
+			for _, d := range imports[p] {
+				if floor[d] == f-1 {
+					holds = append(holds, "`"+d+"`")
+				}
+			}
+			sort.Strings(holds)
+			cell := "`" + p + "`"
+			if len(holds) > 0 {
+				cell += " ← " + holds[0]
+			}
+			cells = append(cells, cell)
+		}
+		fmt.Fprintf(&b, "| %d | %s |\n", f, strings.Join(cells, ", "))
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+func moduleRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod above the test directory")
+		}
+		dir = parent
+	}
+}
