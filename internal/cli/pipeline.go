@@ -20,7 +20,7 @@ func (g *globals) host() hostplan.Host {
 func (g *globals) loadDecision(opts facts.Options) (facts.Facts, config.Config, decide.Decision, error) {
 	p, err := hostplan.Load(g.host(), opts)
 	if err != nil {
-		return p.Facts, config.Config{}, decide.Decision{}, usageError(err)
+		err = usageError(err) // Config and Decision are zero, as Load leaves them
 	}
-	return p.Facts, p.Config, p.Decision, nil
+	return p.Facts, p.Config, p.Decision, err
 }
