@@ -18,17 +18,17 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostplan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/units"
 )
 
 // Decider probes the host and decides; the generator calls it only once it
-// knows there is work to do.
-type Decider func() (facts.Facts, config.Config, decide.Decision, error)
+// knows there is work to do. Its error is the operator config's, with the
+// facts still in the plan.
+type Decider func() (hostplan.Plan, error)
 
 // Options are one generator run's inputs.
 type Options struct {
@@ -38,12 +38,16 @@ type Options struct {
 	Dirs []string
 	// Getenv reads the generator's environment (SYSTEMD_IN_INITRD).
 	Getenv func(string) string
-	// ConfigFile is the operator config file when it is not the default;
-	// apply and verify are then pointed at it too.
+	// ConfigFile is the operator config file ("" is hostfs.ConfigFile);
+	// any other is passed on to apply and verify too.
 	ConfigFile string
+	// Environ is the generator's environment, for the config's variables.
+	Environ []string
 	// Binary is the installed tool the drop-ins run ("" means
 	// hostfs.Binary); see units.Input.Binary.
 	Binary string
+	// Decide replaces the host's own probe and decision (tests); nil is
+	// hostplan.Load with the boot probe.
 	Decide Decider
 	Log    *Logger
 }
@@ -86,7 +90,8 @@ func run(o Options) (Outcome, error) {
 	if !filepath.IsAbs(normal) {
 		return Failed, fmt.Errorf("output directory %q is not an absolute path", normal)
 	}
-	f, cfg, d, err := o.Decide()
+	p, err := o.decide()
+	f, cfg, d := p.Facts, p.Config, p.Decision
 	if err != nil {
 		return brokenConfig(o, normal, f, err)
 	}
@@ -110,7 +115,7 @@ func run(o Options) (Outcome, error) {
 		Backend:     d.Backend,
 		Units:       names,
 		VerifyWait:  cfg.Verify.Wait,
-		ConfigFile:  o.ConfigFile,
+		ConfigFile:  o.passedConfig(),
 		Binary:      o.Binary,
 		WatchPartOf: enabledRKE2Unit(o.Root, names),
 	})
@@ -123,6 +128,22 @@ func run(o Options) (Outcome, error) {
 	o.Log.Info("kube-proxy backend %s (source %s) for %s: %s",
 		d.Backend, d.Source, strings.Join(names, ", "), strings.Join(d.Reasons, " "))
 	return Wrote, nil
+}
+
+func (o Options) decide() (hostplan.Plan, error) {
+	if o.Decide != nil {
+		return o.Decide()
+	}
+	return hostplan.Load(hostplan.Host{Root: o.Root, ConfigFile: o.ConfigFile, Environ: o.Environ}, hostplan.Boot)
+}
+
+// passedConfig is the config file the drop-ins name: "" for the default,
+// which apply and verify read anyway.
+func (o Options) passedConfig() string {
+	if o.ConfigFile == hostfs.ConfigFile {
+		return ""
+	}
+	return o.ConfigFile
 }
 
 // brokenConfig wires apply into the RKE2 units without a backend when the
@@ -138,7 +159,7 @@ func brokenConfig(o Options, normal string, f facts.Facts, cfgErr error) (Outcom
 		o.Log.Error("%v; no rke2-server or rke2-agent unit installed, nothing to do", cfgErr)
 		return BrokenConfig, cfgErr
 	}
-	files, err := units.Generate(units.Input{Units: names, ConfigFile: o.ConfigFile, Binary: o.Binary, Undecided: true})
+	files, err := units.Generate(units.Input{Units: names, ConfigFile: o.passedConfig(), Binary: o.Binary, Undecided: true})
 	if err == nil {
 		err = writeAll(normal, files)
 	}

@@ -13,13 +13,14 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostplan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/testhost"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/units"
 )
 
 func fixedDecider(f facts.Facts, d decide.Decision, err error) Decider {
-	return func() (facts.Facts, config.Config, decide.Decision, error) {
-		return f, config.Config{BackendSource: config.SourceConfig}, d, err
+	return func() (hostplan.Plan, error) {
+		return hostplan.Plan{Facts: f, Config: config.Config{BackendSource: config.SourceConfig}, Decision: d}, err
 	}
 }
 
@@ -34,7 +35,7 @@ func runGen(t *testing.T, root hostfs.Root, env map[string]string, dec Decider) 
 	called := false
 	out, _ := Run(Options{
 		Root: root, Dirs: dirs, Getenv: func(k string) string { return env[k] }, Log: NewLogger(&log),
-		Decide: func() (facts.Facts, config.Config, decide.Decision, error) { called = true; return dec() },
+		Decide: func() (hostplan.Plan, error) { called = true; return dec() },
 	})
 	if out == Initrd && called {
 		t.Error("the generator probed the host in the initrd")

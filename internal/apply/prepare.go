@@ -125,6 +125,14 @@ func Prepare(ctx context.Context, o PrepareOptions, in Input) (Outcome, error) {
 	return onFailure(out, cfg, o.DryRun, logf), nil
 }
 
+// UnknownIntent is what apply says when the operator config cannot be
+// loaded (exit 2): neither a fresh decision nor the drop-in an earlier boot
+// left may stand in for an intent it cannot read.
+func UnknownIntent(cfgErr error) error {
+	return fmt.Errorf("%w; RKE2 will not start until this is fixed (the operator's intent is unknown, so %s from an earlier boot is not used); check with `rke2-proxy-backend detect`",
+		cfgErr, rke2.DropInName)
+}
+
 // onFailure weighs a run's problems by the operator's on_failure.
 func onFailure(out Outcome, cfg config.Config, dryRun bool, logf func(string, ...any)) Outcome {
 	problems := out.Result.Problems

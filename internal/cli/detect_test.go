@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/testhost"
 )
@@ -112,26 +111,6 @@ func TestDetectJSONShape(t *testing.T) {
 		exp, _ := json.Marshal(v)
 		if string(got) != string(exp) {
 			t.Errorf("settings.%s = %s, want %s", k, got, exp)
-		}
-	}
-}
-
-func TestDurationText(t *testing.T) {
-	for d, want := range map[time.Duration]string{
-		0:                          "0s",
-		90 * time.Second:           "1m30s",
-		5 * time.Minute:            "5m",
-		time.Hour:                  "1h",
-		time.Hour + 30*time.Minute: "1h30m",
-		24 * time.Hour:             "24h",
-		1500 * time.Millisecond:    "1.5s",
-		time.Hour + 30*time.Second: "1h0m30s",
-	} {
-		if got := durationText(d); got != want {
-			t.Errorf("durationText(%v) = %q, want %q", d, got, want)
-		}
-		if back, err := time.ParseDuration(durationText(d)); err != nil || back != d {
-			t.Errorf("durationText(%v) = %q does not parse back: %v, %v", d, durationText(d), back, err)
 		}
 	}
 }

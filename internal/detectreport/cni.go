@@ -1,16 +1,14 @@
-package cli
+package detectreport
 
 import (
 	"fmt"
 	"strings"
 
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/apply"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cni"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostconflict"
 )
 
-// detectCNIText is the CNI fact line.
-func detectCNIText(s cni.Setup) string {
+// cniText is the CNI fact line.
+func cniText(s cni.Setup) string {
 	if len(s.CNIs) == 0 {
 		s = cni.NewSetup(nil, "", nil)
 	}
@@ -21,16 +19,15 @@ func detectCNIText(s cni.Setup) string {
 	return text
 }
 
-// writeDetectHost appends the host conflicts and the CNI manifests to
-// detect's text output.
-func writeDetectHost(b *strings.Builder, conflicts []hostconflict.Finding, manifests []apply.CNIManifest) {
-	if len(conflicts) > 0 {
+// writeHost appends the host conflicts and the CNI manifests to the text.
+func (r Report) writeHost(b *strings.Builder) {
+	if len(r.Conflicts) > 0 {
 		b.WriteString("\nhost conflicts:\n")
-		for _, c := range conflicts {
+		for _, c := range r.Conflicts {
 			fmt.Fprintf(b, "  - %s\n", c.Line())
 		}
 	}
-	for _, m := range manifests {
+	for _, m := range r.Manifests {
 		fmt.Fprintf(b, "\nCNI: kube-proxy runs nftables, so %s must too. Apply this on a server as %s\n(cluster-wide; cni.helmchartconfig: write has apply write it):\n\n%s", m.Chart, m.File, m.Content)
 	}
 }

@@ -1,4 +1,4 @@
-package cli
+package detectreport
 
 import (
 	"fmt"
@@ -10,11 +10,11 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/bench"
 )
 
-// detectCostText is detect's "cost" fact: the last recorded cluster size
-// and what a full and a partial sync cost there, per backend this host can
-// run, in one sentence; "" when nothing was measured (the line is left out,
-// so hosts that never ran bench see no change).
-func detectCostText(f facts.Facts) string {
+// costText is the "cost" fact: the last recorded cluster size and what a
+// full and a partial sync cost there, per backend this host can run, in one
+// sentence; "" when nothing was measured (the line is left out, so hosts
+// that never ran bench see no change).
+func costText(f facts.Facts) string {
 	c := f.Cost
 	if c == nil {
 		return ""
@@ -38,7 +38,7 @@ func detectCostText(f facts.Facts) string {
 	if d, _, ok := strings.Cut(when, "T"); ok {
 		when = d
 	}
-	s := fmt.Sprintf("at %d services (the last recorded size, bench of %s) a full sync takes %s", c.Services, detectOrUnknown(when), detectOrNone(full))
+	s := fmt.Sprintf("at %d services (the last recorded size, bench of %s) a full sync takes %s", c.Services, OrUnknown(when), orNone(full))
 	if len(partial) > 0 {
 		s += "; a one-endpoint change " + strings.Join(partial, ", ")
 	}
@@ -49,10 +49,3 @@ func detectCostText(f facts.Facts) string {
 }
 
 func costSeconds(v float64) string { return fmt.Sprintf("%.2g s", v) }
-
-// detectCostFact adds the cost line to detect's facts when there is one.
-func detectCostFact(b *strings.Builder, f facts.Facts) {
-	if s := detectCostText(f); s != "" {
-		detectFact(b, "cost", s)
-	}
-}
