@@ -151,13 +151,8 @@ boot_broken_config() {
 set -u
 n=$(cat /etc/boot-test/boot)
 out=/var/lib/boot-test
-result=$out/result-$n
-mkdir -p "$out"
-: >"$result"
-failed=0
-ok() { echo "PASS $*" | tee -a "$result"; }
-bad() { echo "FAIL $*" | tee -a "$result"; failed=1; }
-check() { local what=$1; shift; if "$@" >/dev/null 2>&1; then ok "$what"; else bad "$what"; fi; }
+. /usr/local/lib/boot-test/guest-prelude.sh
+guest_result "$out/result-$n"
 # Wait (bounded) for apply to have refused at least once.
 deadline=$((SECONDS + 90))
 until journalctl -b -u rke2-server.service --no-pager | grep -q 'RKE2 will not start until this is fixed'; do
@@ -178,9 +173,7 @@ check "the generator's line is in the journal without /dev/kmsg" sh -c "journalc
 	systemctl status --no-pager rke2-server.service
 	journalctl -b --no-pager | grep -i -e rke2 -e generator | tail -n 60
 } >"$out/diag-$n" 2>&1
-[ "$failed" = 0 ] && echo "DONE ok" >>"$result" || echo "DONE failed" >>"$result"
-sync
-systemctl --no-block poweroff
+guest_done
 GUEST
 	chmod 0755 "$R/usr/local/sbin/boot-test"
 	boot "$n" none broken-config

@@ -52,13 +52,8 @@ install -D -m 0755 /dev/stdin "$R/usr/local/sbin/boot-test" <<GUEST
 # metrics-address.sh's guest: wait for verify, assert, power off.
 set -u
 out=/var/lib/boot-test
-mkdir -p \$out
-result=\$out/result
-: >\$result
-failed=0
-ok() { echo "PASS \$*" | tee -a \$result; }
-bad() { echo "FAIL \$*" | tee -a \$result; failed=1; }
-prop() { systemctl show -P "\$2" "\$1" 2>/dev/null; }
+. /usr/local/lib/boot-test/guest-prelude.sh
+guest_result \$out/result
 verify=rke2-proxy-backend-verify.service
 deadline=\$((SECONDS + 150))
 while [ \$SECONDS -lt \$deadline ]; do
@@ -88,9 +83,7 @@ failed_units=\$(systemctl list-units --failed --plain --no-legend 2>/dev/null | 
 	journalctl -b --no-pager | grep -i -e rke2 -e verify | tail -n 60
 	cat /run/rke2-proxy-backend/status.json
 } >\$out/diag 2>&1
-[ "\$failed" = 0 ] && echo "DONE ok" >>\$result || echo "DONE failed" >>\$result
-sync
-systemctl --no-block poweroff
+guest_done
 GUEST
 guest_test_unit "$R" boot-test "metrics address"
 

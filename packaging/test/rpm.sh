@@ -114,15 +114,8 @@ pass "scriptlets with systemd running: %post 2 daemon-reload + try-restart watch
 # Erase: our files and /run state go; the operator's RKE2 config and the RKE2
 # drop-in (which keeps kube-proxy on its backend) stay.
 mkdir -p "$root/run/rke2-proxy-backend" && echo '{}' >"$root/run/rke2-proxy-backend/plan.json"
-# Metrics in a custom verify.textfile_dir and the default one; bench's state.
-sed -i 's|^  textfile_dir: .*|  textfile_dir: /srv/metrics|' "$cfg"
-grep -qx '  textfile_dir: /srv/metrics' "$cfg" || fail "could not set verify.textfile_dir in $cfg"
-for d in /srv/metrics /var/lib/prometheus/node-exporter; do
-	mkdir -p "$root$d"
-	echo 'rke2_proxy_backend_verify_ok 1' >"$root$d/rke2_proxy_backend.prom"
-	echo 'rke2_proxy_backend_drift 0' >"$root$d/rke2_proxy_backend_watch.prom"
-done
-mkdir -p "$root/var/lib/rke2-proxy-backend" && echo '{}' >"$root/var/lib/rke2-proxy-backend/bench.json"
+# Metrics, bench's state and switch's backup (switchover.BackupSuffix).
+plant_removable_state "$root" "$cfg"
 cp "$cfg" "$cfg.before-switch"
 run_logged "$work/erase.log" "rpm -e failed" rpm --root "$root" -e rke2-proxy-backend
 [ ! -e "$root/usr/bin/rke2-proxy-backend" ] || fail "erase left /usr/bin/rke2-proxy-backend"
@@ -130,10 +123,7 @@ run_logged "$work/erase.log" "rpm -e failed" rpm --root "$root" -e rke2-proxy-ba
 assert_contains "$root/etc/rancher/rke2/config.yaml" "token: operator-secret" "erase touched the operator's RKE2 config"
 [ -f "$root/etc/rancher/rke2/config.yaml.d/60-proxy-backend.yaml" ] || fail "erase removed the RKE2 drop-in (documented to stay)"
 assert_contains "$work/erase.log" "kept /etc/rancher/rke2/config.yaml.d/60-proxy-backend.yaml" "erase notice"
-for d in /srv/metrics /var/lib/prometheus/node-exporter; do
-	left=$(ls -A "$root$d" | grep rke2_proxy_backend || true)
-	[ -z "$left" ] || fail "erase left our metrics in $d: $left"
-done
+assert_metrics_removed "$root" erase
 [ ! -e "$root/var/lib/rke2-proxy-backend" ] || fail "erase left /var/lib/rke2-proxy-backend (RPM has no purge)"
 # The operator's config content stays: rpm's .rpmsave, switch's backup.
 [ -f "$cfg.rpmsave" ] && [ -f "$cfg.before-switch" ] || fail "erase did not keep config.yaml.rpmsave and config.yaml.before-switch: $(ls -A "$root/etc/rke2-proxy-backend" 2>&1)"

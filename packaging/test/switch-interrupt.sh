@@ -73,14 +73,9 @@ cat >"$R/usr/local/sbin/switch-interrupt" <<'GUEST'
 #!/bin/bash
 set -u
 out=/var/lib/boot-test
-result=$out/result-1
-mkdir -p "$out" /run/switch-interrupt
-: >"$result"
-failed=0
-ok() { echo "PASS $*" | tee -a "$result"; }
-bad() { echo "FAIL $*" | tee -a "$result"; failed=1; }
-check() { local what=$1; shift; if "$@" >/dev/null 2>&1; then ok "$what"; else bad "$what"; fi; }
-prop() { systemctl show -P "$2" "$1"; }
+. /usr/local/lib/boot-test/guest-prelude.sh
+guest_result "$out/result-1"
+mkdir -p /run/switch-interrupt
 verify=rke2-proxy-backend-verify.service
 journal=/var/lib/rke2-proxy-backend/switch.json
 finish() {
@@ -88,10 +83,7 @@ finish() {
 		systemctl --no-pager --failed
 		journalctl -b --no-pager -u rke2-server.service -u $verify | tail -n 60
 	} >>"$out/diag-1" 2>&1
-	[ "$failed" = 0 ] && echo "DONE ok" >>"$result" || echo "DONE failed" >>"$result"
-	sync
-	systemctl --no-block poweroff
-	exit 0
+	guest_done
 }
 d=$((SECONDS + 120))
 # Result is "success" before a unit ever ran: wait for a finished run.

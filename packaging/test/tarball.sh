@@ -146,15 +146,9 @@ cat >"$R/usr/local/sbin/tarball-test" <<'GUEST'
 set -u
 mode=$(cat /etc/tarball-test/mode)
 out=/var/lib/tarball-test
-result=$out/result-$mode
-mkdir -p "$out"
-: >"$result"
-failed=0
+. /usr/local/lib/boot-test/guest-prelude.sh
+guest_result "$out/result-$mode"
 bin=/usr/local/bin/rke2-proxy-backend
-ok() { echo "PASS $*" | tee -a "$result"; }
-bad() { echo "FAIL $*" | tee -a "$result"; failed=1; }
-check() { local what=$1; shift; if "$@" >/dev/null 2>&1; then ok "$what"; else bad "$what"; fi; }
-prop() { systemctl show -P "$2" "$1" 2>/dev/null; }
 verify=rke2-proxy-backend-verify.service
 watch=rke2-proxy-backend-watch.service
 gendropin=/run/systemd/generator/rke2-server.service.d/50-rke2-proxy-backend.conf
@@ -263,9 +257,7 @@ esac
 	cat $out/*.log 2>/dev/null
 	journalctl -b --no-pager | grep -i -e rke2 -e generator | tail -n 80
 } >"$out/diag-$mode" 2>&1
-[ "$failed" = 0 ] && echo "DONE ok" >>"$result" || echo "DONE failed" >>"$result"
-sync
-systemctl --no-block poweroff
+guest_done
 GUEST
 chmod 0755 "$R/usr/local/sbin/tarball-test"
 guest_test_unit "$R" tarball-test "tarball"

@@ -51,14 +51,8 @@ adopt_guest_script() {
 set -u
 case=$(cat /etc/boot-test/case)
 out=/var/lib/boot-test
-result=$out/result
-mkdir -p "$out"
-: >"$result"
-failed=0
-ok() { echo "PASS $*" | tee -a "$result"; }
-bad() { echo "FAIL $*" | tee -a "$result"; failed=1; }
-check() { local what=$1; shift; if "$@" >/dev/null 2>&1; then ok "$what"; else bad "$what"; fi; }
-prop() { systemctl show -P "$2" "$1" 2>/dev/null; }
+. /usr/local/lib/boot-test/guest-prelude.sh
+guest_result "$out/result"
 verify=rke2-proxy-backend-verify.service
 watch=rke2-proxy-backend-watch.service
 plan=/run/rke2-proxy-backend/plan.json
@@ -80,14 +74,11 @@ finish() {
 		echo "== journal"
 		journalctl -b --no-pager -o short-monotonic | grep -i -e rke2 -e generator -e adopt | tail -n 120
 	} >"$out/diag" 2>&1
-	[ "$failed" = 0 ] && echo "DONE ok" >>"$result" || echo "DONE failed" >>"$result"
-	sync
-	systemctl --no-block poweroff
-	exit 0
+	guest_done
 }
 
-# wait_for WHAT SECONDS CMD...: poll CMD until it succeeds.
-wait_for() {
+# ok_within WHAT SECONDS CMD...: poll CMD until it succeeds, and say so.
+ok_within() {
 	local what=$1 d=$((SECONDS + $2))
 	shift 2
 	until "$@" >/dev/null 2>&1; do
@@ -108,7 +99,7 @@ rke2_up() { [ "$(prop rke2-server.service ActiveState)" = active ] && grep -q 'p
 # the running node. Its postinst runs adopt. Nothing may restart RKE2.
 install_running() {
 	local want=$1
-	wait_for "rke2-server active with kube-proxy synced" 90 rke2_up || finish
+	ok_within "rke2-server active with kube-proxy synced" 90 rke2_up || finish
 	check "our package is not installed yet" test ! -e /usr/bin/rke2-proxy-backend
 	local pid0 enter0 backend0 args0
 	pid0=$(prop rke2-server.service MainPID)
@@ -120,11 +111,11 @@ install_running() {
 	check "plan recorded with the running backend $want" grep -q "\"backend\": \"$want\"" $plan
 	check "the plan's source is adopted" grep -q '"source": "adopted"' $plan
 	check "the plan carries schema 1" grep -q '"schema": 1' $plan
-	wait_for "verify finished" 90 verify_done
+	ok_within "verify finished" 90 verify_done
 	check "$verify passed (Result=success, exit 0)" test "$(prop $verify Result)/$(prop $verify ExecMainStatus)" = success/0
 	check "verify's status file says ok" grep -q '"ok": *true' /run/rke2-proxy-backend/status.json
-	wait_for "$watch active" 30 test "$(prop $watch ActiveState)" = active
-	wait_for "check exit 0 (watch's status)" 60 /usr/bin/rke2-proxy-backend check
+	ok_within "$watch active" 30 test "$(prop $watch ActiveState)" = active
+	ok_within "check exit 0 (watch's status)" 60 /usr/bin/rke2-proxy-backend check
 	check "rke2-server's MainPID unchanged ($pid0)" test "$(prop rke2-server.service MainPID)" = "$pid0"
 	check "rke2-server was not restarted (same ActiveEnterTimestamp, NRestarts=0)" test "$(prop rke2-server.service ActiveEnterTimestampMonotonic)/$(prop rke2-server.service NRestarts)" = "$enter0/0"
 	check "the stand-in did not start again" test "$(stat -c %Y.%n /var/lib/rke2-standin/args)" = "$args0"
@@ -142,11 +133,11 @@ running)
 	# with the generator's backend, kube-proxy stays on it, verify follows.
 	local_before=$(prop $verify InactiveExitTimestampMonotonic)
 	if timeout 90 systemctl restart rke2-server.service; then ok "a later systemctl restart rke2-server"; else bad "a later restart of rke2-server failed"; fi
-	wait_for "verify ran again after the restart" 90 sh -c "[ \"\$(systemctl show -P InactiveExitTimestampMonotonic $verify)\" -gt ${local_before:-0} ] && [ \"\$(systemctl show -P ActiveState $verify)\" != activating ]"
+	ok_within "verify ran again after the restart" 90 sh -c "[ \"\$(systemctl show -P InactiveExitTimestampMonotonic $verify)\" -gt ${local_before:-0} ] && [ \"\$(systemctl show -P ActiveState $verify)\" != activating ]"
 	check "after the restart kube-proxy is still on iptables-nft" test "$(cat /var/lib/rke2-standin/backend)" = iptables-nft
 	check "after the restart apply recorded the plan (iptables-nft, source auto)" sh -c "grep -q '\"backend\": \"iptables-nft\"' $plan && grep -q '\"source\": \"auto\"' $plan"
 	check "after the restart verify passed" test "$(prop $verify Result)/$(prop $verify ExecMainStatus)" = success/0
-	wait_for "check exit 0 after the restart" 60 /usr/bin/rke2-proxy-backend check
+	ok_within "check exit 0 after the restart" 60 /usr/bin/rke2-proxy-backend check
 	;;
 differs)
 	# rke2.proxy_backend=iptables-legacy is on the kernel command line.
@@ -158,21 +149,21 @@ differs)
 	check "nothing switched: no kube-proxy chains in iptables-legacy" sh -c "! iptables-legacy-save 2>/dev/null | grep -q KUBE-"
 	;;
 broken-fix)
-	wait_for "apply refused the broken config" 90 sh -c "journalctl -b -u rke2-server.service --no-pager | grep -q 'RKE2 will not start until this is fixed'"
+	ok_within "apply refused the broken config" 90 sh -c "journalctl -b -u rke2-server.service --no-pager | grep -q 'RKE2 will not start until this is fixed'"
 	check "RKE2 is not running" test "$(prop rke2-server.service ActiveState)" != active
 	# The README's fix: correct the file. Nothing else: RKE2's unit retries
 	# every 5s (Restart=always) with the drop-in the generator wrote.
 	sed -i 's/^backend: .*/backend: auto/' /etc/rke2-proxy-backend/config.yaml
-	wait_for "rke2-server active after the fix" 60 rke2_up
+	ok_within "rke2-server active after the fix" 60 rke2_up
 	check "RKE2 started on the drop-in wired without a decision (no daemon-reload happened)" sh -c "systemctl cat rke2-server.service | grep -qx 'ExecStartPre=/usr/bin/rke2-proxy-backend apply'"
 	# Nothing references the verify unit in this wiring (no Wants=), so
 	# systemd unloads it once it finished and its properties read as never
 	# run: its journal is the record.
-	wait_for "verify finished" 90 sh -c "journalctl -b -u $verify --no-pager | grep -q 'Finished rke2-proxy-backend-verify.service'"
+	ok_within "verify finished" 90 sh -c "journalctl -b -u $verify --no-pager | grep -q 'Finished rke2-proxy-backend-verify.service'"
 	check "$verify ran and passed after the fix (verify: OK, no failure)" sh -c "journalctl -b -u $verify --no-pager | grep -q 'verify: OK' && ! journalctl -b -u $verify --no-pager | grep -q -e 'Failed with result' -e 'verify: FAILED'"
 	check "apply started verify itself" sh -c "journalctl -b -u rke2-server.service --no-pager | grep -q 'finished.*start --no-block $verify'"
 	check "verify's status file says ok" grep -q '"ok": *true' /run/rke2-proxy-backend/status.json
-	wait_for "check exit 0" 60 /usr/bin/rke2-proxy-backend check
+	ok_within "check exit 0" 60 /usr/bin/rke2-proxy-backend check
 	# The README's second step, at any time: the decided wiring.
 	systemctl daemon-reload
 	check "after daemon-reload the drop-in carries the decision" sh -c "systemctl cat rke2-server.service | grep -q 'ExecStartPre=/usr/bin/rke2-proxy-backend apply --backend=iptables-nft'"

@@ -189,9 +189,11 @@ nspawn_boot() {
 # ROOT: a oneshot that runs /usr/local/sbin/NAME (the test's in-guest
 # assertions, which write their result and power the guest off) at every
 # boot, and masks console-getty so no login prompt waits on the read-only
-# console. WHAT names the test in the unit's description.
+# console. WHAT names the test in the unit's description. The assertions
+# source guest-prelude.sh (installed here) for their result file and verbs.
 guest_test_unit() {
 	local r=$1 name=$2 what=$3
+	install -D -m 0644 "$REPO/packaging/test/lib/guest-prelude.sh" "$r/usr/local/lib/boot-test/guest-prelude.sh"
 	mkdir -p "$r/etc/systemd/system/multi-user.target.wants"
 	cat >"$r/etc/systemd/system/$name.service" <<UNIT
 [Unit]
@@ -326,4 +328,33 @@ install_kube_proxy_oracle() {
 	log "building the kube-proxy oracle for Kubernetes $minor (minutes when not cached)"
 	oracle=$(cd "$REPO" && oracle_binary "$minor") || fail "no kube-proxy oracle for $minor (is it in internal/testkit/oracle.Minors? run: go test -v -run TestBinaries ./internal/testkit/oracle)"
 	install -D -m 0755 "$oracle" "$root/usr/local/lib/rke2-standin/kubeproxy-oracle"
+}
+
+# plant_removable_state ROOT CFG leaves what a running node has before its
+# package is removed: our metrics in a custom verify.textfile_dir (set in
+# CFG, the package's config under ROOT) and in the default one, another
+# exporter's textfile beside them, and bench's state (hostfs.BenchFile).
+plant_removable_state() {
+	local r=$1 cfg=$2 d
+	sed -i 's|^  textfile_dir: .*|  textfile_dir: /srv/metrics|' "$cfg"
+	grep -qx '  textfile_dir: /srv/metrics' "$cfg" || fail "could not set verify.textfile_dir in $cfg"
+	for d in /srv/metrics /var/lib/prometheus/node-exporter; do
+		mkdir -p "$r$d"
+		echo 'rke2_proxy_backend_verify_ok 1' >"$r$d/rke2_proxy_backend.prom"
+		echo 'rke2_proxy_backend_drift 0' >"$r$d/rke2_proxy_backend_watch.prom"
+	done
+	echo 'node_other_metric 1' >"$r/srv/metrics/other.prom"
+	mkdir -p "$r/var/lib/rke2-proxy-backend"
+	echo '{}' >"$r/var/lib/rke2-proxy-backend/bench.json"
+}
+
+# assert_metrics_removed ROOT WHAT: WHAT (remove, erase) took our metrics
+# from both textfile dirs and left the other exporter's.
+assert_metrics_removed() {
+	local r=$1 what=$2 d left
+	for d in /srv/metrics /var/lib/prometheus/node-exporter; do
+		left=$(ls -A "$r$d" | grep rke2_proxy_backend || true)
+		[ -z "$left" ] || fail "$what left our metrics in $d: $left"
+	done
+	[ -f "$r/srv/metrics/other.prom" ] || fail "$what deleted another exporter's textfile"
 }

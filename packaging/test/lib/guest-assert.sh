@@ -9,23 +9,9 @@ set -u
 n=$(cat /etc/boot-test/boot)
 expect=$(cat /etc/boot-test/expect)
 out=/var/lib/boot-test
-result=$out/result-$n
 diag=$out/diag-$n
-mkdir -p "$out"
-: >"$result"
-failed=0
-
-ok() { echo "PASS $*" | tee -a "$result"; }
-bad() {
-	echo "FAIL $*" | tee -a "$result"
-	failed=1
-}
-check() { # check DESCRIPTION COMMAND...
-	local what=$1
-	shift
-	if "$@" >/dev/null 2>&1; then ok "$what"; else bad "$what"; fi
-}
-prop() { systemctl show -P "$2" "$1" 2>/dev/null; }
+. /usr/local/lib/boot-test/guest-prelude.sh
+guest_result "$out/result-$n"
 
 finish() {
 	{
@@ -50,10 +36,7 @@ finish() {
 		echo "== journal (rke2-proxy-backend, rke2-server, verify)"
 		journalctl -b --no-pager -o short-monotonic | grep -i -e rke2 -e generator | tail -n 120
 	} >"$diag" 2>&1
-	[ "$failed" = 0 ] && echo "DONE ok" >>"$result" || echo "DONE failed" >>"$result"
-	sync
-	systemctl --no-block poweroff
-	exit 0
+	guest_done
 }
 
 # wait_verify_after START_MONOTONIC: wait (bounded) for a verify run that

@@ -10,39 +10,15 @@ set -u
 case_name=$(cat /etc/boot-test/case)
 version=$(cat /etc/boot-test/version)
 out=/var/lib/boot-test
-result=$out/result
 diag=$out/diag
-mkdir -p "$out"
-: >"$result"
-failed=0
+. /usr/local/lib/boot-test/guest-prelude.sh
+guest_result "$out/result"
 verify=rke2-proxy-backend-verify.service
 watch=rke2-proxy-backend-watch.service
 status=/run/rke2-proxy-backend/status.json
 # The RKE2 unit this node runs (the enabled one): rke2-server or rke2-agent.
 rke2=$(cat /etc/boot-test/rke2-unit)
 
-ok() { echo "PASS $*" | tee -a "$result"; }
-bad() {
-	echo "FAIL $*" | tee -a "$result"
-	failed=1
-}
-info() { echo "INFO $*" >>"$result"; }
-check() { # check DESCRIPTION COMMAND...
-	local what=$1
-	shift
-	if "$@" >/dev/null 2>&1; then ok "$what"; else bad "$what"; fi
-}
-prop() { systemctl show -P "$2" "$1" 2>/dev/null; }
-# wait_for SECONDS COMMAND...: poll COMMAND every 0.5s until it succeeds.
-wait_for() {
-	local d=$((SECONDS + $1))
-	shift
-	until "$@" >/dev/null 2>&1; do
-		[ $SECONDS -ge $d ] && return 1
-		sleep 0.5
-	done
-}
-now_mono() { awk '{printf "%d", $1 * 1000000}' /proc/uptime; }
 # verify_done_after USEC: a verify run that started after USEC (monotonic)
 # has finished.
 verify_done_after() {
@@ -75,10 +51,7 @@ finish() {
 		echo "== journal"
 		journalctl -b --no-pager -o short-monotonic | grep -i -e rke2 -e dpkg -e generator | tail -n 100
 	} >"$diag" 2>&1
-	[ "$failed" = 0 ] && echo "DONE ok" >>"$result" || echo "DONE failed" >>"$result"
-	sync
-	systemctl --no-block poweroff
-	exit 0
+	guest_done
 }
 
 # The boot: RKE2 up, the first verify over, watch running its first verify.

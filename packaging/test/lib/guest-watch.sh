@@ -1,7 +1,7 @@
 # Sourced INSIDE the boot test's guest by boot-test (guest-assert.sh) for the
 # watch and switch boots of packaging/test/boot.sh (installed as
-# /usr/local/lib/boot-test/guest-watch.sh). Uses guest-assert.sh's ok, bad,
-# check, prop and $verify.
+# /usr/local/lib/boot-test/guest-watch.sh). Uses guest-prelude.sh's ok, bad,
+# check, prop and wait_for, and guest-assert.sh's $verify.
 
 watch_unit=rke2-proxy-backend-watch.service
 watch_prom=/var/lib/prometheus/node-exporter/rke2_proxy_backend_watch.prom
@@ -9,16 +9,6 @@ watch_prom=/var/lib/prometheus/node-exporter/rke2_proxy_backend_watch.prom
 # watch_log SINCE_EPOCH PATTERN: the watch unit logged PATTERN since then.
 watch_log() {
 	journalctl -u $watch_unit --since "@$1" --no-pager -o cat 2>/dev/null | grep -q "$2"
-}
-
-# wait_for SECONDS COMMAND...: poll COMMAND every 0.5s until it succeeds.
-wait_for() {
-	local d=$((SECONDS + $1))
-	shift
-	until "$@" >/dev/null 2>&1; do
-		[ $SECONDS -ge $d ] && return 1
-		sleep 0.5
-	done
 }
 
 # firewall_reload: what a firewall reload on an iptables backend does to
