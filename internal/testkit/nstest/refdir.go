@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/repo"
 )
 
 // RefDir returns testdata/kube-proxy-dumps under the module root: the
@@ -15,21 +17,7 @@ import (
 // skip would hide that a fresh clone no longer tests against upstream.
 func RefDir(t testing.TB) string {
 	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test directory")
-		}
-		dir = parent
-	}
-	ref := filepath.Join(dir, "testdata", "kube-proxy-dumps")
+	ref := filepath.Join(repo.Root(t), "testdata", "kube-proxy-dumps")
 	if _, err := os.Stat(filepath.Join(ref, "README.md")); err != nil {
 		t.Fatalf("upstream kube-proxy dumps missing from the repository: %v", err)
 	}

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/golden"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/repo"
 )
 
 const (
@@ -27,7 +28,7 @@ const (
 // TestPackageMapIsCurrent draws the floors of every package the shipped
 // binaries link and compares them with the map in docs/DESIGN-notes.md.
 func TestPackageMapIsCurrent(t *testing.T) {
-	root := moduleRoot(t)
+	root := repo.Root(t)
 	imports := moduleImports(t, root, "./cmd/...")
 	drawing := draw(floors(imports), imports)
 
@@ -132,22 +133,4 @@ func draw(floor map[string]int, imports map[string][]string) string {
 	}
 	b.WriteString("\n")
 	return b.String()
-}
-
-func moduleRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test directory")
-		}
-		dir = parent
-	}
 }
