@@ -21,6 +21,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kubeproxy"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/plan"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/switchjournal"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/switchover"
 )
@@ -78,7 +79,7 @@ func runSwitch(cmd *cobra.Command, g *globals, fl switchFlags) error {
 		return usageError(fmt.Errorf("--timeout %s: must be positive", fl.timeout))
 	}
 	root := g.hostRoot()
-	journal := switchover.FileJournal{Root: root}
+	journal := switchjournal.File{Root: root}
 	if fl.dryRun {
 		// Read-only: no lock (taking it writes the lock file).
 		if j, err := journal.Read(); err != nil {
@@ -183,9 +184,9 @@ func switchOutcome(g *globals, s *switchover.Switch, err error, rolledBack bool)
 }
 
 // unfinished is the refusal a plain switch gives while a journal waits.
-func unfinished(j *switchover.Journal) error {
+func unfinished(j *switchjournal.Journal) error {
 	what := "the switch"
-	if j.Phase == switchover.PhaseRollback {
+	if j.Phase == switchjournal.PhaseRollback {
 		what = "its rollback"
 	}
 	return failure("switch: an unfinished switch from %s to %s stopped at step %s of %s (%s; its process %d is gone): run `rke2-proxy-backend switch --resume` to finish it, or `rke2-proxy-backend switch --rollback` to undo it; a new switch starts only after",
@@ -253,12 +254,12 @@ func prepareSwitch(cmd *cobra.Command, g *globals, to backend.Backend, timeout t
 		_, err := fmt.Fprintf(g.stdout, "switch: kube-proxy already uses %s (%s); nothing to do\n", to, hostfs.PlanFile)
 		return nil, true, err
 	}
-	s, err = switchFor(cmd, g, p.Decision.Backend, to, timeout, switchover.FileJournal{Root: root}, nil, nil)
+	s, err = switchFor(cmd, g, p.Decision.Backend, to, timeout, switchjournal.File{Root: root}, nil, nil)
 	return s, false, err
 }
 
 // switchFor assembles the switch from one backend to another on this root.
-func switchFor(cmd *cobra.Command, g *globals, from, to backend.Backend, timeout time.Duration, j switchover.JournalStore, lock switchover.NodeLock, rctx context.Context) (*switchover.Switch, error) {
+func switchFor(cmd *cobra.Command, g *globals, from, to backend.Backend, timeout time.Duration, j switchjournal.Store, lock switchover.NodeLock, rctx context.Context) (*switchover.Switch, error) {
 	root := g.hostRoot()
 	// A root without a systemctl still plans (--dry-run); the restart
 	// step then fails with the reason, before RKE2 is touched.
