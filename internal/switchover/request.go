@@ -107,8 +107,9 @@ func Do(ctx context.Context, r Request) error {
 	}
 
 	// Installed before the lock so no signal can land between taking it
-	// and journaling. The steps are looked up in the caller's ctx, as
-	// before any signal mattered; only the switch runs in sctx.
+	// and journaling. The checks and RKE2's unit are looked up in ctx, not
+	// sctx: a signal meanwhile is seen by the switch at its first step,
+	// and handled there as at any later one.
 	sctx, rctx, stop := interrupts(ctx, r.Log)
 	defer stop()
 	lock := &ApplyLock{Locking: apply.Locking{

@@ -8,7 +8,10 @@
 // record. The
 // steps talk to the host through small interfaces so a test can drive
 // every path; the real ones are in config.go, systemd.go, netfilter.go,
-// lock.go and switchjournal.File.
+// lock.go and switchjournal.File. Do (request.go) is the `switch` command
+// below its flags: the checks before any change, the lock, the journal's
+// resume or rollback, and assembling the Switch from the host's parts
+// (prepare.go).
 package switchover
 
 import (
