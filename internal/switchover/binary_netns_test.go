@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/switchjournal"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/nstest"
 )
 
@@ -196,8 +197,8 @@ func (p *proc) wait(t *testing.T) int {
 	return -1
 }
 
-func (f *fixture) journal() *Journal {
-	j, err := FileJournal{Root: hostfs.New(f.root)}.Read()
+func (f *fixture) journal() *switchjournal.Journal {
+	j, err := switchjournal.File{Root: hostfs.New(f.root)}.Read()
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -208,7 +209,7 @@ func (f *fixture) journal() *Journal {
 // records want (phase switch), and returns that pause's point without
 // releasing it; false when the switch ended first.
 func (f *fixture) stepTo(p *proc, want string) (string, bool) {
-	return f.stepToIn(p, PhaseSwitch, want)
+	return f.stepToIn(p, switchjournal.PhaseSwitch, want)
 }
 
 func (f *fixture) stepToIn(p *proc, phase, want string) (string, bool) {
@@ -460,7 +461,7 @@ func TestSwitchBinaryInterrupted(t *testing.T) {
 				flush()
 				j := f.journal()
 				j.Step = "write-config"
-				if err := (FileJournal{Root: hostfs.New(f.root)}).Write(j); err != nil {
+				if err := (switchjournal.File{Root: hostfs.New(f.root)}).Write(j); err != nil {
 					t.Fatal(err)
 				}
 				file := filepath.Join(f.root, hostfs.ConfigFile)
@@ -498,7 +499,7 @@ func TestSwitchBinaryInterrupted(t *testing.T) {
 				t.Fatalf("no wait\n%s", &p.stderr)
 			}
 			p.cmd.Process.Signal(syscall.SIGTERM)
-			if _, ok := f.stepToIn(p, PhaseRollback, at); !ok {
+			if _, ok := f.stepToIn(p, switchjournal.PhaseRollback, at); !ok {
 				t.Fatalf("the rollback never reached %s\n%s", at, &p.stderr)
 			}
 			p.cmd.Process.Signal(syscall.SIGTERM)
@@ -509,7 +510,7 @@ func TestSwitchBinaryInterrupted(t *testing.T) {
 			if code != 1 || !strings.Contains(p.stderr.String(), "the rollback stopped at step "+at) || !strings.Contains(p.stderr.String(), "switch --rollback") {
 				t.Fatalf("exit %d, want 1 with the rollback stopped at %s\n%s", code, at, &p.stderr)
 			}
-			if j := f.journal(); j == nil || j.Phase != PhaseRollback || j.Step != at {
+			if j := f.journal(); j == nil || j.Phase != switchjournal.PhaseRollback || j.Step != at {
 				t.Fatalf("journal: %+v", j)
 			}
 			out, err := f.cmd("", "switch", "--rollback", "--timeout", "30s").CombinedOutput()

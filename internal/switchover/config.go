@@ -11,6 +11,7 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/switchjournal"
 )
 
 // maxConfig bounds the read of the operator config (config.Load reads it
@@ -30,8 +31,8 @@ func (c FileConfig) Describe() string { return c.File }
 // Snapshot reads the file as it is before the switch: its bytes, mode and
 // owner, and the link it is, if it is one. The journal records it; Set and
 // Restore work from that record only, never from the file as it is then.
-func (c FileConfig) Snapshot() (Snapshot, error) {
-	snap := Snapshot{Path: c.File}
+func (c FileConfig) Snapshot() (switchjournal.Snapshot, error) {
+	snap := switchjournal.Snapshot{Path: c.File}
 	fi, err := os.Lstat(c.Root.Path(c.File))
 	if errors.Is(err, fs.ErrNotExist) {
 		return snap, nil
@@ -68,7 +69,7 @@ func (c FileConfig) Snapshot() (Snapshot, error) {
 // Set writes backend: b into the config, computed from snap (the
 // original), atomically, keeping mode and owner. A file that did not exist
 // is created with that one line.
-func (c FileConfig) Set(snap Snapshot, b backend.Backend) error {
+func (c FileConfig) Set(snap switchjournal.Snapshot, b backend.Backend) error {
 	out, err := SetBackend(snap.Data, string(b))
 	if err != nil {
 		return fmt.Errorf("%s: %w", c.File, err)
@@ -82,7 +83,7 @@ func (c FileConfig) Set(snap Snapshot, b backend.Backend) error {
 
 // Restore puts back what the snapshot recorded: the same bytes, mode and
 // owner; the same link to the same target; or no file at all.
-func (c FileConfig) Restore(snap Snapshot) error {
+func (c FileConfig) Restore(snap switchjournal.Snapshot) error {
 	if !snap.Existed {
 		if err := os.Remove(c.Root.Path(c.File)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("remove %s, which did not exist before the switch: %w", c.File, err)
@@ -98,7 +99,7 @@ func (c FileConfig) Restore(snap Snapshot) error {
 // write puts data where snap's file is: into the link's target when it was
 // a link (relinking first if the link was replaced meanwhile), else in
 // place of the file.
-func (c FileConfig) write(snap Snapshot, data []byte) error {
+func (c FileConfig) write(snap switchjournal.Snapshot, data []byte) error {
 	where := c.File
 	if snap.Link != "" {
 		if err := c.relink(snap.Link); err != nil {

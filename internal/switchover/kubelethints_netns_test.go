@@ -12,6 +12,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/switchjournal"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/nstest"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
@@ -73,7 +74,7 @@ func TestSwitchTidiesKubeletHintsInNetns(t *testing.T) {
 				Verifier:  LiveVerifier{Root: hostfs.New("/"), Wait: 2 * time.Second, Poll: 100 * time.Millisecond},
 				Cleaner:   LiveCleaner{},
 				Hints:     LiveHints{},
-				Journal:   FileJournal{Root: root},
+				Journal:   switchjournal.File{Root: root},
 				Log:       &log,
 			}
 			if err := s.Run(context.Background()); err != nil {

@@ -2,12 +2,16 @@
 // another: record the choice, restart RKE2, wait for kube-proxy's rules in
 // the new backend, remove the old backend's, verify, and roll back to the
 // old backend when any of that fails or a signal comes. It is a journaled
-// transaction: before each step the journal (journal.go) records the
-// operator config's original bytes and the step, so a switch cut at any
-// point is finished (Resume) or undone (Rollback) from that record. The
+// transaction: before each step the journal (internal/record/switchjournal)
+// records the operator config's original bytes and the step, so a switch
+// cut at any point is finished (Resume) or undone (Rollback) from that
+// record. The
 // steps talk to the host through small interfaces so a test can drive
 // every path; the real ones are in config.go, systemd.go, netfilter.go,
-// journal.go and lock.go.
+// lock.go and switchjournal.File. Do (request.go) is the `switch` command
+// below its flags: the checks before any change, the lock, the journal's
+// resume or rollback, and assembling the Switch from the host's parts
+// (prepare.go).
 package switchover
 
 import (
@@ -19,6 +23,7 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cleanup"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/switchjournal"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
 
@@ -27,11 +32,11 @@ import (
 // journal recorded.
 type ConfigWriter interface {
 	// Snapshot reads the file as it is before the switch.
-	Snapshot() (Snapshot, error)
+	Snapshot() (switchjournal.Snapshot, error)
 	// Set records b, computed from snap (never from the file as it is).
-	Set(snap Snapshot, b backend.Backend) error
+	Set(snap switchjournal.Snapshot, b backend.Backend) error
 	// Restore puts snap back byte for byte (a link stays the same link).
-	Restore(Snapshot) error
+	Restore(switchjournal.Snapshot) error
 	// Describe names the file for the log.
 	Describe() string
 }
@@ -87,7 +92,7 @@ type Switch struct {
 	// VerifyUnit, when set, is re-run last.
 	VerifyUnit UnitRerunner
 	// Journal records each step before it runs (required).
-	Journal JournalStore
+	Journal switchjournal.Store
 	// Lock is held by the caller when Run, Resume or Rollback starts; nil
 	// when the caller holds none (tests of the steps alone).
 	Lock NodeLock
@@ -98,7 +103,7 @@ type Switch struct {
 	// Log gets one [started]/[finished]/[failed] line per step.
 	Log io.Writer
 
-	journal *Journal
+	journal *switchjournal.Journal
 }
 
 // ErrRolledBack is wrapped by Run's error when the switch failed and the
@@ -109,10 +114,10 @@ var ErrRolledBack = errors.New("switch failed; rolled back to the previous backe
 // stopped with its journal kept: switch --resume or --rollback finishes it.
 var ErrUnfinished = errors.New("switch unfinished")
 
-// The journal's step names, in order (stable: journals record them).
+// The journal's step names, in order.
 var (
-	forwardSteps  = []string{"clean-target", "write-config", "restart", "wait", "clean-old", "kubelet-hints", "verify", "rerun-verify-unit"}
-	rollbackSteps = []string{"restore-config", "restart", "wait", "clean-abandoned", "verify", "rerun-verify-unit"}
+	forwardSteps  = switchjournal.SwitchSteps
+	rollbackSteps = switchjournal.RollbackSteps
 )
 
 // firstChange is the forward step from which the node may differ from
@@ -127,7 +132,7 @@ type step struct {
 }
 
 func (s *Switch) forward(l *logger) []step {
-	var snap = func() Snapshot { return s.journal.Config }
+	var snap = func() switchjournal.Snapshot { return s.journal.Config }
 	steps := []step{
 		{forwardSteps[0], fmt.Sprintf("remove stale kube-proxy rules from %s (kube-proxy uses %s until the restart)", s.To, s.From), func(ctx context.Context) error { return s.clean(ctx, s.To) }, false},
 		{forwardSteps[1], fmt.Sprintf("record backend: %s in %s (its original is in %s until the switch ends)", s.To, s.Config.Describe(), s.Journal.Describe()), func(context.Context) error { return s.Config.Set(snap(), s.To) }, false},
@@ -189,38 +194,38 @@ func (s *Switch) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("nothing changed: %w", err)
 	}
-	s.journal = &Journal{Schema: JournalSchema, From: s.From, To: s.To, Phase: PhaseSwitch, Step: forwardSteps[0], Config: snap, Owner: Self()}
+	s.journal = &switchjournal.Journal{Schema: switchjournal.Schema, From: s.From, To: s.To, Phase: switchjournal.PhaseSwitch, Step: forwardSteps[0], Config: snap, Owner: switchjournal.Self()}
 	return s.runForward(ctx, 0)
 }
 
 // Resume finishes the switch j records, from the step it reached (which is
 // run again: every step can be). A journal already rolling back goes on
 // rolling back: the switch failed once for a reason.
-func (s *Switch) Resume(ctx context.Context, j *Journal) error {
+func (s *Switch) Resume(ctx context.Context, j *switchjournal.Journal) error {
 	s.adopt(j)
 	l := &logger{w: s.Log}
-	if j.Phase == PhaseRollback {
+	if j.Phase == switchjournal.PhaseRollback {
 		l.note(fmt.Sprintf("the journal says the switch to %s was rolling back (%s) at step %s: finishing the rollback", s.To, j.Reason, j.Step))
 		// The switch did not happen: a finished rollback is still its failure.
 		why := errors.New(j.Reason)
-		return s.rollbackResult(s.runBackward(stepIndex(rollbackSteps, j.Step), why), why)
+		return s.rollbackResult(s.runBackward(j.StepIndex(), why), why)
 	}
 	l.note(fmt.Sprintf("resuming the switch from %s to %s at step %s", s.From, s.To, j.Step))
-	return s.runForward(ctx, stepIndex(forwardSteps, j.Step))
+	return s.runForward(ctx, j.StepIndex())
 }
 
 // Rollback undoes the switch j records: from where a rollback stopped, or
 // from the start of one when the switch was going forward. A switch that
 // had not reached the config write changed nothing to undo. nil means the
 // node is back on From, verified, the config the original.
-func (s *Switch) Rollback(_ context.Context, j *Journal) error {
+func (s *Switch) Rollback(_ context.Context, j *switchjournal.Journal) error {
 	s.adopt(j)
 	l := &logger{w: s.Log}
-	if j.Phase == PhaseRollback {
+	if j.Phase == switchjournal.PhaseRollback {
 		l.note(fmt.Sprintf("finishing the rollback to %s from step %s", s.From, j.Step))
-		return s.asked(s.runBackward(stepIndex(rollbackSteps, j.Step), errors.New(j.Reason)), errors.New(j.Reason))
+		return s.asked(s.runBackward(j.StepIndex(), errors.New(j.Reason)), errors.New(j.Reason))
 	}
-	if stepIndex(forwardSteps, j.Step) < firstChange {
+	if j.StepIndex() < firstChange {
 		l.note(fmt.Sprintf("the switch to %s stopped at step %s, before it wrote %s: nothing to undo", s.To, j.Step, s.Config.Describe()))
 		return s.Journal.Remove()
 	}
@@ -237,9 +242,9 @@ func (s *Switch) asked(rerr, why error) error {
 	return s.rollbackResult(rerr, why)
 }
 
-func (s *Switch) adopt(j *Journal) {
+func (s *Switch) adopt(j *switchjournal.Journal) {
 	s.From, s.To = j.From, j.To
-	j.Owner = Self()
+	j.Owner = switchjournal.Self()
 	s.journal = j
 }
 
@@ -248,7 +253,7 @@ func (s *Switch) runForward(ctx context.Context, from int) error {
 	steps := s.forward(l)
 	for i := from; i < len(steps); i++ {
 		st := steps[i]
-		s.journal.Phase, s.journal.Step = PhaseSwitch, st.name
+		s.journal.Phase, s.journal.Step = switchjournal.PhaseSwitch, st.name
 		if i >= len(forwardSteps)-1 && st.warnOnly {
 			// The verdict is in: the switch is done whatever the rerun says.
 			if err := s.Journal.Remove(); err != nil {
@@ -305,7 +310,7 @@ func (s *Switch) runBackward(from int, why error) error {
 	}
 	l := &logger{w: s.Log}
 	steps := s.backward(l)
-	s.journal.Phase, s.journal.Reason = PhaseRollback, why.Error()
+	s.journal.Phase, s.journal.Reason = switchjournal.PhaseRollback, why.Error()
 	for i := from; i < len(steps); i++ {
 		st := steps[i]
 		s.journal.Step = st.name

@@ -17,6 +17,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/switchjournal"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ruleload"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
@@ -156,7 +157,7 @@ func TestSwitchInNetns(t *testing.T) {
 				Verifier:  LiveVerifier{Root: hostfs.New("/"), Wait: 2 * time.Second, Poll: 100 * time.Millisecond},
 				Cleaner:   LiveCleaner{},
 				Hints:     LiveHints{},
-				Journal:   FileJournal{Root: root},
+				Journal:   switchjournal.File{Root: root},
 				Log:       &log,
 			}
 			err := s.Run(context.Background())
@@ -246,7 +247,7 @@ func TestSwitchStopsBeforeRestartWhenTheConfigCannotBeEdited(t *testing.T) {
 		Verifier:  LiveVerifier{Root: hostfs.New("/"), Wait: time.Second, Poll: 100 * time.Millisecond},
 		Cleaner:   LiveCleaner{},
 		Hints:     LiveHints{},
-		Journal:   FileJournal{Root: root},
+		Journal:   switchjournal.File{Root: root},
 		Log:       &log,
 	}
 	err := s.Run(context.Background())

@@ -18,6 +18,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cleanup"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/switchjournal"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
 
@@ -89,28 +90,28 @@ type fakeLock struct{ held bool }
 func (l *fakeLock) Unlock()                    { l.held = false }
 func (l *fakeLock) Lock(context.Context) error { l.held = true; return nil }
 
-// journalHook is the real FileJournal with a hook after each write: the
-// point where a signal or a kill lands "at" a step.
+// journalHook is the real switchjournal.File with a hook after each write:
+// the point where a signal or a kill lands "at" a step.
 type journalHook struct {
-	FileJournal
-	after func(j *Journal)
+	switchjournal.File
+	after func(j *switchjournal.Journal)
 	// before is called before each write with the entry, and before the
 	// removal with nil.
-	before func(j *Journal)
+	before func(j *switchjournal.Journal)
 }
 
 func (h journalHook) Remove() error {
 	if h.before != nil {
 		h.before(nil)
 	}
-	return h.FileJournal.Remove()
+	return h.File.Remove()
 }
 
-func (h journalHook) Write(j *Journal) error {
+func (h journalHook) Write(j *switchjournal.Journal) error {
 	if h.before != nil {
 		h.before(j)
 	}
-	if err := h.FileJournal.Write(j); err != nil {
+	if err := h.File.Write(j); err != nil {
 		return err
 	}
 	if h.after != nil {
@@ -128,7 +129,7 @@ func newNode(t *testing.T) *node {
 	return &node{t: t, root: root, live: backend.IptablesLegacy, lock: &fakeLock{held: true}}
 }
 
-func (n *node) switcher(j JournalStore, rctx context.Context, log *bytes.Buffer) *Switch {
+func (n *node) switcher(j switchjournal.Store, rctx context.Context, log *bytes.Buffer) *Switch {
 	return &Switch{
 		From: backend.IptablesLegacy, To: backend.IptablesNFT,
 		Config: FileConfig{Root: n.root, File: hostfs.ConfigFile}, Restarter: n, Verifier: n,
@@ -182,8 +183,8 @@ func TestSwitchInterruptedAtEachStep(t *testing.T) {
 			n := newNode(t)
 			ctx, cancel := context.WithCancelCause(context.Background())
 			var log bytes.Buffer
-			j := journalHook{FileJournal: FileJournal{Root: n.root}, after: func(j *Journal) {
-				if j.Phase == PhaseSwitch && j.Step == name {
+			j := journalHook{File: switchjournal.File{Root: n.root}, after: func(j *switchjournal.Journal) {
+				if j.Phase == switchjournal.PhaseSwitch && j.Step == name {
 					cancel(errors.New("interrupted by terminated"))
 				}
 			}}
@@ -223,9 +224,9 @@ func TestSwitchInterruptedAtEachStep(t *testing.T) {
 						// Before: right after the step's journal entry. After:
 						// once the step did its work, before the next entry.
 						armed := false
-						j := journalHook{FileJournal: FileJournal{Root: n.root},
-							after: func(j *Journal) {
-								if j.Phase == PhaseSwitch && j.Step == name {
+						j := journalHook{File: switchjournal.File{Root: n.root},
+							after: func(j *switchjournal.Journal) {
+								if j.Phase == switchjournal.PhaseSwitch && j.Step == name {
 									armed = true
 									if !after {
 										killed = true
@@ -233,7 +234,7 @@ func TestSwitchInterruptedAtEachStep(t *testing.T) {
 									}
 								}
 							},
-							before: func(j *Journal) {
+							before: func(j *switchjournal.Journal) {
 								if armed && after && (j == nil || j.Step != name) {
 									killed = true
 									kill()
@@ -255,7 +256,7 @@ func TestSwitchInterruptedAtEachStep(t *testing.T) {
 					if !killed {
 						t.Fatalf("the switch never reached %s\n%s", name, &log)
 					}
-					rec, err := FileJournal{Root: n.root}.Read()
+					rec, err := switchjournal.File{Root: n.root}.Read()
 					if name == "rerun-verify-unit" {
 						// The journal goes before the rerun: nothing left.
 						if rec != nil || err != nil {
@@ -264,11 +265,11 @@ func TestSwitchInterruptedAtEachStep(t *testing.T) {
 						n.ends(t, switchedConfig, &log)
 						return
 					}
-					if err != nil || rec == nil || rec.Phase != PhaseSwitch || rec.Step != name || string(rec.Config.Data) != originalConfig {
+					if err != nil || rec == nil || rec.Phase != switchjournal.PhaseSwitch || rec.Step != name || string(rec.Config.Data) != originalConfig {
 						t.Fatalf("journal after the kill: %+v, %v", rec, err)
 					}
 					n.lock.held = true
-					s := n.switcher(FileJournal{Root: n.root}, nil, &log)
+					s := n.switcher(switchjournal.File{Root: n.root}, nil, &log)
 					if finish == "resume" {
 						if err := s.Resume(context.Background(), rec); err != nil {
 							t.Fatalf("resume: %v\n%s", err, &log)
@@ -298,17 +299,17 @@ func TestRollbackAfterKillDuringRestartRestoresTheOriginal(t *testing.T) {
 				kill()
 			}
 		}
-		_ = n.switcher(FileJournal{Root: n.root}, nil, &log).Run(context.Background())
+		_ = n.switcher(switchjournal.File{Root: n.root}, nil, &log).Run(context.Background())
 	})
 	n.at = nil
 	if got, _ := os.ReadFile(n.root.Path(hostfs.ConfigFile)); string(got) != switchedConfig {
 		t.Fatalf("config before the rerun: %q", got)
 	}
-	rec, err := FileJournal{Root: n.root}.Read()
+	rec, err := switchjournal.File{Root: n.root}.Read()
 	if err != nil || rec == nil {
 		t.Fatal(rec, err)
 	}
-	if err := n.switcher(FileJournal{Root: n.root}, nil, &log).Rollback(context.Background(), rec); err != nil {
+	if err := n.switcher(switchjournal.File{Root: n.root}, nil, &log).Rollback(context.Background(), rec); err != nil {
 		t.Fatal(err)
 	}
 	n.ends(t, originalConfig, &log)
@@ -324,11 +325,11 @@ func TestSecondSignalStopsTheRollbackJournaled(t *testing.T) {
 				ctx, cancel := context.WithCancelCause(context.Background())
 				rctx, rcancel := context.WithCancelCause(context.Background())
 				var log bytes.Buffer
-				j := journalHook{FileJournal: FileJournal{Root: n.root}, after: func(j *Journal) {
-					if j.Phase == PhaseSwitch && j.Step == "wait" {
+				j := journalHook{File: switchjournal.File{Root: n.root}, after: func(j *switchjournal.Journal) {
+					if j.Phase == switchjournal.PhaseSwitch && j.Step == "wait" {
 						cancel(errors.New("interrupted by terminated"))
 					}
-					if j.Phase == PhaseRollback && j.Step == name {
+					if j.Phase == switchjournal.PhaseRollback && j.Step == name {
 						rcancel(errors.New("interrupted again by terminated"))
 					}
 				}}
@@ -336,11 +337,11 @@ func TestSecondSignalStopsTheRollbackJournaled(t *testing.T) {
 				if !errors.Is(err, ErrUnfinished) || !strings.Contains(err.Error(), "step "+name) || !strings.Contains(err.Error(), "--rollback") {
 					t.Fatalf("want the rollback stopped at %s, got %v", name, err)
 				}
-				rec, err := FileJournal{Root: n.root}.Read()
-				if err != nil || rec == nil || rec.Phase != PhaseRollback || rec.Step != rollbackSteps[i] {
+				rec, err := switchjournal.File{Root: n.root}.Read()
+				if err != nil || rec == nil || rec.Phase != switchjournal.PhaseRollback || rec.Step != rollbackSteps[i] {
 					t.Fatalf("journal: %+v %v", rec, err)
 				}
-				s := n.switcher(FileJournal{Root: n.root}, nil, &log)
+				s := n.switcher(switchjournal.File{Root: n.root}, nil, &log)
 				if finish == "resume" {
 					// Resuming a rollback finishes it, and the switch
 					// still failed.
@@ -362,7 +363,7 @@ func TestSecondSignalStopsTheRollbackJournaled(t *testing.T) {
 func TestLockLetGoForEachRestart(t *testing.T) {
 	n := newNode(t)
 	var log bytes.Buffer
-	if err := n.switcher(FileJournal{Root: n.root}, nil, &log).Run(context.Background()); err != nil {
+	if err := n.switcher(switchjournal.File{Root: n.root}, nil, &log).Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if !n.lock.held {
@@ -456,53 +457,4 @@ func TestSymlinkedConfigStaysALink(t *testing.T) {
 	if _, err := c.Snapshot(); err == nil || !strings.Contains(err.Error(), "which does not exist") {
 		t.Errorf("dangling link: %v", err)
 	}
-}
-
-func TestJournalRefusesUnknownSchema(t *testing.T) {
-	for _, in := range []string{`{"schema": 2, "from": "iptables-legacy"}`, `{"from": "iptables-legacy"}`} {
-		_, err := ParseJournal([]byte(in))
-		if err == nil || !strings.Contains(err.Error(), "reads schema 1 only") || !strings.Contains(err.Error(), hostfs.SwitchJournal) {
-			t.Errorf("%s: %v", in, err)
-		}
-	}
-	for _, in := range []string{
-		`{"schema": 1, "from": "iptables-legacy", "to": "iptables-nft", "phase": "switch", "step": "teleport", "config": {"path": "/x", "existed": false}}`,
-		`{"schema": 1, "from": "modern", "to": "iptables-nft", "phase": "switch", "step": "restart", "config": {"path": "/x", "existed": false}}`,
-	} {
-		if _, err := ParseJournal([]byte(in)); err == nil {
-			t.Errorf("accepted %s", in)
-		}
-	}
-}
-
-// Whatever ParseJournal accepts survives a write and a read unchanged:
-// the rollback restores what was recorded, not an approximation.
-func FuzzParseJournal(f *testing.F) {
-	j := Journal{Schema: 1, From: "iptables-legacy", To: "nftables", Phase: PhaseSwitch, Step: "restart",
-		Config: Snapshot{Path: hostfs.ConfigFile, Existed: true, Data: []byte(originalConfig), Mode: 0o640, Link: "/srv/x"}, Owner: Owner{PID: 7, Boot: "b"}}
-	dir := f.TempDir()
-	fj := FileJournal{Root: hostfs.New(dir)}
-	if err := fj.Write(&j); err != nil {
-		f.Fatal(err)
-	}
-	seed, _ := os.ReadFile(fj.Root.Path(hostfs.SwitchJournal))
-	f.Add(seed)
-	f.Add([]byte(`{"schema": 1}`))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		j, err := ParseJournal(data)
-		if err != nil {
-			return
-		}
-		root := hostfs.New(t.TempDir())
-		if err := (FileJournal{Root: root}).Write(j); err != nil {
-			t.Fatal(err)
-		}
-		back, err := FileJournal{Root: root}.Read()
-		if err != nil {
-			t.Fatalf("a journal it accepted does not read back: %v", err)
-		}
-		if fmt.Sprintf("%+v", *back) != fmt.Sprintf("%+v", *j) {
-			t.Fatalf("read back %+v, wrote %+v", *back, *j)
-		}
-	})
 }

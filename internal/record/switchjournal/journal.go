@@ -1,4 +1,9 @@
-package switchover
+// Package switchjournal is the record a switch leaves while it runs:
+// /var/lib/rke2-proxy-backend/switch.json holds the operator config's
+// original bytes and the step the switch (or its rollback) reached, so a
+// switch cut at any point is finished or undone from it. It sits beside
+// the plan and the bench file, the other records the tool leaves.
+package switchjournal
 
 import (
 	"encoding/json"
@@ -14,19 +19,25 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 )
 
-// JournalSchema is the journal's format. A reader refuses any other: a
+// Schema is the journal's format. A reader refuses any other: a
 // journal from a newer binary may record steps this one does not know, and
 // guessing at them could restore the wrong bytes.
-const JournalSchema = 1
+const Schema = 1
 
-// maxJournal bounds the journal's read: the config's cap, base64 (4/3),
+// maxSize bounds the journal's read: the config's cap, base64 (4/3),
 // and room for the rest.
-const maxJournal = 2 << 20
+const maxSize = 2 << 20
 
 // The two directions a journal can be going.
 const (
 	PhaseSwitch   = "switch"
 	PhaseRollback = "rollback"
+)
+
+// The step names of each phase, in order (stable: journals record them).
+var (
+	SwitchSteps   = []string{"clean-target", "write-config", "restart", "wait", "clean-old", "kubelet-hints", "verify", "rerun-verify-unit"}
+	RollbackSteps = []string{"restore-config", "restart", "wait", "clean-abandoned", "verify", "rerun-verify-unit"}
 )
 
 // Journal is an unfinished switch: written before each step, removed when
@@ -110,8 +121,8 @@ func bootID() string {
 	return strings.TrimSpace(string(data))
 }
 
-// JournalStore keeps the journal.
-type JournalStore interface {
+// Store keeps the journal.
+type Store interface {
 	// Read returns nil, nil when there is no journal.
 	Read() (*Journal, error)
 	Write(*Journal) error
@@ -119,40 +130,40 @@ type JournalStore interface {
 	Describe() string
 }
 
-// FileJournal is the journal at hostfs.SwitchJournal under a root.
-type FileJournal struct {
+// File is the journal at hostfs.SwitchJournal under a root.
+type File struct {
 	Root hostfs.Root
 }
 
-func (f FileJournal) Describe() string { return hostfs.SwitchJournal }
+func (f File) Describe() string { return hostfs.SwitchJournal }
 
-func (f FileJournal) Read() (*Journal, error) {
-	data, err := f.Root.ReadFileMax(hostfs.SwitchJournal, maxJournal)
+func (f File) Read() (*Journal, error) {
+	data, err := f.Root.ReadFileMax(hostfs.SwitchJournal, maxSize)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read the switch journal: %w", err)
 	}
-	return ParseJournal(data)
+	return Parse(data)
 }
 
-// ParseJournal decodes a journal, refusing a schema it does not know and a
+// Parse decodes a journal, refusing a schema it does not know and a
 // record it could not finish from.
-func ParseJournal(data []byte) (*Journal, error) {
+func Parse(data []byte) (*Journal, error) {
 	var probe struct {
 		Schema *int `json:"schema"`
 	}
 	if err := json.Unmarshal(data, &probe); err != nil {
 		return nil, fmt.Errorf("%s: %w (it is not a switch journal this tool wrote: move it aside after checking %s by hand)", hostfs.SwitchJournal, err, hostfs.ConfigFile)
 	}
-	if probe.Schema == nil || *probe.Schema != JournalSchema {
+	if probe.Schema == nil || *probe.Schema != Schema {
 		got := "none"
 		if probe.Schema != nil {
 			got = strconv.Itoa(*probe.Schema)
 		}
 		return nil, fmt.Errorf("%s: schema %s, but this rke2-proxy-backend reads schema %d only: finish the switch with the version that wrote it (switch --resume or --rollback), or check %s by hand and move the journal aside",
-			hostfs.SwitchJournal, got, JournalSchema, hostfs.ConfigFile)
+			hostfs.SwitchJournal, got, Schema, hostfs.ConfigFile)
 	}
 	var j Journal
 	dec := json.NewDecoder(strings.NewReader(string(data)))
@@ -172,16 +183,11 @@ func (j *Journal) check() error {
 			return fmt.Errorf("backend %q: %w", b, err)
 		}
 	}
-	var steps []string
-	switch j.Phase {
-	case PhaseSwitch:
-		steps = forwardSteps
-	case PhaseRollback:
-		steps = rollbackSteps
-	default:
+	steps := j.steps()
+	if steps == nil {
 		return fmt.Errorf("phase %q is neither %s nor %s", j.Phase, PhaseSwitch, PhaseRollback)
 	}
-	if stepIndex(steps, j.Step) < 0 {
+	if j.StepIndex() < 0 {
 		return fmt.Errorf("step %q is not a step of the %s (%s)", j.Step, j.Phase, strings.Join(steps, ", "))
 	}
 	if j.Config.Path == "" || (!j.Config.Existed && (len(j.Config.Data) > 0 || j.Config.Link != "")) {
@@ -190,7 +196,7 @@ func (j *Journal) check() error {
 	return nil
 }
 
-func (f FileJournal) Write(j *Journal) error {
+func (f File) Write(j *Journal) error {
 	data, err := json.MarshalIndent(j, "", "  ")
 	if err != nil {
 		return err
@@ -201,7 +207,7 @@ func (f FileJournal) Write(j *Journal) error {
 	return nil
 }
 
-func (f FileJournal) Remove() error {
+func (f File) Remove() error {
 	dir, err := f.Root.Resolve(filepath.Dir(hostfs.SwitchJournal))
 	if err != nil {
 		return fmt.Errorf("remove the finished switch journal: %w", err)
@@ -212,9 +218,22 @@ func (f FileJournal) Remove() error {
 	return nil
 }
 
-func stepIndex(steps []string, s string) int {
-	for i, x := range steps {
-		if x == s {
+// steps are the step names of j's phase (nil for a phase it does not know).
+func (j *Journal) steps() []string {
+	switch j.Phase {
+	case PhaseSwitch:
+		return SwitchSteps
+	case PhaseRollback:
+		return RollbackSteps
+	}
+	return nil
+}
+
+// StepIndex is where j's step is in its phase's steps (-1 when it is not
+// one of them; Parse refuses such a journal).
+func (j *Journal) StepIndex() int {
+	for i, x := range j.steps() {
+		if x == j.Step {
 			return i
 		}
 	}

@@ -1,0 +1,132 @@
+package switchover
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/apply"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kubeproxy"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/plan"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/switchjournal"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
+)
+
+// prepare checks everything a new switch to `to` needs before it changes
+// anything, and assembles it from the backend the plan records; done is
+// set (with the line said) when kube-proxy already uses `to`.
+func (r Request) prepare(ctx context.Context, to backend.Backend) (s *Switch, done bool, err error) {
+	cfg, err := config.Load(r.Root, r.ConfigFile, os.Environ(), facts.ReadCmdline(r.Root))
+	if err != nil {
+		return nil, false, usage(err)
+	}
+	if cfg.BackendSource == config.SourceEnv || cfg.BackendSource == config.SourceCmdline {
+		return nil, false, usage(fmt.Errorf("backend %s is set by the %s, which overrides %s: a switch recorded in the file would not take effect; remove the override first", cfg.Backend, sourceName(cfg.BackendSource), r.ConfigFile))
+	}
+	if why := decide.SwitchRefusal(facts.Probe(r.Root, facts.Options{}), to); why != "" {
+		return nil, false, usage(fmt.Errorf("--to %s: %s", to, why))
+	}
+	p, err := plan.Read(r.Root)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, false, fmt.Errorf("no %s: RKE2 has not started with rke2-proxy-backend this boot, so nothing says which backend kube-proxy uses; start RKE2 (or set backend: %s in %s and restart it)", hostfs.PlanFile, to, r.ConfigFile)
+	case err != nil:
+		return nil, false, err
+	case p.Decision.Disabled:
+		return nil, false, fmt.Errorf("%s says rke2-proxy-backend is off (backend: off): set backend: %s in %s and restart RKE2 instead", hostfs.PlanFile, to, r.ConfigFile)
+	case p.Decision.Backend == to:
+		_, err := fmt.Fprintf(r.Out, "switch: kube-proxy already uses %s (%s); nothing to do\n", to, hostfs.PlanFile)
+		return nil, true, err
+	}
+	s, err = r.assemble(ctx, p.Decision.Backend, to, switchjournal.File{Root: r.Root}, nil, nil)
+	return s, false, err
+}
+
+func sourceName(src string) string {
+	if src == config.SourceCmdline {
+		return "kernel command line (rke2.proxy_backend=)"
+	}
+	return "environment (RKE2_PROXY_BACKEND)"
+}
+
+// assemble builds the switch from one backend to another on r's root,
+// from the host's own parts: its systemctl, RKE2's unit, verify,
+// cleanup's code and the journal.
+func (r Request) assemble(ctx context.Context, from, to backend.Backend, j switchjournal.Store, lock NodeLock, rctx context.Context) (*Switch, error) {
+	// A root without a systemctl still plans (--dry-run); the restart
+	// step then fails with the reason, before RKE2 is touched.
+	sc, _ := SystemctlUnder(r.Root, r.Timeout)
+	// On the host, a missing systemctl is named with the package to
+	// install, before anything changes: the switch could not restart RKE2.
+	if r.Root.IsHost() {
+		if _, err := hostfs.LookTool(hostfs.Systemctl, "switch (it restarts RKE2)"); err != nil {
+			return nil, fmt.Errorf("%w; nothing was changed", err)
+		}
+	}
+	unit, err := FindUnit(ctx, r.Root, sc.IsActive)
+	if err != nil {
+		return nil, err
+	}
+	return &Switch{
+		From:      from,
+		To:        to,
+		Config:    FileConfig{Root: r.Root, File: r.ConfigFile},
+		Restarter: UnitRestarter{Systemctl: sc, Unit: unit},
+		Verifier: LiveVerifier{
+			Root:         r.Root,
+			Wait:         r.Timeout,
+			ProxyModeURL: kubeproxy.ProxyModeEndpoint(r.Root).URL,
+			Progress:     func(line string) { fmt.Fprintln(r.Log, "rke2-proxy-backend: switch: verify: "+line) },
+		},
+		Cleaner:         LiveCleaner{},
+		Hints:           LiveHints{},
+		VerifyUnit:      VerifyUnitRerunner{Systemctl: sc},
+		Journal:         j,
+		Lock:            lock,
+		RollbackContext: rctx,
+		Log:             r.Log,
+	}, nil
+}
+
+// ownNetns refuses --root in this machine's network namespace: the rules a
+// switch reads and removes are the namespace's, and under --root they must
+// be the fixture's, not the running host's kube-proxy's. A namespace is
+// its own when it is not PID 1's or, where PID 1's cannot be read (a
+// sandbox), when it has no interface but loopback, as one made by
+// unshare -n; a host's always has more.
+func ownNetns(root hostfs.Root) error {
+	if root.IsHost() {
+		return nil
+	}
+	self, err1 := os.Readlink("/proc/self/ns/net")
+	pid1, err2 := os.Readlink("/proc/1/ns/net")
+	if err1 == nil && err2 == nil {
+		if self != pid1 {
+			return nil
+		}
+	} else if ifs, err := net.Interfaces(); err == nil && len(ifs) == 1 && ifs[0].Flags&net.FlagLoopback != 0 {
+		return nil
+	}
+	return fmt.Errorf("--root %s: switch under --root reads and removes the rules of the network namespace it runs in, which looks like this machine's (%s): run it in one of its own (unshare -n)", root.Dir(), self)
+}
+
+// dropInPath is the RKE2 drop-in whose directory apply locks when /run
+// cannot hold the lock file: switch must lock the same one.
+func dropInPath(root hostfs.Root) string {
+	main := os.Getenv(apply.EnvRKE2Config)
+	if main == "" {
+		main = facts.Probe(root, facts.Options{}).RKE2.ConfigFile
+	}
+	if main == "" {
+		main = hostfs.RKE2ConfigFile
+	}
+	return rke2.DropInPath(main)
+}
