@@ -53,9 +53,12 @@ var noJSONHints = map[string]string{
 	"check": "read " + hostfs.StatusFile + ", which is verify's result as JSON",
 }
 
-// checkOutput refuses -o json for a command with no JSON form, in one
-// wording for every command.
+// checkOutput refuses an unknown format, and -o json for a command with no
+// JSON form, in one wording for every command.
 func (g *globals) checkOutput(cmd *cobra.Command) error {
+	if g.output != "text" && g.output != "json" {
+		return usageError(fmt.Errorf("--output %q: valid formats are text, json", g.output))
+	}
 	key := commandKey(cmd)
 	if !g.json() || jsonCommands[key] {
 		return nil
