@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -28,30 +27,26 @@ func newBenchCommand(g *globals) *cobra.Command {
 			}
 			return nil
 		}
-		return runBench(cmd.Context(), g, services, backendName)
+		if services < 1 || services > expected.MaxServices {
+			return usageError(fmt.Errorf("--services %d: must be between 1 and %d", services, expected.MaxServices))
+		}
+		only, err := backendOrAll("--backend", backendName)
+		if err != nil {
+			return usageError(err)
+		}
+		rep, data, err := costbench.OnHost(cmd.Context(), g.hostRoot(), services, only, g.stderr)
+		if err != nil {
+			return failure("%w", err)
+		}
+		if g.json() {
+			_, err = g.stdout.Write(data) // the bytes recorded, schema and all
+		} else {
+			_, err = fmt.Fprint(g.stdout, costbench.Text(rep))
+		}
+		return err
 	})
 	f := cmd.Flags()
 	f.IntVar(&services, "services", defaultBenchServices, fmt.Sprintf("cluster size to measure: services (2 endpoints each), 1 to %d", expected.MaxServices))
 	f.StringVar(&backendName, "backend", "all", "backend to measure: "+backend.Names()+" or all (those this host can run)")
 	return cmd
-}
-
-func runBench(ctx context.Context, g *globals, services int, backendName string) error {
-	if services < 1 || services > expected.MaxServices {
-		return usageError(fmt.Errorf("--services %d: must be between 1 and %d", services, expected.MaxServices))
-	}
-	only, err := backendOrAll("--backend", backendName)
-	if err != nil {
-		return usageError(err)
-	}
-	rep, data, err := costbench.OnHost(ctx, g.hostRoot(), services, only, g.stderr)
-	if err != nil {
-		return failure("%w", err)
-	}
-	if g.json() {
-		_, err := g.stdout.Write(data) // the bytes recorded, schema and all
-		return err
-	}
-	_, err = fmt.Fprint(g.stdout, costbench.Text(rep))
-	return err
 }

@@ -45,3 +45,32 @@ func TestFlagOptions(t *testing.T) {
 		}
 	}
 }
+
+// Whatever the words, FlagOptions either says which flag is wrong or
+// returns exactly what was asked for: the one family named, the services
+// given, a Kubernetes version only when one was named.
+func FuzzFlagOptions(f *testing.F) {
+	f.Add("v1.33", "ipv4", 3)
+	f.Add("", "", 0)
+	f.Add("1.29.4", "ipv6", -2)
+	f.Add("latest", "inet", 60001)
+	f.Fuzz(func(t *testing.T, kube, family string, services int) {
+		got, err := FlagOptions(backend.IptablesNFT, kube, family, services)
+		if err != nil {
+			msg := err.Error()
+			if !strings.HasPrefix(msg, "--kubernetes: ") && !strings.HasPrefix(msg, "--family ") && !strings.HasPrefix(msg, "--services ") {
+				t.Fatalf("%q %q %d: error %q names no flag", kube, family, services, msg)
+			}
+			return
+		}
+		if got.Backend != backend.IptablesNFT || got.Services != services || services < 0 {
+			t.Fatalf("%q %q %d: %+v", kube, family, services, got)
+		}
+		if family == "" && got.Families != nil || family != "" && (len(got.Families) != 1 || string(got.Families[0]) != family) {
+			t.Fatalf("family %q became %v", family, got.Families)
+		}
+		if (kube != "") != got.Kubernetes.Known() {
+			t.Fatalf("--kubernetes %q became %+v", kube, got.Kubernetes)
+		}
+	})
+}
