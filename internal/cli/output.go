@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -53,9 +55,12 @@ var noJSONHints = map[string]string{
 	"check": "read " + hostfs.StatusFile + ", which is verify's result as JSON",
 }
 
-// checkOutput refuses -o json for a command with no JSON form, in one
-// wording for every command.
+// checkOutput refuses an unknown format, and -o json for a command with no
+// JSON form, in one wording for every command.
 func (g *globals) checkOutput(cmd *cobra.Command) error {
+	if g.output != "text" && g.output != "json" {
+		return usageError(fmt.Errorf("--output %q: valid formats are text, json", g.output))
+	}
 	key := commandKey(cmd)
 	if !g.json() || jsonCommands[key] {
 		return nil
@@ -65,4 +70,21 @@ func (g *globals) checkOutput(cmd *cobra.Command) error {
 		hint = "run it without -o json"
 	}
 	return usageError(fmt.Errorf("%s has no JSON output (--output json): %s", key, hint))
+}
+
+// result is what a command prints: with -o json itself, as the indented
+// document every JSON command prints; else its Text.
+type result interface{ Text() string }
+
+func (g *globals) print(r result) error {
+	if !g.json() {
+		_, err := io.WriteString(g.stdout, r.Text())
+		return err
+	}
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode output: %w", err)
+	}
+	_, err = g.stdout.Write(append(b, '\n'))
+	return err
 }

@@ -1,15 +1,12 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
 )
@@ -30,7 +27,11 @@ func newRenderExpectedCommand(g *globals) *cobra.Command {
 		services                  int
 	)
 	cmd := flagsOnly("expected --backend B [--kubernetes v1.33] [--family ipv4|ipv6] [--services N]", "Print the rules kube-proxy is expected to write", "", func(cmd *cobra.Command) error {
-		opts, err := expectedOptions(backendName, kube, family, services)
+		b, err := backendFlag("--backend", backendName, true)
+		if err != nil {
+			return usageError(err)
+		}
+		opts, err := expected.FlagOptions(b, kube, family, services)
 		if err != nil {
 			return usageError(err)
 		}
@@ -38,7 +39,7 @@ func newRenderExpectedCommand(g *globals) *cobra.Command {
 		if err != nil {
 			return failure("render expected: %w", err)
 		}
-		return printRulesets(g, []*rules.Ruleset{rs})
+		return g.print(rules.Rulesets{rs})
 	})
 	f := cmd.Flags()
 	f.StringVar(&backendName, "backend", "", "backend: "+backend.Names()+" (required)")
@@ -46,34 +47,6 @@ func newRenderExpectedCommand(g *globals) *cobra.Command {
 	f.StringVar(&family, "family", "", "only this IP family: ipv4 or ipv6 (default: both)")
 	f.IntVar(&services, "services", 0, "add N synthetic services")
 	return cmd
-}
-
-func expectedOptions(backendName, kube, family string, services int) (expected.Options, error) {
-	var opts expected.Options
-	b, err := backendFlag("--backend", backendName, true)
-	if err != nil {
-		return opts, err
-	}
-	opts.Backend = b
-	if kube != "" {
-		v, err := rke2.ParseVersion(kube)
-		if err != nil {
-			return opts, fmt.Errorf("--kubernetes: %w", err)
-		}
-		opts.Kubernetes = v
-	}
-	switch rules.Family(family) {
-	case "":
-	case rules.IPv4, rules.IPv6:
-		opts.Families = []rules.Family{rules.Family(family)}
-	default:
-		return opts, fmt.Errorf("--family %q: valid families are ipv4, ipv6", family)
-	}
-	if services < 0 {
-		return opts, fmt.Errorf("--services %d: must be 0 or more", services)
-	}
-	opts.Services = services
-	return opts, nil
 }
 
 func newRenderLiveCommand(g *globals) *cobra.Command {
@@ -88,7 +61,7 @@ func newRenderLiveCommand(g *globals) *cobra.Command {
 			backends = []backend.Backend{only}
 		}
 		reader := netfilter.NewSystem(g.hostRoot())
-		var out []*rules.Ruleset
+		var out rules.Rulesets
 		for _, b := range backends {
 			rs, err := reader.Read(cmd.Context(), b)
 			if netfilter.IsNotInstalled(err) && len(backends) > 1 {
@@ -101,26 +74,8 @@ func newRenderLiveCommand(g *globals) *cobra.Command {
 			}
 			out = append(out, rs)
 		}
-		return printRulesets(g, out)
+		return g.print(out)
 	})
 	cmd.Flags().StringVar(&backendName, "backend", "all", "backend to read: "+backend.Names()+" or all")
 	return cmd
-}
-
-func printRulesets(g *globals, rulesets []*rules.Ruleset) error {
-	if g.json() {
-		sorted := make([]*rules.Ruleset, len(rulesets))
-		for i, rs := range rulesets {
-			sorted[i] = rules.Normalize(rs)
-		}
-		enc := json.NewEncoder(g.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(sorted)
-	}
-	var b strings.Builder
-	for _, rs := range rulesets {
-		b.WriteString(rules.Format(rs))
-	}
-	_, err := fmt.Fprint(g.stdout, b.String())
-	return err
 }

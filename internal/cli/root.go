@@ -3,16 +3,15 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 )
 
@@ -32,38 +31,21 @@ func (g *globals) hostRoot() hostfs.Root { return hostfs.New(g.root) }
 
 func (g *globals) json() bool { return g.output == "json" }
 
-func (g *globals) validate() error {
-	switch g.output {
-	case "text", "json":
-		return nil
-	}
-	return usageError(fmt.Errorf("--output %q: valid formats are text, json", g.output))
-}
-
 // NewRootCommand builds the whole command tree.
 func NewRootCommand(stdout, stderr io.Writer) *cobra.Command {
 	g := &globals{stdout: stdout, stderr: stderr}
 	root := &cobra.Command{
-		Use:   "rke2-proxy-backend",
-		Short: "Keep RKE2's kube-proxy on the right netfilter backend",
-		Long: `rke2-proxy-backend decides at every boot whether kube-proxy on this RKE2 node
-must use iptables-legacy, iptables-nft or nftables, tells RKE2 so through a
-config drop-in, loads the backend's kernel modules, and verifies after start
-that kube-proxy's rules are complete and live in that backend only.`,
+		Use:               "rke2-proxy-backend",
+		Short:             "Keep RKE2's kube-proxy on the right netfilter backend",
+		Long:              helpText("root"),
 		SilenceUsage:      true,
 		SilenceErrors:     true,
 		CompletionOptions: cobra.CompletionOptions{HiddenDefaultCmd: true},
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
-			if err := g.validate(); err != nil {
-				return err
-			}
 			if err := g.checkOutput(cmd); err != nil {
 				return err
 			}
-			if err := g.checkRoot(cmd); err != nil {
-				return err
-			}
-			return g.checkExplicitConfig(cmd)
+			return g.checkHost(cmd)
 		},
 	}
 	root.SetOut(stdout)
@@ -87,53 +69,28 @@ func defaultRoot() string {
 	return "/"
 }
 
-// checkRoot refuses a --root (or RKE2_PROXY_BACKEND_ROOT) that is not a
-// directory: every read under it would find nothing, and a decision made on
-// nothing (built-in defaults, no kernel, no RKE2) reads as confident as one
-// made on a real host. Commands that read no host (version, completion,
-// help) do not look.
-func (g *globals) checkRoot(cmd *cobra.Command) error {
+// checkHost refuses a host root that is not a directory (commands that
+// read no host do not look) and a --config naming a missing file
+// (hostfs.CheckRoot and config.CheckNamed say why), as usage errors.
+func (g *globals) checkHost(cmd *cobra.Command) error {
 	switch cmd.Name() {
 	case "version", "completion", "help", cobra.ShellCompRequestCmd, cobra.ShellCompNoDescRequestCmd:
-		return nil
+	default:
+		if err := hostfs.CheckRoot(g.root); err != nil {
+			what := "--root " + g.root
+			if !cmd.Flags().Changed("root") {
+				what = hostfs.EnvRoot + "=" + g.root + " (--root's default)"
+			}
+			return usageError(fmt.Errorf("%s: %w", what, err))
+		}
 	}
-	if g.root == "/" {
-		return nil
-	}
-	what := "--root " + g.root
-	if !cmd.Flags().Changed("root") {
-		what = hostfs.EnvRoot + "=" + g.root + " (--root's default)"
-	}
-	fi, err := os.Stat(g.root)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return usageError(fmt.Errorf("%s: no such directory: fix the path to the host root to read (a directory with etc/, proc/, usr/ ...), or leave it out for this host", what))
-	case err != nil:
-		return usageError(fmt.Errorf("%s: %w", what, err))
-	case !fi.IsDir():
-		return usageError(fmt.Errorf("%s: not a directory: --root names the directory a host's files are under", what))
-	}
-	return nil
-}
-
-// checkExplicitConfig refuses a --config that names a missing file. Only
-// the default path may be absent (it then means the built-in defaults): an
-// operator who names a file expects it to be read, and quietly running on
-// defaults instead would hide a typo until the wrong backend is live.
-func (g *globals) checkExplicitConfig(cmd *cobra.Command) error {
 	if !cmd.Flags().Changed("config") {
 		return nil
 	}
-	root := g.hostRoot()
-	if _, err := root.Stat(g.configFile); !errors.Is(err, fs.ErrNotExist) {
-		return nil // present, or unreadable: config.Load names that problem
+	if err := config.CheckNamed(g.hostRoot(), g.configFile); err != nil {
+		return usageError(fmt.Errorf("--config %s: %w", g.configFile, err))
 	}
-	where := ""
-	if !root.IsHost() {
-		where = " under --root " + root.Dir()
-	}
-	return usageError(fmt.Errorf("--config %s: no such file%s: fix the path, or leave out --config to read %s (the built-in defaults when that is missing too)",
-		g.configFile, where, hostfs.ConfigFile))
+	return nil
 }
 
 // subcommands are registered by each subcommand's file in init, so adding a

@@ -1,9 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
-	"fmt"
-
 	"github.com/spf13/cobra"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/version"
@@ -19,17 +16,11 @@ type versionOutput struct {
 	Version string `json:"version"`
 }
 
+func (v versionOutput) Text() string { return v.Name + " " + v.Version + "\n" }
+
 func newVersionCommand(g *globals) *cobra.Command {
 	return flagsOnly("version", "Print the version", helpText("version"), func(cmd *cobra.Command) error {
-		var err error
-		if g.json() {
-			enc := json.NewEncoder(g.stdout)
-			enc.SetIndent("", "  ")
-			err = enc.Encode(versionOutput{Schema: 1, Name: "rke2-proxy-backend", Version: version.Version})
-		} else {
-			_, err = fmt.Fprintln(g.stdout, "rke2-proxy-backend "+version.Version)
-		}
-		if err != nil {
+		if err := g.print(versionOutput{Schema: 1, Name: "rke2-proxy-backend", Version: version.Version}); err != nil {
 			return failure("version: write output: %w", err)
 		}
 		return nil

@@ -1,0 +1,77 @@
+package cleanup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/plan"
+)
+
+// Options are `cleanup --backend B`'s switches.
+type Options struct {
+	// Force cleans the backend the plan says kube-proxy uses, whose rules
+	// are live (kube-proxy rebuilds them when it restarts).
+	Force bool
+	// DryRun plans and changes nothing.
+	DryRun bool
+}
+
+// Stranded removes kube-proxy's rules from backend b of this network
+// namespace and returns what it removed (with DryRun, would remove). It
+// refuses the backend root's plan says kube-proxy uses unless Force: those
+// are the live rules, not stranded ones. No plan is no objection.
+func Stranded(ctx context.Context, root hostfs.Root, b backend.Backend, opts Options) (*Plan, error) {
+	p, err := plan.Read(root)
+	switch {
+	case err == nil && !p.Decision.Disabled && p.Decision.Backend == b && !opts.Force:
+		return nil, fmt.Errorf("kube-proxy uses %s according to %s; refusing to remove its live rules (use --force to do it anyway; kube-proxy rebuilds them when it restarts)", b, hostfs.PlanFile)
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return nil, err
+	}
+	live, err := Read(ctx, Exec, b)
+	if err != nil {
+		return nil, err
+	}
+	cp := Compute(live)
+	if !opts.DryRun && !cp.Empty() {
+		if err := Apply(ctx, Exec, cp); err != nil {
+			return nil, err
+		}
+	}
+	return cp, nil
+}
+
+// PlannedBackend is kube-proxy's backend as root's plan records it, which
+// says where kubelet's hint chains belong (`cleanup --kubelet-hints`).
+func PlannedBackend(root hostfs.Root) (backend.Backend, error) {
+	p, err := plan.Read(root)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", fmt.Errorf("no plan at %s: nothing says which backend kube-proxy uses, so nothing says where kubelet's hints belong (let RKE2 start once, or run rke2-proxy-backend apply)", hostfs.PlanFile)
+	case err != nil:
+		return "", err
+	case p.Decision.Disabled:
+		return "", errors.New("rke2-proxy-backend is turned off (backend: off): nothing says where kubelet's hints belong")
+	}
+	return p.Decision.Backend, nil
+}
+
+// Tools is the Runner for this host: Exec, or with dryRun one that reads
+// as Exec does and loads nothing. Every iptables change goes through an
+// *-restore, which the dry runner only pretends to run.
+func Tools(dryRun bool) Runner {
+	if !dryRun {
+		return Exec
+	}
+	return func(ctx context.Context, stdin string, argv ...string) (string, error) {
+		if strings.HasSuffix(argv[0], "-restore") {
+			return "", nil
+		}
+		return Exec(ctx, stdin, argv...)
+	}
+}
