@@ -8,6 +8,7 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/adopt"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostplan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kubeproxy"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
@@ -21,11 +22,12 @@ func newAdoptCommand(g *globals) *cobra.Command {
 	var o adopt.Options
 	var sctl string
 	cmd := flagsOnly("adopt [--dry-run] [--wait DURATION]", "Record what a running node's kube-proxy runs on as the plan and start verifying, without restarting RKE2", helpText("adopt"), func(cmd *cobra.Command) error {
-		f, cfg, _, err := g.loadDecision(facts.Options{RKE2Binary: true})
+		p, err := hostplan.Load(g.host(), facts.Options{RKE2Binary: true})
 		if err != nil {
 			return usageError(fmt.Errorf("%w; nothing adopted: fix it first, the generator's choice depends on it", err))
 		}
-		o.Root, o.Facts, o.Config, o.Reader, o.Systemd = g.hostRoot(), f, cfg, verify.NewReader(g.hostRoot()), adopt.Systemctl{Path: sctl}
+		o.Root, o.Facts, o.Config = g.hostRoot(), p.Facts, p.Config
+		o.Reader, o.Systemd = verify.NewReader(g.hostRoot()), adopt.Systemctl{Path: sctl}
 		o.Log = func(format string, args ...any) {
 			fmt.Fprintf(g.stderr, "rke2-proxy-backend adopt: "+format+"\n", args...)
 		}

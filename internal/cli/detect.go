@@ -36,6 +36,3 @@ func newDetectCommand(g *globals) *cobra.Command {
 		return nil
 	})
 }
-
-// detectOrUnknown is kept for bench's table until its text moves below cli.
-func detectOrUnknown(s string) string { return detectreport.OrUnknown(s) }

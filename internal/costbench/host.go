@@ -12,9 +12,8 @@ import (
 	"strings"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostplan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/bench"
 )
 
@@ -27,9 +26,9 @@ func OnHost(ctx context.Context, root hostfs.Root, services int, only backend.Ba
 	if os.Geteuid() != 0 {
 		return bench.Report{}, nil, errors.New("bench needs root: it creates a network namespace per backend (run it with sudo; the host's rules are not touched)")
 	}
-	f := facts.Probe(root, facts.Options{})
-	plan := Plan{Services: services, Kernel: f.Kernel.Release, Self: []string{selfPath(), "bench"}}
-	runnable, not := decide.Runnable(f)
+	capable := hostplan.ProbeCapable(root)
+	plan := Plan{Services: services, Kernel: capable.Kernel, Self: []string{selfPath(), "bench"}}
+	runnable, not := capable.Runnable, capable.Unrunnable
 	for _, b := range backend.All {
 		if only != "" && b != only {
 			continue
