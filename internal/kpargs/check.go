@@ -150,7 +150,7 @@ func (c checker) gate(g Gate) (Severity, string) {
 	if g.Value != f.Value {
 		return Refuses, fmt.Sprintf("the feature gate %s is locked to %t since Kubernetes 1.%d (%s), and kube-proxy refuses to set it to %t", g.Name, f.Value, f.Minor, f.Source, g.Value)
 	}
-	why := fmt.Sprintf("the feature gate %s is GA and locked to %t since Kubernetes 1.%d (%s), so setting it changes nothing (kube-proxy only logs a warning)", g.Name, f.Value, f.Minor, f.Source)
+	why := fmt.Sprintf("the feature gate %s is locked to %t since Kubernetes 1.%d (%s), so setting it changes nothing (kube-proxy only logs a warning)", g.Name, f.Value, f.Minor, f.Source)
 	if r, ok := firstFact(kindRemoved, g.Name); ok {
 		why += fmt.Sprintf("; Kubernetes 1.%d removes it, and then this setting stops kube-proxy", r.Minor)
 	}
