@@ -35,8 +35,9 @@ type Effective struct {
 	// Line and ItemLine are, like Origin and ItemOrigin, the line of the
 	// key that set each value or list item in its file (0 when unknown, as
 	// for hand-built Files), so a finding can say which line to change.
-	Line     map[string]int   `json:"line,omitempty"`
-	ItemLine map[string][]int `json:"item_line,omitempty"`
+	// Not in detect's JSON: the findings name their lines themselves.
+	Line     map[string]int   `json:"-"`
+	ItemLine map[string][]int `json:"-"`
 	// Files are the files read, in merge order.
 	Files []string `json:"files"`
 }
