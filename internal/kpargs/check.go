@@ -79,7 +79,7 @@ func Check(v rke2.KubeVersion, args []rke2.Setting) []Finding {
 	if v.Known() && v.Major == 1 {
 		minor = v.Minor
 	}
-	c := checker{minor: minor, version: v.String(), mode: lastValue(args, "proxy-mode")}
+	c := checker{minor: minor, version: v.String(), mode: strings.TrimSpace(lastValue(args, "proxy-mode"))}
 	c.ipvsGate, c.ipvsGateSet = lastGate(args, "KubeProxyIPVS")
 	var out []Finding
 	for i, a := range args {
@@ -119,7 +119,7 @@ func (c checker) arg(a rke2.Setting, lastMode bool) []Finding {
 			}
 		}
 		return out
-	case name == "proxy-mode" && lastMode && value == "ipvs":
+	case name == "proxy-mode" && lastMode && strings.TrimSpace(value) == "ipvs":
 		if why := c.ipvsRefused(); why != "" {
 			return []Finding{c.finding(Refuses, a, a.Value, why+"; choose iptables or nftables (rke2-proxy-backend's backend:)")}
 		}
@@ -181,9 +181,10 @@ func (c checker) ipvsRefused() string {
 }
 
 // flag splits a kube-proxy-arg item as RKE2 passes it: "--" optional.
+// The value is kept as it is: kube-proxy parses it, spaces included.
 func flag(item string) (name, value string) {
 	name, value, _ = strings.Cut(strings.TrimPrefix(strings.TrimSpace(item), "--"), "=")
-	return name, strings.TrimSpace(value)
+	return name, value
 }
 
 // lastIndex is the index of the last item setting name (-1 for none):
