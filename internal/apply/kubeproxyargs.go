@@ -27,11 +27,7 @@ func weighKubeProxyRefusals(out Outcome, refusals []kpargs.Finding, cfg config.C
 	if len(refusals) == 0 || out.Verdict == Blocked {
 		return out
 	}
-	texts := make([]string, len(refusals))
-	for i, r := range refusals {
-		texts[i] = r.String()
-	}
-	msg := strings.Join(texts, " ")
+	msg := strings.Join(findingTexts(refusals), " ")
 	run := "apply"
 	if dryRun {
 		run = "apply --dry-run"
@@ -44,4 +40,12 @@ func weighKubeProxyRefusals(out Outcome, refusals []kpargs.Finding, cfg config.C
 		refusals[0].Kubernetes, msg)
 	out.Verdict = Warned
 	return out
+}
+
+func findingTexts(fs []kpargs.Finding) []string {
+	texts := make([]string, len(fs))
+	for i, f := range fs {
+		texts[i] = f.String()
+	}
+	return texts
 }

@@ -87,6 +87,9 @@ func TestApplyNamesARefusedGateBeforeRKE2Starts(t *testing.T) {
 			if after := readHostFile(t, h, file); after != before {
 				t.Errorf("apply changed the operator's %s:\n%s", file, after)
 			}
+			if p := readHostFile(t, h, "/run/rke2-proxy-backend/plan.json"); !strings.Contains(p, "will not start: "+tc.where) {
+				t.Errorf("plan.json does not record the finding in its warnings:\n%s", p)
+			}
 			if tc.verdict == Warned && writtenBackend(t, h) == "" {
 				t.Error("on_failure: warn wrote no drop-in")
 			}

@@ -104,7 +104,7 @@ func Prepare(ctx context.Context, o PrepareOptions, in Input) (Outcome, error) {
 		Root: o.Root, RKE2Config: mainFile, DryRun: o.DryRun, Modprobe: o.Modprobe, LockWait: o.LockWait,
 		Stdout: o.Stdout, Log: logf,
 	}
-	in = Input{Facts: f, Config: cfg, Decision: d, Problems: problems}
+	in = Input{Facts: f, Config: cfg, Decision: d, Problems: problems, Warnings: findingTexts(refusals)}
 	res, err := Run(ctx, ro, in)
 	out := Outcome{Input: in, Result: res}
 	problems = res.Problems
