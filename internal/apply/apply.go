@@ -51,6 +51,9 @@ type Input struct {
 	// Problems found before Run (the planned backend was refused): Run then
 	// loads and writes nothing but the plan, and removes our drop-in.
 	Problems []string
+	// Warnings were logged before Run (kube-proxy arguments in RKE2's config
+	// that the Kubernetes version refuses); Run records them in the plan.
+	Warnings []string
 }
 
 // Result is what a run did. Problems are the ways it could not honour the
@@ -118,6 +121,7 @@ func Run(ctx context.Context, o Options, in Input) (Result, error) {
 		o.log("warning: %s", r)
 		res.Plan.Warnings = append(res.Plan.Warnings, r)
 	}
+	res.Plan.Warnings = append(res.Plan.Warnings, in.Warnings...)
 	if owner := operatorsFile(o, dropInPath); owner != "" {
 		// Checked before anything is loaded: the run changes nothing then.
 		res.Problems = append(res.Problems, owner)

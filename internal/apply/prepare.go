@@ -9,6 +9,7 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 )
@@ -96,12 +97,14 @@ func Prepare(ctx context.Context, o PrepareOptions, in Input) (Outcome, error) {
 	} else {
 		logf("backend %s (source %s): %s", d.Backend, d.Source, strings.Join(d.Reasons, " "))
 	}
+	refusals := decide.KubeProxyRefusals(f, cfg, d)
+	logKubeProxyRefusals(refusals, logf)
 
 	ro := Options{
 		Root: o.Root, RKE2Config: mainFile, DryRun: o.DryRun, Modprobe: o.Modprobe, LockWait: o.LockWait,
 		Stdout: o.Stdout, Log: logf,
 	}
-	in = Input{Facts: f, Config: cfg, Decision: d, Problems: problems}
+	in = Input{Facts: f, Config: cfg, Decision: d, Problems: problems, Warnings: findingTexts(refusals)}
 	res, err := Run(ctx, ro, in)
 	out := Outcome{Input: in, Result: res}
 	problems = res.Problems
@@ -114,7 +117,8 @@ func Prepare(ctx context.Context, o PrepareOptions, in Input) (Outcome, error) {
 	if err != nil {
 		return out.block("apply: %v", err), nil
 	}
-	if !o.DryRun && o.Forced == "" && (len(problems) == 0 || cfg.OnFailure != config.OnFailureBlock) {
+	blocking := cfg.OnFailure == config.OnFailureBlock && (len(problems) > 0 || len(refusals) > 0)
+	if !o.DryRun && o.Forced == "" && !blocking {
 		if unit := OwnRKE2Unit(); unit != "" {
 			// RKE2 starts: verify must follow, as the decided wiring's Wants= makes it.
 			if err := CompleteWiring(ctx, o.Systemctl, logf); err != nil {
@@ -122,7 +126,8 @@ func Prepare(ctx context.Context, o PrepareOptions, in Input) (Outcome, error) {
 			}
 		}
 	}
-	return onFailure(out, cfg, o.DryRun, logf), nil
+	out = onFailure(out, cfg, o.DryRun, logf)
+	return weighKubeProxyRefusals(out, refusals, cfg, o.DryRun, logf), nil
 }
 
 // UnknownIntent is what apply says when the operator config cannot be

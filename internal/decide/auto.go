@@ -129,7 +129,7 @@ func (s *state) finish(b backend.Backend) {
 		d.KubeProxyArgs = append(d.KubeProxyArgs, "feature-gates="+nftablesGate)
 		s.say("Kubernetes %s needs the feature gate %s for nftables mode, so it is added.", s.f.RKE2.Kubernetes, nftablesGate)
 	}
-	d.KubeProxyArgs = append(d.KubeProxyArgs, s.c.KubeProxy.ExtraArgs...)
+	d.KubeProxyArgs = append(d.KubeProxyArgs, s.extraArgs(b)...)
 	s.setting(&d.KubeProxyEnv, "IPTABLES_MODE", d.IptablesMode, s.pins.iptablesMode, s.pins.iptablesModeFile)
 	if s.c.NodeLabel {
 		d.NodeLabels = []string{NodeLabelKey + "=" + string(b)}

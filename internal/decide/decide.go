@@ -41,6 +41,7 @@ func Decide(f facts.Facts, c config.Config) Decision {
 	if !ok {
 		b, ok = s.respectRKE2()
 		if s.d.Disabled {
+			s.sayKubeProxyFindings() // e.g. proxy-mode=ipvs where kube-proxy refuses it
 			return *s.d
 		}
 	}
@@ -48,6 +49,7 @@ func Decide(f facts.Facts, c config.Config) Decision {
 		b = s.auto()
 	}
 	s.finish(b)
+	s.sayKubeProxyFindings()
 	return *s.d
 }
 

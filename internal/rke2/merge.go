@@ -16,6 +16,8 @@ func Merge(files []File) Effective {
 		Values:     map[string]any{},
 		Origin:     map[string]string{},
 		ItemOrigin: map[string][]string{},
+		Line:       map[string]int{},
+		ItemLine:   map[string][]int{},
 		Files:      []string{},
 	}
 	for _, f := range files {
@@ -27,16 +29,20 @@ func Merge(files []File) Effective {
 			if seen && isAppend {
 				add := toSlice(value)
 				eff.ItemOrigin[key] = append(itemOrigins(eff, key, old), repeat(f.Path, len(add))...)
+				eff.ItemLine[key] = append(itemLines(eff, key, old), repeat(it.Line, len(add))...)
 				eff.Values[key] = append(toSlice(old), add...)
 			} else {
 				eff.Values[key] = value
 				if list, ok := value.([]string); ok {
 					eff.ItemOrigin[key] = repeat(f.Path, len(list))
+					eff.ItemLine[key] = repeat(it.Line, len(list))
 				} else {
 					delete(eff.ItemOrigin, key)
+					delete(eff.ItemLine, key)
 				}
 			}
 			eff.Origin[key] = f.Path
+			eff.Line[key] = it.Line
 		}
 	}
 	// RKE2 renders an empty value as "--key=" (an empty string).
@@ -108,8 +114,16 @@ func normalise(v any) any {
 	return fmt.Sprint(v)
 }
 
-func repeat(s string, n int) []string {
-	out := make([]string, n)
+// itemLines is itemOrigins for lines.
+func itemLines(eff Effective, key string, old any) []int {
+	if _, ok := old.([]string); ok {
+		return append([]int(nil), eff.ItemLine[key]...)
+	}
+	return repeat(eff.Line[key], len(toSlice(old)))
+}
+
+func repeat[T any](s T, n int) []T {
+	out := make([]T, n)
 	for i := range out {
 		out[i] = s
 	}

@@ -32,6 +32,12 @@ type Effective struct {
 	// from: with "key+" appends one list mixes files, and only this tells an
 	// operator's pin in config.yaml from an item our own drop-in added.
 	ItemOrigin map[string][]string `json:"item_origin,omitempty"`
+	// Line and ItemLine are, like Origin and ItemOrigin, the line of the
+	// key that set each value or list item in its file (0 when unknown, as
+	// for hand-built Files), so a finding can say which line to change.
+	// Not in detect's JSON: the findings name their lines themselves.
+	Line     map[string]int   `json:"-"`
+	ItemLine map[string][]int `json:"-"`
 	// Files are the files read, in merge order.
 	Files []string `json:"files"`
 }
