@@ -7,7 +7,10 @@ package skew
 
 import (
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
+	"sync"
 )
 
 // UserdataSet is a set in a table kube-proxy does not own whose netlink
@@ -115,7 +118,7 @@ func (r Report) Fix() string {
 func pairsText(ps []Pair) string {
 	parts := make([]string, len(ps))
 	for i, p := range ps {
-		parts[i] = fmt.Sprintf("image nft %s against sets written by nft %s: %s (%s)", p.Reader.Words(), p.Writer.Words(), p.Fails, p.Source)
+		parts[i] = fmt.Sprintf("image nft %s against sets written by nft %s: %s (%s)", p.Reader.Words(), p.Writer.Words(), p.Fails, p.Refs())
 	}
 	return strings.Join(parts, "; ")
 }
@@ -144,4 +147,24 @@ func setsText(sets []UserdataSet, read bool) string {
 		names = append(names, s.String())
 	}
 	return "; sets with user data now in tables kube-proxy does not own: " + strings.Join(names, ", ")
+}
+
+// issueRef is an owner/repo#N reference in a source column.
+var issueRef = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+#[0-9]+`)
+})
+
+// Refs is the pair's source cut to its issue and pull request references,
+// for a sentence; docs/userspace-skew.md and the data file say the rest.
+func (p Pair) Refs() string {
+	var refs []string
+	for _, r := range issueRef().FindAllString(p.Source, -1) {
+		if !slices.Contains(refs, r) {
+			refs = append(refs, r)
+		}
+	}
+	if len(refs) == 0 {
+		return p.Source
+	}
+	return strings.Join(refs, ", ")
 }
