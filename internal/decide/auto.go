@@ -57,6 +57,10 @@ func (s *state) auto() backend.Backend {
 	}
 	if len(s.c.Prefer) > 0 && s.c.Prefer[0] == backend.NFTables && !s.iptablesOnly {
 		if s.usable(backend.NFTables) {
+			if why := skewBlocksChoice(s.f); why != "" {
+				s.say("The prefer list puts nftables first, but %s, so an iptables backend is used.", why)
+				return s.autoIptables()
+			}
 			s.say("The prefer list puts nftables first, and kernel %s with Kubernetes %s can run kube-proxy's nftables mode.", s.f.Kernel.Release, s.f.RKE2.Kubernetes)
 			return backend.NFTables
 		}
@@ -120,6 +124,7 @@ func (s *state) finish(b backend.Backend) {
 	if cp := s.caps[b]; cp.support == unconfirmed && !(kernelView{k: s.f.Kernel, m: s.f.Modules}).nothingKnown() {
 		s.say("Support for %s is assumed, not confirmed: %s.", b, cp.why)
 	}
+	s.skewWarning(b)
 	s.setting(&d.KubeProxyArgs, "proxy-mode", d.ProxyMode, s.pins.proxyMode, s.pins.proxyModeFile)
 	if s.pins.miscasedGate != "" {
 		s.say("RKE2's config passes %q in %s: kube-proxy's gate names are case-sensitive, so it knows no such gate and will not start; write %s.",

@@ -47,9 +47,14 @@ func (s *state) cheapest() (backend.Backend, bool) {
 		s.say("The prefer list starts with cheapest, but the bench result in %s no longer describes this node: %s; run `rke2-proxy-backend bench` again. The rest of auto's order decides.", hostfs.BenchFile, cost.Stale)
 		return "", false
 	}
+	nftOK := slices.Contains(s.c.Prefer, backend.NFTables)
+	if why := skewBlocksChoice(s.f); nftOK && why != "" && s.usable(backend.NFTables) {
+		s.say("The prefer list starts with cheapest and lists nftables, but %s, so nftables is not a candidate.", why)
+		nftOK = false
+	}
 	var cands []backend.Backend
 	for _, b := range backend.All {
-		if s.usable(b) && (b != backend.NFTables || slices.Contains(s.c.Prefer, backend.NFTables)) {
+		if s.usable(b) && (b != backend.NFTables || nftOK) {
 			cands = append(cands, b)
 		}
 	}

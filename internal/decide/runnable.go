@@ -56,7 +56,7 @@ func SwitchRefusal(f facts.Facts, b backend.Backend) string {
 	if c := kubeSupportsNFTables(f); c.support == unsupported {
 		return c.why + "; upgrade RKE2, then switch again"
 	}
-	return ""
+	return skewRefusal(f)
 }
 
 // predatesNFTablesDocs reports whether v is a Kubernetes version whose RKE2

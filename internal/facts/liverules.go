@@ -47,6 +47,7 @@ func (p *probe) liveRules(opts Options) LiveRules {
 		return lr
 	}
 	lr.Probed = true
+	p.userdataSets(&lr)
 	lr.KubeProxy = backendNames(proxy)
 	lr.KubeletHint = backendNames(hint)
 	return lr

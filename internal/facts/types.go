@@ -8,6 +8,7 @@ package facts
 import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cni"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/skew"
 )
 
 // Tristate is a kernel config option's value.
@@ -121,6 +122,10 @@ type LiveRules struct {
 	// KubeletHint lists the backends holding kubelet's KUBE-IPTABLES-HINT or
 	// KUBE-KUBELET-CANARY.
 	KubeletHint []string `json:"kubelet_hint"`
+	// UserdataSets are the sets with user data in tables kube-proxy does
+	// not own (UserdataSetsRead: the kernel was asked), for skew.
+	UserdataSets     []skew.UserdataSet `json:"userdata_sets,omitempty"`
+	UserdataSetsRead bool               `json:"userdata_sets_read,omitempty"`
 }
 
 // RKE2Unit is one installed rke2-server / rke2-agent unit file.

@@ -1,0 +1,55 @@
+package verify
+
+import (
+	"context"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/skew"
+)
+
+// KindNftSkew is a known-bad pair of the nft in RKE2's kube-proxy image and
+// the host's nft (skew.Judge): kube-proxy's nftables syncs crash on sets
+// other programs wrote.
+const KindNftSkew = "nft-skew"
+
+// NftSkewFindings judges a node expected on expect. Only nftables mode
+// runs the image's nft. A known-bad pair fails verify when sets with user
+// data exist in tables kube-proxy does not own (or they were not read); with
+// none there now, or with the host's nft unknown, it is a warning: nothing
+// crashes yet, but the next program to write a set breaks kube-proxy.
+func NftSkewFindings(expect backend.Backend, r skew.Report, h skew.Host) (findings, warnings []Finding) {
+	if expect != backend.NFTables || !r.Problem() {
+		return nil, nil
+	}
+	f := Finding{Kind: KindNftSkew, Backend: expect, Message: r.Why(h), Fix: r.Fix()}
+	if len(r.Bad) > 0 && (len(r.Sets) > 0 || !h.SetsRead) {
+		return []Finding{f}, nil
+	}
+	return nil, []Finding{f}
+}
+
+// AddNftSkew reads what the judgement needs under root (RKE2's version,
+// the host's nft from dpkg's status file or `nft --version`, bounded, and
+// on the real host the sets carrying user data), adds the finding or the
+// warning to res and settles its verdict again. Call it after Run.
+func AddNftSkew(ctx context.Context, root hostfs.Root, res *Result) {
+	if res == nil || res.Expect != backend.NFTables {
+		return
+	}
+	f := facts.Probe(root, facts.Options{ToolVersions: true, AskNft: true})
+	if root.IsHost() {
+		sets, err := facts.ForeignUserdataSets(ctx)
+		if err != nil {
+			res.Notes = append(res.Notes, "sets with user data not read (nft version skew judged without them): "+err.Error())
+		} else {
+			f.LiveRules.UserdataSets, f.LiveRules.UserdataSetsRead = sets, true
+		}
+	}
+	h := facts.SkewHost(f)
+	findings, warnings := NftSkewFindings(res.Expect, skew.Judge(skew.Default(), h), h)
+	res.Findings = append(res.Findings, findings...)
+	res.Warnings = append(res.Warnings, warnings...)
+	res.settle()
+}
