@@ -13,10 +13,11 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/testhost"
 )
 
-// decideOn probes a fixture host and decides, as detect does.
+// decideOn probes a fixture host and decides, as detect does (with the
+// tools' versions, which the userspace skew reasons weigh).
 func decideOn(t *testing.T, h *testhost.Host) (facts.Facts, config.Config, Decision) {
 	t.Helper()
-	f := facts.Probe(h.Root(), facts.Options{})
+	f := facts.Probe(h.Root(), facts.Options{ToolVersions: true})
 	c, err := config.Load(h.Root(), hostfs.ConfigFile, nil, f.Cmdline)
 	if err != nil {
 		t.Fatal(err)

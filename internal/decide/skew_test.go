@@ -32,23 +32,13 @@ func trixieHost(t *testing.T, rel string) *testhost.Host {
 	return h.RKE2Unit("tarball", "server").RKE2Version(rel)
 }
 
-func decideOn(t *testing.T, h *testhost.Host) (facts.Facts, Decision) {
-	t.Helper()
-	f := facts.Probe(h.Root(), facts.Options{ToolVersions: true})
-	c, err := config.Load(h.Root(), hostfs.ConfigFile, nil, f.Cmdline)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f, Decide(f, c)
-}
-
 // RKE2 v1.34.5's kube-proxy lists every table's sets (kubernetes#137501
 // came in 1.34.7) with its image's nft 1.1.0, and trixie's nft 1.1.3
 // writes sets with user data: an operator's proxy-mode=nftables is kept,
 // with the warning naming both versions and the sources.
 func TestSkewFixtureHostPinnedNFTables(t *testing.T) {
 	h := trixieHost(t, "v1.34.5+rke2r1").PinnedProxyMode("nftables")
-	f, d := decideOn(t, h)
+	f, _, d := decideOn(t, h)
 	if f.Userspace.Nft.Version != "1.1.3" {
 		t.Fatalf("host nft %+v, want 1.1.3 from the fixture's dpkg status", f.Userspace.Nft)
 	}
@@ -60,7 +50,7 @@ func TestSkewFixtureHostPinnedNFTables(t *testing.T) {
 		}})
 	// The same node on v1.34.8 (kube-proxy lists only its own table) gets
 	// no such warning.
-	_, d = decideOn(t, trixieHost(t, "v1.34.8+rke2r1").PinnedProxyMode("nftables"))
+	_, _, d = decideOn(t, trixieHost(t, "v1.34.8+rke2r1").PinnedProxyMode("nftables"))
 	for _, r := range d.Reasons {
 		if strings.Contains(r, "known-bad pair") {
 			t.Errorf("v1.34.8: %q", r)
@@ -93,7 +83,7 @@ func TestSkewBlocksAutoAndSwitch(t *testing.T) {
 	withTable(t)
 	prefer := "prefer: [nftables, iptables-nft]\n"
 	h := trixieHost(t, "v1.36.3+rke2r1").File(hostfs.ConfigFile, prefer)
-	f, d := decideOn(t, h)
+	f, _, d := decideOn(t, h)
 	check(t, d, autoIptables(backend.IptablesNFT,
 		"The prefer list puts nftables first, but RKE2 v1.36.3+rke2r1's kube-proxy image has nft 1.0.4 (k3s-root v9.0.0, internal/skew/images.tsv) and the host's nft is 1.1.3",
 		"image nft 1.0.1 to 1.0.5 against sets written by nft 1.1.2 or later: nft -f segfaults (kubernetes/kubernetes#136786); the sets in the kernel were not read here, so an iptables backend is used."))
@@ -101,13 +91,13 @@ func TestSkewBlocksAutoAndSwitch(t *testing.T) {
 		t.Errorf("switch refusal %q", why)
 	}
 	// cheapest leaves nftables out too.
-	_, d = decideOn(t, trixieHost(t, "v1.36.3+rke2r1").File(hostfs.ConfigFile, "prefer: [cheapest, nftables, iptables-nft]\n"))
+	_, _, d = decideOn(t, trixieHost(t, "v1.36.3+rke2r1").File(hostfs.ConfigFile, "prefer: [cheapest, nftables, iptables-nft]\n"))
 	if d.Backend == backend.NFTables {
 		t.Errorf("cheapest chose nftables: %q", d.Reasons)
 	}
 
 	ok := trixieHost(t, "v1.36.3+rke2r1").File(hostfs.ConfigFile, prefer).File(facts.DpkgStatus, dpkgNftables("1.1.1"))
-	f, d = decideOn(t, ok)
+	f, _, d = decideOn(t, ok)
 	if d.Backend != backend.NFTables {
 		t.Errorf("host nft 1.1.1: backend %s, reasons %q", d.Backend, d.Reasons)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostplan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kubeproxy"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/plan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/switchjournal"
@@ -31,7 +32,9 @@ func (r Request) prepare(ctx context.Context, to backend.Backend) (s *Switch, do
 	if cfg.BackendSource == config.SourceEnv || cfg.BackendSource == config.SourceCmdline {
 		return nil, false, usage(fmt.Errorf("backend %s is set by the %s, which overrides %s: a switch recorded in the file would not take effect; remove the override first", cfg.Backend, sourceName(cfg.BackendSource), r.ConfigFile))
 	}
-	if why := decide.SwitchRefusal(facts.Probe(r.Root, facts.Options{}), to); why != "" {
+	// The facts apply will see when the switch restarts RKE2: the binary's
+	// release (a gate it removed), the host's nft (a skewed pair).
+	if why := decide.SwitchRefusal(facts.Probe(r.Root, hostplan.Apply), to); why != "" {
 		return nil, false, usage(fmt.Errorf("--to %s: %s", to, why))
 	}
 	p, err := plan.Read(r.Root)
