@@ -99,18 +99,11 @@ boot() {
 	echo "$n" >"$R/etc/boot-test/boot"
 	echo "$expect" >"$R/etc/boot-test/expect"
 	echo "$mode" >"$R/etc/boot-test/mode"
-	rm -f "$R/var/lib/boot-test/result-$n"
 	log "boot $n: expecting $expect${*:+, kernel command line: $*}"
-	local start=$SECONDS
-	nspawn_boot "$R" "$work/console-$n.log" 300 "$@"
-	local took=$((SECONDS - start))
 	local result=$R/var/lib/boot-test/result-$n
-	if [ ! -f "$result" ]; then
-		tail -n 80 "$work/console-$n.log" >&2
-		fail "boot $n: the guest wrote no result in ${took}s (timed out or boot-test.service never ran)"
-	fi
+	guest_boot "$R" "$result" "$work/console-$n.log" 300 "boot $n" "$@"
 	guest_verdict "$result" "$R/var/lib/boot-test/diag-$n" "boot $n" "${missing[*]:+; missing from the binary: ${missing[*]}}"
-	pass "boot $n on $expect in ${took}s (boot, RKE2 stand-in ready, verify, poweroff)"
+	pass "boot $n on $expect in ${GUEST_TOOK}s (boot, RKE2 stand-in ready, verify, poweroff)"
 }
 
 # kubelet writes its hint chains with the host's iptables, so a node forced

@@ -88,14 +88,9 @@ GUEST
 guest_test_unit "$R" boot-test "metrics address"
 
 log "booting: kube-proxy's metrics on $addr, verify.wait 60s"
-start=$SECONDS
-nspawn_boot "$R" "$work/console.log" 300
-took=$((SECONDS - start))
 result=$R/var/lib/boot-test/result
-if [ ! -f "$result" ]; then
-	tail -n 80 "$work/console.log" >&2
-	fail "the guest wrote no result in ${took}s"
-fi
+guest_boot "$R" "$result" "$work/console.log" 300 "metrics address"
+took=$GUEST_TOOK
 ms=$(sed -n 's/^VERIFY_MS //p' "$result")
 guest_verdict "$result" "$R/var/lib/boot-test/diag" "metrics address"
 [ -n "$ms" ] || fail "the guest did not measure verify"

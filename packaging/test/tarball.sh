@@ -266,13 +266,8 @@ guest_test_unit "$R" tarball-test "tarball"
 boot() {
 	local mode=$1 b=$SECONDS
 	echo "$mode" >"$R/etc/tarball-test/mode"
-	rm -f "$R/var/lib/tarball-test/result-$mode"
-	nspawn_boot "$R" "$work/console-$mode.log" 300
 	local result=$R/var/lib/tarball-test/result-$mode
-	if [ ! -f "$result" ]; then
-		tail -n 80 "$work/console-$mode.log" >&2
-		fail "boot $mode: the guest wrote no result in $((SECONDS - b))s"
-	fi
+	guest_boot "$R" "$result" "$work/console-$mode.log" 300 "boot $mode"
 	guest_verdict "$result" "$R/var/lib/tarball-test/diag-$mode" "boot $mode"
 	log "boot $mode took $((SECONDS - b))s"
 }

@@ -29,17 +29,10 @@ adopt_boot() {
 	local name=$1 case=$2
 	shift 2
 	echo "$case" >"$R/etc/boot-test/case"
-	rm -f "$R/var/lib/boot-test/result"
 	log "$name: booting${*:+ with kernel command line: $*}"
-	local start=$SECONDS
-	nspawn_boot "$R" "$work/console-$name.log" 300 "$@"
-	local took=$((SECONDS - start))
-	if [ ! -f "$R/var/lib/boot-test/result" ]; then
-		tail -n 80 "$work/console-$name.log" >&2
-		fail "$name: the guest wrote no result in ${took}s"
-	fi
+	guest_boot "$R" "$R/var/lib/boot-test/result" "$work/console-$name.log" 300 "$name" "$@"
 	guest_verdict "$R/var/lib/boot-test/result" "$R/var/lib/boot-test/diag" "$name"
-	pass "$name in ${took}s (boot, RKE2 up, the case, poweroff)"
+	pass "$name in ${GUEST_TOOK}s (boot, RKE2 up, the case, poweroff)"
 }
 
 # adopt_guest_script prints the in-guest part: common waits and checks, then

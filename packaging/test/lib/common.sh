@@ -185,6 +185,23 @@ nspawn_boot() {
 		--console=read-only -D "$root" -- "$@" >"$log" 2>&1 || true
 }
 
+# guest_boot ROOT RESULT LOG SECONDS WHAT [KERNEL-CMDLINE-WORDS...] is one
+# test boot: RESULT (a host path under ROOT, the guest's result file) is
+# removed, ROOT boots with nspawn_boot, and a guest that wrote no result
+# fails the test with its console's tail. GUEST_TOOK is the boot's seconds;
+# the caller reads the verdict (guest_verdict).
+guest_boot() {
+	local root=$1 result=$2 log=$3 limit=$4 what=$5 start=$SECONDS
+	shift 5
+	rm -f "$result"
+	nspawn_boot "$root" "$log" "$limit" "$@"
+	GUEST_TOOK=$((SECONDS - start))
+	if [ ! -f "$result" ]; then
+		tail -n 80 "$log" >&2
+		fail "$what: the guest wrote no result in ${GUEST_TOOK}s (timed out, or its test unit never ran)"
+	fi
+}
+
 # guest_test_unit ROOT NAME WHAT installs NAME.service in the guest root
 # ROOT: a oneshot that runs /usr/local/sbin/NAME (the test's in-guest
 # assertions, which write their result and power the guest off) at every

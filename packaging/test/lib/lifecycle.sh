@@ -69,16 +69,10 @@ lc_guest() {
 # lc_boot NAME boots case NAME's guest once and judges its result file.
 LC_TIMES=()
 lc_boot() {
-	local name=$1 start=$SECONDS took result
+	local name=$1 result=$R/var/lib/boot-test/result
 	log "case $name: booting"
-	nspawn_boot "$R" "$LC_WORK/$name.console.log" 400
-	took=$((SECONDS - start))
-	result=$R/var/lib/boot-test/result
-	if [ ! -f "$result" ]; then
-		tail -n 80 "$LC_WORK/$name.console.log" >&2
-		fail "case $name: the guest wrote no result in ${took}s (timed out or boot-test.service never ran)"
-	fi
+	guest_boot "$R" "$result" "$LC_WORK/$name.console.log" 400 "case $name"
 	guest_verdict "$result" "$R/var/lib/boot-test/diag" "case $name"
-	LC_TIMES+=("$name ${took}s")
-	pass "case $name in ${took}s"
+	LC_TIMES+=("$name ${GUEST_TOOK}s")
+	pass "case $name in ${GUEST_TOOK}s"
 }
