@@ -37,29 +37,28 @@ func (s Schedule) Check() error {
 	return nil
 }
 
-// OnHost is the watch service on c's host until ctx ends or a SIGTERM or
-// SIGINT comes: verify at
-// start (waiting up to c.Wait for kube-proxy's first sync), then again
-// after every rule change has settled and every s.Full, each result
-// stored with the drift state, and a heartbeat while it runs. c.Progress
-// gets the journal lines. Its errors are those of the first look at the
-// host, before watching starts: a *verify.FlagError for a claim that does
-// not parse, verify.ErrOff when the plan turned the tool off (nothing to
-// watch), or a host verify cannot judge.
+// OnHost is the watch service on c's host until ctx ends or SIGTERM or
+// SIGINT comes: verify at start (waiting up to c.Wait for kube-proxy's
+// first sync), then again after every rule change has settled and every
+// s.Full, each result stored with the drift state, and a heartbeat while
+// it runs. c.Progress gets the journal lines. Its errors are those of the
+// first look at the host, before watching starts: a *verify.FlagError for
+// a claim that does not parse, verify.ErrOff when the plan turned the
+// tool off (nothing to watch), or a host verify cannot judge.
 func OnHost(ctx context.Context, c *verify.Command, s Schedule) error {
 	// systemd stops the service with SIGTERM; Ctrl-C stops it by hand.
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	log := c.Progress
-	// Only the stamps run while idle; the reader is verify's (shallow,
-	// skipping per-Service chains) so a re-verify costs what verify costs.
+	// One reader for the stamps and the runs, verify's (shallow, skipping
+	// per-Service chains): only the stamps run while idle, and a re-verify
+	// costs what verify costs. The copy leaves the caller's c as it was.
 	reader := verify.NewReader(c.Root)
 	own := *c
-	own.Reader, c = reader, &own
+	own.Reader = reader
+	c = &own
 	// Resolve the expectation now so "backend: off" ends watch at once.
-	probe := c.Host
-	probe.Warn = nil
-	if opts, unknown, err := verify.ForHost(probe); err != nil {
+	if opts, unknown, err := verify.ForHost(c.Host); err != nil {
 		return err
 	} else if unknown == nil && opts.Expect == "" {
 		return verify.ErrOff
