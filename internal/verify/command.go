@@ -13,36 +13,6 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kubeproxy"
 )
 
-// ErrOff is a host whose plan turned rke2-proxy-backend off (backend:
-// off): there is nothing to verify, which is no failure.
-var ErrOff = errors.New("rke2-proxy-backend is turned off (backend: off)")
-
-// Flags are the verify and watch commands' shared flags as given; a *Set
-// field says the flag was on the command line (else the config's value,
-// or the endpoint RKE2's config gives kube-proxy, counts).
-type Flags struct {
-	Claim           Claim
-	Wait            time.Duration
-	WaitSet         bool
-	TextfileDir     string
-	TextfileDirSet  bool
-	ProxyModeURL    string
-	ProxyModeURLSet bool
-	NoStatus        bool
-}
-
-// Command is verify as the verify and watch commands run it on a host:
-// Host says what to look at, Wait how long the first run waits for
-// kube-proxy's first sync, TextfileDir where the metrics go, NoStatus
-// that no result is stored. Progress gets the lines worth the journal.
-type Command struct {
-	Host
-	Wait        time.Duration
-	TextfileDir string
-	NoStatus    bool
-	Progress    func(string)
-}
-
 // Load resolves f against the operator config under root (configFile, the
 // environment and the kernel command line, as apply reads them). Every
 // error is a usage error: a config that does not load, or a flag out of

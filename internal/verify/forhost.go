@@ -2,28 +2,9 @@ package verify
 
 import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kubeproxy"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
 )
-
-// Host is a host to verify and what the operator said about it. Zero
-// fields mean "as the host says": the plan's backend and Kubernetes, the
-// endpoint RKE2's config gives kube-proxy, verify's own shallow reader.
-type Host struct {
-	Root  hostfs.Root
-	Claim Claim
-	// ProxyMode, when set, is asked instead of the endpoint RKE2's
-	// kube-proxy-arg metrics-bind-address puts kube-proxy on; its URL ""
-	// skips the /proxyMode check.
-	ProxyMode *kubeproxy.Endpoint
-	// Reader reads the rules (nil: NewReader(Root)); watch passes the one
-	// its change stamps read too.
-	Reader netfilter.Reader
-	// Warn, when set, gets each host file the CNI could not be read from:
-	// a CNI verify cannot name only makes a finding's fix less precise.
-	Warn func(string)
-}
 
 // ForHost builds one run's options from the host under h.Root: the
 // expected backend and Kubernetes version (the claim, else the plan, see
