@@ -98,11 +98,12 @@ func TestOnceKeepsTheStatusTrue(t *testing.T) {
 		t.Fatalf("status after a run without a result: %+v; want it invalid, saying why", st)
 	}
 
-	fresh := testhost.New(t)
-	withPlan(t, fresh, plan.Plan{Decision: plan.Decision{Backend: backend.IptablesNFT}, Kubernetes: "one point thirty"})
+	badPlan := func() hostfs.Root {
+		return withPlan(t, testhost.New(t), plan.Plan{Decision: plan.Decision{Backend: backend.IptablesNFT}, Kubernetes: "one point thirty"}).Root()
+	}
 	for name, c := range map[string]*Command{
-		"--no-status":  {Host: Host{Root: fresh.Root()}, NoStatus: true},
-		"--expect bad": {Host: Host{Root: fresh.Root(), Claim: Claim{Backend: "modern"}}},
+		"--no-status":  {Host: Host{Root: badPlan()}, NoStatus: true},
+		"--expect bad": {Host: Host{Root: badPlan(), Claim: Claim{Backend: "modern"}}},
 		"backend: off": {Host: Host{Root: withPlan(t, testhost.New(t), plan.Plan{Decision: plan.Decision{Disabled: true}}).Root()}},
 	} {
 		_, err := c.Once(context.Background())
