@@ -7,8 +7,8 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cleanup"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kubeproxy"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
 
@@ -22,30 +22,31 @@ type LiveVerifier struct {
 	Progress     func(string)
 }
 
+// Verify judges the node as the verify command does, from the same
+// verify.ForHost, CNI included: the switch moves kube-proxy only, and a
+// CNI that stays in the old backend leaves pods reaching some Services and
+// not others, so its cni-other-backend finding fails the verify step and
+// rolls the switch back, naming the chart value to set (the CNI's own
+// nftables tables are listed too). Only the proxy-mode endpoint is the
+// caller's (ProxyModeURL, "" skips the check).
 func (v LiveVerifier) Verify(ctx context.Context, b backend.Backend) (*verify.Result, error) {
-	// The same shallow read as the verify command: the skeleton and where
-	// it lives, never per-service chains.
-	reader := verify.NewReader(v.Root)
-	families, why, err := facts.IPFamilies(v.Root)
+	h := verify.Host{Root: v.Root, Claim: verify.Claim{Backend: string(b)}, ProxyMode: &kubeproxy.Endpoint{URL: v.ProxyModeURL}}
+	if v.Progress != nil {
+		h.Warn = func(u string) { v.Progress("warning: " + u) }
+	}
+	// With a claimed backend ForHost never says "cannot tell".
+	opts, _, err := verify.ForHost(h)
 	if err != nil {
 		return nil, fmt.Errorf("verify %s: %w", b, err)
 	}
-	return verify.Run(ctx, verify.Options{
-		Families:          families,
-		SingleStackReason: why,
-		Expect:            b,
-		ExpectSource:      "switch",
-		// A restart cannot move kubelet's hint chains: kubelet writes them
-		// with the host's iptables alternative. When it was not moved,
-		// the hints' place is a warning (the tidy step logs its fix), not
-		// a reason to roll back a kube-proxy that is right.
-		OneBootOverride: true,
-		Reader:          reader,
-		Wait:            v.Wait,
-		Poll:            v.Poll,
-		ProxyModeURL:    v.ProxyModeURL,
-		Progress:        v.Progress,
-	})
+	opts.ExpectSource = "switch"
+	// A restart cannot move kubelet's hint chains: kubelet writes them
+	// with the host's iptables alternative. When it was not moved,
+	// the hints' place is a warning (the tidy step logs its fix), not
+	// a reason to roll back a kube-proxy that is right.
+	opts.OneBootOverride = true
+	opts.Wait, opts.Poll, opts.Progress = v.Wait, v.Poll, v.Progress
+	return verify.Run(ctx, opts)
 }
 
 // LiveCleaner is `cleanup --backend B --force`'s code.

@@ -2,10 +2,12 @@ package verify
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cni"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kubeproxy"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
@@ -14,8 +16,9 @@ import (
 )
 
 // verify's exported types, in one place: what a run is given (Options,
-// Claim), what it finds (Finding) and what it reports (Result,
-// BackendState, the verdicts).
+// Claim; Host, Flags and Command, what ForHost and Load build it from),
+// what it finds (Finding) and what it reports (Result, BackendState, the
+// verdicts).
 
 // Options are one verify run's inputs.
 type Options struct {
@@ -69,6 +72,50 @@ type Claim struct {
 	Backend, Kubernetes string
 }
 
+// Host is a host to verify and what the operator said about it. Zero
+// fields mean "as the host says": the plan's backend and Kubernetes, the
+// endpoint RKE2's config gives kube-proxy, verify's own shallow reader.
+type Host struct {
+	Root  hostfs.Root
+	Claim Claim
+	// ProxyMode, when set, is asked instead of the endpoint RKE2's
+	// kube-proxy-arg metrics-bind-address puts kube-proxy on; its URL ""
+	// skips the /proxyMode check.
+	ProxyMode *kubeproxy.Endpoint
+	// Reader reads the rules (nil: NewReader(Root)); watch passes the one
+	// its change stamps read too.
+	Reader netfilter.Reader
+	// Warn, when set, gets each host file the CNI could not be read from:
+	// a CNI verify cannot name only makes a finding's fix less precise.
+	Warn func(string)
+}
+
+// Flags are the verify and watch commands' shared flags as given; a *Set
+// field says the flag was on the command line (else the config's value,
+// or the endpoint RKE2's config gives kube-proxy, counts).
+type Flags struct {
+	Claim           Claim
+	Wait            time.Duration
+	WaitSet         bool
+	TextfileDir     string
+	TextfileDirSet  bool
+	ProxyModeURL    string
+	ProxyModeURLSet bool
+	NoStatus        bool
+}
+
+// Command is verify as the verify and watch commands run it on a host:
+// Host says what to look at, Wait how long the first run waits for
+// kube-proxy's first sync, TextfileDir where the metrics go, NoStatus
+// that no result is stored. Progress gets the lines worth the journal.
+type Command struct {
+	Host
+	Wait        time.Duration
+	TextfileDir string
+	NoStatus    bool
+	Progress    func(string)
+}
+
 // FlagError is a claim that does not parse: a usage error, not a finding.
 type FlagError struct {
 	Flag string // "--expect", "--kubernetes"
@@ -77,6 +124,10 @@ type FlagError struct {
 
 func (e *FlagError) Error() string { return e.Flag + ": " + e.Err.Error() }
 func (e *FlagError) Unwrap() error { return e.Err }
+
+// ErrOff is a host whose plan turned rke2-proxy-backend off (backend:
+// off): there is nothing to verify, which is no failure.
+var ErrOff = errors.New("rke2-proxy-backend is turned off (backend: off)")
 
 // Finding is one thing that does not hold, with the command that fixes it.
 type Finding struct {

@@ -1,7 +1,8 @@
 // Package verify proves after RKE2 starts that kube-proxy programmed the
 // expected backend completely and that no kube-proxy rules are stranded in
 // another backend; it writes the result as a status file and as Prometheus
-// textfile metrics.
+// textfile metrics. ForHost reads a host for one run (the plan, RKE2's
+// config, the CNI), the same for the verify, watch and switch commands.
 package verify
 
 import (

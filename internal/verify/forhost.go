@@ -1,0 +1,41 @@
+package verify
+
+import (
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kubeproxy"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
+)
+
+// ForHost builds one run's options from the host under h.Root: the
+// expected backend and Kubernetes version (the claim, else the plan, see
+// Expect), the node's IP families, the host's iptables alternative,
+// kube-proxy's /proxyMode endpoint, the CNI RKE2 runs and how to list the
+// CNIs' own nftables tables, and the reader with verify's read bounds. It
+// reads the host at every call: the operator may change RKE2's config or
+// the CNI between runs, and apply rewrites the plan when RKE2 restarts.
+// Wait, Poll and Progress are left to the caller's run. The result and
+// error are Expect's: a "cannot tell" result to report instead of
+// running, or (nil, nil) with Options.Expect "" when the plan turned the
+// tool off.
+func ForHost(h Host) (Options, *Result, error) {
+	opts := Options{Reader: h.Reader}
+	if opts.Reader == nil {
+		opts.Reader = NewReader(h.Root)
+	}
+	var ep kubeproxy.Endpoint
+	if h.ProxyMode != nil {
+		ep = *h.ProxyMode
+	} else {
+		ep = kubeproxy.ProxyModeEndpoint(h.Root)
+	}
+	opts.ProxyModeURL, opts.ProxyModeSource = ep.URL, ep.Source
+	setup, unreadable := facts.ReadCNI(h.Root)
+	opts.CNI, opts.NFTTables = &setup, netfilter.NFTTables
+	if h.Warn != nil {
+		for _, u := range unreadable {
+			h.Warn(u)
+		}
+	}
+	unknown, err := Expect(h.Root, h.Claim, &opts)
+	return opts, unknown, err
+}

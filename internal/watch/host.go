@@ -1,0 +1,145 @@
+package watch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/events"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
+)
+
+// Schedule is when the watch service looks and verifies, as its flags
+// set it (see Config).
+type Schedule struct {
+	Poll, Quiet, Grace, Full time.Duration
+}
+
+// Check refuses a schedule watch cannot keep: --grace 0 calls any failure
+// drift, but a period of 0 would make watch spin.
+func (s Schedule) Check() error {
+	if s.Grace < 0 {
+		return fmt.Errorf("--grace %s: must not be negative", s.Grace)
+	}
+	for _, p := range []struct {
+		flag string
+		d    time.Duration
+	}{{"--poll", s.Poll}, {"--quiet", s.Quiet}, {"--full", s.Full}} {
+		if p.d <= 0 {
+			return fmt.Errorf("%s %s: must be positive", p.flag, p.d)
+		}
+	}
+	return nil
+}
+
+// OnHost is the watch service on c's host until ctx ends or SIGTERM or
+// SIGINT comes: verify at start (waiting up to c.Wait for kube-proxy's
+// first sync), then again after every rule change has settled and every
+// s.Full, each result stored with the drift state, and a heartbeat while
+// it runs. c.Progress gets the journal lines. Its errors are those of the
+// first look at the host, before watching starts: a *verify.FlagError for
+// a claim that does not parse, verify.ErrOff when the plan turned the
+// tool off (nothing to watch), or a host verify cannot judge.
+func OnHost(ctx context.Context, c *verify.Command, s Schedule) error {
+	// systemd stops the service with SIGTERM; Ctrl-C stops it by hand.
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	log := c.Progress
+	// One reader for the stamps and the runs, verify's (shallow, skipping
+	// per-Service chains): only the stamps run while idle, and a re-verify
+	// costs what verify costs. The copy leaves the caller's c as it was.
+	reader := verify.NewReader(c.Root)
+	own := *c
+	own.Reader = reader
+	c = &own
+	// Resolve the expectation now so "backend: off" ends watch at once.
+	if opts, unknown, err := verify.ForHost(c.Host); err != nil {
+		return err
+	} else if unknown == nil && opts.Expect == "" {
+		return verify.ErrOff
+	}
+	cfg := Config{Log: log, Poll: s.Poll, Quiet: s.Quiet, Grace: s.Grace, Full: s.Full,
+		// A stamp that never settles is still checked after a minute.
+		MaxDelay: DefaultMaxDelay,
+		Verify:   func(ctx context.Context, first bool) (*verify.Result, error) { return verifyOnce(ctx, c, first) },
+		Publish: func(res *verify.Result, drifting bool, transitions int) error {
+			if c.NoStatus {
+				return nil
+			}
+			return errors.Join(c.Publish(res, time.Now()), WriteMetrics(c.Root, c.TextfileDir, drifting, transitions))
+		},
+	}
+	if !c.NoStatus {
+		cfg.Heartbeat = beatLogger(c, log)
+	}
+	how := wakeOn(ctx, c, reader, &cfg)
+	log(fmt.Sprintf("started: %s; verify after %s of quiet or every %s, drift after %s", how, s.Quiet, s.Full, s.Grace))
+	if err := Run(ctx, cfg); err != nil {
+		return err
+	}
+	log("stopped")
+	return nil
+}
+
+// verifyOnce is one of watch's verify runs. Only the first waits for
+// kube-proxy's first sync and says what it waits for (and which host
+// files it could not read); the plan, RKE2's config and the CNI are read
+// at every run, since apply rewrites the plan when RKE2 restarts with
+// another backend and the operator may move the CNI between runs.
+func verifyOnce(ctx context.Context, c *verify.Command, first bool) (*verify.Result, error) {
+	var wait time.Duration
+	var progress func(string)
+	if first {
+		wait, progress = c.Wait, c.Progress
+	}
+	res, err := c.Verify(ctx, wait, progress)
+	switch {
+	case errors.Is(err, verify.ErrOff):
+		return verify.CannotTell("backend: off in the config since watch started", "restart rke2-proxy-backend-watch.service"), nil
+	case err != nil && ctx.Err() == nil:
+		// No result this time: the last one no longer stands.
+		return nil, c.Invalidate(err)
+	}
+	return res, err
+}
+
+// wakeOn sets how cfg learns of rule changes and says so for the log:
+// nf_tables change events when it can subscribe (polling only legacy's
+// stamps), otherwise every backend's stamps polled.
+func wakeOn(ctx context.Context, c *verify.Command, reader netfilter.Stamper, cfg *Config) string {
+	cfg.Stamp = func(ctx context.Context) string { return Stamps(ctx, reader) }
+	how := fmt.Sprintf("every backend's stamp every %s", cfg.Poll)
+	if !c.Root.IsHost() {
+		// Under --root the netlink socket would see this machine's
+		// rules, not the fixture's: poll, as verify --root does.
+		return how + " (--root: no netlink events)"
+	}
+	sub, err := events.Subscribe(ctx, events.Options{Quiet: cfg.Quiet, MaxDelay: DefaultMaxDelay})
+	if err != nil {
+		return fmt.Sprintf("cannot subscribe to nftables change events (%v), so polling every backend's stamp every %s instead", err, cfg.Poll)
+	}
+	cfg.Wake, cfg.WakeErr = sub.C, sub.Err
+	cfg.PolledStamp = func(ctx context.Context) string { return LegacyStamp(ctx, reader) }
+	return fmt.Sprintf("nftables and iptables-nft changes by netlink events, legacy stamps every %s", cfg.Poll)
+}
+
+// beatLogger beats for c's host, logging one line when beating starts
+// failing and one when it works again.
+func beatLogger(c *verify.Command, log func(string)) func(time.Time) {
+	failing := false
+	return func(now time.Time) {
+		err := Beat(c.Root, now)
+		switch {
+		case err != nil && !failing:
+			log(err.Error())
+		case err == nil && failing:
+			log("heartbeat written again")
+		}
+		failing = err != nil
+	}
+}
