@@ -63,7 +63,12 @@ func (c *Command) Verify(ctx context.Context, wait time.Duration, progress func(
 		return nil, ErrOff
 	}
 	opts.Wait, opts.Progress = wait, progress
-	return Run(ctx, opts)
+	res, err := Run(ctx, opts)
+	if err == nil {
+		// The image's nft against the host's: a finding only on nftables.
+		AddNftSkew(ctx, c.Root, res)
+	}
+	return res, err
 }
 
 // Invalidate stores that a run ended without a result (a broken plan, no
