@@ -226,3 +226,30 @@ func TestAddSyncFailures(t *testing.T) {
 		t.Errorf("verdict %s findings %s (%v), want one sync-failing finding", r.Verdict, kinds(r), r.Findings)
 	}
 }
+
+// The textfile copies the counters and the queued time, and says 1 for a
+// failing kube-proxy; a counter that was not a number leaves the verdict
+// series out rather than write 0.
+func TestSyncFailureMetrics(t *testing.T) {
+	kp := &kubeproxy.Figures{LastQueued: map[string]float64{"IPv4": 1.5e9},
+		Failures: []kubeproxy.FailureCount{fc(kubeproxy.FailNFTablesSync, "IPv4", 5)}}
+	r := &Result{Expect: backend.NFTables, KubeProxy: kp, Findings: []Finding{{Kind: KindSyncFailing, Backend: backend.NFTables}}}
+	m := string(Metrics(r, t0))
+	for _, want := range []string{
+		`rke2_proxy_backend_kube_proxy_sync_failures{backend="nftables",counter="nftables_sync",ip_family="IPv4"} 5` + "\n",
+		`rke2_proxy_backend_kube_proxy_last_queued_timestamp_seconds{backend="nftables",ip_family="IPv4"} 1.5e+09` + "\n",
+		`rke2_proxy_backend_kube_proxy_sync_failing{backend="nftables"} 1` + "\n",
+	} {
+		if !strings.Contains(m, want) {
+			t.Errorf("metrics lack %q:\n%s", want, m)
+		}
+	}
+	r = &Result{Expect: backend.NFTables, KubeProxy: &kubeproxy.Figures{}}
+	if m := string(Metrics(r, t0)); !strings.Contains(m, `rke2_proxy_backend_kube_proxy_sync_failing{backend="nftables"} 0`+"\n") {
+		t.Errorf("a clean read: metrics lack sync_failing 0:\n%s", m)
+	}
+	r.KubeProxy.Unreadable = map[string][]string{"IPv4": {"kubeproxy_sync_proxy_rules_nftables_sync_failures_total"}}
+	if m := string(Metrics(r, t0)); strings.Contains(m, "rke2_proxy_backend_kube_proxy_sync_failing{") {
+		t.Errorf("an unreadable counter: sync_failing written anyway:\n%s", m)
+	}
+}
