@@ -253,3 +253,57 @@ func TestSyncFailureMetrics(t *testing.T) {
 		t.Errorf("an unreadable counter: sync_failing written anyway:\n%s", m)
 	}
 }
+
+// For any two pages kube-proxy's parser accepts, a family fails exactly
+// when its restore or nftables sync counter rose (from 0 after a restart)
+// and neither read left the family open; a warning only where a partial or
+// cleanup counter alone rose.
+func FuzzRisingFailures(f *testing.F) {
+	f.Add([]byte(counterPage(3)), []byte(counterPage(5)))
+	f.Add([]byte(counterPage(9)), []byte(counterPage(2)))
+	f.Add([]byte(counterPage(0)), []byte("kubeproxy_sync_proxy_rules_iptables_partial_restore_failures_total{ip_family=\"IPv6\"} 1\n"))
+	f.Add([]byte(counterPage(1)), []byte("kubeproxy_sync_proxy_rules_nftables_sync_failures_total{ip_family=\"IPv4\"} NaN\n"))
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		before, _, err := kubeproxy.ParseFigures(a)
+		if err != nil {
+			return
+		}
+		after, _, err := kubeproxy.ParseFigures(b)
+		if err != nil {
+			return
+		}
+		rose := func(fam string, counters ...string) bool {
+			for _, c := range counters {
+				from, _ := before.Failure(c, fam)
+				to, _ := after.Failure(c, fam)
+				if to < from {
+					from = 0
+				}
+				if to > from {
+					return true
+				}
+			}
+			return false
+		}
+		findings, warnings := risingFailures(backend.NFTables, before, after, time.Minute, t0)
+		for _, fam := range []string{"IPv4", "IPv6"} {
+			open := len(before.Unreadable[fam]) > 0 || len(after.Unreadable[fam]) > 0
+			failing := !open && rose(fam, kubeproxy.FailIptablesRestore, kubeproxy.FailNFTablesSync)
+			warned := !open && !failing && rose(fam, kubeproxy.FailIptablesPartialRestore, kubeproxy.FailNFTablesCleanup)
+			count := func(fs []Finding) (n int) {
+				for _, f := range fs {
+					if f.Family == ruleFamily(fam) {
+						n++
+					}
+				}
+				return n
+			}
+			if got := count(findings); got != map[bool]int{true: 1, false: 0}[failing] {
+				t.Errorf("%s: %d findings, want failing=%v (before %v, after %v)", fam, got, failing, before.Failures, after.Failures)
+			}
+			if got := count(warnings); got != map[bool]int{true: 1, false: 0}[warned] {
+				t.Errorf("%s: %d warnings, want %v (before %v, after %v)", fam, got, warned, before.Failures, after.Failures)
+			}
+		}
+	})
+}
