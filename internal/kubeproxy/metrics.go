@@ -155,8 +155,8 @@ func ReadFigures(ctx context.Context, proxyModeURL string) (*Figures, []string, 
 
 // ParseFigures extracts the figures from a /metrics page. A page with
 // none of kube-proxy's sync metrics is an error: whatever answered is not
-// a kube-proxy that has synced or tried to (a kube-proxy that has not
-// synced yet has only its queued timestamp). Every figure it returns is finite and
+// a kube-proxy that has synced or tried to (one that has not synced yet
+// has only its queued timestamp). Every figure it returns is finite and
 // every copied series bounded (see maxIptablesRuleSeries); what it had to
 // leave out is in notes, one line each.
 func ParseFigures(page []byte) (*Figures, []string, error) {
