@@ -91,6 +91,7 @@ func FuzzKubeProxyFiguresOutput(f *testing.F) {
 		f.Add(page)
 	}
 	f.Add([]byte("kubeproxy_sync_proxy_rules_duration_seconds_bucket{ip_family=\"IPv4\",le=\"+Inf\"} 3\n"))
+	f.Add([]byte(counterPage(5) + "kubeproxy_sync_proxy_rules_iptables_restore_failures_total{ip_family=\"IPv6\"} NaN\n"))
 	f.Fuzz(func(t *testing.T, page []byte) {
 		fig, _, err := kubeproxy.ParseFigures(page)
 		if err != nil {
