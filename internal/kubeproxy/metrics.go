@@ -57,6 +57,20 @@ type Figures struct {
 	// IptablesRules is kubeproxy_sync_proxy_rules_iptables_total per
 	// "family/table" (iptables mode only).
 	IptablesRules map[string]float64 `json:"iptables_rules,omitempty"`
+	// LastQueued is kubeproxy_sync_proxy_rules_last_queued_timestamp_seconds
+	// per IP family: Unix time kube-proxy last queued a sync (a Service or
+	// endpoint change, or its start). Later than LastSync, a change still
+	// waits for a successful sync.
+	LastQueued map[string]float64 `json:"last_queued_timestamp_seconds,omitempty"`
+	// Failures are kube-proxy's sync failure counters per counter and IP
+	// family, sorted; only those kube-proxy has a series for, which it
+	// creates at the first failure, so an absent one counted none.
+	Failures []FailureCount `json:"sync_failures,omitempty"`
+	// Unreadable names, per IP family, the failure counters and sync
+	// timestamps whose value was not a finite, non-negative number: that
+	// family's syncs cannot be judged, which is not the same as "no
+	// failures".
+	Unreadable map[string][]string `json:"unreadable_signals,omitempty"`
 }
 
 // SyncFigures summarises one sync-duration histogram of one IP family.
@@ -141,7 +155,8 @@ func ReadFigures(ctx context.Context, proxyModeURL string) (*Figures, []string, 
 
 // ParseFigures extracts the figures from a /metrics page. A page with
 // none of kube-proxy's sync metrics is an error: whatever answered is not
-// a kube-proxy that has synced. Every figure it returns is finite and
+// a kube-proxy that has synced or tried to (one that has not synced yet
+// has only its queued timestamp). Every figure it returns is finite and
 // every copied series bounded (see maxIptablesRuleSeries); what it had to
 // leave out is in notes, one line each.
 func ParseFigures(page []byte) (*Figures, []string, error) {
@@ -167,19 +182,30 @@ func ParseFigures(page []byte) (*Figures, []string, error) {
 	}
 	f := &Figures{}
 	var notes []string
+	var signals signalReader
 	found := false
 	droppedRules := 0
 	for _, s := range samples {
 		fam := s.Labels["ip_family"]
-		if math.IsNaN(s.Value) || math.IsInf(s.Value, 0) || s.Value < 0 {
-			// kube-proxy's sync figures are finite and not negative; a
-			// non-finite one could not even be stored in status.json.
-			continue
-		}
 		perFamily := s.Name != kpServiceChanges && s.Name != kpEndpointChanges
 		if perFamily && (fam != "IPv4" && fam != "IPv6" || !plainLabel(s.Labels["table"])) {
 			// The per-family samples carry kube-proxy's ip_family (and
 			// table); anything else would only end up in our own labels.
+			continue
+		}
+		if math.IsNaN(s.Value) || math.IsInf(s.Value, 0) || s.Value < 0 {
+			// kube-proxy's sync figures are finite and not negative; a
+			// non-finite one could not even be stored in status.json. A
+			// failure signal left out must not read as none.
+			if signal(s.Name) {
+				signals.bad(s.Name, fam)
+				found = true
+			}
+			continue
+		}
+		if _, ok := failureCounters[s.Name]; ok {
+			signals.failure(s.Name, fam, s.Value)
+			found = true
 			continue
 		}
 		if base, suffix, ok := histogramPart(s.Name); ok {
@@ -214,6 +240,12 @@ func ParseFigures(page []byte) (*Figures, []string, error) {
 			}
 			f.LastSync[fam] = s.Value
 			found = true
+		case kpSyncLastQueuedTimestamp:
+			if f.LastQueued == nil {
+				f.LastQueued = map[string]float64{}
+			}
+			f.LastQueued[fam] = s.Value
+			found = true
 		case kpServiceChanges:
 			f.ServiceChanges = s.Value
 		case kpEndpointChanges:
@@ -231,8 +263,9 @@ func ParseFigures(page []byte) (*Figures, []string, error) {
 		}
 	}
 	if !found {
-		return nil, nil, fmt.Errorf("no %s or %s: not kube-proxy's metrics", kpSyncDuration, kpSyncLastTimestamp)
+		return nil, nil, fmt.Errorf("no %s, %s or %s: not kube-proxy's metrics", kpSyncDuration, kpSyncLastTimestamp, kpSyncLastQueuedTimestamp)
 	}
+	notes = append(notes, signals.finish(f)...)
 	if droppedRules > 0 {
 		notes = append(notes, fmt.Sprintf("%d %s series beyond the first %d family/table pairs dropped (kube-proxy writes at most 4)",
 			droppedRules, kpIptablesRules, maxIptablesRuleSeries))

@@ -243,6 +243,22 @@ func kubeProxyMetrics(b *strings.Builder, r *Result, gauge func(name, help strin
 	fmt.Fprintf(b, "rke2_proxy_backend_kube_proxy_service_changes{backend=%q} %g\n", r.Expect, kp.ServiceChanges)
 	gauge("rke2_proxy_backend_kube_proxy_endpoint_changes", "kube-proxy's cumulative endpoint changes (kubeproxy_sync_proxy_rules_endpoint_changes_total).")
 	fmt.Fprintf(b, "rke2_proxy_backend_kube_proxy_endpoint_changes{backend=%q} %g\n", r.Expect, kp.EndpointChanges)
+	if len(kp.LastQueued) > 0 {
+		gauge("rke2_proxy_backend_kube_proxy_last_queued_timestamp_seconds", "Unix time kube-proxy last queued a rule sync (kubeproxy_sync_proxy_rules_last_queued_timestamp_seconds); later than its last successful sync, a change waits.")
+		for _, fam := range sortedKeys(kp.LastQueued) {
+			fmt.Fprintf(b, "rke2_proxy_backend_kube_proxy_last_queued_timestamp_seconds{backend=%q,ip_family=%q} %g\n", r.Expect, fam, kp.LastQueued[fam])
+		}
+	}
+	if len(kp.Failures) > 0 {
+		gauge("rke2_proxy_backend_kube_proxy_sync_failures", "kube-proxy's sync failure counters as verify last read them (kubeproxy_sync_proxy_rules_<counter>_failures_total), only those it has counted.")
+		for _, c := range kp.Failures {
+			fmt.Fprintf(b, "rke2_proxy_backend_kube_proxy_sync_failures{backend=%q,counter=%q,ip_family=%q} %g\n", r.Expect, c.Counter, c.IPFamily, c.Count)
+		}
+	}
+	if v, ok := SyncFailing(r); ok {
+		gauge("rke2_proxy_backend_kube_proxy_sync_failing", "1 when kube-proxy's failure counters rose between two reads or a change it queued waited too long for a sync; absent when verify could not tell.")
+		fmt.Fprintf(b, "rke2_proxy_backend_kube_proxy_sync_failing{backend=%q} %d\n", r.Expect, v)
+	}
 	if len(kp.IptablesRules) > 0 {
 		gauge("rke2_proxy_backend_kube_proxy_iptables_rules", "iptables rules kube-proxy owns per IP family and table (kubeproxy_sync_proxy_rules_iptables_total; iptables mode only).")
 		for _, k := range sortedKeys(kp.IptablesRules) {

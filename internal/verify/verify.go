@@ -166,7 +166,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 				Fix:     "restart RKE2 so kube-proxy reads /etc/rancher/rke2/config.yaml.d/60-proxy-backend.yaml: systemctl restart rke2-server (rke2-agent on agents)"})
 		}
 		if pm.mode != "" {
-			res.KubeProxy, res.Notes = kubeProxyFiguresOrNote(ctx, opts.ProxyModeURL, res.Notes)
+			kubeProxySignals(ctx, opts, deadline, res)
 		}
 	}
 	res.settle()

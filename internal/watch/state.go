@@ -90,11 +90,14 @@ type Tracker struct {
 	drifting    bool
 	driftSince  time.Time
 	transitions int
+	kubeProxy   syncBaseline
 }
 
 // Observe feeds one verify result taken at now and returns the transition
-// it causes, if any.
+// it causes, if any. It first adds to r what only two runs show: kube-proxy's
+// failure counters rising since the previous run (r is then published so).
 func (t *Tracker) Observe(now time.Time, r *verify.Result) (Event, bool) {
+	t.kubeProxy.judge(now, r)
 	switch r.Verdict {
 	case verify.VerdictOK:
 		t.synced, t.bad = true, false

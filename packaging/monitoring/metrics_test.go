@@ -73,6 +73,14 @@ func TestMetricsPassPromtoolCheckMetrics(t *testing.T) {
 				ServiceChanges:  2000,
 				EndpointChanges: 1000,
 				IptablesRules:   map[string]float64{"IPv4/nat": 12001, "IPv4/filter": 22, "IPv6/nat": 9001}}},
+		"kube-proxy sync failing": {Expect: backend.NFTables, Synced: true, Duration: 36 * time.Second, ProxyMode: "nftables",
+			Backends: []verify.BackendState{{Backend: backend.NFTables, Expected: true, Complete: true, KubeProxyChains: 20, KubeProxyRules: 80}},
+			Findings: []verify.Finding{{Kind: verify.KindSyncFailing, Backend: backend.NFTables, Message: "failing"}},
+			KubeProxy: &kubeproxy.Figures{
+				LastSync:   map[string]float64{"IPv4": 1.7960612506780221e+09},
+				LastQueued: map[string]float64{"IPv4": 1.796061350714389e+09, "IPv6": 1.7960612507143998e+09},
+				Failures: []kubeproxy.FailureCount{{Counter: kubeproxy.FailNFTablesCleanup, IPFamily: "IPv4", Count: 1},
+					{Counter: kubeproxy.FailNFTablesSync, IPFamily: "IPv4", Count: 5}}}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			m := verify.Metrics(r, now)

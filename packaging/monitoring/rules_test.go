@@ -23,8 +23,8 @@ func TestAlertRulesPassPromtoolCheckAndUnitTests(t *testing.T) {
 	runPromtool(t, nil, "test", "rules", rulesTestFile)
 }
 
-// TestRuleUnitTestsCanFail breaks one rule's threshold in a copy: the unit
-// tests must notice, or they prove nothing.
+// TestRuleUnitTestsCanFail breaks one rule's threshold at a time in a copy:
+// the unit tests must notice, or they prove nothing.
 func TestRuleUnitTestsCanFail(t *testing.T) {
 	p := promtool(t)
 	rules, err := os.ReadFile(rulesFile)
@@ -35,10 +35,21 @@ func TestRuleUnitTestsCanFail(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	broken := strings.Replace(string(rules), "rke2_proxy_backend_verify_ok == 0", "rke2_proxy_backend_verify_ok == 1", 1)
-	if broken == string(rules) {
-		t.Fatal("the verify-failing expression changed: update this test")
+	for _, c := range []struct{ from, to string }{
+		{"rke2_proxy_backend_verify_ok == 0", "rke2_proxy_backend_verify_ok == 1"},
+		{"rke2_proxy_backend_kube_proxy_sync_failing == 1", "rke2_proxy_backend_kube_proxy_sync_failing == 0"},
+	} {
+		broken := strings.Replace(string(rules), c.from, c.to, 1)
+		if broken == string(rules) {
+			t.Fatalf("the expression %q changed: update this test", c.from)
+		}
+		rulesFailPromtool(t, p, broken, tests)
 	}
+}
+
+// rulesFailPromtool fails t unless promtool's unit tests reject broken.
+func rulesFailPromtool(t *testing.T, p, broken string, tests []byte) {
+	t.Helper()
 	dir := t.TempDir()
 	for name, data := range map[string][]byte{filepath.Base(rulesFile): []byte(broken), filepath.Base(rulesTestFile): tests} {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
