@@ -41,8 +41,13 @@ func TestPackageMapIsCurrent(t *testing.T) {
 	if i < 0 || j < i {
 		t.Fatalf("%s: no package map between %q and %q: add the two markers where the map belongs", doc, strings.TrimSpace(begin), strings.TrimSpace(end))
 	}
-	want := append(append(append([]byte{}, text[:i+len(begin)]...), drawing...), text[j:]...)
-	golden.File(t, doc, want)
+	if golden.Update(t) {
+		golden.File(t, doc, append(append(append([]byte{}, text[:i+len(begin)]...), drawing...), text[j:]...))
+		return
+	}
+	if inDoc := string(text[i+len(begin) : j]); inDoc != drawing {
+		t.Errorf("%s: the package map is not what go list draws: review the change and run UPDATE_GOLDEN=1 go test ./internal/testkit/packagemap\n--- in the doc\n%s\n--- from go list\n%s", doc, inDoc, drawing)
+	}
 }
 
 // moduleImports lists, for each module package in the dependencies of
