@@ -84,11 +84,11 @@ func missingSkeleton(want, live *rules.Ruleset) []Finding {
 		}
 		if d := missingDispatch(want.Backend, lt, wt); len(d) > 0 {
 			out = append(out, Finding{Kind: KindMissingDispatch, Backend: want.Backend, Family: wt.Family, Table: wt.Name,
-				Message: fmt.Sprintf("%s lacks Service dispatch: %s", where, list(d)), Fix: restartKubeProxyHint})
+				Message: fmt.Sprintf("%s lacks Service dispatch: %s", where, list(d)), Fix: fixFor(d)})
 		}
 		if len(chains) > 0 {
 			out = append(out, Finding{Kind: KindMissingChain, Backend: want.Backend, Family: wt.Family, Table: wt.Name,
-				Message: fmt.Sprintf("%s lacks %d kube-proxy chain(s): %s", where, len(chains), list(chains)), Fix: restartKubeProxyHint})
+				Message: fmt.Sprintf("%s lacks %d kube-proxy chain(s): %s", where, len(chains), list(chains)), Fix: fixFor(chains)})
 		}
 		if len(jumps) > 0 {
 			out = append(out, Finding{Kind: KindMissingJump, Backend: want.Backend, Family: wt.Family, Table: wt.Name,
@@ -105,7 +105,7 @@ func missingSkeleton(want, live *rules.Ruleset) []Finding {
 		}
 		if len(sets) > 0 {
 			out = append(out, Finding{Kind: KindMissingSet, Backend: want.Backend, Family: wt.Family, Table: wt.Name,
-				Message: fmt.Sprintf("%s lacks set(s)/map(s): %s", where, list(sets)), Fix: restartKubeProxyHint})
+				Message: fmt.Sprintf("%s lacks set(s)/map(s): %s", where, list(sets)), Fix: fixFor(sets)})
 		}
 		var counters []string
 		for _, c := range wt.Counters {
@@ -115,10 +115,23 @@ func missingSkeleton(want, live *rules.Ruleset) []Finding {
 		}
 		if len(counters) > 0 {
 			out = append(out, Finding{Kind: KindMissingCounter, Backend: want.Backend, Family: wt.Family, Table: wt.Name,
-				Message: fmt.Sprintf("%s lacks named counter(s): %s", where, list(counters)), Fix: restartKubeProxyHint})
+				Message: fmt.Sprintf("%s lacks named counter(s): %s", where, list(counters)), Fix: fixFor(counters)})
 		}
 	}
 	return out
+}
+
+// localhostGateHint: 1.38's localhost NodePort objects are missing by
+// design where the operator turned their feature gate off, which verify
+// cannot see (it does not read kube-proxy's flags).
+const localhostGateHint = "; if kube-proxy runs with feature-gates=KubeProxyNFTablesLocalhostNodePorts=false, the localhost-nodeport-* objects are absent by design: judge this node with --kubernetes v1.37"
+
+// fixFor is the fix for a finding naming these missing objects.
+func fixFor(missing []string) string {
+	if slices.ContainsFunc(missing, func(m string) bool { return strings.Contains(m, "localhost-nodeport-") }) {
+		return restartKubeProxyHint + localhostGateHint
+	}
+	return restartKubeProxyHint
 }
 
 // requiredJumps are the rules of c that must exist live: every jump in a

@@ -78,6 +78,11 @@ func TestLocalhostNodePorts138(t *testing.T) {
 			t.Errorf("verify of a bare 1.38 node does not say %q:\n%s", want, text.String())
 		}
 	}
+	for _, f := range res.Findings {
+		if !strings.Contains(f.Fix, "feature-gates=KubeProxyNFTablesLocalhostNodePorts=false") {
+			t.Errorf("the fix for %s does not name the feature gate that leaves the objects out: %q", f.Message, f.Fix)
+		}
+	}
 	for _, fam := range both {
 		for _, kind := range []string{KindMissingChain, KindMissingSet, KindMissingCounter, KindMissingDispatch} {
 			if !slices.ContainsFunc(res.Findings, func(f Finding) bool { return f.Kind == kind && f.Family == fam }) {
