@@ -19,8 +19,8 @@ if [ "${1:-}" = --case ]; then
     # the nftables proxier and writes no kubelet chains: say so, and run
     # what it has.
     case $err in *"without sigs.k8s.io/iptables-wrappers"*) ;; *) echo "$err" >&2; exit 1 ;; esac
-    echo "## not programmed: ${err#kubeproxy-oracle: }"
-    [ "$b" = nftables ] || exit 0
+    if [ "$b" != nftables ]; then echo "## not programmed: ${err#kubeproxy-oracle: }"; exit 0; fi
+    echo "## without kubelet's chains: ${err#kubeproxy-oracle: }"
     PATH=$bin:$PATH "$oracle" --mode "$mode" --services 10 >/dev/null 2>&1
   fi
   per_service='KUBE-(SVC|SEP|EXT|FW|SVL|XLB)-|-oracle/|oracle/svc-'
