@@ -131,10 +131,10 @@ func expfmtRead(t *testing.T, files []string) map[string]expfmtPage {
 	if err != nil {
 		t.Fatal(err)
 	}
-	modfile := "go." + oracle.Minors[len(oracle.Minors)-1] + ".mod"
-	cmd := exec.Command("go", append([]string{"run", "-modfile=" + modfile, "./expfmtdiff"}, files...)...)
+	newest := oracle.Minors[len(oracle.Minors)-1]
+	cmd := exec.Command("go", append([]string{"run", "-modfile=go." + newest + ".mod", "./expfmtdiff"}, files...)...)
 	cmd.Dir = src
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOWORK=off", "GOFLAGS=-mod=readonly")
+	cmd.Env = append(os.Environ(), oracle.BuildEnv(newest)...) // its toolchain too
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

@@ -2,6 +2,7 @@ package netfilter
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -98,6 +99,12 @@ func dumpTables(conn *nl.Conn, b backend.Backend, want func(string) bool, shallo
 	}
 	for _, r := range readers {
 		if err := r.dumpSets(conn, shallow); err != nil {
+			return nil, fmt.Errorf("table %s %s: %w", familyOf(r.fam), r.table.Name, err)
+		}
+		if b != backend.NFTables {
+			continue // iptables-nft writes no named counters
+		}
+		if err := r.dumpCounters(conn); err != nil {
 			return nil, fmt.Errorf("table %s %s: %w", familyOf(r.fam), r.table.Name, err)
 		}
 	}
@@ -208,6 +215,30 @@ func (r *tableReader) dumpSets(conn *nl.Conn, shallow bool) error {
 			// anonymous sets are printed inline in their rule
 			r.table.Sets = append(r.table.Sets, nfttext.SetModel(s))
 		}
+	}
+	return nil
+}
+
+// dumpCounters reads the table's named counters (kube-proxy 1.38's
+// localhost NodePort reject counters), names only: the rules counting in
+// them cannot be loaded back without them.
+func (r *tableReader) dumpCounters(conn *nl.Conn) error {
+	name := append([]byte(r.table.Name), 0)
+	err := conn.Execute(unix.NFT_MSG_GETOBJ, netlink.Dump, r.fam, []netlink.Attribute{
+		{Type: unix.NFTA_OBJ_TABLE, Data: name},
+		{Type: unix.NFTA_OBJ_TYPE, Data: binary.BigEndian.AppendUint32(nil, unix.NFT_OBJECT_COUNTER)},
+	}, func(m netlink.Message) error {
+		o, err := nl.DecodeObj(m)
+		if err != nil {
+			return fmt.Errorf("object: %w", err)
+		}
+		if o.Table == r.table.Name && o.Family == r.fam && o.Type == unix.NFT_OBJECT_COUNTER {
+			r.table.Counters = append(r.table.Counters, o.Name)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("named counters: %w", err)
 	}
 	return nil
 }

@@ -78,6 +78,10 @@ func diffTable(w, g Table) []Difference {
 		},
 		func(ws Set) { add("", ws.Name, "set missing") },
 		func(gs Set) { add("", gs.Name, "unexpected set") })
+	pairByKey(w.Counters, g.Counters, func(n string) string { return n },
+		func(string, string) {},
+		func(n string) { add("", "", "counter %s missing", n) },
+		func(n string) { add("", "", "unexpected counter %s", n) })
 	return out
 }
 

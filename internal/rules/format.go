@@ -25,8 +25,8 @@ import (
 // "[0:0]" after each chain is not a counter reading: iptables-restore needs
 // the field, and iptables-save prints it exactly so when nothing matched.
 // For nftables each family section is `nft -f` input in the order
-// knftables.Fake.Dump uses: tables, chains, sets and maps, rules, elements,
-// so every reference exists before it is used.
+// knftables.Fake.Dump uses: tables, chains, sets and maps, named counters,
+// rules, elements, so every reference exists before it is used.
 //
 // Tables are sorted by name, chains by name (iptables built-in chains first,
 // in hook order, as iptables-save prints them), sets and elements by text.
@@ -122,6 +122,10 @@ func formatNFT(tables []Table) string {
 		}
 		for _, s := range t.Sets {
 			b.WriteString(setDecl(prefix, s) + "\n")
+		}
+		// Named counters before the rules that count in them.
+		for _, name := range t.Counters {
+			b.WriteString("add counter " + prefix + " " + name + "\n")
 		}
 		for _, c := range t.Chains {
 			for _, r := range c.Rules {

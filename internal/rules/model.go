@@ -31,6 +31,10 @@ type Table struct {
 	Comment string  `json:"comment,omitempty"`
 	Chains  []Chain `json:"chains"`
 	Sets    []Set   `json:"sets,omitempty"` // nftables sets and maps
+	// Counters are the table's named nftables counters (kube-proxy 1.38
+	// counts rejected localhost NodePort packets in them), by name only:
+	// their packet and byte counts are state, like rule counters.
+	Counters []string `json:"counters,omitempty"`
 }
 
 // Chain is a chain with its rules. Base chains have Hook set (and Type and

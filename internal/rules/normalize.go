@@ -67,6 +67,8 @@ func normalizeTable(t Table, iptables bool) Table {
 		slices.Sort(t.Sets[i].Elements)
 	}
 	slices.SortStableFunc(t.Sets, func(a, b Set) int { return cmp.Compare(a.Name, b.Name) })
+	t.Counters = slices.Clone(t.Counters)
+	slices.Sort(t.Counters)
 	return t
 }
 
@@ -84,6 +86,7 @@ func Clone(rs *Ruleset) *Ruleset {
 			t.Sets[j].Flags = slices.Clone(t.Sets[j].Flags)
 			t.Sets[j].Elements = slices.Clone(t.Sets[j].Elements)
 		}
+		t.Counters = slices.Clone(t.Counters)
 	}
 	return out
 }

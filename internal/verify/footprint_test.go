@@ -78,11 +78,64 @@ func footprintDisagreements(b backend.Backend, kv rke2.KubeVersion, fams []rules
 				add("%s: kube-proxy wrote set %s, the model lacks it", where, ls.Name)
 			}
 		}
+		for _, c := range wt.Counters {
+			if !slices.Contains(lt.Counters, c) {
+				add("%s: model requires counter %s, kube-proxy did not write it", where, c)
+			}
+		}
+		for _, c := range lt.Counters {
+			if !slices.Contains(wt.Counters, c) {
+				add("%s: kube-proxy wrote counter %s, the model lacks it", where, c)
+			}
+		}
+		// 1.38's localhost NodePort objects are rendered exactly as
+		// kube-proxy writes them with its default configuration.
+		if ws, ls := wt.Set(expected.LocalhostNodePortRejectMap), lt.Set(expected.LocalhostNodePortRejectMap); ws != nil && ls != nil && ls.Comment != ws.Comment {
+			add("%s: map %s has comment %q, the model says %q", where, ws.Name, ls.Comment, ws.Comment)
+		}
+		for _, name := range exactChains {
+			wc, lc := wt.Chain(name), lt.Chain(name)
+			if wc == nil || lc == nil {
+				continue // reported above
+			}
+			if got, exp := ruleTexts(*lc), ruleTexts(*wc); !slices.Equal(got, exp) {
+				add("%s: chain %s has rules %q, the model says %q", where, name, got, exp)
+			}
+		}
+		// nodeport-endpoints-check's first rule depends on
+		// --nodeport-addresses; the localhost one does not.
+		if wc, lc := wt.Chain("nodeport-endpoints-check"), lt.Chain("nodeport-endpoints-check"); wc != nil && lc != nil {
+			for _, r := range wc.Rules {
+				if strings.Contains(r.Text, expected.LocalhostNodePortRejectMap) && !slices.Contains(ruleTexts(*lc), r.Text) {
+					add("%s: nodeport-endpoints-check lacks the model's %q: it has %q", where, r.Text, ruleTexts(*lc))
+				}
+			}
+			for _, r := range lc.Rules {
+				if strings.Contains(r.Text, expected.LocalhostNodePortRejectMap) && !slices.Contains(ruleTexts(*wc), r.Text) {
+					add("%s: kube-proxy wrote %q in nodeport-endpoints-check, the model lacks it", where, r.Text)
+				}
+			}
+		}
 	}
 	for _, lt := range live.Tables {
 		if (b == backend.NFTables && lt.Name == vocab.NFTablesTable) && want.Table(lt.Family, lt.Name) == nil {
 			add("kube-proxy wrote %s table %s, the model lacks it", lt.Family, lt.Name)
 		}
+	}
+	return out
+}
+
+// exactChains are the nftables chains whose every rule the model renders
+// as kube-proxy writes them (the others' texts depend on the cluster's
+// configuration and are not compared).
+var exactChains = []string{
+	expected.LocalhostNodePortRejectChain("tcp"), expected.LocalhostNodePortRejectChain("udp"), expected.LocalhostNodePortRejectChain("sctp"),
+}
+
+func ruleTexts(c rules.Chain) []string {
+	out := make([]string, len(c.Rules))
+	for i, r := range c.Rules {
+		out[i] = r.Text
 	}
 	return out
 }

@@ -18,7 +18,7 @@ import (
 var (
 	v134 = rke2.KubeVersion{Major: 1, Minor: 34, Patch: -1}
 	v136 = rke2.KubeVersion{Major: 1, Minor: 36, Patch: -1}
-	v138 = rke2.KubeVersion{Major: 1, Minor: 38, Patch: -1}
+	v139 = rke2.KubeVersion{Major: 1, Minor: 39, Patch: -1}
 )
 
 // deleteRule removes the rules of an nftables chain whose text contains
@@ -50,7 +50,7 @@ func TestServiceDispatchInNetns(t *testing.T) {
 		{"1.36 service-ips gone", v136, []step{rendered(backend.NFTables, v136, both...), deleteRule("ip6", "services", "vmap @service-ips")}, "missing-dispatch@nftables"},
 		{"1.36 service-nodeports gone", v136, []step{rendered(backend.NFTables, v136, both...), deleteRule("ip", "services", "vmap @service-nodeports")}, "missing-dispatch@nftables"},
 		{"version unknown, service-ips gone", rke2.KubeVersion{}, []step{rendered(backend.NFTables, v136, both...), deleteRule("ip", "services", "vmap @service-ips")}, "missing-dispatch@nftables"},
-		{"newer minor, service-ips gone", v138, []step{rendered(backend.NFTables, v136, both...), deleteRule("ip", "services", "vmap @service-ips")}, "missing-dispatch@nftables"},
+		{"newer minor, service-ips gone", v139, []step{rendered(backend.NFTables, v136, both...), deleteRule("ip", "services", "vmap @service-ips")}, "missing-dispatch@nftables"},
 		{"1.36 healthy", v136, []step{rendered(backend.NFTables, v136, both...)}, ""},
 		{"1.36 healthy, version unknown", rke2.KubeVersion{}, []step{rendered(backend.NFTables, v136, both...)}, ""},
 		{"1.34 healthy, version unknown", rke2.KubeVersion{}, []step{rendered(backend.NFTables, v134, both...)}, ""},
@@ -87,8 +87,8 @@ func TestNewerMinorInNetns(t *testing.T) {
 	// No services: nothing jumps to mark-for-masquerade, so it can go.
 	expectedtest.Load(t, expected.Options{Backend: backend.NFTables, Kubernetes: v134, Families: []rules.Family{rules.IPv4, rules.IPv6}})
 	nstest.Sh(t, "nft delete chain ip kube-proxy mark-for-masquerade; nft delete chain ip6 kube-proxy mark-for-masquerade")
-	res := run(t, Options{Expect: backend.NFTables, Kubernetes: v138, Reader: shallowReader()})
-	if !res.OK || !strings.Contains(strings.Join(res.Notes, "\n"), "v1.38 is newer than every minor this verify knows") {
+	res := run(t, Options{Expect: backend.NFTables, Kubernetes: v139, Reader: shallowReader()})
+	if !res.OK || !strings.Contains(strings.Join(res.Notes, "\n"), "v1.39 is newer than every minor this verify knows") {
 		t.Errorf("newer minor: ok=%v notes %q\n%s", res.OK, res.Notes, report(res))
 	}
 	// The same node judged as 1.34 lacks a chain 1.34 writes.

@@ -1,3 +1,5 @@
+//go:build !kubeproxy_nftables_only
+
 package main
 
 import (
@@ -18,7 +20,7 @@ import (
 // KUBE-KUBELET-CANARY chains its Monitor creates. kubelet is not importable
 // as a library without all of kubelet, so the calls are repeated here; they
 // have been the same from 1.34 to 1.37.
-func kubeletRules(ctx context.Context, ipts map[v1.IPFamily]utiliptables.Interface, fams []v1.IPFamily) error {
+func kubeletRules(ctx context.Context, ipts iptablesClients, fams []v1.IPFamily) error {
 	const canary = utiliptables.Chain("KUBE-KUBELET-CANARY")
 	tables := []utiliptables.Table{utiliptables.TableMangle, utiliptables.TableNAT, utiliptables.TableFilter}
 	for _, f := range fams {

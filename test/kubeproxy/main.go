@@ -35,7 +35,6 @@ import (
 	"k8s.io/kubernetes/pkg/proxy/healthcheck"
 	"k8s.io/kubernetes/pkg/proxy/metrics"
 	proxyutil "k8s.io/kubernetes/pkg/proxy/util"
-	utiliptables "k8s.io/kubernetes/pkg/util/iptables"
 )
 
 func main() {
@@ -63,7 +62,7 @@ func main() {
 type proxierParams struct {
 	config    *config.KubeProxyConfiguration
 	families  []v1.IPFamily
-	ipts      map[v1.IPFamily]utiliptables.Interface
+	ipts      iptablesClients
 	detectors map[v1.IPFamily]proxyutil.LocalTrafficDetector
 	recorder  events.EventRecorder
 	healthz   *healthcheck.ProxyHealthServer
@@ -102,7 +101,7 @@ func run(mode string, services int, ipv6, kubelet bool, timeout time.Duration, v
 	p := proxierParams{
 		config:    cfg,
 		families:  families(ipv6),
-		ipts:      map[v1.IPFamily]utiliptables.Interface{},
+		ipts:      newIPTablesClients(),
 		detectors: map[v1.IPFamily]proxyutil.LocalTrafficDetector{},
 		recorder:  &events.FakeRecorder{},
 		// Never served: it only records the proxier's sync times. A nil
@@ -111,11 +110,11 @@ func run(mode string, services int, ipv6, kubelet bool, timeout time.Duration, v
 	}
 	for _, f := range p.families {
 		p.detectors[f] = proxyutil.NewDetectLocalByCIDR(clusterCIDRs[f])
-		proto := utiliptables.ProtocolIPv4
-		if f == v1.IPv6Protocol {
-			proto = utiliptables.ProtocolIPv6
+	}
+	if proxyMode == config.ProxyModeIPTables || kubelet {
+		if err := p.ipts.open(p.families); err != nil {
+			return err
 		}
-		p.ipts[f] = utiliptables.New(proto)
 	}
 	if kubelet {
 		if err := kubeletRules(ctx, p.ipts, p.families); err != nil {

@@ -10,7 +10,8 @@ import (
 // and still no ClusterIP, LoadBalancer or NodePort traffic is DNATed.
 // A live rule is the dispatch when it jumps to Jump, or (nftables, whose
 // vmap verdicts are no single jump) when its text contains Key: the part
-// every layout and every --nodeport-addresses setting share.
+// every layout and every --nodeport-addresses setting share. A Key
+// dispatch is required only where the layout's own chain has it.
 type Dispatch struct {
 	Table, Chain, Jump, Key string
 	// What says in plain words what breaks without it.
@@ -23,6 +24,9 @@ func Dispatches(b backend.Backend) []Dispatch {
 		return []Dispatch{
 			{vocab.NFTablesTable, "services", "", "vmap @service-ips", "ClusterIP, ExternalIP and LoadBalancer dispatch"},
 			{vocab.NFTablesTable, "services", "", "vmap @service-nodeports", "NodePort dispatch"},
+			// 1.38+: without it localhost NodePort traffic kube-proxy does
+			// not serve times out instead of being rejected and counted.
+			{vocab.NFTablesTable, "nodeport-endpoints-check", "", "vmap @" + LocalhostNodePortRejectMap, "localhost NodePort reject"},
 		}
 	}
 	return []Dispatch{

@@ -17,6 +17,7 @@ func TestGolden(t *testing.T) {
 		"iptables-legacy.golden":    {Backend: backend.IptablesLegacy, Services: 2},
 		"iptables-nft-v1.27.golden": {Backend: backend.IptablesNFT, Kubernetes: rke2.KubeVersion{Major: 1, Minor: 27}},
 		"nftables.golden":           {Backend: backend.NFTables, Services: 2},
+		"nftables-v1.37.golden":     {Backend: backend.NFTables, Kubernetes: rke2.KubeVersion{Major: 1, Minor: 37}, Services: 2},
 		"nftables-v1.33.golden":     {Backend: backend.NFTables, Kubernetes: rke2.KubeVersion{Major: 1, Minor: 33}},
 		"nftables-v1.34.golden":     {Backend: backend.NFTables, Kubernetes: rke2.KubeVersion{Major: 1, Minor: 34}, Services: 2},
 	}

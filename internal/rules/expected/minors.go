@@ -18,6 +18,7 @@ var KnownMinors = []rke2.KubeVersion{
 	{Major: 1, Minor: 35, Patch: -1},
 	{Major: 1, Minor: 36, Patch: -1},
 	{Major: 1, Minor: 37, Patch: -1},
+	{Major: 1, Minor: 38, Patch: -1},
 }
 
 // Newest is the newest known minor: Render uses its layout when the
@@ -47,8 +48,10 @@ func Layout(b backend.Backend, kv rke2.KubeVersion) string {
 		return "nftables 1.31-1.33 (filter chains before DNAT)"
 	case !kv.AtLeast(1, 36):
 		return "nftables 1.34-1.35 (mark-for-masquerade chain)"
+	case !kv.AtLeast(1, 38):
+		return "nftables 1.36-1.37 (hairpin-connections set, numgen DNAT maps)"
 	}
-	return "nftables 1.36+ (hairpin-connections set, numgen DNAT maps)"
+	return "nftables 1.38+ (localhost NodePort reject map, chains and counters)"
 }
 
 // Candidates are the versions whose layouts verify tries when the node's
@@ -117,6 +120,11 @@ func intersect(a, b *rules.Ruleset) *rules.Ruleset {
 		for _, s := range ta.Sets {
 			if slices.ContainsFunc(tb.Sets, func(o rules.Set) bool { return o.Name == s.Name && o.Type == s.Type }) {
 				t.Sets = append(t.Sets, s)
+			}
+		}
+		for _, c := range ta.Counters {
+			if slices.Contains(tb.Counters, c) {
+				t.Counters = append(t.Counters, c)
 			}
 		}
 		out.Tables = append(out.Tables, t)

@@ -2,6 +2,7 @@ package expected
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
@@ -67,6 +68,16 @@ func TestInvariants(t *testing.T) {
 	if !slices.Contains(sets, "service-ips") {
 		t.Errorf("invariants lack service-ips: %v", sets)
 	}
+	// 1.38's localhost NodePort rejects are not in older minors, so a minor
+	// newer than the newest known is not required to have them.
+	if slices.Contains(sets, LocalhostNodePortRejectMap) || slices.Contains(chains, LocalhostNodePortRejectChain("udp")) || len(tb.Counters) != 0 {
+		t.Errorf("invariants keep 1.38's localhost NodePort objects: chains %v sets %v counters %v", chains, sets, tb.Counters)
+	}
+	for _, c := range tb.Chains {
+		if c.Name == "nodeport-endpoints-check" && slices.ContainsFunc(c.Rules, func(r rules.Rule) bool { return strings.Contains(r.Text, LocalhostNodePortRejectMap) }) {
+			t.Errorf("invariants keep 1.38's localhost rule in nodeport-endpoints-check: %v", c.Rules)
+		}
+	}
 }
 
 func TestNewerThanKnownAndCandidates(t *testing.T) {
@@ -77,7 +88,7 @@ func TestNewerThanKnownAndCandidates(t *testing.T) {
 	for _, v := range Candidates(backend.NFTables) {
 		got = append(got, v.String())
 	}
-	if want := []string{"v1.37", "v1.35", "v1.33"}; !slices.Equal(got, want) {
+	if want := []string{"v1.38", "v1.37", "v1.35", "v1.33"}; !slices.Equal(got, want) {
 		t.Errorf("nftables candidates %v, want one per layout %v", got, want)
 	}
 }

@@ -135,6 +135,10 @@ func nftablesTable(kv rke2.KubeVersion, f rules.Family) rules.Table {
 		add("masquerading", "masquerade fully-random")
 	}
 	add("nodeport-endpoints-check", addr+" daddr @nodeport-ips meta l4proto . th dport vmap @no-endpoint-nodeports")
+	localhost := kv.AtLeast(1, 38)
+	if localhost {
+		addLocalhostNodePortRejects(chain, add, f)
+	}
 	add("reject-chain", "reject")
 	chain("reject-chain").Comment = rejectChainComment
 	add("services", addr+" daddr . meta l4proto . th dport vmap @service-ips")
@@ -162,9 +166,61 @@ func nftablesTable(kv rke2.KubeVersion, f rules.Family) rules.Table {
 	}
 	if hairpin {
 		t.Sets = append(t.Sets, rules.Set{Name: HairpinSet, Type: addrType + " . " + addrType + " . inet_proto . inet_service", Comment: "service hairpin connections"})
-		sort.Slice(t.Sets, func(i, j int) bool { return t.Sets[i].Name < t.Sets[j].Name })
 	}
+	if localhost {
+		t.Sets = append(t.Sets, rules.Set{Name: LocalhostNodePortRejectMap, Map: true, Type: port, Comment: "localhost NodePorts rejected by kube-proxy"})
+		for _, p := range localhostRejectProtocols {
+			t.Counters = append(t.Counters, LocalhostNodePortRejectedCounter(p))
+		}
+	}
+	sort.Slice(t.Sets, func(i, j int) bool { return t.Sets[i].Name < t.Sets[j].Name })
 	return t
+}
+
+// Kubernetes 1.38 (KubeProxyNFTablesLocalhostNodePorts, Beta and on by
+// default) rejects and counts NodePort traffic to 127.0.0.0/8 (::1) that
+// kube-proxy does not serve, instead of leaving it to time out: per
+// family a map of protocol . port to a per-protocol chain that counts in a
+// named counter and rejects, and a rule in nodeport-endpoints-check
+// steering localhost traffic into the map (pkg/proxy/nftables/proxier.go
+// setupNFTables). The map and chains exist with no NodePort Service.
+const LocalhostNodePortRejectMap = "localhost-nodeport-reject-ports"
+
+// localhostRejectProtocols are the protocols 1.38 rejects localhost NodePort
+// traffic for by default (metrics.LocalhostNodePortRejectableProtocols).
+// With a loopback address in --nodeport-addresses kube-proxy serves TCP
+// localhost NodePorts itself and writes no TCP chain and counter
+// (LocalhostProxiedTCP).
+var localhostRejectProtocols = []string{"tcp", "udp", "sctp"}
+
+// LocalhostNodePortRejectChain is the chain 1.38 rejects localhost NodePort
+// traffic of protocol proto in.
+func LocalhostNodePortRejectChain(proto string) string { return "localhost-nodeport-reject-" + proto }
+
+// LocalhostNodePortRejectedCounter is the named counter of proto's
+// rejected localhost NodePort packets.
+func LocalhostNodePortRejectedCounter(proto string) string {
+	return "localhost-nodeport-rejected-" + proto
+}
+
+// LocalhostProxiedTCP reports whether name is one of the objects 1.38
+// leaves out when its userspace proxy serves TCP localhost NodePorts
+// (--nodeport-addresses names a loopback address): verify does not
+// require them, as it does not require the nodeport-ips set.
+func LocalhostProxiedTCP(name string) bool {
+	return name == LocalhostNodePortRejectChain("tcp") || name == LocalhostNodePortRejectedCounter("tcp")
+}
+
+func addLocalhostNodePortRejects(chain func(string) *rules.Chain, add func(chain, text string), f rules.Family) {
+	match := "ip daddr 127.0.0.0/8"
+	if f == rules.IPv6 {
+		match = "ip6 daddr ::1"
+	}
+	for _, p := range localhostRejectProtocols {
+		chain(LocalhostNodePortRejectChain(p))
+		add(LocalhostNodePortRejectChain(p), fmt.Sprintf("counter name %q reject", LocalhostNodePortRejectedCounter(p)))
+	}
+	add("nodeport-endpoints-check", match+" meta l4proto . th dport vmap @"+LocalhostNodePortRejectMap)
 }
 
 // HairpinSet is the set of local endpoints 1.36+ masquerades hairpin

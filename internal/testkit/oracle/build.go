@@ -18,19 +18,6 @@ import (
 	"time"
 )
 
-// Minors are the Kubernetes minors the oracle is built for, which are the
-// minors verify knows. Adding one: run test/kubeproxy/genmod.sh for its
-// newest patch, `go mod tidy -modfile=go.<minor>.mod` there, add it here
-// (and to eras when its proxier constructors changed), then fix what the
-// tests that use the oracle report.
-var Minors = []string{"v1.34", "v1.35", "v1.36", "v1.37"}
-
-// eras gives the build tags that select the proxier constructor adapter in
-// test/kubeproxy for each minor: 1.37 passes the KubeProxyConfiguration.
-var eras = map[string][]string{
-	"v1.37": {"kubeproxy_config_constructors"},
-}
-
 // Binary returns the oracle program for a Kubernetes minor, building it on
 // first use into <repo>/.cache/oracle/<minor>/<hash>/ where the hash covers
 // the sources, the minor's mod files, the build tags and the Go version, so
@@ -56,11 +43,12 @@ func build(minor string) (string, error) {
 	if _, err := os.Stat(filepath.Join(src, modfile)); err != nil {
 		return "", fmt.Errorf("no %s in %s: add the minor with genmod.sh (see oracle.Minors): %w", modfile, src, err)
 	}
-	goVersion, err := exec.Command("go", "env", "GOVERSION").Output()
+	env := append(os.Environ(), BuildEnv(minor)...)
+	goVersion, err := goCommand(src, env, "env", "GOVERSION").Output()
 	if err != nil {
-		return "", fmt.Errorf("go env GOVERSION: %w", err)
+		return "", fmt.Errorf("go env GOVERSION for %s (GOTOOLCHAIN=%q): %w", minor, specs[minor].toolchain, err)
 	}
-	tags := strings.Join(eras[minor], ",")
+	tags := strings.Join(specs[minor].tags, ",")
 	key, err := hashSources(src, minor, tags, strings.TrimSpace(string(goVersion)))
 	if err != nil {
 		return "", err
@@ -86,10 +74,7 @@ func build(minor string) (string, error) {
 	if tags != "" {
 		args = append(args, "-tags="+tags)
 	}
-	cmd := exec.Command("go", append(args, ".")...)
-	cmd.Dir = src
-	// Static, so boot tests can copy it into a container; no workspace.
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOWORK=off", "GOFLAGS=-mod=readonly")
+	cmd := goCommand(src, env, append(args, ".")...)
 	start := time.Now()
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go %s in %s: %w\n%s", strings.Join(args, " "), src, err, out)
@@ -100,6 +85,25 @@ func build(minor string) (string, error) {
 	fmt.Fprintf(os.Stderr, "oracle: built %s in %s\n", bin, time.Since(start).Round(time.Second))
 	prune(dir, key)
 	return bin, nil
+}
+
+// BuildEnv is the environment, on top of the caller's, that builds or runs
+// Go in test/kubeproxy with minor's mod file: static (boot tests copy the
+// oracle into a container), no workspace, the mod file as it is, and the
+// minor's toolchain when it needs another one.
+func BuildEnv(minor string) []string {
+	env := []string{"CGO_ENABLED=0", "GOWORK=off", "GOFLAGS=-mod=readonly"}
+	if tc := specs[minor].toolchain; tc != "" {
+		env = append(env, "GOTOOLCHAIN="+tc)
+	}
+	return env
+}
+
+func goCommand(dir string, env []string, args ...string) *exec.Cmd {
+	cmd := exec.Command("go", args...)
+	cmd.Dir = dir
+	cmd.Env = env
+	return cmd
 }
 
 // sourceDir finds test/kubeproxy by walking up from the working directory
@@ -122,13 +126,19 @@ func sourceDir() (string, error) {
 	}
 }
 
-// hashSources keys a build: every .go file and go.mod, the minor's mod and
-// sum files, the tags and the Go version.
+// hashSources keys a build: every .go file and go.mod, the stub modules'
+// go.mod files (a mod file may replace a module by one), the minor's mod and
+// sum files, the tags and the Go version (the minor's toolchain's).
 func hashSources(src, minor, tags, goVersion string) (string, error) {
 	files, err := filepath.Glob(filepath.Join(src, "*.go"))
 	if err != nil {
 		return "", err
 	}
+	stubs, err := filepath.Glob(filepath.Join(src, "*-stub", "go.mod"))
+	if err != nil {
+		return "", err
+	}
+	files = append(files, stubs...)
 	files = append(files, filepath.Join(src, "go.mod"), filepath.Join(src, "go."+minor+".mod"), filepath.Join(src, "go."+minor+".sum"))
 	sort.Strings(files)
 	h := sha256.New()
@@ -138,7 +148,8 @@ func hashSources(src, minor, tags, goVersion string) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("hashing the oracle sources: %w", err)
 		}
-		fmt.Fprintf(h, "%s\x00%d\x00", filepath.Base(f), len(b))
+		rel, _ := filepath.Rel(src, f)
+		fmt.Fprintf(h, "%s\x00%d\x00", rel, len(b))
 		h.Write(b)
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16], nil
@@ -157,12 +168,32 @@ func lock(path string) (func(), error) {
 	return func() { f.Close() }, nil
 }
 
-// prune removes the minor's older builds so the cache holds one per minor.
+// keepBuilds is how many builds of a minor the cache keeps: worktrees of
+// the same repository share .cache, and a tree whose oracle sources differ
+// must not delete the build another tree's tests are running.
+const keepBuilds = 3
+
+// prune removes the minor's older builds, keeping keep and the newest
+// others up to keepBuilds.
 func prune(dir, keep string) {
 	entries, _ := os.ReadDir(dir)
+	type build struct {
+		name string
+		mod  time.Time
+	}
+	var others []build
 	for _, e := range entries {
-		if e.IsDir() && e.Name() != keep {
-			os.RemoveAll(filepath.Join(dir, e.Name()))
+		if !e.IsDir() || e.Name() == keep {
+			continue
+		}
+		if info, err := e.Info(); err == nil {
+			others = append(others, build{e.Name(), info.ModTime()})
+		}
+	}
+	sort.Slice(others, func(i, j int) bool { return others[i].mod.After(others[j].mod) })
+	for i, b := range others {
+		if i >= keepBuilds-1 {
+			os.RemoveAll(filepath.Join(dir, b.name))
 		}
 	}
 }

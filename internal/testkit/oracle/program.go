@@ -34,6 +34,12 @@ type Result struct {
 // flavour (nft for the nftables backend, as RKE2's hosts with nftables use).
 func Program(t testing.TB, minor string, b backend.Backend, o Options) Result {
 	t.Helper()
+	if why := Lacks(minor, b); why != "" {
+		t.Fatalf("oracle.Program: %s (a test asks oracle.Fit first)", why)
+	}
+	if why := LacksKubelet(minor); o.Kubelet && why != "" {
+		t.Fatalf("oracle.Program: %s (a test asks oracle.Fit first)", why)
+	}
 	bin := Binary(t, minor)
 	tmp := t.TempDir()
 	path, err := flavourPath(tmp, b)
