@@ -59,7 +59,11 @@ func TestLifecycleAgainstKubeProxysRegistry(t *testing.T) {
 			}
 			for _, q := range spellings {
 				_, perr := ParseGates(q)
-				refused := strings.HasPrefix(answers[q], "refused ") && !strings.Contains(answers[q], "locked to")
+				// A lock, or a gate the minor no longer has (the spellings
+				// name NFTablesProxyMode, removed in 1.38), refuses a value
+				// the parser read: only a parse refusal is compared here.
+				refused := strings.HasPrefix(answers[q], "refused ") && !strings.Contains(answers[q], "locked to") &&
+					!strings.Contains(answers[q], "unrecognized feature gate")
 				if refused != (perr != nil) {
 					t.Errorf("kube-proxy %s: %q -> %q, but ParseGates says %v", minor, q, answers[q], perr)
 				}

@@ -34,7 +34,22 @@ func Binary(t testing.TB, minor string) string {
 	return bin
 }
 
-func build(minor string) (string, error) {
+// program is one Go program of test/kubeproxy, built per minor with the
+// minor's mod file: the oracle (the module's main package) or a helper
+// beside it (featuregates).
+type program struct {
+	pkg   string   // the package to build, relative to test/kubeproxy
+	name  string   // the binary's name in its cache directory
+	cache []string // its cache directory under .cache/oracle, the minor appended
+	globs []string // the sources that key the build, relative to test/kubeproxy
+	tags  bool     // whether the minor's build tags apply
+}
+
+var kubeProxyOracle = program{pkg: ".", name: "kubeproxy-oracle", globs: []string{"*.go", "*-stub/go.mod"}, tags: true}
+
+func build(minor string) (string, error) { return kubeProxyOracle.build(minor) }
+
+func (p program) build(minor string) (string, error) {
 	src, err := sourceDir()
 	if err != nil {
 		return "", err
@@ -48,13 +63,16 @@ func build(minor string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("go env GOVERSION for %s (GOTOOLCHAIN=%q): %w", minor, specs[minor].toolchain, err)
 	}
-	tags := strings.Join(specs[minor].tags, ",")
-	key, err := hashSources(src, minor, tags, strings.TrimSpace(string(goVersion)))
+	tags := ""
+	if p.tags {
+		tags = strings.Join(specs[minor].tags, ",")
+	}
+	key, err := hashSources(src, minor, tags, strings.TrimSpace(string(goVersion)), p.globs)
 	if err != nil {
 		return "", err
 	}
-	dir := filepath.Join(filepath.Dir(filepath.Dir(src)), ".cache", "oracle", minor)
-	bin := filepath.Join(dir, key, "kubeproxy-oracle")
+	dir := filepath.Join(append([]string{filepath.Dir(filepath.Dir(src)), ".cache", "oracle"}, append(p.cache, minor)...)...)
+	bin := filepath.Join(dir, key, p.name)
 	if _, err := os.Stat(bin); err == nil {
 		return bin, nil
 	}
@@ -74,10 +92,10 @@ func build(minor string) (string, error) {
 	if tags != "" {
 		args = append(args, "-tags="+tags)
 	}
-	cmd := goCommand(src, env, append(args, ".")...)
+	cmd := goCommand(src, env, append(args, p.pkg)...)
 	start := time.Now()
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go %s in %s: %w\n%s", strings.Join(args, " "), src, err, out)
+		return "", fmt.Errorf("go %s %s in %s: %w\n%s", strings.Join(args, " "), p.pkg, src, err, out)
 	}
 	if err := os.Rename(tmp, bin); err != nil {
 		return "", err
@@ -126,19 +144,19 @@ func sourceDir() (string, error) {
 	}
 }
 
-// hashSources keys a build: every .go file and go.mod, the stub modules'
-// go.mod files (a mod file may replace a module by one), the minor's mod and
-// sum files, the tags and the Go version (the minor's toolchain's).
-func hashSources(src, minor, tags, goVersion string) (string, error) {
-	files, err := filepath.Glob(filepath.Join(src, "*.go"))
-	if err != nil {
-		return "", err
+// hashSources keys a build: the program's sources (globs: its .go files and
+// the stub modules' go.mod files, as a mod file may replace a module by
+// one), go.mod, the minor's mod and sum files, the tags and the Go version
+// (the minor's toolchain's).
+func hashSources(src, minor, tags, goVersion string, globs []string) (string, error) {
+	var files []string
+	for _, g := range globs {
+		matched, err := filepath.Glob(filepath.Join(src, g))
+		if err != nil {
+			return "", err
+		}
+		files = append(files, matched...)
 	}
-	stubs, err := filepath.Glob(filepath.Join(src, "*-stub", "go.mod"))
-	if err != nil {
-		return "", err
-	}
-	files = append(files, stubs...)
 	files = append(files, filepath.Join(src, "go.mod"), filepath.Join(src, "go."+minor+".mod"), filepath.Join(src, "go."+minor+".sum"))
 	sort.Strings(files)
 	h := sha256.New()
