@@ -2,7 +2,8 @@
 // netfilter rules or ipsets: the kube-ipvs0 link with the Service IPs on it
 // (rtnetlink) and the IPVS virtual servers (the "IPVS" generic netlink
 // family, include/uapi/linux/ip_vs.h). Reads are bounded (nlsock) and have
-// no side effects; the sweep's writes live in internal/cleanup.
+// no side effects; the few writes (writes.go) are for the leftover sweep
+// in internal/cleanup, which decides what goes (Classify).
 package ipvs
 
 import (
