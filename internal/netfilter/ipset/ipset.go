@@ -11,6 +11,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"sort"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nlsock"
@@ -66,12 +68,21 @@ type Set struct {
 	MemSize    uint32
 }
 
+// moduleDir exists when ip_set is loaded or built in.
+const moduleDir = "/sys/module/ip_set"
+
 // ErrNoIPSet says the kernel has no ipset subsystem: no set can exist.
-var ErrNoIPSet = errors.New("ip_set is not in this kernel (no ipset netlink subsystem)")
+var ErrNoIPSet = errors.New("ip_set is not in this kernel or not loaded (no ipset can exist)")
 
 // List reads every set's header in the caller's network namespace, sorted
 // by name.
 func List() ([]Set, error) {
+	// Asked for a subsystem it lacks, nfnetlink loads its module: look
+	// first, so reading changes nothing. Built in, ip_set still has this
+	// directory (its max_sets parameter).
+	if _, err := os.Stat(moduleDir); errors.Is(err, fs.ErrNotExist) {
+		return nil, ErrNoIPSet
+	}
 	c, err := nlsock.Dial(unix.NETLINK_NETFILTER)
 	if err != nil {
 		return nil, err

@@ -6,7 +6,9 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nlsock"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/nstest"
+	"golang.org/x/sys/unix"
 )
 
 // The reader finds a link named kube-ipvs0 with its kind and every
@@ -66,6 +68,15 @@ func TestReadLinkInNetns(t *testing.T) {
 func TestReadServicesInNetns(t *testing.T) {
 	if !nstest.Setup(t, "") {
 		return
+	}
+	// The family dump finds families this kernel has: the controller's own.
+	c, err := nlsock.Dial(unix.NETLINK_GENERIC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if id, found, err := familyID(c, "nlctrl"); err != nil || !found || id != unix.GENL_ID_CTRL {
+		t.Fatalf("familyID(nlctrl) = %d, %v, %v; want %d", id, found, err, unix.GENL_ID_CTRL)
 	}
 	s, err := ReadServices()
 	if err != nil {

@@ -31,6 +31,9 @@ const (
 	// MaxServices bounds a dump: kube-proxy makes one per Service IP and
 	// port, and the largest clusters reach about a hundred thousand.
 	MaxServices = 1 << 20
+
+	// maxFamilies bounds the controller's family dump (a few dozen).
+	maxFamilies = 4096
 )
 
 // NotInKernel is the fact ReadServices states when the kernel has no
@@ -74,7 +77,7 @@ func ReadServices() (Services, error) {
 		return Services{}, err
 	}
 	defer c.Close()
-	id, found, err := familyID(c)
+	id, found, err := familyID(c, familyName)
 	if err != nil {
 		return Services{}, err
 	}
@@ -97,12 +100,13 @@ func ReadServices() (Services, error) {
 	return out, nil
 }
 
-// familyID asks generic netlink's controller for the IPVS family.
-func familyID(c *nlsock.Conn) (uint16, bool, error) {
-	req := []byte{unix.CTRL_CMD_GETFAMILY, 1, 0, 0}
-	req = nlsock.AppendAttr(req, unix.CTRL_ATTR_FAMILY_NAME, append([]byte(familyName), 0))
+// familyID finds the IPVS family in a dump of generic netlink's families.
+// A get by name would do, but on a kernel with modules the controller then
+// loads ip_vs for a family it does not know: reading must change nothing.
+func familyID(c *nlsock.Conn, want string) (uint16, bool, error) {
 	var id uint16
-	err := c.Request(unix.GENL_ID_CTRL, 0, req, 1, func(_ uint16, data []byte) error {
+	found := false
+	err := c.Request(unix.GENL_ID_CTRL, unix.NLM_F_DUMP, []byte{unix.CTRL_CMD_GETFAMILY, 1, 0, 0}, maxFamilies, func(_ uint16, data []byte) error {
 		if len(data) < 4 {
 			return errors.New("short generic netlink controller reply")
 		}
@@ -110,23 +114,28 @@ func familyID(c *nlsock.Conn) (uint16, bool, error) {
 		if err != nil {
 			return fmt.Errorf("generic netlink controller reply: %w", err)
 		}
+		var name string
+		var fid uint16
 		for _, a := range attrs {
-			if a.Type == unix.CTRL_ATTR_FAMILY_ID && len(a.Value) == 2 {
-				id = binary.NativeEndian.Uint16(a.Value)
+			switch {
+			case a.Type == unix.CTRL_ATTR_FAMILY_NAME:
+				name = nlsock.CString(a.Value)
+			case a.Type == unix.CTRL_ATTR_FAMILY_ID && len(a.Value) == 2:
+				fid = binary.NativeEndian.Uint16(a.Value)
 			}
+		}
+		if name == want {
+			id, found = fid, true
 		}
 		return nil
 	})
-	if errors.Is(err, unix.ENOENT) {
-		return 0, false, nil
-	}
 	if err != nil {
-		return 0, false, fmt.Errorf("looking up the IPVS generic netlink family: %w", err)
+		return 0, false, fmt.Errorf("listing generic netlink families: %w", err)
 	}
-	if id == 0 {
-		return 0, false, errors.New("the generic netlink controller named no id for IPVS")
+	if found && id == 0 {
+		return 0, false, fmt.Errorf("the generic netlink controller named no id for %s", want)
 	}
-	return id, true, nil
+	return id, found, nil
 }
 
 // DecodeService reads one IPVS_CMD_NEW_SERVICE message (genlmsghdr and

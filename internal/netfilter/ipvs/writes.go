@@ -38,7 +38,7 @@ func DeleteService(s Service) error {
 		return err
 	}
 	defer c.Close()
-	id, found, err := familyID(c)
+	id, found, err := familyID(c, familyName)
 	if err != nil {
 		return err
 	}
