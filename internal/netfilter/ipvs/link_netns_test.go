@@ -61,6 +61,17 @@ func TestReadLinkInNetns(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("addresses %v, want %v (lo's 10.9.9.9 must not count)", l.Addrs, want)
 	}
+
+	// The sweep's delete goes by index: a stale one touches nothing.
+	if err := DeleteLink(Link{Name: l.Name, Index: l.Index + 1000}); err == nil {
+		t.Error("deleting by an index no link has: no error")
+	}
+	if err := DeleteLink(l); err != nil {
+		t.Fatal(err)
+	}
+	if _, found, err := ReadLink("kube-ipvs0"); err != nil || found {
+		t.Errorf("after DeleteLink: found %v, %v", found, err)
+	}
 }
 
 // On this kernel (no ip_vs) the reader states the fact; on one with IPVS a

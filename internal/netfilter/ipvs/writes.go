@@ -13,8 +13,9 @@ import (
 
 const cmdDelService = 3
 
-// DeleteLink deletes the link with l's index, checking the name in the
-// same request, so a link made since under another index is never touched.
+// DeleteLink deletes the link by the index read with its kind (the kernel
+// goes by the index when one is given): a link made since under the same
+// name has another index and is never touched.
 func DeleteLink(l Link) error {
 	c, err := nlsock.Dial(unix.NETLINK_ROUTE)
 	if err != nil {
