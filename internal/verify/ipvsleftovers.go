@@ -7,6 +7,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/ipset"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/ipvs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/plan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/vocab"
 )
 
@@ -99,9 +100,15 @@ func clipList(items []string, n int) string {
 // AddIPVSLeftovers reads the live ipvs footprint (only on the real host:
 // a fixture root has no kernel state of its own) and adds the findings to
 // res when kube-proxy is not in ipvs mode, then settles its verdict again.
+// Not in ipvs mode means: a backend is expected, kube-proxy's /proxyMode
+// (when asked) is not ipvs, and root's plan (when there is one) records a
+// managed mode other than ipvs; on an ipvs node this state is live.
 // Call it after Run.
 func AddIPVSLeftovers(root hostfs.Root, res *Result) {
-	if res == nil || !root.IsHost() || res.ProxyMode == "ipvs" {
+	if res == nil || !root.IsHost() || res.Expect == "" || res.ProxyMode == "ipvs" {
+		return
+	}
+	if p, err := plan.Read(root); err == nil && (p.Decision.Disabled || p.Decision.ProxyMode == "ipvs") {
 		return
 	}
 	findings, notes := IPVSLeftoverFindings(ipvs.ReadFootprint())

@@ -66,7 +66,7 @@ func TestAddIPVSLeftoversSkips(t *testing.T) {
 		root string
 		mode string
 	}{{"/", "ipvs"}, {t.TempDir(), "iptables"}} {
-		res := &Result{ProxyMode: c.mode, Verdict: VerdictOK, OK: true}
+		res := &Result{Expect: "nftables", ProxyMode: c.mode, Verdict: VerdictOK, OK: true}
 		AddIPVSLeftovers(hostfs.New(c.root), res)
 		if len(res.Findings) != 0 || len(res.Notes) != 0 || !res.OK {
 			t.Errorf("root %s, mode %s: %+v", c.root, c.mode, res)
