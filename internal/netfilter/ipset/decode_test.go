@@ -10,7 +10,7 @@ import (
 func TestDecodeRejectsPartialSets(t *testing.T) {
 	for name, msg := range map[string][]byte{
 		"short":       {2},
-		"no name":     Encode(Set{Type: "hash:ip"})[:0],
+		"no name":     nlsock.AppendAttr(nfgen(), attrTypename, []byte("hash:ip\x00")),
 		"cut attr":    Encode(Set{Name: "KUBE-CLUSTER-IP", Type: "hash:ip,port"})[:9],
 		"no type":     nlsock.AppendAttr(nfgen(), attrSetname, []byte("KUBE-LOOP-BACK\x00")),
 		"bad counter": nlsock.AppendAttr(nlsock.AppendAttr(nlsock.AppendAttr(nfgen(), attrSetname, []byte("A\x00")), attrTypename, []byte("hash:ip\x00")), attrData, nlsock.AppendAttr(nil, attrReferences, []byte{1, 2})),

@@ -79,6 +79,8 @@ ipset create keep-list list:set
 ipset add keep-list f2b-sshd
 iptables-nft -w -t nat -A POSTROUTING -m set --match-set KUBE-CLUSTER-IP dst,dst -j ACCEPT
 iptables-legacy -w -t filter -A INPUT -m set --match-set KUBE-LOOP-BACK dst,dst,src -j ACCEPT
+# enough sets that the header dump spans several 32 KiB chunks
+i=0; while [ $i -lt 700 ]; do echo "create many-$i hash:net family inet6"; i=$((i+1)); done | ipset restore
 `, "ipset", "iptables-nft", "iptables-legacy") {
 		return
 	}
@@ -94,6 +96,9 @@ iptables-legacy -w -t filter -A INPUT -m set --match-set KUBE-LOOP-BACK dst,dst,
 	sortSets(want)
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("reader\n%+v\nipset list -t\n%+v\n%s", got, want, out)
+	}
+	if len(got) != 707 {
+		t.Errorf("read %d sets, want 707", len(got))
 	}
 	byName := map[string]Set{}
 	for _, s := range got {
