@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nlsock"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/nstest"
 	"golang.org/x/sys/unix"
 )
@@ -99,6 +100,17 @@ i=0; while [ $i -lt 700 ]; do echo "create many-$i hash:net family inet6"; i=$((
 	}
 	if len(got) != 707 {
 		t.Errorf("read %d sets, want 707", len(got))
+	}
+	// The cap holds: a dump past it is an error, not memory.
+	c, err := nlsock.Dial(unix.NETLINK_NETFILTER)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	n := 0
+	err = c.Request(subsys<<8|cmdList, unix.NLM_F_DUMP, listRequest(), 100, func(uint16, []byte) error { n++; return nil })
+	if !errors.Is(err, nlsock.ErrTooMany) || n != 100 {
+		t.Errorf("a dump capped at 100 of 707: %d messages, %v; want 100 and ErrTooMany", n, err)
 	}
 	byName := map[string]Set{}
 	for _, s := range got {
