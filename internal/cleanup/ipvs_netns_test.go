@@ -66,6 +66,7 @@ ip link add kube-ipvs0 type veth peer name kube-ipvs0-peer
 	if res.OK || res.Verdict != verify.VerdictFailed {
 		t.Fatalf("with leftover ipsets verify passes:\n%s", resultText(res))
 	}
+	t.Logf("verify with the leftovers:\n%s", resultText(res))
 	var msg string
 	for _, f := range res.Findings {
 		if f.Kind == verify.KindIPVSLeftoverSets {
