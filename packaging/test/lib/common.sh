@@ -49,7 +49,7 @@ tool_package() {
 	promtool) echo prometheus ;;
 	rpm | rpmbuild | rpmsign) echo rpm ;;
 	chroot | sha256sum | timeout) echo coreutils ;;
-	gzip | tar) echo "$1" ;;
+	gzip | tar | ipset) echo "$1" ;;
 	systemd-nspawn) echo systemd-container ;;
 	*) return 1 ;;
 	esac

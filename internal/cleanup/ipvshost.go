@@ -1,0 +1,37 @@
+package cleanup
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/plan"
+)
+
+// IPVSLeftovers is `cleanup --ipvs-leftovers`: the sweep (SweepIPVS) of
+// this network namespace, once root's plan says kube-proxy is not in ipvs
+// mode. On an ipvs node kube-ipvs0 and the virtual servers are kube-proxy's
+// live dataplane, not leftovers, so without that word the sweep refuses
+// unless Force, before it reads or writes anything.
+func IPVSLeftovers(root hostfs.Root, opts Options) (IPVSSweep, error) {
+	if err := ipvsGuard(root); err != nil && !opts.Force {
+		return IPVSSweep{}, err
+	}
+	return SweepIPVS(opts.DryRun)
+}
+
+func ipvsGuard(root hostfs.Root) error {
+	p, err := plan.Read(root)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("no plan at %s: nothing says kube-proxy is out of ipvs mode, so its ipvs state may be live; refusing (let RKE2 start once, or use --force)", hostfs.PlanFile)
+	case err != nil:
+		return err
+	case p.Decision.Disabled:
+		return fmt.Errorf("%s records no managed proxy mode (the tool is off, RKE2 runs no kube-proxy, or RKE2's config pins ipvs): kube-proxy's ipvs state may be live; refusing (use --force when it is not)", hostfs.PlanFile)
+	case p.Decision.ProxyMode == "ipvs":
+		return fmt.Errorf("kube-proxy runs in ipvs mode according to %s: kube-ipvs0 and its virtual servers are live, not leftovers; refusing (use --force to remove them anyway)", hostfs.PlanFile)
+	}
+	return nil
+}
