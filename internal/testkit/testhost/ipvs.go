@@ -4,7 +4,7 @@ import "slices"
 
 // IPVSNode writes /etc/rancher/rke2/config.yaml as operators of ipvs
 // nodes do: proxy-mode=ipvs, and ipvs-scheduler=sched when sched is not
-// "" (line 3 is proxy-mode, line 4 the scheduler). Pair it with a kernel
+// "" (line 2 is the key kube-proxy-arg, as findings name it). Pair it with a kernel
 // profile and an RKE2 release (IPVSNodeOn).
 func (h *Host) IPVSNode(sched string, extra ...string) *Host {
 	h.t.Helper()
