@@ -104,7 +104,20 @@ func (s *state) finishIPVS(b backend.Backend) {
 	default:
 		s.say("Kube-proxy's ipvs mode needs ip_vs, its scheduler's module (ipvs-scheduler=%s in %s: ip_vs_%s), ip_set with the set types it creates, xt_set, xt_ipvs, nf_conntrack and dummy (for kube-ipvs0), so apply loads them with %s's.", sched, from, sched, b)
 	}
+	v := kernelView{k: s.f.Kernel, m: s.f.Modules}
+	for _, req := range ipvsKernel {
+		if c := v.feature(req); c.support == unsupported {
+			s.say("Warning: %s, which kube-proxy's ipvs mode needs, so its startup check fails and kube-proxy will not start in ipvs mode: use a kernel with it, or migrate off ipvs.", c.why)
+		}
+	}
 	s.say("%s", ipvsLifecycleReason(s.f, s.migrationTarget(b), s.pins.proxyModeFile))
+}
+
+// ipvsKernel is what kube-proxy's ipvs mode cannot run without: IPVS
+// itself and ipset (CanUseIPVSProxier asks both before it starts).
+var ipvsKernel = []backend.Requirement{
+	{Feature: "IPVS", Options: []string{"IP_VS"}, Modules: []string{"ip_vs"}},
+	{Feature: "ipset", Options: []string{"IP_SET"}, Modules: []string{"ip_set"}},
 }
 
 // migrationTarget is what an ipvs node should move to: nftables where the

@@ -158,3 +158,20 @@ func TestIPVSSwitchRefused(t *testing.T) {
 		t.Errorf("switch to iptables-legacy: %q", why)
 	}
 }
+
+// A kernel built without IPVS cannot run ipvs mode at all, and that is a
+// Warning naming the config; one that has it says nothing of the kind.
+func TestIPVSKernelWithoutIPVS(t *testing.T) {
+	h := testhost.New(t).IPVSNodeOn("v1.36.3+rke2r1")
+	_, _, d := decideOn(t, h)
+	if r := reasonWith(d, "which kube-proxy's ipvs mode needs"); r != "" {
+		t.Errorf("a kernel with IPVS modules gets %q", r)
+	}
+	h.KernelConfig(map[string]string{"NF_TABLES": "m", "NFT_COMPAT": "m", "IP_NF_IPTABLES": "m", "NETFILTER_XTABLES": "m", "IP_VS": "n", "IP_SET": "m"}).
+		IPVSModuleTree("ip_vs", "ip_vs_sh", "ip_vs_rr", "xt_ipvs")
+	_, _, d = decideOn(t, h)
+	wantReason(t, d, "Warning: the kernel has no IPVS (CONFIG_IP_VS is not set in ", "which kube-proxy's ipvs mode needs, so its startup check fails")
+	if r := reasonWith(d, "the kernel has no ipset"); r != "" {
+		t.Errorf("ipset is there, yet %q", r)
+	}
+}
