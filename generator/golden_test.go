@@ -100,6 +100,9 @@ func goldenCases() []goldenCase {
 		{name: "rke2_config_pins_nftables", host: host(func(h *testhost.Host) *testhost.Host {
 			return h.Debian12().RKE2v134().PinnedProxyMode("nftables")
 		})},
+		{name: "rke2_config_pins_ipvs", host: host(func(h *testhost.Host) *testhost.Host {
+			return h.IPVSNodeOn("v1.38.0+rke2r1")
+		})},
 		{name: "disabled_by_config", host: host(func(h *testhost.Host) *testhost.Host {
 			return operatorConfig("backend: off\n")(h.Debian12().RKE2Unit("tarball", "server"))
 		})},

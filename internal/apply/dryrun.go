@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kmod"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 )
@@ -46,6 +47,9 @@ func dryRun(o Options, in Input, res *Result, dropInPath string) error {
 		}
 	}
 	fmt.Fprintf(w, "# backend: %s (source %s)\n", d.Backend, d.Source)
+	if d.ProxyMode == decide.ProxyModeIPVS {
+		fmt.Fprintf(w, "# proxy mode: ipvs, kept from RKE2's config (the drop-in writes no proxy-mode), scheduler %s\n", d.IPVSScheduler)
+	}
 	switch {
 	case !state.Supported:
 		fmt.Fprintln(w, "# modules: kernel has no loadable modules, nothing to load")

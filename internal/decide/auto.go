@@ -55,6 +55,9 @@ func (s *state) auto() backend.Backend {
 	if b, ok := s.cheapest(); ok {
 		return b
 	}
+	if len(s.c.Prefer) > 0 && s.c.Prefer[0] == backend.NFTables && s.underIPVS() {
+		s.say("The prefer list puts nftables first, but RKE2's config sets proxy-mode=ipvs in %s, and under ipvs only an iptables backend can be chosen (to run nftables, migrate off ipvs first, see the ipvs reason below), so an iptables backend is used.", s.pins.proxyModeFile)
+	}
 	if len(s.c.Prefer) > 0 && s.c.Prefer[0] == backend.NFTables && !s.iptablesOnly {
 		if s.usable(backend.NFTables) {
 			if why := skewBlocksChoice(s.f); why != "" {
@@ -121,11 +124,19 @@ func (s *state) autoIptables() backend.Backend {
 func (s *state) finish(b backend.Backend) {
 	d := s.d
 	d.Backend, d.ProxyMode, d.IptablesMode, d.Modules = b, b.ProxyMode(), b.IptablesMode(), b.Modules()
+	if s.underIPVS() {
+		d.ProxyMode = ProxyModeIPVS
+	}
 	if cp := s.caps[b]; cp.support == unconfirmed && !(kernelView{k: s.f.Kernel, m: s.f.Modules}).nothingKnown() {
 		s.say("Support for %s is assumed, not confirmed: %s.", b, cp.why)
 	}
 	s.skewWarning(b)
-	s.setting(&d.KubeProxyArgs, "proxy-mode", d.ProxyMode, s.pins.proxyMode, s.pins.proxyModeFile)
+	if s.underIPVS() {
+		// Never written: the operator's proxy-mode=ipvs stays the last one.
+		s.respect(fmt.Sprintf("proxy-mode=%s in %s", ProxyModeIPVS, s.pins.proxyModeFile))
+	} else {
+		s.setting(&d.KubeProxyArgs, "proxy-mode", d.ProxyMode, s.pins.proxyMode, s.pins.proxyModeFile)
+	}
 	if s.pins.miscasedGate != "" {
 		s.say("RKE2's config passes %q in %s: kube-proxy's gate names are case-sensitive, so it knows no such gate and will not start; write %s.",
 			s.pins.miscasedGate, s.pins.miscasedGateFile, nftablesGate)
@@ -134,8 +145,11 @@ func (s *state) finish(b backend.Backend) {
 		d.KubeProxyArgs = append(d.KubeProxyArgs, "feature-gates="+nftablesGate)
 		s.say("Kubernetes %s needs the feature gate %s for nftables mode, so it is added.", s.f.RKE2.Kubernetes, nftablesGate)
 	}
-	d.KubeProxyArgs = append(d.KubeProxyArgs, s.extraArgs(b)...)
+	d.KubeProxyArgs = append(d.KubeProxyArgs, s.extraArgs(d.ProxyMode)...)
 	s.setting(&d.KubeProxyEnv, "IPTABLES_MODE", d.IptablesMode, s.pins.iptablesMode, s.pins.iptablesModeFile)
+	if s.underIPVS() {
+		s.finishIPVS(b)
+	}
 	if s.c.NodeLabel {
 		d.NodeLabels = []string{NodeLabelKey + "=" + string(b)}
 	}

@@ -100,12 +100,24 @@ func (s *state) override() (backend.Backend, bool) {
 	}
 	b := backend.Backend(s.c.Backend)
 	who := overrideText(s.c)
+	if b == backend.NFTables {
+		if why := s.refuseNFTablesUnderIPVS("The override " + who); why != "" {
+			s.d.Refused = append(s.d.Refused, why)
+			s.say("%s, so it is refused and the backend under ipvs is decided instead.", why)
+			return "", false
+		}
+	}
 	if cp := s.caps[b]; cp.support == unsupported {
 		s.d.Refused = append(s.d.Refused, fmt.Sprintf("%s: %s", who, cp.why))
 		s.say("The override %s asks for %s, but %s, so it is refused and auto-detection decides instead.", who, b, cp.why)
 		return "", false
 	}
 	s.d.Source = s.c.BackendSource
+	if s.underIPVS() {
+		s.iptablesOnly = true
+		s.say("The override %s sets the iptables backend under ipvs mode (RKE2's config sets proxy-mode=ipvs in %s, which is kept) to %s.", who, s.pins.proxyModeFile, b)
+		return b, true
+	}
 	s.say("The override %s sets the backend to %s.", who, b)
 	return b, true
 }
@@ -116,15 +128,15 @@ func (s *state) respectRKE2() (backend.Backend, bool) {
 	if !p.any() {
 		return "", false
 	}
+	if s.underIPVS() {
+		return s.respectIPVS()
+	}
 	if !s.c.RespectRKE2Config {
 		s.say("RKE2's config sets %s, but respect_rke2_config is false, so auto-detection decides and the drop-in overrides it.", strings.Join(p.text(), " and "))
 		return "", false
 	}
-	if p.iptablesMode != "" && p.iptablesMode != "legacy" && p.iptablesMode != "nft" {
-		s.say("RKE2's config sets IPTABLES_MODE=%s in %s, which RKE2's kube-proxy image does not accept (only legacy and nft work; anything else makes every iptables call in kube-proxy fail), so it is not kept and the drop-in sets a working value.", p.iptablesMode, p.iptablesModeFile)
-		s.pins.iptablesMode, s.pins.iptablesModeFile = "", ""
-		p = s.pins
-	}
+	s.dropInvalidIptablesMode()
+	p = s.pins
 	var b backend.Backend
 	switch p.proxyMode {
 	case "":
@@ -145,7 +157,7 @@ func (s *state) respectRKE2() (backend.Backend, bool) {
 	default:
 		s.d.Disabled, s.d.Source = true, SourceRKE2Config
 		s.d.Respected = p.text()
-		s.say("RKE2's config sets proxy-mode=%s in %s, a mode rke2-proxy-backend does not manage (it handles iptables and nftables), so it leaves kube-proxy alone.", p.proxyMode, p.proxyModeFile)
+		s.say("RKE2's config sets proxy-mode=%s in %s, a mode rke2-proxy-backend does not manage (it handles iptables, nftables and ipvs), so it leaves kube-proxy alone.", p.proxyMode, p.proxyModeFile)
 		return "", false
 	}
 	s.d.Source = SourceRKE2Config
@@ -154,6 +166,16 @@ func (s *state) respectRKE2() (backend.Backend, bool) {
 		s.say("Warning: %s, so kube-proxy is likely to fail: change RKE2's config, or set respect_rke2_config: false to let auto-detection decide.", cp.why)
 	}
 	return b, true
+}
+
+// dropInvalidIptablesMode forgets a pinned IPTABLES_MODE the image cannot
+// run, so the drop-in writes a working one over it.
+func (s *state) dropInvalidIptablesMode() {
+	p := s.pins
+	if p.iptablesMode != "" && p.iptablesMode != "legacy" && p.iptablesMode != "nft" {
+		s.say("RKE2's config sets IPTABLES_MODE=%s in %s, which RKE2's kube-proxy image does not accept (only legacy and nft work; anything else makes every iptables call in kube-proxy fail), so it is not kept and the drop-in sets a working value.", p.iptablesMode, p.iptablesModeFile)
+		s.pins.iptablesMode, s.pins.iptablesModeFile = "", ""
+	}
 }
 
 func byIptablesMode(mode string) backend.Backend {

@@ -166,10 +166,17 @@ func TestDecide(t *testing.T) {
 			respected: []string{"disable-kube-proxy=true in /etc/rancher/rke2/config.yaml"},
 			reasons:   []string{"so this node runs no kube-proxy and there is nothing to do."},
 		}},
-		{"proxy-mode=ipvs is left alone", withRKE2(debian12(), "v1.34.10+rke2r1",
+		{"proxy-mode=ipvs is kept, the backend under it decided", withRKE2(debian12(), "v1.34.10+rke2r1",
 			rke2File("/etc/rancher/rke2/config.yaml", map[string]any{"kube-proxy-arg": []string{"proxy-mode=ipvs"}})), cfg(nil), want{
+			backend: backend.IptablesNFT, source: "auto", env: []string{"IPTABLES_MODE=nft"},
+			respected:   []string{"proxy-mode=ipvs in /etc/rancher/rke2/config.yaml"},
+			moreModules: []string{"ip_vs", "ip_vs_rr", "ip_set", "ip_set_hash_ip", "ip_set_hash_ipport", "ip_set_hash_ipportip", "ip_set_hash_ipportnet", "ip_set_bitmap_port", "xt_set", "xt_ipvs", "dummy"},
+			reasons:     []string{"so kube-proxy keeps ipvs mode", "The host's iptables command is iptables-nft", "Note: kube-proxy deprecates ipvs mode"},
+		}},
+		{"proxy-mode=unknown is left alone", withRKE2(debian12(), "v1.34.10+rke2r1",
+			rke2File("/etc/rancher/rke2/config.yaml", map[string]any{"kube-proxy-arg": []string{"proxy-mode=kernelspace"}})), cfg(nil), want{
 			disabled: true, source: "rke2-config",
-			respected: []string{"proxy-mode=ipvs in /etc/rancher/rke2/config.yaml"},
+			respected: []string{"proxy-mode=kernelspace in /etc/rancher/rke2/config.yaml"},
 			reasons:   []string{"a mode rke2-proxy-backend does not manage"},
 		}},
 		{"backend off", debian12(), cfg(func(c *config.Config) { c.Backend, c.BackendSource = "off", "cmdline" }), want{

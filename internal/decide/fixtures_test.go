@@ -100,6 +100,8 @@ type want struct {
 	reasons   []string // each must be a substring of some reason
 	refused   int
 	respected []string
+	// moreModules follow the backend's own (ipvs mode's preload).
+	moreModules []string
 }
 
 // autoIptables is the automatic choice of iptables backend b as RKE2
@@ -134,7 +136,7 @@ func check(t *testing.T, d Decision, w want) {
 		if !reflect.DeepEqual(d.KubeProxyEnv, w.env) {
 			t.Errorf("env %q, want %q", d.KubeProxyEnv, w.env)
 		}
-		if !reflect.DeepEqual(d.Modules, w.backend.Modules()) {
+		if !reflect.DeepEqual(d.Modules, append(w.backend.Modules(), w.moreModules...)) {
 			t.Errorf("modules %q, want %s's", d.Modules, w.backend)
 		}
 	}

@@ -54,7 +54,21 @@ func FuzzDecide(f *testing.F) {
 		if d.Disabled {
 			return
 		}
-		if !slices.Contains(backend.All, d.Backend) || d.ProxyMode != d.Backend.ProxyMode() {
+		if mode, _ := fa.RKE2.Config.ProxyMode(); strings.TrimSpace(mode) == ProxyModeIPVS {
+			// ipvs is the operator's: kept, never overwritten, and only an
+			// iptables backend runs under it.
+			if d.ProxyMode != ProxyModeIPVS || !d.Backend.UsesIptables() || d.IPVSScheduler == "" {
+				t.Fatalf("ipvs node: backend %q with proxy mode %q, scheduler %q", d.Backend, d.ProxyMode, d.IPVSScheduler)
+			}
+			for _, a := range d.KubeProxyArgs {
+				if strings.HasPrefix(strings.TrimPrefix(a, "--"), "proxy-mode=") {
+					t.Fatalf("ipvs node: the drop-in writes %q", a)
+				}
+			}
+			if !slices.Contains(d.Modules, "ip_vs") {
+				t.Fatalf("ipvs node: modules %v lack ip_vs", d.Modules)
+			}
+		} else if !slices.Contains(backend.All, d.Backend) || d.ProxyMode != d.Backend.ProxyMode() {
 			t.Fatalf("backend %q with proxy mode %q", d.Backend, d.ProxyMode)
 		}
 		for _, e := range d.KubeProxyEnv {

@@ -75,14 +75,14 @@ func (s *state) sayKubeProxyFindings() {
 // version RKE2 runs refuses or ignores: the drop-in is ours, so a setting
 // that would stop kube-proxy is not written (a gate pair is taken out of
 // its item, the other pairs kept), and each drop is said.
-func (s *state) extraArgs(b backend.Backend) []string {
+func (s *state) extraArgs(mode string) []string {
 	var out []string
 	file := s.c.File
 	if file == "" || file == ForcedBy {
 		file = hostfs.ConfigFile
 	}
 	for _, extra := range s.c.KubeProxy.ExtraArgs {
-		args := []rke2.Setting{{Value: "proxy-mode=" + b.ProxyMode()}, {Value: extra, File: file}}
+		args := []rke2.Setting{{Value: "proxy-mode=" + mode}, {Value: extra, File: file}}
 		var dropped []kpargs.Finding
 		for _, fd := range kpargs.Check(s.f.RKE2.Kubernetes, args) {
 			if fd.File == file {

@@ -42,6 +42,9 @@ func SwitchRefusal(f facts.Facts, b backend.Backend) string {
 	if _, not := Runnable(f); not[b] != "" {
 		return "this host cannot run it: " + not[b]
 	}
+	if why := ipvsSwitchRefusal(f, b); why != "" {
+		return why
+	}
 	if why := switchKubeProxyRefusal(f, b); why != "" {
 		return why
 	}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 )
@@ -18,6 +19,7 @@ func (r Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "backend: none, rke2-proxy-backend leaves kube-proxy alone (source: %s)\n", d.Source)
 	} else {
 		fmt.Fprintf(&b, "backend: %s (source: %s)\n", d.Backend, d.Source)
+		fmt.Fprintf(&b, "proxy mode: %s\n", proxyModeText(d))
 		settings := append(append([]string{}, d.KubeProxyArgs...), d.KubeProxyEnv...)
 		if len(settings) == 0 {
 			settings = []string{"nothing to add"}
@@ -50,6 +52,15 @@ func (r Report) WriteText(w io.Writer) error {
 	list(&b, "unreadable", f.Unreadable)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// proxyModeText is kube-proxy's mode; under ipvs the backend line names
+// the iptables backend beneath it, so the mode line says so.
+func proxyModeText(d decide.Decision) string {
+	if d.ProxyMode == decide.ProxyModeIPVS {
+		return fmt.Sprintf("ipvs (kept from RKE2's config; %s under it, scheduler %s)", d.Backend, d.IPVSScheduler)
+	}
+	return OrUnknown(d.ProxyMode)
 }
 
 func list(b *strings.Builder, title string, items []string) {

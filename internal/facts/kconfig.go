@@ -24,6 +24,9 @@ var KernelOptions = []string{
 	"NETFILTER_XT_NAT", "NETFILTER_XT_TARGET_MASQUERADE",
 	// PREEMPT_RT kernels cannot have legacy xtables (raspberrypi/linux#7213).
 	"PREEMPT_RT",
+	// kube-proxy's ipvs mode cannot start without IPVS and ipset (both
+	// sit in the netfilter menus, before netfilterEnd).
+	"IP_VS", "IP_SET",
 }
 
 // maxConfigLine bounds one line; real kernel configs stay far below it.

@@ -128,3 +128,16 @@ func TestFindingSentence(t *testing.T) {
 		}
 	}
 }
+
+// The ipvs rows tell one story in order: warned, gated, off, gone
+// (KEP-5495; the 1.35 warning is in v1.35.4's kube-proxy, not v1.34.4's).
+func TestIPVSLifecycleIsOrdered(t *testing.T) {
+	l := IPVS()
+	steps := []Fact{l.Deprecated, l.Gate, l.Off, l.Gone}
+	want := []int{35, 37, 40, 43}
+	for i, f := range steps {
+		if f.Minor != want[i] || f.Source == "" {
+			t.Errorf("ipvs step %d: %+v, want minor 1.%d with a source", i, f, want[i])
+		}
+	}
+}

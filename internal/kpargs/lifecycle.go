@@ -19,6 +19,8 @@ const (
 	kindAdded    = "added"
 	kindIPVSOff  = "ipvs-off"
 	kindIPVSGone = "ipvs-gone"
+	// kindIPVSDeprecated: kube-proxy warns about ipvs mode but runs it.
+	kindIPVSDeprecated = "ipvs-deprecated"
 )
 
 //go:embed lifecycle.txt
@@ -86,12 +88,12 @@ func parseFact(line string) (Fact, error) {
 			return Fact{}, fmt.Errorf("locked %q: want one Gate=true|false", f.Gate)
 		}
 		f.Gate, f.Value = gates[0].Name, gates[0].Value
-	case kindRemoved, kindAdded, kindIPVSOff, kindIPVSGone:
+	case kindRemoved, kindAdded, kindIPVSOff, kindIPVSGone, kindIPVSDeprecated:
 		if !validGateName(f.Gate) {
 			return Fact{}, fmt.Errorf("gate %q: want a gate name", f.Gate)
 		}
 	default:
-		return Fact{}, fmt.Errorf("kind %q: want removed, locked, added, ipvs-off or ipvs-gone", f.Kind)
+		return Fact{}, fmt.Errorf("kind %q: want removed, locked, added, ipvs-deprecated, ipvs-off or ipvs-gone", f.Kind)
 	}
 	return f, nil
 }

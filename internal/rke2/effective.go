@@ -91,6 +91,13 @@ func (e Effective) ProxyMode(skip ...string) (value, file string) {
 	return e.lastSetting(KeyKubeProxyArg, "proxy-mode", true, skip)
 }
 
+// KubeProxyArg is the last name=... in kube-proxy-arg (kube-proxy keeps the
+// last of a repeated flag), with its file; "" when none sets it. ProxyMode
+// is this for proxy-mode; ipvs mode reads ipvs-scheduler with it.
+func (e Effective) KubeProxyArg(name string, skip ...string) (value, file string) {
+	return e.lastSetting(KeyKubeProxyArg, name, true, skip)
+}
+
 // IptablesMode is the last IPTABLES_MODE in kube-proxy-extra-env (split at
 // the first '=', as RKE2 does), with the file that set it.
 func (e Effective) IptablesMode(skip ...string) (value, file string) {

@@ -7,14 +7,19 @@ import "github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 type Decision struct {
 	// Disabled is true when there is nothing to do: the operator turned the
 	// tool off (backend: off), RKE2 runs no kube-proxy (disable-kube-proxy),
-	// or RKE2's config pins a proxy mode the tool does not manage (ipvs).
+	// or RKE2's config pins a proxy mode the tool does not manage.
 	// Nothing is written then, Backend is empty and Reasons say which.
 	Disabled bool            `json:"disabled,omitempty"`
 	Backend  backend.Backend `json:"backend"`
 	// ProxyMode and IptablesMode are kube-proxy's --proxy-mode and the
-	// IPTABLES_MODE for RKE2's kube-proxy image.
+	// IPTABLES_MODE for RKE2's kube-proxy image. ProxyMode is ipvs when
+	// RKE2's config sets proxy-mode=ipvs: the drop-in keeps that mode and
+	// Backend is the iptables backend under it.
 	ProxyMode    string `json:"proxy_mode"`
 	IptablesMode string `json:"iptables_mode"`
+	// IPVSScheduler is kube-proxy's --ipvs-scheduler in ipvs mode (rr when
+	// unset), whose ip_vs_<name> module apply loads; empty in other modes.
+	IPVSScheduler string `json:"ipvs_scheduler,omitempty"`
 	// Source is auto, config, env, cmdline or rke2-config.
 	Source string `json:"source"`
 	// Modules are the kernel modules apply loads (the backend's set only).
