@@ -14,10 +14,20 @@ func init() { register(newCleanupCommand) }
 
 func newCleanupCommand(g *globals) *cobra.Command {
 	var (
-		backendName                 string
-		dryRun, force, kubeletHints bool
+		backendName                               string
+		dryRun, force, kubeletHints, ipvsLeftover bool
 	)
-	cmd := flagsOnly("cleanup --backend B [--dry-run] [--force] | cleanup --kubelet-hints [--dry-run]", "Remove kube-proxy rules stranded in backend B, or kubelet's leftover hint chains", helpText("cleanup"), func(cmd *cobra.Command) error {
+	cmd := flagsOnly("cleanup --backend B [--dry-run] [--force] | cleanup --kubelet-hints [--dry-run] | cleanup --ipvs-leftovers [--dry-run] [--force]", "Remove kube-proxy rules stranded in backend B, kubelet's leftover hint chains, or ipvs mode's leftovers", helpText("cleanup"), func(cmd *cobra.Command) error {
+		if ipvsLeftover {
+			if backendName != "" || kubeletHints {
+				return usageError(errors.New("--ipvs-leftovers takes neither --backend nor --kubelet-hints: it removes only ipvs's own state"))
+			}
+			sw, err := cleanup.IPVSLeftovers(g.hostRoot(), cleanup.Options{DryRun: dryRun, Force: force})
+			if err != nil {
+				return failure("cleanup --ipvs-leftovers: %w", err)
+			}
+			return g.print(sw)
+		}
 		if kubeletHints {
 			if backendName != "" || force {
 				return usageError(errors.New("--kubelet-hints takes neither --backend nor --force: the plan says where kubelet's hints belong"))
@@ -39,6 +49,7 @@ func newCleanupCommand(g *globals) *cobra.Command {
 	f.BoolVar(&dryRun, "dry-run", false, "print what would be removed and change nothing")
 	f.BoolVar(&force, "force", false, "also clean the backend the plan says kube-proxy uses")
 	f.BoolVar(&kubeletHints, "kubelet-hints", false, "remove kubelet's leftover hint chains from the other iptables backend instead (no reboot needed)")
+	f.BoolVar(&ipvsLeftover, "ipvs-leftovers", false, "remove what ipvs mode left once kube-proxy is out of it instead: its ipsets no rule uses, a dummy kube-ipvs0, the virtual servers on it (--force: even while the plan records ipvs)")
 	return cmd
 }
 

@@ -67,6 +67,9 @@ func (c *Command) Verify(ctx context.Context, wait time.Duration, progress func(
 	if err == nil {
 		// The image's nft against the host's: a finding only on nftables.
 		AddNftSkew(ctx, c.Root, res)
+		// ipvs's state left by an earlier ipvs mode (sets, kube-ipvs0,
+		// virtual servers): a finding only on a node out of ipvs mode.
+		AddIPVSLeftovers(c.Root, res)
 	}
 	return res, err
 }

@@ -42,6 +42,8 @@ func Expect(root hostfs.Root, claim Claim, opts *Options) (*Result, error) {
 		return CannotTell(fmt.Sprintf("the plan cannot be read, so nothing says which backend to verify: %v", planErr), noPlanFix), nil
 	case p.Decision.Disabled:
 		return nil, nil
+	case p.Decision.ProxyMode == "ipvs":
+		return nil, ErrIPVSMode
 	default:
 		if _, err := backend.Parse(string(p.Decision.Backend)); err != nil {
 			return CannotTell(fmt.Sprintf("plan %s: decision.backend: %v", hostfs.PlanFile, err), noPlanFix), nil

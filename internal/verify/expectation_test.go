@@ -96,6 +96,23 @@ func TestExpectNothingWhenTurnedOff(t *testing.T) {
 	}
 }
 
+// An ipvs node's plan (proxy mode kept, iptables backend under it) is not
+// judged as iptables mode, which would fail every ipvs node: every caller
+// reads it as "nothing to verify", in ipvs's own words; --expect still
+// judges the backend the operator names.
+func TestExpectIPVSModeIsNotJudgedYet(t *testing.T) {
+	h := withPlan(t, dualStack(t), plan.Plan{Decision: plan.Decision{Backend: backend.IptablesNFT, ProxyMode: "ipvs"}})
+	var o Options
+	unknown, err := Expect(h.Root(), Claim{}, &o)
+	if unknown != nil || !errors.Is(err, ErrOff) || !strings.Contains(err.Error(), "ipvs mode") || o.Expect != "" {
+		t.Errorf("Expect = %+v, %v, expect %q; want ErrIPVSMode", unknown, err, o.Expect)
+	}
+	o = Options{}
+	if _, err := Expect(h.Root(), Claim{Backend: "iptables-nft"}, &o); err != nil || o.Expect != backend.IptablesNFT {
+		t.Errorf("with --expect: %v, expect %q", err, o.Expect)
+	}
+}
+
 func TestExpectErrors(t *testing.T) {
 	h := withPlan(t, dualStack(t), plan.Plan{Decision: plan.Decision{Backend: backend.IptablesNFT}, Kubernetes: "one-thirty"})
 	var bad *FlagError

@@ -129,6 +129,18 @@ func (e *FlagError) Unwrap() error { return e.Err }
 // off): there is nothing to verify, which is no failure.
 var ErrOff = errors.New("rke2-proxy-backend is turned off (backend: off)")
 
+// ErrIPVSMode is a host whose plan keeps kube-proxy in ipvs mode: its
+// iptables backend is managed, but verify does not judge ipvs's rules
+// (ipsets, virtual servers, its own chains) yet, and judging them as
+// iptables mode's would fail every ipvs node. It is ErrOff for every
+// caller (nothing to verify, no failure), with its own words.
+var ErrIPVSMode error = notJudged("kube-proxy runs in ipvs mode (kept from RKE2's config): verify does not judge ipvs's rules yet")
+
+type notJudged string
+
+func (e notJudged) Error() string        { return string(e) }
+func (e notJudged) Is(target error) bool { return target == ErrOff }
+
 // Finding is one thing that does not hold, with the command that fixes it.
 type Finding struct {
 	Kind    string          `json:"kind"`
