@@ -125,6 +125,7 @@ func (s *state) finish(b backend.Backend) {
 		s.say("Support for %s is assumed, not confirmed: %s.", b, cp.why)
 	}
 	s.skewWarning(b)
+	s.detectHostWarning(b) // kube-proxy 1.38+ picks its iptables flavour itself (detecthost.go)
 	s.setting(&d.KubeProxyArgs, "proxy-mode", d.ProxyMode, s.pins.proxyMode, s.pins.proxyModeFile)
 	if s.pins.miscasedGate != "" {
 		s.say("RKE2's config passes %q in %s: kube-proxy's gate names are case-sensitive, so it knows no such gate and will not start; write %s.",
