@@ -118,6 +118,9 @@ func TestDetectHostFixtures(t *testing.T) {
 		{"1.38, pinned nft, alternative legacy", func(h *testhost.Host) {
 			h.Ubuntu2204DockerLegacy().RKE2v138().PinnedIptablesMode("nft")
 		}, backend.IptablesNFT, true},
+		{"1.38, auto, legacy trigger, alternative nft", func(h *testhost.Host) {
+			h.Debian12().RKE2v138().File("/etc/rke2-proxy-backend/config.yaml", "legacy_triggers:\n  pci_ids: [\"1af4:1041\"]\n")
+		}, backend.IptablesLegacy, true},
 		{"1.38, auto, alternative nft", func(h *testhost.Host) { h.Debian12().RKE2v138() }, backend.IptablesNFT, false},
 		{"1.38, auto, alternative legacy", func(h *testhost.Host) { h.Ubuntu2204DockerLegacy().RKE2v138() }, backend.IptablesLegacy, false},
 		{"1.38, nftables mode: no iptables flavour", func(h *testhost.Host) { h.Debian12().RKE2v138().PinnedProxyMode("nftables") }, backend.NFTables, false},
