@@ -131,6 +131,7 @@ func (s *state) finish(b backend.Backend) {
 		s.say("Support for %s is assumed, not confirmed: %s.", b, cp.why)
 	}
 	s.skewWarning(b)
+	s.detectHostWarning(b) // kube-proxy 1.38+ picks its iptables flavour itself (detecthost.go)
 	if s.underIPVS() {
 		// Never written: the operator's proxy-mode=ipvs stays the last one.
 		s.respect(fmt.Sprintf("proxy-mode=%s in %s", ProxyModeIPVS, s.pins.proxyModeFile))
