@@ -11,11 +11,6 @@ import (
 
 func init() { register(newVerifyCommand) }
 
-// ExitCannotTell is verify's exit status when it cannot tell whether
-// kube-proxy is right (verify.VerdictUnknown): a monitor must not read it
-// as a pass, nor page as for a broken node.
-const ExitCannotTell = 3
-
 func newVerifyCommand(g *globals) *cobra.Command {
 	var fl verify.Flags
 	cmd := flagsOnly("verify [--wait DURATION] [--expect B]", "Prove kube-proxy's rules are complete in the planned backend and nowhere else", helpText("verify"), func(cmd *cobra.Command) error {
@@ -63,7 +58,7 @@ func verifyExit(cmd *cobra.Command, g *globals, res *verify.Result, err error) e
 	case res == nil || res.Verdict == verify.VerdictOK:
 		return nil
 	case res.Verdict == verify.VerdictUnknown:
-		return &exitError{code: ExitCannotTell, err: errors.New("")}
+		return silentExit(ExitCannotTell)
 	}
-	return errSilentFailure
+	return silentExit(ExitFailure)
 }
