@@ -14,6 +14,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/generator"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostplan"
 )
 
 // GeneratorName is the argv[0] that selects generator mode: the name the
@@ -30,6 +31,12 @@ type globals struct {
 }
 
 func (g *globals) hostRoot() hostfs.Root { return hostfs.New(g.root) }
+
+// host is where this run reads its facts and config: --root, --config and
+// this process's environment.
+func (g *globals) host() hostplan.Host {
+	return hostplan.Host{Root: g.hostRoot(), ConfigFile: g.configFile, Environ: os.Environ()}
+}
 
 func (g *globals) json() bool { return g.output == "json" }
 
