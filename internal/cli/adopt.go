@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -14,9 +13,6 @@ import (
 )
 
 func init() { register(newAdoptCommand) }
-
-// ExitAdoptCannotTell is verify's "cannot tell" code, for the same reason.
-const ExitAdoptCannotTell = ExitCannotTell
 
 func newAdoptCommand(g *globals) *cobra.Command {
 	var o adopt.Options
@@ -39,9 +35,9 @@ func newAdoptCommand(g *globals) *cobra.Command {
 		case err != nil:
 			return failure("adopt: %w", err)
 		case res.Outcome == adopt.CannotTell:
-			return &exitError{code: ExitAdoptCannotTell, err: errors.New("")}
+			return silentExit(ExitCannotTell)
 		case res.Outcome == adopt.Refused:
-			return errSilentFailure
+			return silentExit(ExitFailure)
 		}
 		return nil
 	})

@@ -2,14 +2,12 @@ package cli
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/apply"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostplan"
 )
 
 func init() { register(newApplyCommand) }
@@ -33,22 +31,18 @@ func newApplyCommand(g *globals) *cobra.Command {
 	return cmd
 }
 
-// runApply maps apply.Prepare to exit codes: a config it cannot read is a
+// runApply maps apply.OnHost to exit codes: a config it cannot read is a
 // usage error (2), a blocked run a failure (1), honoured or warned 0.
 func runApply(cmd *cobra.Command, g *globals, name string, o apply.PrepareOptions) error {
 	forced, err := backendFlag("--backend", name, false)
 	if err != nil {
 		return usageError(err)
 	}
-	p, err := hostplan.Load(g.host(), hostplan.Apply)
-	if err != nil {
-		return usageError(apply.UnknownIntent(err))
-	}
-	o.Root, o.Forced, o.ConfigEnv, o.Stdout = g.hostRoot(), forced, os.Getenv(apply.EnvRKE2Config), g.stdout
+	o.Forced, o.Stdout = forced, g.stdout
 	o.Log = func(format string, args ...any) {
 		fmt.Fprintf(g.stderr, "rke2-proxy-backend apply: "+format+"\n", args...)
 	}
-	out, err := apply.Prepare(cmd.Context(), o, apply.Input{Facts: p.Facts, Config: p.Config, Decision: p.Decision})
+	out, err := apply.OnHost(cmd.Context(), g.host(), o)
 	if err != nil {
 		return usageError(err)
 	}

@@ -23,7 +23,7 @@ func newBenchCommand(g *globals) *cobra.Command {
 	cmd := flagsOnly("bench [--services N] [--backend B|all]", "Measure what kube-proxy's rule loads cost on this node, per backend", helpText("bench"), func(cmd *cobra.Command) error {
 		if costbench.IsChild() {
 			if code := costbench.ChildMain(cmd.Context(), g.stdout, g.stderr); code != 0 {
-				return errSilentFailure
+				return silentExit(ExitFailure)
 			}
 			return nil
 		}

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
@@ -25,7 +24,7 @@ func newCheckCommand(g *globals) *cobra.Command {
 		if v.Status == nodecheck.OK {
 			return nil
 		}
-		return &exitError{code: int(v.Status), err: errors.New("")}
+		return silentExit(int(v.Status))
 	})
 	cmd.Flags().DurationVar(&maxAge, "max-age", nodecheck.DefaultMaxAge, "how old the watch service's heartbeat may be before the status is stale (0: no limit)")
 	return cmd

@@ -32,7 +32,11 @@ func newCleanupCommand(g *globals) *cobra.Command {
 			if backendName != "" || force {
 				return usageError(errors.New("--kubelet-hints takes neither --backend nor --force: the plan says where kubelet's hints belong"))
 			}
-			return cleanupKubeletHints(cmd, g, dryRun)
+			r, err := switchover.TidyPlannedHints(cmd.Context(), g.hostRoot(), dryRun)
+			if err != nil {
+				return failure("cleanup --kubelet-hints: %w", err)
+			}
+			return g.print(r)
 		}
 		b, err := backendFlag("--backend", backendName, true)
 		if err != nil {
@@ -51,19 +55,4 @@ func newCleanupCommand(g *globals) *cobra.Command {
 	f.BoolVar(&kubeletHints, "kubelet-hints", false, "remove kubelet's leftover hint chains from the other iptables backend instead (no reboot needed)")
 	f.BoolVar(&ipvsLeftover, "ipvs-leftovers", false, "remove what ipvs mode left once kube-proxy is out of it instead: its ipsets no rule uses, a dummy kube-ipvs0, the virtual servers on it (--force: even while the plan records ipvs)")
 	return cmd
-}
-
-// cleanupKubeletHints is `cleanup --kubelet-hints`: switch's own tidy step
-// (switchover.LiveHints), for the leftovers of a switch done another way
-// (config edit and restart, a one-boot override made permanent).
-func cleanupKubeletHints(cmd *cobra.Command, g *globals, dryRun bool) error {
-	kubeProxy, err := cleanup.PlannedBackend(g.hostRoot())
-	if err != nil {
-		return failure("cleanup --kubelet-hints: %w", err)
-	}
-	t, err := switchover.LiveHints{Run: cleanup.Tools(dryRun)}.Tidy(cmd.Context(), kubeProxy)
-	if err != nil {
-		return failure("cleanup --kubelet-hints: %w", err)
-	}
-	return g.print(switchover.HintReport{HintTidy: t, KubeProxy: kubeProxy, DryRun: dryRun})
 }

@@ -10,6 +10,10 @@ const (
 	ExitOK      = 0
 	ExitFailure = 1 // runtime failure or verification failed
 	ExitUsage   = 2 // usage or configuration error
+	// ExitCannotTell is verify's and adopt's exit status when they cannot
+	// tell whether kube-proxy is right (verify.VerdictUnknown): a monitor
+	// must not read it as a pass, nor page as for a broken node.
+	ExitCannotTell = 3
 )
 
 // exitError carries an exit code through cobra's error return.
@@ -29,9 +33,9 @@ func failure(format string, args ...any) error {
 	return &exitError{code: ExitFailure, err: fmt.Errorf(format, args...)}
 }
 
-// silentFailure exits 1 without printing anything more (the command already
-// reported, e.g. verify's findings).
-var errSilentFailure = &exitError{code: ExitFailure, err: errors.New("")}
+// silentExit exits with code without printing anything more (the command
+// already reported, e.g. verify's findings or check's one line).
+func silentExit(code int) error { return &exitError{code: code, err: errors.New("")} }
 
 func exitCode(err error) int {
 	var e *exitError

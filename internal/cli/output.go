@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -38,15 +39,11 @@ var jsonCommands = map[string]bool{
 	"completion powershell": false,
 }
 
-// commandKey is a command's path without the program name ("render live").
-func commandKey(cmd *cobra.Command) string {
-	if !cmd.HasParent() {
-		return ""
-	}
-	if p := commandKey(cmd.Parent()); p != "" {
-		return p + " " + cmd.Name()
-	}
-	return cmd.Name()
+// CommandKey is a command's path without the program name ("render live"),
+// as jsonCommands and the manual pages name commands.
+func CommandKey(cmd *cobra.Command) string {
+	_, key, _ := strings.Cut(cmd.CommandPath(), " ")
+	return key
 }
 
 // noJSONHints say where a text-only command's information is found as JSON.
@@ -61,7 +58,7 @@ func (g *globals) checkOutput(cmd *cobra.Command) error {
 	if g.output != "text" && g.output != "json" {
 		return usageError(fmt.Errorf("--output %q: valid formats are text, json", g.output))
 	}
-	key := commandKey(cmd)
+	key := CommandKey(cmd)
 	if !g.json() || jsonCommands[key] {
 		return nil
 	}

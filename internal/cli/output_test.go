@@ -35,7 +35,7 @@ func everyCommand(t *testing.T) []*cobra.Command {
 func TestEveryCommandDeclaresItsOutput(t *testing.T) {
 	seen := map[string]bool{}
 	for _, c := range everyCommand(t) {
-		key := commandKey(c)
+		key := CommandKey(c)
 		seen[key] = true
 		if c.Name() == cobra.ShellCompRequestCmd || c.Name() == cobra.ShellCompNoDescRequestCmd {
 			continue // parses no flags of its own: -o reaches it as a word to complete

@@ -56,23 +56,11 @@ func newRenderLiveCommand(g *globals) *cobra.Command {
 		if err != nil {
 			return usageError(err)
 		}
-		backends := backend.All
-		if only != "" {
-			backends = []backend.Backend{only}
-		}
-		reader := netfilter.NewSystem(g.hostRoot())
-		var out rules.Rulesets
-		for _, b := range backends {
-			rs, err := reader.Read(cmd.Context(), b)
-			if netfilter.IsNotInstalled(err) && len(backends) > 1 {
-				// One missing tool must not hide the other backends.
-				fmt.Fprintf(g.stderr, "rke2-proxy-backend: skipping %s: %v\n", b, err)
-				continue
-			}
-			if err != nil {
-				return failure("render live: %w", err)
-			}
-			out = append(out, rs)
+		out, err := netfilter.ReadEach(cmd.Context(), netfilter.NewSystem(g.hostRoot()), only, func(b backend.Backend, err error) {
+			fmt.Fprintf(g.stderr, "rke2-proxy-backend: skipping %s: %v\n", b, err)
+		})
+		if err != nil {
+			return failure("render live: %w", err)
 		}
 		return g.print(out)
 	})

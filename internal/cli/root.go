@@ -11,12 +11,15 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/generator"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostplan"
 )
 
-// GeneratorName is the argv[0] that selects generator mode.
-const GeneratorName = "rke2-proxy-backend-generator"
+// GeneratorName is the argv[0] that selects generator mode: the name the
+// generator signs its log with.
+const GeneratorName = generator.Name
 
 // globals are the flags every subcommand shares.
 type globals struct {
@@ -28,6 +31,12 @@ type globals struct {
 }
 
 func (g *globals) hostRoot() hostfs.Root { return hostfs.New(g.root) }
+
+// host is where this run reads its facts and config: --root, --config and
+// this process's environment.
+func (g *globals) host() hostplan.Host {
+	return hostplan.Host{Root: g.hostRoot(), ConfigFile: g.configFile, Environ: os.Environ()}
+}
 
 func (g *globals) json() bool { return g.output == "json" }
 
@@ -99,30 +108,15 @@ var subcommands []func(*globals) *cobra.Command
 
 func register(f func(*globals) *cobra.Command) { subcommands = append(subcommands, f) }
 
-// plainGeneratorArgs reports whether args are what systemd passes a
-// generator: one to three directories, no flag (anything else goes through
-// the command tree, which parses the flags or reports the usage error).
-func plainGeneratorArgs(args []string) bool {
-	if len(args) < 1 || len(args) > 3 {
-		return false
-	}
-	for _, a := range args {
-		if strings.HasPrefix(a, "-") {
-			return false
-		}
-	}
-	return true
-}
-
 // Main runs the command line and returns the process exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && filepath.Base(args[0]) == GeneratorName {
-		if dirs := args[1:]; plainGeneratorArgs(dirs) {
+		if dirs := args[1:]; generator.PlainArgs(dirs) {
 			// systemd runs a generator with its output directories and
 			// nothing else, at every boot and daemon-reload: run it before
 			// the command tree is built, which only flags, help and usage
 			// errors need (every flag's default is what the tree would set).
-			runGenerator(&globals{root: defaultRoot(), configFile: hostfs.ConfigFile, output: "text", stdout: stdout, stderr: stderr}, dirs)
+			generator.OnHost(hostfs.New(defaultRoot()), hostfs.ConfigFile, dirs, stderr)
 			return ExitOK
 		}
 		args = append([]string{args[0], "generate"}, args[1:]...)

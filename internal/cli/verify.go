@@ -5,20 +5,11 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kubeproxy"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
 
 func init() { register(newVerifyCommand) }
-
-// ExitCannotTell is verify's exit status when it cannot tell whether
-// kube-proxy is right (verify.VerdictUnknown): a monitor must not read it
-// as a pass, nor page as for a broken node.
-const ExitCannotTell = 3
 
 func newVerifyCommand(g *globals) *cobra.Command {
 	var fl verify.Flags
@@ -30,28 +21,14 @@ func newVerifyCommand(g *globals) *cobra.Command {
 		res, err := c.Once(cmd.Context())
 		return verifyExit(cmd, g, res, err)
 	})
-	addVerifyFlags(cmd.Flags(), &fl, "wait up to this long for kube-proxy's first sync (default: verify.wait from the config)")
+	fl.Register(cmd.Flags(), "wait up to this long for kube-proxy's first sync (default: verify.wait from the config)")
 	return cmd
-}
-
-// addVerifyFlags registers the flags verify and watch share; wait says
-// what --wait means for the command.
-func addVerifyFlags(f *pflag.FlagSet, fl *verify.Flags, wait string) {
-	f.DurationVar(&fl.Wait, "wait", 0, wait)
-	f.StringVar(&fl.Claim.Backend, "expect", "", "expected backend, instead of the plan's: "+backend.Names())
-	f.StringVar(&fl.Claim.Kubernetes, "kubernetes", "", "Kubernetes version, e.g. v1.33 (default: the plan's, else any known layout)")
-	f.StringVar(&fl.TextfileDir, "textfile-dir", "", "node_exporter textfile directory (default: verify.textfile_dir from the config)")
-	f.StringVar(&fl.ProxyModeURL, "proxy-mode-url", "", `kube-proxy's /proxyMode URL (default: where RKE2's kube-proxy-arg metrics-bind-address puts it, else `+kubeproxy.DefaultProxyModeURL+`; "" skips the check)`)
-	f.BoolVar(&fl.NoStatus, "no-status", false, "write neither "+hostfs.StatusFile+" nor metrics")
-	_ = f.MarkHidden("proxy-mode-url")
 }
 
 // loadVerify resolves verify's and watch's flags against the config; the
 // progress lines go to stderr under the command's name.
 func loadVerify(cmd *cobra.Command, g *globals, fl verify.Flags) (*verify.Command, error) {
-	f := cmd.Flags()
-	fl.WaitSet, fl.TextfileDirSet, fl.ProxyModeURLSet = f.Changed("wait"), f.Changed("textfile-dir"), f.Changed("proxy-mode-url")
-	c, err := verify.Load(g.hostRoot(), g.configFile, fl)
+	c, err := verify.Load(g.hostRoot(), g.configFile, fl.Given(cmd.Flags()))
 	if err != nil {
 		return nil, usageError(err)
 	}
@@ -81,7 +58,7 @@ func verifyExit(cmd *cobra.Command, g *globals, res *verify.Result, err error) e
 	case res == nil || res.Verdict == verify.VerdictOK:
 		return nil
 	case res.Verdict == verify.VerdictUnknown:
-		return &exitError{code: ExitCannotTell, err: errors.New("")}
+		return silentExit(ExitCannotTell)
 	}
-	return errSilentFailure
+	return silentExit(ExitFailure)
 }

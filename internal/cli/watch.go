@@ -23,7 +23,7 @@ func newWatchCommand(g *globals) *cobra.Command {
 		return verifyExit(cmd, g, nil, watch.OnHost(cmd.Context(), c, s))
 	})
 	f := cmd.Flags()
-	addVerifyFlags(f, &fl, "first run only: wait up to this long for kube-proxy's first sync (default: verify.wait from the config)")
+	fl.Register(f, "first run only: wait up to this long for kube-proxy's first sync (default: verify.wait from the config)")
 	f.DurationVar(&s.Poll, "poll", watch.DefaultPoll, "how often to read legacy's change stamp (every backend's without nftables events)")
 	f.DurationVar(&s.Quiet, "quiet", watch.DefaultQuiet, "how long the rules must stay still after a change before verify runs")
 	f.DurationVar(&s.Grace, "grace", watch.DefaultGrace, "how long rules may stay wrong before it is drift")

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cli"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
 )
 
@@ -22,12 +23,6 @@ const ConfigPage = "rke2-proxy-backend-config"
 // pageName is a command's page: "rke2-proxy-backend-render-live".
 func pageName(cmd *cobra.Command) string { return strings.ReplaceAll(cmd.CommandPath(), " ", "-") }
 
-// commandKey is a command's path without the program name ("render live").
-func commandKey(cmd *cobra.Command) string {
-	_, key, _ := strings.Cut(cmd.CommandPath(), " ")
-	return key
-}
-
 // documented are the commands that get a page: what a user can run, not
 // cobra's help and completion machinery.
 func documented(cmd *cobra.Command) bool {
@@ -36,7 +31,7 @@ func documented(cmd *cobra.Command) bool {
 
 func commandPage(cmd *cobra.Command, h header) string {
 	var r roff
-	key := commandKey(cmd)
+	key := cli.CommandKey(cmd)
 	r.th(strings.ToUpper(pageName(cmd)), "1", h.date, h.source, h.manual)
 
 	r.sh("NAME")
@@ -204,7 +199,7 @@ func seeAlso(cmd *cobra.Command) []string {
 		"verify":   {"iptables-save(8)", "nft(8)"},
 		"cleanup":  {"iptables-restore(8)", "nft(8)"},
 		"render":   {"iptables-save(8)", "nft(8)"},
-	}[commandKey(cmd)]
+	}[cli.CommandKey(cmd)]
 	if !cmd.HasParent() {
 		extra = []string{"systemd.generator(7)", "iptables(8)", "nft(8)"}
 	}
