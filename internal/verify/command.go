@@ -22,7 +22,7 @@ func Load(root hostfs.Root, configFile string, f Flags) (*Command, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Command{Host: Host{Root: root, Claim: f.Claim}, Wait: cfg.Verify.Wait, TextfileDir: cfg.Verify.TextfileDir, NoStatus: f.NoStatus}
+	c := &Command{Host: Host{Root: root, Claim: f.Claim}, ConfigFile: configFile, Wait: cfg.Verify.Wait, TextfileDir: cfg.Verify.TextfileDir, NoStatus: f.NoStatus}
 	if f.WaitSet {
 		c.Wait = f.Wait
 	}
@@ -70,6 +70,8 @@ func (c *Command) Verify(ctx context.Context, wait time.Duration, progress func(
 		// ipvs's state left by an earlier ipvs mode (sets, kube-ipvs0,
 		// virtual servers): a finding only on a node out of ipvs mode.
 		AddIPVSLeftovers(c.Root, res)
+		// A kube-proxy that cannot start: the item of RKE2's config to remove.
+		AddRefusedKubeProxyArgs(c.Root, c.ConfigFile, res)
 	}
 	return res, err
 }

@@ -110,6 +110,9 @@ type Flags struct {
 // that no result is stored. Progress gets the lines worth the journal.
 type Command struct {
 	Host
+	// ConfigFile is the operator config the run was loaded from (for the
+	// checks that read it again, such as the refused kube-proxy args).
+	ConfigFile  string
 	Wait        time.Duration
 	TextfileDir string
 	NoStatus    bool
