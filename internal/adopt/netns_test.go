@@ -2,7 +2,6 @@ package adopt
 
 import (
 	"context"
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -10,6 +9,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/plan"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ruleload"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/nstest"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/testhost"
@@ -17,19 +17,12 @@ import (
 )
 
 // load writes kube-proxy's IPv4 footprint for b into this namespace with
-// the backend's own loader, as kube-proxy would.
+// the backend's own loader (ruleload's, as apply's trial uses).
 func load(t *testing.T, b backend.Backend) {
 	t.Helper()
-	tool := map[backend.Backend][]string{
-		backend.IptablesLegacy: {"iptables-legacy-restore", "-w", "5"},
-		backend.IptablesNFT:    {"iptables-nft-restore", "-w", "5"},
-		backend.NFTables:       {"nft", "-f", "-"},
-	}[b]
-	nstest.Tool(t, tool[0])
-	cmd := exec.Command(tool[0], tool[1:]...)
-	cmd.Stdin = strings.NewReader(rules.FormatFamily(footprint(t, b), rules.IPv4))
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%s: %v\n%s", strings.Join(tool, " "), err, out)
+	nstest.Tool(t, ruleload.Argv(b, rules.IPv4)[0])
+	if err := ruleload.Load(b, footprint(t, b), rules.IPv4); err != nil {
+		t.Fatal(err)
 	}
 }
 

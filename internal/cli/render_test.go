@@ -1,11 +1,11 @@
 package cli
 
 import (
-	"os/exec"
 	"strings"
 	"testing"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ruleload"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/nstest"
 )
@@ -36,13 +36,8 @@ func TestRenderUsageErrors(t *testing.T) {
 	}
 }
 
-// loaders per backend and family, fed one family section on stdin.
-var loaders = map[backend.Backend]map[rules.Family][]string{
-	backend.IptablesLegacy: {rules.IPv4: {"iptables-legacy-restore"}, rules.IPv6: {"ip6tables-legacy-restore"}},
-	backend.IptablesNFT:    {rules.IPv4: {"iptables-nft-restore"}, rules.IPv6: {"ip6tables-nft-restore"}},
-	backend.NFTables:       {rules.IPv4: {"nft", "-f", "-"}, rules.IPv6: {"nft", "-f", "-"}},
-}
-
+// load loads a render's two family sections into backend b with the
+// loader apply's trial and bench use.
 func load(t *testing.T, b backend.Backend, text string) {
 	t.Helper()
 	parts, err := rules.SplitFamilies(text)
@@ -53,11 +48,8 @@ func load(t *testing.T, b backend.Backend, text string) {
 		t.Errorf("%s render has families %v, want ipv4 and ipv6", b, parts)
 	}
 	for fam, body := range parts {
-		argv := loaders[b][fam]
-		cmd := exec.Command(argv[0], argv[1:]...)
-		cmd.Stdin = strings.NewReader(body)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%v rejects the %s %s render: %v\n%s", argv, b, fam, err, out)
+		if err := ruleload.LoadText(b, fam, body); err != nil {
+			t.Fatalf("the %s render: %v", b, err)
 		}
 	}
 }
@@ -72,8 +64,8 @@ func TestRenderExpectedLoadsAndLiveRoundTrips(t *testing.T) {
 			if !nstest.InNetns(t) {
 				return
 			}
-			for _, argv := range loaders[b] {
-				nstest.Tool(t, argv[0])
+			for _, fam := range []rules.Family{rules.IPv4, rules.IPv6} {
+				nstest.Tool(t, ruleload.Argv(b, fam)[0])
 			}
 			code, want, stderr := runRender(t, "expected", "--backend", string(b), "--services", "5")
 			if code != 0 {
@@ -95,23 +87,13 @@ func TestRenderExpectedLoadsAndLiveRoundTrips(t *testing.T) {
 			if live != want {
 				t.Errorf("render live of the loaded `render expected` differs from it:\n%s", lineDiff(want, live))
 			}
-			flush(t, b)
+			nstest.Flush(t, b)
 			load(t, b, live)
 			if _, again, _ := runRender(t, "live", "--backend", string(b)); again != live {
 				t.Errorf("render live does not round-trip:\n%s", lineDiff(live, again))
 			}
 		})
 	}
-}
-
-func flush(t *testing.T, b backend.Backend) {
-	t.Helper()
-	if b == backend.IptablesLegacy {
-		nstest.Sh(t, `for t in $(cat /proc/net/ip_tables_names); do iptables-legacy -t $t -F; iptables-legacy -t $t -X; done
-for t in $(cat /proc/net/ip6_tables_names); do ip6tables-legacy -t $t -F; ip6tables-legacy -t $t -X; done`)
-		return
-	}
-	nstest.Sh(t, "nft flush ruleset")
 }
 
 // lineDiff lists the lines only in a or only in b.

@@ -17,7 +17,7 @@ import (
 
 func needLoaders(t *testing.T, b backend.Backend) {
 	t.Helper()
-	for _, name := range loaders[b] {
+	for _, name := range loaders(b) {
 		nstest.Tool(t, name)
 	}
 	if b == backend.IptablesLegacy {

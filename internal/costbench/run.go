@@ -7,19 +7,28 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/bench"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ruleload"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 )
 
-// loaders are the programs each backend's loads run (both families).
-var loaders = map[backend.Backend][]string{
-	backend.IptablesLegacy: {hostfs.IptablesLegacyRestore, hostfs.Ip6tablesLegacyRestore},
-	backend.IptablesNFT:    {hostfs.IptablesNFTRestore, hostfs.Ip6tablesNFTRestore},
-	backend.NFTables:       {hostfs.NFT},
+// loaders are the programs backend b's loads run (both families, each
+// once): ruleload's, which load runs, so the tools recorded are the ones
+// measured.
+func loaders(b backend.Backend) []string {
+	var names []string
+	for _, fam := range []rules.Family{rules.IPv4, rules.IPv6} {
+		if name := ruleload.Argv(b, fam)[0]; !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	return names
 }
 
 // Plan is what Run measures.
@@ -63,7 +72,7 @@ func Run(ctx context.Context, p Plan, progress io.Writer) (bench.Report, error) 
 // toolsFor finds the backend's loaders and records what identifies each
 // binary's version; missing is why the backend cannot be measured.
 func toolsFor(ctx context.Context, b backend.Backend) (tools []bench.Tool, missing string) {
-	for _, name := range loaders[b] {
+	for _, name := range loaders(b) {
 		p, err := hostfs.LookTool(name, "measuring "+string(b))
 		if err != nil {
 			return nil, err.Error()

@@ -29,9 +29,7 @@ func BenchmarkReaders(b *testing.B) {
 	}
 	for _, n := range []int{1000, 5000} {
 		for _, be := range backend.All {
-			nstest.Sh(b, `nft flush ruleset
-for t in $(cat /proc/net/ip_tables_names); do iptables-legacy -t $t -F; iptables-legacy -t $t -X; done
-for t in $(cat /proc/net/ip6_tables_names); do ip6tables-legacy -t $t -F; ip6tables-legacy -t $t -X; done`)
+			nstest.Flush(b, backend.All...)
 			rs, err := expected.Render(expected.Options{Backend: be, Services: n})
 			if err != nil {
 				b.Fatal(err)

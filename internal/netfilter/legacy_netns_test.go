@@ -2,13 +2,13 @@ package netfilter
 
 import (
 	"context"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ruleload"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/nstest"
 )
@@ -46,36 +46,19 @@ func readText(t *testing.T, b backend.Backend) (*rules.Ruleset, string) {
 	return rs, rules.Format(rs)
 }
 
-// restoreArgv loads one family's canonical text into a backend, replacing
-// the tables it names (no --noflush: a round trip must not add to them).
-var restoreArgv = map[backend.Backend]map[rules.Family][]string{
-	backend.IptablesLegacy: {rules.IPv4: {"iptables-legacy-restore"}, rules.IPv6: {"ip6tables-legacy-restore"}},
-	backend.IptablesNFT:    {rules.IPv4: {"iptables-nft-restore"}, rules.IPv6: {"ip6tables-nft-restore"}},
-	backend.NFTables:       {rules.IPv4: {"nft", "-f", "-"}, rules.IPv6: {"nft", "-f", "-"}},
-}
-
-// flushScript empties a backend's tables in the current namespace.
-var flushScript = map[backend.Backend]string{
-	backend.IptablesLegacy: `for t in $(cat /proc/net/ip_tables_names); do iptables-legacy -t $t -F; iptables-legacy -t $t -X; done`,
-	backend.IptablesNFT:    "nft flush ruleset",
-	backend.NFTables:       "nft flush ruleset",
-}
-
-// roundTrip flushes backend b, loads the render text back family by
-// family and checks that reading again renders the same text.
+// roundTrip empties backend b, loads the render text back family by
+// family with ruleload (what apply's trial and bench load with) and checks
+// that reading again renders the same text.
 func roundTrip(t *testing.T, b backend.Backend, text string) {
 	t.Helper()
-	nstest.Sh(t, flushScript[b])
+	nstest.Flush(t, b)
 	parts, err := rules.SplitFamilies(text)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for fam, body := range parts {
-		argv := restoreArgv[b][fam]
-		cmd := exec.Command(argv[0], argv[1:]...)
-		cmd.Stdin = strings.NewReader(body)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("loading the %s render with %v: %v\n%s\n--- input:\n%s", fam, argv, err, out, body)
+		if err := ruleload.LoadText(b, fam, body); err != nil {
+			t.Fatalf("%v\n--- input:\n%s", err, body)
 		}
 	}
 	if _, again := readText(t, b); again != text {

@@ -38,9 +38,15 @@ func Argv(b backend.Backend, fam rules.Family) []string {
 // Load loads family fam of rs into backend b with Argv's command (in the
 // caller's network namespace: tests call it inside nstest.InNetns).
 func Load(b backend.Backend, rs *rules.Ruleset, fam rules.Family) error {
+	return LoadText(b, fam, rules.FormatFamily(rs, fam))
+}
+
+// LoadText is Load for text already in canonical form, one family's
+// section (rules.SplitFamilies), as a render prints it.
+func LoadText(b backend.Backend, fam rules.Family, text string) error {
 	argv := Argv(b, fam)
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stdin = strings.NewReader(rules.FormatFamily(rs, fam))
+	cmd.Stdin = strings.NewReader(text)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("loading %s %s rules with %v: %w\n%s", b, fam, argv, err, out)
 	}

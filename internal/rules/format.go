@@ -113,7 +113,7 @@ func formatNFT(tables []Table) string {
 	for _, t := range tables {
 		prefix := NFTFamily(t.Family) + " " + t.Name
 		if t.Comment != "" {
-			fmt.Fprintf(&b, "add table %s { comment %s ; }\n", prefix, quoteNFT(t.Comment))
+			fmt.Fprintf(&b, "add table %s { comment %s ; }\n", prefix, QuoteNFT(t.Comment))
 		} else {
 			fmt.Fprintf(&b, "add table %s\n", prefix)
 		}
@@ -150,7 +150,7 @@ func chainSpec(c Chain) string {
 		}
 	}
 	if c.Comment != "" {
-		parts = append(parts, "comment "+quoteNFT(c.Comment))
+		parts = append(parts, "comment "+QuoteNFT(c.Comment))
 	}
 	if len(parts) == 0 {
 		return ""
@@ -174,15 +174,16 @@ func setDecl(prefix string, s Set) string {
 		parts = append(parts, fmt.Sprintf("size %d", s.Size))
 	}
 	if s.Comment != "" {
-		parts = append(parts, "comment "+quoteNFT(s.Comment))
+		parts = append(parts, "comment "+QuoteNFT(s.Comment))
 	}
 	return fmt.Sprintf("add %s %s %s { %s ; }", kind, prefix, s.Name, strings.Join(parts, " ; "))
 }
 
-// quoteNFT quotes an nft string. nft has no escape for '"', so one inside a
-// comment cannot be represented; it is replaced by '\” rather than
-// producing text that does not load.
-func quoteNFT(s string) string {
+// QuoteNFT quotes an nft string the way this model's text and the nft
+// text decoder both write it. nft has no escape for '"', so one inside a
+// comment cannot be represented; it is replaced by a single quote rather
+// than producing text that does not load.
+func QuoteNFT(s string) string {
 	return `"` + strings.ReplaceAll(s, `"`, `'`) + `"`
 }
 

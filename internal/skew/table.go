@@ -3,7 +3,8 @@ package skew
 import (
 	_ "embed"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -170,12 +171,7 @@ func parsePair(f []string) (Pair, error) {
 // Format writes t as ParseTable reads it (rows sorted, no comments).
 func (t *Table) Format() string {
 	var b strings.Builder
-	roots := make([]string, 0, len(t.K3sRoot))
-	for k := range t.K3sRoot {
-		roots = append(roots, k)
-	}
-	sort.Strings(roots)
-	for _, k := range roots {
+	for _, k := range slices.Sorted(maps.Keys(t.K3sRoot)) {
 		u := t.K3sRoot[k]
 		nft := "none"
 		if u.Nft.Known() {
@@ -187,12 +183,7 @@ func (t *Table) Format() string {
 		}
 		fmt.Fprintf(&b, "k3s-root\t%s\t%s\t%s\t%s\t%s\n", u.K3sRoot, nft, json, u.Iptables, u.Source)
 	}
-	rels := make([]string, 0, len(t.Images))
-	for k := range t.Images {
-		rels = append(rels, k)
-	}
-	sort.Strings(rels)
-	for _, k := range rels {
+	for _, k := range slices.Sorted(maps.Keys(t.Images)) {
 		im := t.Images[k]
 		fmt.Fprintf(&b, "image\t%s\t%s\t%s\n", im.Release, im.K3sRoot, im.ImageSource)
 	}

@@ -357,18 +357,26 @@ func TestSwitchBinaryInterrupted(t *testing.T) {
 			}
 		}
 	}
+	// pausedAt starts a switch from iptables-legacy to iptables-nft on a
+	// fresh fixture (config file already written when written is true) and
+	// returns it paused at step, with the point it paused in.
+	pausedAt := func(t *testing.T, written bool, step string) (*fixture, *proc, string) {
+		t.Helper()
+		flush()
+		f := newFixture(t, bin, written)
+		current.Store(f)
+		p := f.stepping("switch", "--to", "iptables-nft", "--timeout", "30s")
+		point, ok := f.stepTo(p, step)
+		if !ok {
+			t.Fatalf("the switch ended before %s\n%s", step, &p.stderr)
+		}
+		return f, p, point
+	}
 	steps := []string{"clean-target", "restart", "wait", "clean-old", "kubelet-hints", "verify", "rerun-verify-unit"}
 	for _, st := range steps {
 		for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 			t.Run(fmt.Sprintf("%v at %s", sig, st), func(t *testing.T) {
-				flush()
-				f := newFixture(t, bin, st == "wait")
-				current.Store(f)
-				p := f.stepping("switch", "--to", "iptables-nft", "--timeout", "30s")
-				point, ok := f.stepTo(p, st)
-				if !ok {
-					t.Fatalf("the switch ended before %s\n%s", st, &p.stderr)
-				}
+				f, p, point := pausedAt(t, st == "wait", st)
 				p.cmd.Process.Signal(sig)
 				time.Sleep(100 * time.Millisecond)
 				f.releaseAll()
@@ -395,13 +403,7 @@ func TestSwitchBinaryInterrupted(t *testing.T) {
 		}
 		for _, finish := range []string{"--resume", "--rollback", "plain"} {
 			t.Run(fmt.Sprintf("SIGKILL at %s then %s", st, finish), func(t *testing.T) {
-				flush()
-				f := newFixture(t, bin, st == "restart")
-				current.Store(f)
-				p := f.stepping("switch", "--to", "iptables-nft", "--timeout", "30s")
-				if _, ok := f.stepTo(p, st); !ok {
-					t.Fatalf("the switch ended before %s\n%s", st, &p.stderr)
-				}
+				f, p, _ := pausedAt(t, st == "restart", st)
 				p.cmd.Process.Signal(syscall.SIGKILL)
 				p.wait(t)
 				f.settle()
@@ -446,13 +448,7 @@ func TestSwitchBinaryInterrupted(t *testing.T) {
 	for _, written := range []bool{false, true} {
 		for _, finish := range []string{"--resume", "--rollback"} {
 			t.Run(fmt.Sprintf("SIGKILL at write-config (file written: %v) then %s", written, finish), func(t *testing.T) {
-				flush()
-				f := newFixture(t, bin, written)
-				current.Store(f)
-				p := f.stepping("switch", "--to", "iptables-nft", "--timeout", "30s")
-				if _, ok := f.stepTo(p, "restart"); !ok {
-					t.Fatalf("no restart\n%s", &p.stderr)
-				}
+				f, p, _ := pausedAt(t, written, "restart")
 				p.cmd.Process.Signal(syscall.SIGKILL)
 				p.wait(t)
 				f.settle()
@@ -491,13 +487,7 @@ func TestSwitchBinaryInterrupted(t *testing.T) {
 	// (exit 1 naming --rollback); --rollback then finishes it.
 	for _, at := range []string{"restart", "wait"} {
 		t.Run("second SIGTERM in the rollback's "+at, func(t *testing.T) {
-			flush()
-			f := newFixture(t, bin, false)
-			current.Store(f)
-			p := f.stepping("switch", "--to", "iptables-nft", "--timeout", "30s")
-			if _, ok := f.stepTo(p, "wait"); !ok {
-				t.Fatalf("no wait\n%s", &p.stderr)
-			}
+			f, p, _ := pausedAt(t, false, "wait")
 			p.cmd.Process.Signal(syscall.SIGTERM)
 			if _, ok := f.stepToIn(p, switchjournal.PhaseRollback, at); !ok {
 				t.Fatalf("the rollback never reached %s\n%s", at, &p.stderr)
@@ -526,13 +516,7 @@ func TestSwitchBinaryInterrupted(t *testing.T) {
 	// let go of it for the restart; the first then finishes.
 	for _, at := range []string{"restart", "wait"} {
 		t.Run("second switch during "+at, func(t *testing.T) {
-			flush()
-			f := newFixture(t, bin, false)
-			current.Store(f)
-			p := f.stepping("switch", "--to", "iptables-nft", "--timeout", "30s")
-			if _, ok := f.stepTo(p, at); !ok {
-				t.Fatalf("no %s\n%s", at, &p.stderr)
-			}
+			f, p, _ := pausedAt(t, false, at)
 			startedAt := time.Now()
 			out, err := f.cmd("", "switch", "--to", "iptables-nft", "--timeout", "30s").CombinedOutput()
 			if err == nil || !strings.Contains(string(out), fmt.Sprintf("another rke2-proxy-backend switch (pid %d)", p.cmd.Process.Pid)) {

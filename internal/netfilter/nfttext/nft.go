@@ -75,7 +75,7 @@ func NFTRule(r nl.Rule, lookup func(string) *nl.Set) rules.Rule {
 	}
 	text := strings.Join(d.out, " ")
 	if r.Comment != "" {
-		text += " comment " + quote(r.Comment)
+		text += " comment " + rules.QuoteNFT(r.Comment)
 	}
 	return rules.Rule{Text: strings.TrimSpace(text), Comment: r.Comment, Jump: d.jump}
 }
@@ -152,7 +152,7 @@ func (d *nftDecompiler) expr(e any) {
 		d.emit(limitText(e))
 	case *expr.Objref:
 		if e.Type == 1 { // NFT_OBJECT_COUNTER
-			d.emit("counter name " + quote(e.Name))
+			d.emit("counter name " + rules.QuoteNFT(e.Name))
 			return
 		}
 		d.emit(rules.Unsupported("objref type %d", e.Type))

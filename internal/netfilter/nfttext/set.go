@@ -118,7 +118,7 @@ func elementTexts(s *nl.Set) []string {
 func elementText(s *nl.Set, e nl.Elem, key string) string {
 	text := key
 	if e.Comment != "" {
-		text += " comment " + quote(e.Comment)
+		text += " comment " + rules.QuoteNFT(e.Comment)
 	}
 	if s.Flags&unix.NFT_SET_MAP != 0 {
 		switch {
@@ -261,7 +261,7 @@ func valueText(typ string, b []byte) string {
 			return fmt.Sprint(binary.NativeEndian.Uint64(b))
 		}
 	case "ifname", "string":
-		return quote(nl.Str(b))
+		return rules.QuoteNFT(nl.Str(b))
 	case "nf_proto":
 		if len(b) == 1 {
 			switch b[0] {
@@ -320,6 +320,3 @@ func verdictIn(words map[int32]string, code int32, chain string) string {
 }
 
 func verdictText(code int32, chain string) string { return verdictIn(nftVerdicts, code, chain) }
-
-// quote quotes an nft string; see rules.quoteNFT for why '"' is replaced.
-func quote(s string) string { return `"` + strings.ReplaceAll(s, `"`, `'`) + `"` }

@@ -84,18 +84,7 @@ func dumpChain(c *Conn, ref ChainRef, each func(netlink.Message) error) error {
 		{Type: unix.NFTA_RULE_CHAIN, Data: append([]byte(ref.Chain), 0)},
 	}
 	if err := c.Execute(unix.NFT_MSG_GETRULE, netlink.Dump, ref.Family, req, each); err != nil {
-		return fmt.Errorf("rules of %s table %s chain %s: %w", familyName(ref.Family), ref.Table, ref.Chain, err)
+		return fmt.Errorf("rules of %s table %s chain %s: %w", FamilyName(ref.Family), ref.Table, ref.Chain, err)
 	}
 	return nil
-}
-
-// familyName is nft's name of an nftables family.
-func familyName(f byte) string {
-	switch f {
-	case unix.NFPROTO_IPV4:
-		return "ip"
-	case unix.NFPROTO_IPV6:
-		return "ip6"
-	}
-	return fmt.Sprintf("family %d", f)
 }

@@ -101,13 +101,9 @@ func Attrs(b []byte) ([]netlink.Attribute, error) {
 	return as, nil
 }
 
+// Str is a NUL-terminated (or unterminated) netlink string, copied.
 func Str(b []byte) string {
-	for i, c := range b {
-		if c == 0 {
-			return string(b[:i])
-		}
-	}
-	return string(b)
+	return string(cstr(b))
 }
 
 func BE32(b []byte) uint32 {
@@ -124,20 +120,34 @@ func be64(b []byte) uint64 {
 	return binary.BigEndian.Uint64(b)
 }
 
-// udata returns a TLV value of userdata (libnftnl's format: type, length,
-// value), tolerating truncated input.
-func udata(b []byte, typ byte) (string, bool) {
+// cstr is Str without the copy.
+func cstr(b []byte) []byte {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		return b[:i]
+	}
+	return b
+}
+
+// udataBytes returns a TLV value of userdata (libnftnl's format: type,
+// length, value) up to its NUL, in place; nil when typ is absent or the
+// input is truncated before it.
+func udataBytes(b []byte, typ byte) []byte {
 	for len(b) >= 2 {
 		t, n := b[0], int(b[1])
 		if len(b) < 2+n {
-			return "", false
+			return nil
 		}
 		if t == typ {
-			return Str(b[2 : 2+n]), true
+			return cstr(b[2 : 2+n])
 		}
 		b = b[2+n:]
 	}
-	return "", false
+	return nil
+}
+
+// udata is udataBytes copied into a string ("" when typ is absent).
+func udata(b []byte, typ byte) string {
+	return string(udataBytes(b, typ))
 }
 
 var hookNames = map[uint32]string{0: "prerouting", 1: "input", 2: "forward", 3: "output", 4: "postrouting", 5: "ingress"}
@@ -181,7 +191,7 @@ func DecodeTable(m netlink.Message) (Table, error) {
 		case unix.NFTA_TABLE_NAME:
 			t.Name = Str(a.Data)
 		case attrTableUserdata:
-			t.Comment, _ = udata(a.Data, udataComment)
+			t.Comment = udata(a.Data, udataComment)
 		}
 	}
 	return t, err
@@ -219,7 +229,7 @@ func DecodeChain(m netlink.Message) (Chain, error) {
 				}
 			}
 		case attrChainUserdata:
-			c.Comment, _ = udata(a.Data, udataComment)
+			c.Comment = udata(a.Data, udataComment)
 		}
 	}
 	return c, err
@@ -254,7 +264,7 @@ func DecodeSet(m netlink.Message) (Set, error) {
 				}
 			}
 		case attrSetUserdata:
-			s.Comment, _ = udata(a.Data, udataSetComment)
+			s.Comment = udata(a.Data, udataSetComment)
 		}
 	}
 	return s, err
@@ -297,7 +307,7 @@ func decodeElem(b []byte) (Elem, error) {
 		case unix.NFTA_SET_ELEM_FLAGS:
 			e.Flags = BE32(a.Data)
 		case unix.NFTA_SET_ELEM_USERDATA:
-			e.Comment, _ = udata(a.Data, udataComment)
+			e.Comment = udata(a.Data, udataComment)
 		case unix.NFTA_SET_ELEM_DATA:
 			ds, _ := Attrs(a.Data)
 			for _, d := range ds {

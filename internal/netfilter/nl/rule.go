@@ -17,7 +17,7 @@ func DecodeRule(m netlink.Message) (Rule, error) {
 		case unix.NFTA_RULE_CHAIN:
 			r.Chain = Str(a.Data)
 		case attrRuleUserdata:
-			r.Comment, _ = udata(a.Data, udataComment)
+			r.Comment = udata(a.Data, udataComment)
 		case unix.NFTA_RULE_EXPRESSIONS:
 			list, lerr := Attrs(a.Data)
 			if lerr != nil {

@@ -113,29 +113,6 @@ func eachAttr(b []byte, fn func(typ uint16, data []byte) error) error {
 	return nil
 }
 
-// cstr is Str without the copy.
-func cstr(b []byte) []byte {
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		return b[:i]
-	}
-	return b
-}
-
-// udataBytes is udata without the copy; nil when typ is absent.
-func udataBytes(b []byte, typ byte) []byte {
-	for len(b) >= 2 {
-		t, n := b[0], int(b[1])
-		if len(b) < 2+n {
-			return nil
-		}
-		if t == typ {
-			return cstr(b[2 : 2+n])
-		}
-		b = b[2+n:]
-	}
-	return nil
-}
-
 // immediateVerdict returns the verdict of an immediate expression's data
 // as DecodeExpr and decodeVerdict read it: the last one, and within the
 // nested attributes whatever precedes a malformed one.

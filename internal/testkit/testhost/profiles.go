@@ -7,6 +7,8 @@ package testhost
 // and userspace; add an RKE2 install with RKE2v130/RKE2v134 and settings
 // with PinnedProxyMode or RKE2Config.
 
+import "slices"
+
 // legacyModules are the modules iptables-legacy needs (DOMAIN.md section 4).
 var legacyModules = []string{
 	"x_tables", "ip_tables", "iptable_filter", "iptable_nat", "iptable_mangle",
@@ -71,7 +73,7 @@ func (h *Host) Debian12() *Host {
 	h.Kernel("6.1.0-18-amd64")
 	h.BootConfig(modernConfig())
 	h.LoadedModules("nf_tables", "nft_compat", "nf_conntrack", "nf_nat", "xt_conntrack", "virtio_net")
-	h.AvailableModules(append(append([]string{}, legacyModules...), nftModules...)...)
+	h.AvailableModules(slices.Concat(legacyModules, nftModules)...)
 	h.BuiltinModules("unix", "af_packet")
 	h.PCI("0000:00:03.0", "1af4", "1041", "virtio-pci")
 	h.DMI("QEMU", "Standard PC (Q35 + ICH9, 2009)")
@@ -91,7 +93,7 @@ func (h *Host) RHEL9() *Host {
 	h.Kernel("5.14.0-427.13.1.el9_4.x86_64")
 	h.BootConfig(modernConfig())
 	h.LoadedModules("nf_tables", "nft_compat", "nf_conntrack", "nft_ct", "nft_chain_nat", "xfs")
-	h.AvailableModules(append(append([]string{}, legacyModules...), nftModules...)...)
+	h.AvailableModules(slices.Concat(legacyModules, nftModules)...)
 	h.PCI("0000:00:1f.2", "8086", "2922", "ahci")
 	h.DMI("Red Hat", "KVM")
 	h.IptablesAlternative("nft")
@@ -107,7 +109,7 @@ func (h *Host) Ubuntu2204DockerLegacy() *Host {
 	h.BootConfig(modernConfig())
 	h.LoadedModules("x_tables", "ip_tables", "iptable_filter", "iptable_nat", "xt_MASQUERADE",
 		"xt_conntrack", "xt_addrtype", "nf_nat", "nf_conntrack", "br_netfilter", "bridge", "overlay")
-	h.AvailableModules(append(append([]string{}, legacyModules...), nftModules...)...)
+	h.AvailableModules(slices.Concat(legacyModules, nftModules)...)
 	h.PCI("0000:00:04.0", "1af4", "1000", "virtio-pci")
 	h.DMI("Amazon EC2", "t3.large")
 	h.IptablesAlternative("legacy")

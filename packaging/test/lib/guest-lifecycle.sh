@@ -24,6 +24,16 @@ rke2=$(cat /etc/boot-test/rke2-unit)
 verify_done_after() {
 	[ "$(prop $verify ExecMainStartTimestampMonotonic)" -gt "$1" ] && [ "$(prop $verify ActiveState)" != activating ]
 }
+
+# rke2_then_verify CASE VERB: systemctl VERB RKE2, then wait for a verify
+# run that started after it and check that it passed.
+rke2_then_verify() {
+	local m0
+	m0=$(now_mono)
+	check "$1: systemctl $2 $rke2" timeout 120 systemctl "$2" $rke2
+	wait_for 90 verify_done_after "$m0" || bad "$1: verify did not run after the $2"
+	verify_ok "$1"
+}
 verify_ok() { # verify_ok WHEN: the verify unit's last run passed, status.json says ok
 	check "$1: $verify passed (Result=success, exit 0)" test "$(prop $verify Result)/$(prop $verify ExecMainStatus)" = success/0
 	check "$1: status.json says ok" grep -q '"ok": *true' $status
@@ -89,10 +99,7 @@ case_restart() {
 	check "stop: watch stops when RKE2 stops" wait_for 15 sh -c "[ \"\$(systemctl show -P ActiveState $watch)\" = inactive ]"
 	systemctl start $watch
 	check "stop: watch started by hand with RKE2 down stops again (StopWhenUnneeded=)" wait_for 15 sh -c "[ \"\$(systemctl show -P ActiveState $watch)\" = inactive ]"
-	m0=$(now_mono)
-	check "start: systemctl start $rke2" timeout 120 systemctl start $rke2
-	wait_for 90 verify_done_after "$m0" || bad "start: verify did not run after the start"
-	verify_ok start
+	rke2_then_verify start start
 	check "start: watch runs again" wait_for 30 watch_running
 }
 
@@ -135,7 +142,7 @@ case_upgrade() {
 # reinstall: apt-get remove, then apt-get install of the same package
 # (issue 18 item 3): watch is enabled again, and runs with RKE2's next start.
 case_reinstall() {
-	local deb m0
+	local deb
 	deb=$(ls /root/pkgs/rke2-proxy-backend_"$version"-1_*.deb)
 	check "reinstall: apt-get remove" sh -c "DEBIAN_FRONTEND=noninteractive apt-get remove -y -q rke2-proxy-backend >$out/remove.log 2>&1"
 	check "reinstall: watch disabled and stopped by the removal" sh -c "! systemctl is-enabled --quiet $watch && ! systemctl is-active --quiet $watch"
@@ -143,10 +150,7 @@ case_reinstall() {
 	check "reinstall: apt-get install $deb" sh -c "DEBIAN_FRONTEND=noninteractive apt-get install -y -q $deb >$out/install.log 2>&1"
 	sed 's/^/INFO   | /' "$out/install.log" >>"$result"
 	check "reinstall: $watch is enabled again" systemctl is-enabled --quiet $watch
-	m0=$(now_mono)
-	check "reinstall: systemctl restart $rke2" timeout 120 systemctl restart $rke2
-	wait_for 90 verify_done_after "$m0" || bad "reinstall: verify did not run after the restart"
-	verify_ok reinstall
+	rke2_then_verify reinstall restart
 	check "reinstall: watch runs with RKE2 again" wait_for 30 watch_running
 }
 
