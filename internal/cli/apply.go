@@ -17,7 +17,7 @@ func newApplyCommand(g *globals) *cobra.Command {
 		name string
 		o    apply.PrepareOptions
 	)
-	cmd := flagsOnly("apply [--backend B] [--dry-run]", "Prepare the node for the backend and tell RKE2 (ExecStartPre of rke2-server/rke2-agent)", helpText("apply"), func(cmd *cobra.Command) error { return runApply(cmd, g, name, o) })
+	cmd := flagsOnly("apply [--backend B] [--dry-run]", "Prepare the node for the backend and tell RKE2 (ExecStartPre of rke2-server/rke2-agent)", "apply", func(cmd *cobra.Command) error { return runApply(cmd, g, name, o) })
 	f := cmd.Flags()
 	f.StringVar(&name, "backend", "", "backend to apply (the generator passes its decision); default: decide now. One of "+backend.Names())
 	f.BoolVar(&o.DryRun, "dry-run", false, "print the drop-in and the modules to load; write and load nothing")

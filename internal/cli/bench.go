@@ -20,7 +20,7 @@ func newBenchCommand(g *globals) *cobra.Command {
 		services    int
 		backendName string
 	)
-	cmd := flagsOnly("bench [--services N] [--backend B|all]", "Measure what kube-proxy's rule loads cost on this node, per backend", helpText("bench"), func(cmd *cobra.Command) error {
+	cmd := flagsOnly("bench [--services N] [--backend B|all]", "Measure what kube-proxy's rule loads cost on this node, per backend", "bench", func(cmd *cobra.Command) error {
 		if costbench.IsChild() {
 			if code := costbench.ChildMain(cmd.Context(), g.stdout, g.stderr); code != 0 {
 				return silentExit(ExitFailure)

@@ -13,7 +13,7 @@ func init() { register(newCheckCommand) }
 
 func newCheckCommand(g *globals) *cobra.Command {
 	var maxAge time.Duration
-	cmd := flagsOnly("check", "Judge verify's last result in node-problem-detector's plugin protocol", helpText("check"), func(cmd *cobra.Command) error {
+	cmd := flagsOnly("check", "Judge verify's last result in node-problem-detector's plugin protocol", "check", func(cmd *cobra.Command) error {
 		if maxAge < 0 {
 			return usageError(fmt.Errorf("--max-age %s: must not be negative (0 turns the age limit off)", maxAge))
 		}

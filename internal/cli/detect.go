@@ -13,7 +13,7 @@ import (
 func init() { register(newDetectCommand) }
 
 func newDetectCommand(g *globals) *cobra.Command {
-	return flagsOnly("detect", "Show the host facts, the backend decision and its reasons", helpText("detect"), func(cmd *cobra.Command) error {
+	return flagsOnly("detect", "Show the host facts, the backend decision and its reasons", "detect", func(cmd *cobra.Command) error {
 		p, err := hostplan.Load(g.host(), hostplan.Detect)
 		if err != nil {
 			return usageError(err)

@@ -9,14 +9,13 @@ import (
 func init() { register(newGenerateCommand) }
 
 func newGenerateCommand(g *globals) *cobra.Command {
-	return &cobra.Command{
+	return withHelp(&cobra.Command{
 		Use:   "generate NORMAL [EARLY [LATE]]",
 		Short: "Run as the systemd generator: write drop-ins for rke2-server/rke2-agent",
-		Long:  helpText("generate"),
 		Args:  cobra.RangeArgs(1, 3),
 		RunE: func(cmd *cobra.Command, dirs []string) error {
 			generator.OnHost(g.hostRoot(), g.configFile, dirs, g.stderr)
 			return nil
 		},
-	}
+	}, "generate")
 }

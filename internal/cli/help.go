@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/apply"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
@@ -34,6 +36,28 @@ var helpValues = strings.NewReplacer(
 	"{{verify.MetricsFile}}", verify.MetricsFile,
 	"{{watch.MetricsFile}}", watch.MetricsFile,
 )
+
+// helpFile is the annotation naming a command's help/NAME.txt. Its Long is
+// read only when help is shown or the man pages are made (FillHelp), so
+// building the command tree, which apply does at every boot, reads no prose.
+const helpFile = "rke2-proxy-backend/help-file"
+
+func withHelp(c *cobra.Command, name string) *cobra.Command {
+	if name != "" {
+		c.Annotations = map[string]string{helpFile: name}
+	}
+	return c
+}
+
+// FillHelp sets each command's Long, from c down, from its help file.
+func FillHelp(c *cobra.Command) {
+	if name := c.Annotations[helpFile]; name != "" && c.Long == "" {
+		c.Long = helpText(name)
+	}
+	for _, sub := range c.Commands() {
+		FillHelp(sub)
+	}
+}
 
 // helpText is help/NAME.txt with its placeholders filled in. A missing file
 // is a build mistake (the files are embedded), so it panics on first use,

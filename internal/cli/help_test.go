@@ -16,6 +16,12 @@ func TestHelpTexts(t *testing.T) {
 	longs := map[string]bool{}
 	root := NewRootCommand(io.Discard, io.Discard)
 	for _, c := range allCommands(root) {
+		if c.Long != "" {
+			t.Errorf("%s: Long is set before help is asked for: building the tree must read no help file", c.CommandPath())
+		}
+	}
+	FillHelp(root)
+	for _, c := range allCommands(root) {
 		longs[c.Long] = true
 		if strings.Contains(c.Long, "{{") {
 			t.Errorf("%s: help keeps a placeholder: %q", c.CommandPath(), regexp.MustCompile(`\{\{[^}]*\}\}`).FindString(c.Long))

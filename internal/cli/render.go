@@ -14,7 +14,7 @@ import (
 func init() { register(newRenderCommand) }
 
 func newRenderCommand(g *globals) *cobra.Command {
-	cmd := flagsOnly("render", "Print kube-proxy rules as canonical, loadable text", helpText("render"), func(cmd *cobra.Command) error {
+	cmd := flagsOnly("render", "Print kube-proxy rules as canonical, loadable text", "render", func(cmd *cobra.Command) error {
 		return usageError(fmt.Errorf("render needs a subcommand: expected or live"))
 	})
 	cmd.AddCommand(newRenderExpectedCommand(g), newRenderLiveCommand(g))
@@ -51,7 +51,7 @@ func newRenderExpectedCommand(g *globals) *cobra.Command {
 
 func newRenderLiveCommand(g *globals) *cobra.Command {
 	var backendName string
-	cmd := flagsOnly("live [--backend B|all]", "Print the live rules of each backend, canonical and diffable", helpText("render-live"), func(cmd *cobra.Command) error {
+	cmd := flagsOnly("live [--backend B|all]", "Print the live rules of each backend, canonical and diffable", "render-live", func(cmd *cobra.Command) error {
 		only, err := backendOrAll("--backend", backendName)
 		if err != nil {
 			return usageError(err)

@@ -46,7 +46,6 @@ func NewRootCommand(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:               "rke2-proxy-backend",
 		Short:             "Keep RKE2's kube-proxy on the right netfilter backend",
-		Long:              helpText("root"),
 		SilenceUsage:      true,
 		SilenceErrors:     true,
 		CompletionOptions: cobra.CompletionOptions{HiddenDefaultCmd: true},
@@ -57,6 +56,9 @@ func NewRootCommand(stdout, stderr io.Writer) *cobra.Command {
 			return g.checkHost(cmd)
 		},
 	}
+	withHelp(root, "root")
+	defaultHelp := root.HelpFunc()
+	root.SetHelpFunc(func(c *cobra.Command, args []string) { FillHelp(c); defaultHelp(c, args) })
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
@@ -145,7 +147,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 // flagsOnly builds a subcommand whose flags carry everything: cobra refuses
 // a positional argument with a usage error, and run reads the flags. Every
 // subcommand but the generator's is one.
-func flagsOnly(use, short, long string, run func(cmd *cobra.Command) error) *cobra.Command {
-	return &cobra.Command{Use: use, Short: short, Long: long, Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return run(cmd) }}
+// help names its help/NAME.txt ("": none).
+func flagsOnly(use, short, help string, run func(cmd *cobra.Command) error) *cobra.Command {
+	return withHelp(&cobra.Command{Use: use, Short: short, Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return run(cmd) }}, help)
 }

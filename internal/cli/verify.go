@@ -13,7 +13,7 @@ func init() { register(newVerifyCommand) }
 
 func newVerifyCommand(g *globals) *cobra.Command {
 	var fl verify.Flags
-	cmd := flagsOnly("verify [--wait DURATION] [--expect B]", "Prove kube-proxy's rules are complete in the planned backend and nowhere else", helpText("verify"), func(cmd *cobra.Command) error {
+	cmd := flagsOnly("verify [--wait DURATION] [--expect B]", "Prove kube-proxy's rules are complete in the planned backend and nowhere else", "verify", func(cmd *cobra.Command) error {
 		c, err := loadVerify(cmd, g, fl)
 		if err != nil {
 			return err

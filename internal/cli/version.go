@@ -9,7 +9,7 @@ import (
 func init() { register(newVersionCommand) }
 
 func newVersionCommand(g *globals) *cobra.Command {
-	return flagsOnly("version", "Print the version", helpText("version"), func(cmd *cobra.Command) error {
+	return flagsOnly("version", "Print the version", "version", func(cmd *cobra.Command) error {
 		if err := g.print(version.Current()); err != nil {
 			return failure("version: write output: %w", err)
 		}

@@ -12,7 +12,7 @@ func init() { register(newWatchCommand) }
 func newWatchCommand(g *globals) *cobra.Command {
 	var fl verify.Flags
 	var s watch.Schedule
-	cmd := flagsOnly("watch [--grace DURATION] [--expect B]", "Keep verifying kube-proxy's backend and report drift (the watch service)", helpText("watch"), func(cmd *cobra.Command) error {
+	cmd := flagsOnly("watch [--grace DURATION] [--expect B]", "Keep verifying kube-proxy's backend and report drift (the watch service)", "watch", func(cmd *cobra.Command) error {
 		c, err := loadVerify(cmd, g, fl)
 		if err != nil {
 			return err

@@ -47,6 +47,7 @@ func commandPage(cmd *cobra.Command, h header) string {
 	r.line(".fi")
 
 	r.sh("DESCRIPTION")
+	cli.FillHelp(cmd)
 	long := cmd.Long
 	if long == "" {
 		long = cmd.Short + "."
