@@ -56,6 +56,7 @@ func TestCheckMapsStatusToNPDProtocol(t *testing.T) {
 		{"no status", chose(nft), nil, Unknown, "no status"},
 		{"stale status", chose(backend.NFTables), &verify.Result{OK: true, Expect: nft}, Unknown, "stale status: verified iptables-nft but the plan chose nftables"},
 		{"turned off", &decide.Decision{Disabled: true}, nil, OK, "turned off"},
+		{"ipvs mode, not judged yet", &decide.Decision{Backend: nft, ProxyMode: "ipvs"}, nil, OK, "ipvs mode"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v := Check(fixture(t, tc.planned, tc.res), Options{MaxAge: DefaultMaxAge})
