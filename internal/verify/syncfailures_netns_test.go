@@ -40,7 +40,7 @@ esac
 exec "$REAL/$name" "$@"
 `
 
-// oraclePage runs the newest minor's real iptables proxier (iptables-legacy)
+// oraclePage runs the newest real iptables proxier (iptables-legacy; 1.38 has none)
 // with its first fails restores per family failing, until it has synced,
 // and returns its /metrics page. The 1s sync period is kube-proxy's retry
 // interval after a failed sync (and its canary check's period), so each
@@ -72,7 +72,7 @@ func oraclePage(t *testing.T, fails int) []byte {
 	}
 	page := filepath.Join(dir, "metrics.prom")
 	args := append(oracle.Args(backend.IptablesLegacy, oracle.Options{Services: 3, IPv6: true}), "--metrics-out", page, "--resync", "1s")
-	cmd := exec.Command(oracle.Binary(t, oracle.Minors[len(oracle.Minors)-1]), args...)
+	cmd := exec.Command(oracle.Binary(t, oracle.NewestWith(backend.IptablesLegacy)), args...)
 	cmd.Env = append(os.Environ(), "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"),
 		"REAL="+real, "STATE="+state, fmt.Sprintf("FAILS=%d", fails))
 	out, err := cmd.StdoutPipe()

@@ -53,6 +53,17 @@ func Lacks(minor string, b backend.Backend) string {
 	return ""
 }
 
+// NewestWith is the newest minor whose oracle has backend b's proxier
+// (1.38's has only nftables': a test of the iptables proxier takes 1.37).
+func NewestWith(b backend.Backend) string {
+	for i := len(Minors) - 1; i > 0; i-- {
+		if Lacks(Minors[i], b) == "" {
+			return Minors[i]
+		}
+	}
+	return Minors[0]
+}
+
 // LacksKubelet says why minor's oracle cannot write kubelet's startup
 // chains (Options.Kubelet), or "" when it can.
 func LacksKubelet(minor string) string {

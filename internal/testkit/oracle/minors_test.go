@@ -37,3 +37,14 @@ func TestFitAndBuildEnv(t *testing.T) {
 		t.Errorf("v1.37's build environment %q sets a toolchain", env)
 	}
 }
+
+// The newest minor with an iptables proxier is not 1.38 (nftables only),
+// and nftables' newest is the newest minor.
+func TestNewestWith(t *testing.T) {
+	if got := NewestWith(backend.IptablesLegacy); Lacks(got, backend.IptablesLegacy) != "" || got == "v1.38" {
+		t.Errorf("NewestWith(iptables-legacy) = %s", got)
+	}
+	if got := NewestWith(backend.NFTables); got != Minors[len(Minors)-1] {
+		t.Errorf("NewestWith(nftables) = %s, want %s", got, Minors[len(Minors)-1])
+	}
+}
