@@ -1,10 +1,11 @@
 // Package nlsock is one bounded netlink request over a raw socket of any
 // protocol (netfilter's ipset subsystem, rtnetlink, generic netlink): the
-// readers of kube-proxy's ipvs footprint (ipset, link, ipvs) each send a
-// request or two and need the same guarantees the nftables reader's own
-// socket gives (internal/netfilter/nl.Conn): every read has a deadline, a
-// dump that runs past a cap of messages is an error rather than memory, and
-// a message's bytes are only lent to the callback.
+// nftables reader (internal/netfilter/nl.Conn is built on it) and the
+// readers of kube-proxy's ipvs footprint (ipset, link, ipvs) share it:
+// every read has a deadline, a dump that runs past a cap of messages is an
+// error rather than memory, a message's bytes are only lent to the
+// callback, and a callback's error drains the dump so the socket can be
+// used again.
 package nlsock
 
 import (
@@ -116,6 +117,9 @@ func (c *Conn) Request(msgType, flags uint16, payload []byte, max int, each func
 				return fmt.Errorf("%w (%d)", ErrTooMany, max)
 			}
 			if err := each(m.Header.Type, m.Data); err != nil {
+				// Drain the rest of the dump so the socket stays usable
+				// (nl's readers send several requests over one).
+				c.drain()
 				return err
 			}
 			if !dump && !ack {
@@ -177,4 +181,24 @@ func CString(v []byte) string {
 		}
 	}
 	return string(v)
+}
+
+// drain reads and drops replies until the current request's dump ends (or
+// a read fails, the deadline included).
+func (c *Conn) drain() {
+	for {
+		n, _, err := unix.Recvfrom(c.fd, c.buf, 0)
+		if err != nil {
+			return
+		}
+		msgs, err := syscall.ParseNetlinkMessage(c.buf[:n])
+		if err != nil {
+			return
+		}
+		for _, m := range msgs {
+			if m.Header.Seq == c.seq && (m.Header.Type == unix.NLMSG_DONE || m.Header.Type == unix.NLMSG_ERROR) {
+				return
+			}
+		}
+	}
 }
