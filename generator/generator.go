@@ -36,12 +36,11 @@ type Options struct {
 	// Dirs are the normal, early and late output directories (at least
 	// the normal one). Only the normal one is written.
 	Dirs []string
-	// Getenv reads the generator's environment (SYSTEMD_IN_INITRD).
-	Getenv func(string) string
 	// ConfigFile is the operator config file ("" is hostfs.ConfigFile);
 	// any other is passed on to apply and verify too.
 	ConfigFile string
-	// Environ is the generator's environment, for the config's variables.
+	// Environ is the generator's environment (as os.Environ): the config's
+	// variables, and SYSTEMD_IN_INITRD.
 	Environ []string
 	// Binary is the installed tool the drop-ins run ("" means
 	// hostfs.Binary); see units.Input.Binary.
@@ -69,7 +68,7 @@ const (
 // Run does one generator run and logs what it did. The error (with Failed)
 // is for tests; callers exit 0 regardless, as systemd.generator(7) asks.
 func Run(o Options) (Outcome, error) {
-	if inInitrd(o.Root, o.Getenv) {
+	if inInitrd(o.Root, o.Environ) {
 		o.Log.Info("running in the initrd; RKE2 starts from the real root, nothing to do")
 		return Initrd, nil
 	}
@@ -173,9 +172,11 @@ func brokenConfig(o Options, normal string, f facts.Facts, cfgErr error) (Outcom
 
 // inInitrd follows systemd: SYSTEMD_IN_INITRD when set (systemd >= 251),
 // else the presence of /etc/initrd-release.
-func inInitrd(root hostfs.Root, getenv func(string) string) bool {
-	if v := getenv("SYSTEMD_IN_INITRD"); v != "" {
-		return v == "1"
+func inInitrd(root hostfs.Root, environ []string) bool {
+	for _, kv := range environ {
+		if v, ok := strings.CutPrefix(kv, "SYSTEMD_IN_INITRD="); ok && v != "" {
+			return v == "1"
+		}
 	}
 	return root.Exists(hostfs.InitrdRelease)
 }

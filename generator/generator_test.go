@@ -34,7 +34,7 @@ func runGen(t *testing.T, root hostfs.Root, env map[string]string, dec Decider) 
 	var log bytes.Buffer
 	called := false
 	out, _ := Run(Options{
-		Root: root, Dirs: dirs, Getenv: func(k string) string { return env[k] }, Log: NewLogger(&log),
+		Root: root, Dirs: dirs, Environ: environ(env), Log: NewLogger(&log),
 		Decide: func() (hostplan.Plan, error) { called = true; return dec() },
 	})
 	if out == Initrd && called {
@@ -171,7 +171,7 @@ func TestGeneratorWriteFailureLeavesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	var log bytes.Buffer
-	out, err := Run(Options{Root: hostfs.New(base), Dirs: []string{normal}, Getenv: func(string) string { return "" }, Log: NewLogger(&log),
+	out, err := Run(Options{Root: hostfs.New(base), Dirs: []string{normal}, Log: NewLogger(&log),
 		Decide: fixedDecider(serverFacts, decide.Decision{Backend: backend.NFTables}, nil)})
 	if out != Failed || err == nil {
 		t.Fatalf("outcome %s, err %v", out, err)
@@ -190,4 +190,13 @@ func TestKmsgFormat(t *testing.T) {
 	if !strings.HasPrefix(got, "<4>"+Name+": line one line two xxx") || strings.Count(got, "\n") != 1 || len(got) > 1024 {
 		t.Errorf("kmsg record %q (len %d): want one <4> record under 1 KiB", got[:60], len(got))
 	}
+}
+
+// environ is env as os.Environ lists it.
+func environ(env map[string]string) []string {
+	var out []string
+	for k, v := range env {
+		out = append(out, k+"="+v)
+	}
+	return out
 }

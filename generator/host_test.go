@@ -30,7 +30,7 @@ func TestGeneratorDecidesForItsHost(t *testing.T) {
 			h := testhost.New(t).Debian12().RKE2Unit("tarball", "server").File(other, "backend: iptables-legacy\n")
 			normal := testhost.GeneratorDirs(t)[0]
 			var log bytes.Buffer
-			out, err := Run(Options{Root: h.Root(), Dirs: []string{normal}, Getenv: func(string) string { return "" },
+			out, err := Run(Options{Root: h.Root(), Dirs: []string{normal},
 				ConfigFile: c.configFile, Environ: c.environ, Log: NewLogger(&log)})
 			if out != Wrote || err != nil {
 				t.Fatalf("outcome %s, %v\n%s", out, err, log.String())

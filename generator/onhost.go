@@ -33,7 +33,7 @@ func OnHost(root hostfs.Root, configFile string, dirs []string, stderr io.Writer
 	log := OpenLogger(root.IsHost(), stderr)
 	defer log.Close()
 	_, _ = Run(Options{
-		Root: root, Dirs: dirs, Getenv: os.Getenv, Environ: os.Environ(), ConfigFile: configFile,
+		Root: root, Dirs: dirs, Environ: os.Environ(), ConfigFile: configFile,
 		Binary: InstalledBinary(root, os.Executable), Log: log,
 	})
 }
