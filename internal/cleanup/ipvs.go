@@ -98,17 +98,10 @@ func SweepIPVS(dryRun bool) (IPVSSweep, error) {
 // then what stays.
 func (s IPVSSweep) Text() string {
 	var b strings.Builder
-	verb := "removed"
-	if s.DryRun {
-		verb = "would remove"
-	}
 	if len(s.Removals) == 0 && len(s.Failed) == 0 {
 		b.WriteString("cleanup: no kube-proxy ipvs leftovers; nothing to remove\n")
 	} else {
-		fmt.Fprintf(&b, "cleanup: %s %d kube-proxy ipvs leftover(s):\n", verb, len(s.Removals))
-		for _, r := range s.Removals {
-			fmt.Fprintf(&b, "  %s\n", r)
-		}
+		WriteRemovals(&b, s.DryRun, "kube-proxy ipvs leftover(s)", s.Removals)
 	}
 	for _, f := range s.Failed {
 		fmt.Fprintf(&b, "cleanup: failed: %s\n", f)

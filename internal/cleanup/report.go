@@ -17,14 +17,21 @@ func (r Result) Text() string {
 	if r.Empty() {
 		return fmt.Sprintf("cleanup: no kube-proxy rules in %s; nothing to remove\n", r.Backend)
 	}
+	var b strings.Builder
+	WriteRemovals(&b, r.DryRun, "kube-proxy object(s) from "+string(r.Backend), r.Removals)
+	return b.String()
+}
+
+// WriteRemovals is every cleanup's listing of what went (with dryRun, what
+// would go): one line counting the items as what, then one line per item,
+// so --backend, --kubelet-hints and --ipvs-leftovers read alike.
+func WriteRemovals(b *strings.Builder, dryRun bool, what string, items []string) {
 	verb := "removed"
-	if r.DryRun {
+	if dryRun {
 		verb = "would remove"
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "cleanup: %s %d kube-proxy object(s) from %s:\n", verb, len(r.Removals), r.Backend)
-	for _, line := range r.Removals {
-		fmt.Fprintf(&b, "  %s\n", line)
+	fmt.Fprintf(b, "cleanup: %s %d %s:\n", verb, len(items), what)
+	for _, item := range items {
+		fmt.Fprintf(b, "  %s\n", item)
 	}
-	return b.String()
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cleanup"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 )
 
@@ -21,17 +22,10 @@ type HintReport struct {
 func (r HintReport) Text() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "cleanup: kubelet's hints belong in %s for kube-proxy's %s; kubelet wrote its own there for: %s\n", r.Want, r.KubeProxy, familiesText(r.Written))
-	verb := "removed"
-	if r.DryRun {
-		verb = "would remove"
-	}
 	if len(r.Removed) == 0 {
 		b.WriteString("cleanup: no leftover kubelet chain to remove\n")
 	} else {
-		fmt.Fprintf(&b, "cleanup: %s %d leftover kubelet chain(s):\n", verb, len(r.Removed))
-		for _, line := range r.Removed {
-			fmt.Fprintf(&b, "  %s\n", line)
-		}
+		cleanup.WriteRemovals(&b, r.DryRun, "leftover kubelet chain(s)", r.Removed)
 	}
 	for _, line := range r.Left {
 		fmt.Fprintf(&b, "kept: %s\n", line)
