@@ -12,12 +12,10 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
 
-func init() { register(newAdoptCommand) }
-
 func newAdoptCommand(g *globals) *cobra.Command {
 	var o adopt.Options
 	var sctl string
-	cmd := flagsOnly("adopt [--dry-run] [--wait DURATION]", "Record what a running node's kube-proxy runs on as the plan and start verifying, without restarting RKE2", "adopt", func(cmd *cobra.Command) error {
+	cmd := flagsOnly(spec{"adopt [--dry-run] [--wait DURATION]", "Record what a running node's kube-proxy runs on as the plan and start verifying, without restarting RKE2", "adopt", printsJSON}, func(cmd *cobra.Command) error {
 		p, err := hostplan.Load(g.host(), facts.Options{RKE2Binary: true})
 		if err != nil {
 			return usageError(fmt.Errorf("%w; nothing adopted: fix it first, the generator's choice depends on it", err))

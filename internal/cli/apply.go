@@ -10,14 +10,14 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 )
 
-func init() { register(newApplyCommand) }
-
 func newApplyCommand(g *globals) *cobra.Command {
 	var (
 		name string
 		o    apply.PrepareOptions
 	)
-	cmd := flagsOnly("apply [--backend B] [--dry-run]", "Prepare the node for the backend and tell RKE2 (ExecStartPre of rke2-server/rke2-agent)", "apply", func(cmd *cobra.Command) error { return runApply(cmd, g, name, o) })
+	// apply logs to stderr; the plan file is its record.
+	noJSON := "run `rke2-proxy-backend detect -o json` for the decision, or read " + hostfs.PlanFile + " after apply"
+	cmd := flagsOnly(spec{"apply [--backend B] [--dry-run]", "Prepare the node for the backend and tell RKE2 (ExecStartPre of rke2-server/rke2-agent)", "apply", noJSON}, func(cmd *cobra.Command) error { return runApply(cmd, g, name, o) })
 	f := cmd.Flags()
 	f.StringVar(&name, "backend", "", "backend to apply (the generator passes its decision); default: decide now. One of "+backend.Names())
 	f.BoolVar(&o.DryRun, "dry-run", false, "print the drop-in and the modules to load; write and load nothing")

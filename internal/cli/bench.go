@@ -10,8 +10,6 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
 )
 
-func init() { register(newBenchCommand) }
-
 // defaultBenchServices is CI's size and a mid-sized cluster's.
 const defaultBenchServices = 1000
 
@@ -20,7 +18,7 @@ func newBenchCommand(g *globals) *cobra.Command {
 		services    int
 		backendName string
 	)
-	cmd := flagsOnly("bench [--services N] [--backend B|all]", "Measure what kube-proxy's rule loads cost on this node, per backend", "bench", func(cmd *cobra.Command) error {
+	cmd := flagsOnly(spec{"bench [--services N] [--backend B|all]", "Measure what kube-proxy's rule loads cost on this node, per backend", "bench", printsJSON}, func(cmd *cobra.Command) error {
 		if costbench.IsChild() {
 			if code := costbench.ChildMain(cmd.Context(), g.stdout, g.stderr); code != 0 {
 				return silentExit(ExitFailure)

@@ -6,14 +6,15 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/nodecheck"
 )
 
-func init() { register(newCheckCommand) }
-
 func newCheckCommand(g *globals) *cobra.Command {
 	var maxAge time.Duration
-	cmd := flagsOnly("check", "Judge verify's last result in node-problem-detector's plugin protocol", "check", func(cmd *cobra.Command) error {
+	// check speaks node-problem-detector's one-line protocol.
+	noJSON := "read " + hostfs.StatusFile + ", which is verify's result as JSON"
+	cmd := flagsOnly(spec{"check", "Judge verify's last result in node-problem-detector's plugin protocol", "check", noJSON}, func(cmd *cobra.Command) error {
 		if maxAge < 0 {
 			return usageError(fmt.Errorf("--max-age %s: must not be negative (0 turns the age limit off)", maxAge))
 		}

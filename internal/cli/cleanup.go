@@ -10,14 +10,12 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/switchover"
 )
 
-func init() { register(newCleanupCommand) }
-
 func newCleanupCommand(g *globals) *cobra.Command {
 	var (
 		backendName                               string
 		dryRun, force, kubeletHints, ipvsLeftover bool
 	)
-	cmd := flagsOnly("cleanup --backend B [--dry-run] [--force] | cleanup --kubelet-hints [--dry-run] | cleanup --ipvs-leftovers [--dry-run] [--force]", "Remove kube-proxy rules stranded in backend B, kubelet's leftover hint chains, or ipvs mode's leftovers", "cleanup", func(cmd *cobra.Command) error {
+	cmd := flagsOnly(spec{"cleanup --backend B [--dry-run] [--force] | cleanup --kubelet-hints [--dry-run] | cleanup --ipvs-leftovers [--dry-run] [--force]", "Remove kube-proxy rules stranded in backend B, kubelet's leftover hint chains, or ipvs mode's leftovers", "cleanup", printsJSON}, func(cmd *cobra.Command) error {
 		if ipvsLeftover {
 			if backendName != "" || kubeletHints {
 				return usageError(errors.New("--ipvs-leftovers takes neither --backend nor --kubelet-hints: it removes only ipvs's own state"))

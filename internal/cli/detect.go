@@ -10,10 +10,8 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostplan"
 )
 
-func init() { register(newDetectCommand) }
-
 func newDetectCommand(g *globals) *cobra.Command {
-	return flagsOnly("detect", "Show the host facts, the backend decision and its reasons", "detect", func(cmd *cobra.Command) error {
+	return flagsOnly(spec{"detect", "Show the host facts, the backend decision and its reasons", "detect", printsJSON}, func(cmd *cobra.Command) error {
 		p, err := hostplan.Load(g.host(), hostplan.Detect)
 		if err != nil {
 			return usageError(err)

@@ -6,16 +6,16 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/generator"
 )
 
-func init() { register(newGenerateCommand) }
-
 func newGenerateCommand(g *globals) *cobra.Command {
-	return withHelp(&cobra.Command{
-		Use:   "generate NORMAL [EARLY [LATE]]",
-		Short: "Run as the systemd generator: write drop-ins for rke2-server/rke2-agent",
+	// generate writes drop-ins and logs to the journal.
+	s := spec{"generate NORMAL [EARLY [LATE]]", "Run as the systemd generator: write drop-ins for rke2-server/rke2-agent", "generate", textOnly}
+	return declare(&cobra.Command{
+		Use:   s.use,
+		Short: s.short,
 		Args:  cobra.RangeArgs(1, 3),
 		RunE: func(cmd *cobra.Command, dirs []string) error {
 			generator.OnHost(g.hostRoot(), g.configFile, dirs, g.stderr)
 			return nil
 		},
-	}, "generate")
+	}, s)
 }

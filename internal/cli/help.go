@@ -42,10 +42,13 @@ var helpValues = strings.NewReplacer(
 // building the command tree, which apply does at every boot, reads no prose.
 const helpFile = "rke2-proxy-backend/help-file"
 
-func withHelp(c *cobra.Command, name string) *cobra.Command {
-	if name != "" {
-		c.Annotations = map[string]string{helpFile: name}
-	}
+// jsonOutput is the annotation of a command's output with -o json.
+const jsonOutput = "rke2-proxy-backend/json"
+
+// declare records s's help file and JSON output on c, for FillHelp and
+// checkOutput.
+func declare(c *cobra.Command, s spec) *cobra.Command {
+	c.Annotations = map[string]string{helpFile: s.help, jsonOutput: s.json}
 	return c
 }
 

@@ -7,49 +7,25 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 )
 
-// jsonCommands says, for every command by its path without the program
-// name, whether it prints a JSON document with -o json. A command without
-// one refuses -o json (exit 2): silently printing text to a script that
-// asked for JSON is worse than saying no. TestEveryCommandDeclaresItsOutput
-// fails until a new command is listed here.
-var jsonCommands = map[string]bool{
-	"detect":          true,
-	"version":         true,
-	"verify":          true,
-	"cleanup":         true,
-	"render expected": true,
-	"render live":     true,
-	"bench":           true,
-	"adopt":           true,
-
-	"apply":                 false, // logs to stderr; the plan file is its record
-	"render":                false, // only says which subcommand to use
-	"generate":              false, // writes drop-ins, logs to the journal
-	"check":                 false, // node-problem-detector's one-line protocol
-	"switch":                false, // logs its steps to stderr; verify -o json tells the outcome
-	"watch":                 false, // a service: logs drift to the journal, status.json is its record
-	"help":                  false,
-	"completion bash":       false,
-	"completion zsh":        false,
-	"completion fish":       false,
-	"completion powershell": false,
-}
+// A command's output with -o json, as its spec declares it: printsJSON is
+// one JSON document; anything else is a text-only command's hint at where
+// its information is found as JSON, and the command refuses -o json
+// (exit 2): silently printing text to a script that asked for JSON is worse
+// than saying no. cobra's own help and completion commands declare nothing
+// and refuse it as textOnly. TestEveryCommandDeclaresItsOutput fails for a
+// command of ours that declares nothing.
+const (
+	printsJSON = "json"
+	textOnly   = "run it without -o json"
+)
 
 // CommandKey is a command's path without the program name ("render live"),
-// as jsonCommands and the manual pages name commands.
+// as errors and the manual pages name commands.
 func CommandKey(cmd *cobra.Command) string {
 	_, key, _ := strings.Cut(cmd.CommandPath(), " ")
 	return key
-}
-
-// noJSONHints say where a text-only command's information is found as JSON.
-var noJSONHints = map[string]string{
-	"apply": "run `rke2-proxy-backend detect -o json` for the decision, or read " + hostfs.PlanFile + " after apply",
-	"check": "read " + hostfs.StatusFile + ", which is verify's result as JSON",
 }
 
 // checkOutput refuses an unknown format, and -o json for a command with no
@@ -58,15 +34,14 @@ func (g *globals) checkOutput(cmd *cobra.Command) error {
 	if g.output != "text" && g.output != "json" {
 		return usageError(fmt.Errorf("--output %q: valid formats are text, json", g.output))
 	}
-	key := CommandKey(cmd)
-	if !g.json() || jsonCommands[key] {
+	out := cmd.Annotations[jsonOutput]
+	if !g.json() || out == printsJSON {
 		return nil
 	}
-	hint, ok := noJSONHints[key]
-	if !ok {
-		hint = "run it without -o json"
+	if out == "" {
+		out = textOnly
 	}
-	return usageError(fmt.Errorf("%s has no JSON output (--output json): %s", key, hint))
+	return usageError(fmt.Errorf("%s has no JSON output (--output json): %s", CommandKey(cmd), out))
 }
 
 // result is what a command prints: with -o json itself, as the indented

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"sort"
+	"strings"
 	"testing"
 
 	"github.com/spf13/cobra"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/testhost"
 )
 
@@ -32,33 +35,41 @@ func everyCommand(t *testing.T) []*cobra.Command {
 	return out
 }
 
+// Every command of ours says what -o json does for it (its spec), so a new
+// command cannot refuse or print JSON by accident.
 func TestEveryCommandDeclaresItsOutput(t *testing.T) {
-	seen := map[string]bool{}
 	for _, c := range everyCommand(t) {
-		key := CommandKey(c)
-		seen[key] = true
-		if c.Name() == cobra.ShellCompRequestCmd || c.Name() == cobra.ShellCompNoDescRequestCmd {
-			continue // parses no flags of its own: -o reaches it as a word to complete
+		if cobraOwn(c) {
+			continue
 		}
-		if _, ok := jsonCommands[key]; !ok {
-			t.Errorf("%q is not in jsonCommands: say whether it prints JSON with -o json", key)
-		}
-	}
-	for key := range jsonCommands {
-		if !seen[key] {
-			t.Errorf("jsonCommands lists %q, which the command tree does not have", key)
+		if c.Annotations[jsonOutput] == "" {
+			t.Errorf("%q declares no output: say in its spec whether it prints JSON with -o json", CommandKey(c))
 		}
 	}
 }
 
+// cobraOwn is a command cobra adds: help, completion and the completion
+// requests, which declare no output.
+func cobraOwn(c *cobra.Command) bool {
+	return c.Name() == "help" || c.Name() == cobra.ShellCompRequestCmd || c.Name() == cobra.ShellCompNoDescRequestCmd ||
+		(c.HasParent() && c.Parent().Name() == "completion")
+}
+
 // TestTextOnlyCommandsRefuseJSON runs each text-only command with -o json:
-// exit 2, one line naming the command, nothing on stdout.
+// exit 2, one line naming the command and its hint, nothing on stdout.
 func TestTextOnlyCommandsRefuseJSON(t *testing.T) {
 	h := testhost.New(t).Debian12()
-	for key, hasJSON := range jsonCommands {
-		if hasJSON {
-			continue
+	hints := map[string]string{
+		"apply": "run `rke2-proxy-backend detect -o json` for the decision, or read " + hostfs.PlanFile + " after apply",
+		"check": "read " + hostfs.StatusFile + ", which is verify's result as JSON",
+	}
+	var refused []string
+	for _, c := range everyCommand(t) {
+		key := CommandKey(c)
+		if c.Annotations[jsonOutput] == printsJSON || c.Name() == cobra.ShellCompRequestCmd || c.Name() == cobra.ShellCompNoDescRequestCmd {
+			continue // the completion requests parse no flags of their own: -o reaches them as a word to complete
 		}
+		refused = append(refused, key)
 		t.Run(key, func(t *testing.T) {
 			args := append([]string{"rke2-proxy-backend", "--root", h.Dir(), "-o", "json"}, splitKey(key)...)
 			if key == "generate" {
@@ -67,7 +78,7 @@ func TestTextOnlyCommandsRefuseJSON(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			code := Main(args, &stdout, &stderr)
 			hint := "run it without -o json"
-			if h, ok := noJSONHints[key]; ok {
+			if h, ok := hints[key]; ok {
 				hint = h
 			}
 			want := "rke2-proxy-backend: " + key + " has no JSON output (--output json): " + hint + "\n"
@@ -75,6 +86,11 @@ func TestTextOnlyCommandsRefuseJSON(t *testing.T) {
 				t.Errorf("exit %d, stderr %q, stdout %q; want exit 2, stderr %q, no stdout", code, stderr.String(), stdout.String(), want)
 			}
 		})
+	}
+	sort.Strings(refused)
+	want := "apply check completion bash completion fish completion powershell completion zsh generate help render switch watch"
+	if got := strings.Join(refused, " "); got != want {
+		t.Errorf("text-only commands: %s; want %s", got, want)
 	}
 }
 

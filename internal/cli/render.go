@@ -11,10 +11,9 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
 )
 
-func init() { register(newRenderCommand) }
-
 func newRenderCommand(g *globals) *cobra.Command {
-	cmd := flagsOnly("render", "Print kube-proxy rules as canonical, loadable text", "render", func(cmd *cobra.Command) error {
+	// render has no output of its own: it only says which subcommand to use.
+	cmd := flagsOnly(spec{"render", "Print kube-proxy rules as canonical, loadable text", "render", textOnly}, func(cmd *cobra.Command) error {
 		return usageError(fmt.Errorf("render needs a subcommand: expected or live"))
 	})
 	cmd.AddCommand(newRenderExpectedCommand(g), newRenderLiveCommand(g))
@@ -26,7 +25,7 @@ func newRenderExpectedCommand(g *globals) *cobra.Command {
 		backendName, kube, family string
 		services                  int
 	)
-	cmd := flagsOnly("expected --backend B [--kubernetes v1.33] [--family ipv4|ipv6] [--services N]", "Print the rules kube-proxy is expected to write", "", func(cmd *cobra.Command) error {
+	cmd := flagsOnly(spec{"expected --backend B [--kubernetes v1.33] [--family ipv4|ipv6] [--services N]", "Print the rules kube-proxy is expected to write", "", printsJSON}, func(cmd *cobra.Command) error {
 		b, err := backendFlag("--backend", backendName, true)
 		if err != nil {
 			return usageError(err)
@@ -51,7 +50,7 @@ func newRenderExpectedCommand(g *globals) *cobra.Command {
 
 func newRenderLiveCommand(g *globals) *cobra.Command {
 	var backendName string
-	cmd := flagsOnly("live [--backend B|all]", "Print the live rules of each backend, canonical and diffable", "render-live", func(cmd *cobra.Command) error {
+	cmd := flagsOnly(spec{"live [--backend B|all]", "Print the live rules of each backend, canonical and diffable", "render-live", printsJSON}, func(cmd *cobra.Command) error {
 		only, err := backendOrAll("--backend", backendName)
 		if err != nil {
 			return usageError(err)

@@ -56,7 +56,7 @@ func NewRootCommand(stdout, stderr io.Writer) *cobra.Command {
 			return g.checkHost(cmd)
 		},
 	}
-	withHelp(root, "root")
+	declare(root, spec{help: "root"})
 	defaultHelp := root.HelpFunc()
 	root.SetHelpFunc(func(c *cobra.Command, args []string) { FillHelp(c); defaultHelp(c, args) })
 	root.SetOut(stdout)
@@ -104,11 +104,11 @@ func (g *globals) checkHost(cmd *cobra.Command) error {
 	return nil
 }
 
-// subcommands are registered by each subcommand's file in init, so adding a
-// subcommand touches one file.
-var subcommands []func(*globals) *cobra.Command
-
-func register(f func(*globals) *cobra.Command) { subcommands = append(subcommands, f) }
+// subcommands are every subcommand, each built by its own file.
+var subcommands = []func(*globals) *cobra.Command{
+	newAdoptCommand, newApplyCommand, newBenchCommand, newCheckCommand, newCleanupCommand, newDetectCommand, newGenerateCommand,
+	newRenderCommand, newSwitchCommand, newVerifyCommand, newVersionCommand, newWatchCommand,
+}
 
 // Main runs the command line and returns the process exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
@@ -144,11 +144,15 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	return exitCode(err)
 }
 
+// spec is what a subcommand declares besides its flags: its use line and
+// summary, the help/NAME.txt of its long help ("": none), and its output
+// with -o json (output.go's json).
+type spec struct{ use, short, help, json string }
+
 // flagsOnly builds a subcommand whose flags carry everything: cobra refuses
 // a positional argument with a usage error, and run reads the flags. Every
 // subcommand but the generator's is one.
-// help names its help/NAME.txt ("": none).
-func flagsOnly(use, short, help string, run func(cmd *cobra.Command) error) *cobra.Command {
-	return withHelp(&cobra.Command{Use: use, Short: short, Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return run(cmd) }}, help)
+func flagsOnly(s spec, run func(cmd *cobra.Command) error) *cobra.Command {
+	return declare(&cobra.Command{Use: s.use, Short: s.short, Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return run(cmd) }}, s)
 }

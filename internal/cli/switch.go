@@ -10,11 +10,10 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/switchover"
 )
 
-func init() { register(newSwitchCommand) }
-
 func newSwitchCommand(g *globals) *cobra.Command {
 	var r switchover.Request
-	cmd := flagsOnly("switch --to BACKEND [--dry-run] [--timeout D] | switch --resume | switch --rollback", "Move this node's kube-proxy to another backend, rolling back if verify fails", "switch", func(cmd *cobra.Command) error {
+	// switch logs its steps to stderr; verify -o json tells the outcome.
+	cmd := flagsOnly(spec{"switch --to BACKEND [--dry-run] [--timeout D] | switch --resume | switch --rollback", "Move this node's kube-proxy to another backend, rolling back if verify fails", "switch", textOnly}, func(cmd *cobra.Command) error {
 		r.Root, r.ConfigFile, r.Out, r.Log = g.hostRoot(), g.configFile, g.stdout, g.stderr
 		err := switchover.Do(cmd.Context(), r)
 		var bad *switchover.UsageError

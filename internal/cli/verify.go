@@ -9,11 +9,9 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
 
-func init() { register(newVerifyCommand) }
-
 func newVerifyCommand(g *globals) *cobra.Command {
 	var fl verify.Flags
-	cmd := flagsOnly("verify [--wait DURATION] [--expect B]", "Prove kube-proxy's rules are complete in the planned backend and nowhere else", "verify", func(cmd *cobra.Command) error {
+	cmd := flagsOnly(spec{"verify [--wait DURATION] [--expect B]", "Prove kube-proxy's rules are complete in the planned backend and nowhere else", "verify", printsJSON}, func(cmd *cobra.Command) error {
 		c, err := loadVerify(cmd, g, fl)
 		if err != nil {
 			return err

@@ -7,12 +7,11 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/watch"
 )
 
-func init() { register(newWatchCommand) }
-
 func newWatchCommand(g *globals) *cobra.Command {
 	var fl verify.Flags
 	var s watch.Schedule
-	cmd := flagsOnly("watch [--grace DURATION] [--expect B]", "Keep verifying kube-proxy's backend and report drift (the watch service)", "watch", func(cmd *cobra.Command) error {
+	// watch is a service: it logs drift to the journal, status.json is its record.
+	cmd := flagsOnly(spec{"watch [--grace DURATION] [--expect B]", "Keep verifying kube-proxy's backend and report drift (the watch service)", "watch", textOnly}, func(cmd *cobra.Command) error {
 		c, err := loadVerify(cmd, g, fl)
 		if err != nil {
 			return err
