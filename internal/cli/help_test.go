@@ -2,16 +2,17 @@ package cli
 
 import (
 	"io"
-	"io/fs"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/spf13/cobra"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cli/help"
 )
 
 // Every help file is some subcommand's, and none keeps a placeholder that
-// helpValues does not know (it would reach the operator as {{...}}).
+// package help does not know (it would reach the operator as {{...}}).
 func TestHelpTexts(t *testing.T) {
 	longs := map[string]bool{}
 	root := NewRootCommand(io.Discard, io.Discard)
@@ -27,14 +28,13 @@ func TestHelpTexts(t *testing.T) {
 			t.Errorf("%s: help keeps a placeholder: %q", c.CommandPath(), regexp.MustCompile(`\{\{[^}]*\}\}`).FindString(c.Long))
 		}
 	}
-	names, err := fs.Glob(helpFiles, "help/*.txt")
-	if err != nil || len(names) == 0 {
-		t.Fatalf("no help files: %v", err)
+	names := help.Names()
+	if len(names) == 0 {
+		t.Fatal("no help files")
 	}
 	for _, n := range names {
-		text := helpText(strings.TrimSuffix(strings.TrimPrefix(n, "help/"), ".txt"))
-		if !longs[text] {
-			t.Errorf("%s is no subcommand's long help: remove it or use it", n)
+		if !longs[help.Text(n)] {
+			t.Errorf("help/%s.txt is no subcommand's long help: remove it or use it", n)
 		}
 	}
 }

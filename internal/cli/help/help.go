@@ -1,0 +1,58 @@
+// Package help is the subcommands' long help. It is prose, kept in NAME.txt
+// where it reads (and diffs) as the text an operator sees; the paths and
+// names it quotes come from the constants that define them, as
+// {{package.Name}}.
+package help
+
+import (
+	"embed"
+	"fmt"
+	"io/fs"
+	"strings"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/apply"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/watch"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/units"
+)
+
+//go:embed *.txt
+var files embed.FS
+
+var values = strings.NewReplacer(
+	"{{hostfs.PlanFile}}", hostfs.PlanFile,
+	"{{hostfs.StatusFile}}", hostfs.StatusFile,
+	"{{hostfs.BenchFile}}", hostfs.BenchFile,
+	"{{hostfs.SwitchJournal}}", hostfs.SwitchJournal,
+	"{{hostfs.WatchHeartbeat}}", hostfs.WatchHeartbeat,
+	"{{apply.LockFile}}", apply.LockFile,
+	"{{apply.DefaultLockWait.String()}}", apply.DefaultLockWait.String(),
+	"{{rke2.DropInName}}", rke2.DropInName,
+	"{{units.VerifyUnit}}", units.VerifyUnit,
+	"{{units.WatchUnit}}", units.WatchUnit,
+	"{{verify.MetricsFile}}", verify.MetricsFile,
+	"{{watch.MetricsFile}}", watch.MetricsFile,
+)
+
+// Text is NAME.txt with its placeholders filled in. A missing file is a
+// build mistake (the files are embedded), so it panics on first use, which
+// cli's TestHelpTexts reaches for every subcommand.
+func Text(name string) string {
+	b, err := files.ReadFile(name + ".txt")
+	if err != nil {
+		panic(fmt.Sprintf("help text %s: %v", name, err))
+	}
+	return strings.TrimSuffix(values.Replace(string(b)), "\n")
+}
+
+// Names are the help files there are, by NAME, so a test can hold each to
+// some subcommand.
+func Names() []string {
+	names, _ := fs.Glob(files, "*.txt") // the pattern is well formed
+	for i, n := range names {
+		names[i] = strings.TrimSuffix(n, ".txt")
+	}
+	return names
+}
