@@ -2,8 +2,6 @@ package cleanup
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -12,22 +10,17 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/expectedtest"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/nstest"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/testhost"
 )
 
 // rootWithPlan is a fixture root whose plan.json holds planJSON ("": no plan).
 func rootWithPlan(t *testing.T, planJSON string) hostfs.Root {
 	t.Helper()
-	root := hostfs.New(t.TempDir())
+	h := testhost.New(t)
 	if planJSON != "" {
-		p := root.Path(hostfs.PlanFile)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(planJSON), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		h.File(hostfs.PlanFile, planJSON)
 	}
-	return root
+	return h.Root()
 }
 
 const (

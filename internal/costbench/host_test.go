@@ -3,13 +3,13 @@ package costbench
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/bench"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/testhost"
 )
 
 // OnHost on a fixture root without a kernel release: nftables cannot be
@@ -20,7 +20,8 @@ import (
 // read is said to be replaced. Not as root, it refuses before anything.
 func TestOnHost(t *testing.T) {
 	ctx := context.Background()
-	root := hostfs.New(t.TempDir())
+	h := testhost.New(t)
+	root := h.Root()
 	var progress strings.Builder
 	if os.Geteuid() != 0 {
 		_, _, err := OnHost(ctx, root, 3, "", &progress)
@@ -31,13 +32,8 @@ func TestOnHost(t *testing.T) {
 	}
 	needLoaders(t, backend.IptablesLegacy)
 	needLoaders(t, backend.IptablesNFT)
+	h.File(hostfs.BenchFile, `{"services": 3}`)
 	record := root.Path(hostfs.BenchFile)
-	if err := os.MkdirAll(filepath.Dir(record), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(record, []byte(`{"services": 3}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
 
 	rep, data, err := OnHost(ctx, root, 3, "", &progress)
 	if err != nil {

@@ -3,13 +3,13 @@ package switchover
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/testhost"
 )
 
 // A node without an operator config gets one the real loader reads, and a
@@ -64,36 +64,29 @@ func TestFileConfigRefusesWithoutWriting(t *testing.T) {
 
 func TestFindUnit(t *testing.T) {
 	inactive := func(context.Context, string) bool { return false }
-	install := func(t *testing.T, dir, unit string) {
-		p := filepath.Join(dir, unit)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
+	install := func(h *testhost.Host, units ...string) hostfs.Root {
+		for _, u := range units {
+			h.File(u, "[Service]\n")
 		}
-		if err := os.WriteFile(p, []byte("[Service]\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		return h.Root()
 	}
 	t.Run("the active one wins", func(t *testing.T) {
-		dir := t.TempDir()
-		install(t, dir, "usr/local/lib/systemd/system/rke2-server.service")
-		got, err := FindUnit(context.Background(), hostfs.New(dir), func(_ context.Context, u string) bool { return u == "rke2-agent.service" })
+		root := install(testhost.New(t), "/usr/local/lib/systemd/system/rke2-server.service")
+		got, err := FindUnit(context.Background(), root, func(_ context.Context, u string) bool { return u == "rke2-agent.service" })
 		if err != nil || got != "rke2-agent.service" {
 			t.Fatalf("got %q, %v", got, err)
 		}
 	})
 	t.Run("the one installed", func(t *testing.T) {
-		dir := t.TempDir()
-		install(t, dir, "usr/lib/systemd/system/rke2-agent.service")
-		got, err := FindUnit(context.Background(), hostfs.New(dir), inactive)
+		root := install(testhost.New(t), "/usr/lib/systemd/system/rke2-agent.service")
+		got, err := FindUnit(context.Background(), root, inactive)
 		if err != nil || got != "rke2-agent.service" {
 			t.Fatalf("got %q, %v", got, err)
 		}
 	})
 	t.Run("both installed, none active", func(t *testing.T) {
-		dir := t.TempDir()
-		install(t, dir, "usr/lib/systemd/system/rke2-agent.service")
-		install(t, dir, "etc/systemd/system/rke2-server.service")
-		if _, err := FindUnit(context.Background(), hostfs.New(dir), inactive); err == nil {
+		root := install(testhost.New(t), "/usr/lib/systemd/system/rke2-agent.service", "/etc/systemd/system/rke2-server.service")
+		if _, err := FindUnit(context.Background(), root, inactive); err == nil {
 			t.Fatal("no error")
 		}
 	})
@@ -108,12 +101,8 @@ func TestFindUnit(t *testing.T) {
 // mode perm (a switch must keep both its comments and its mode).
 func rootWithConfig(t *testing.T, text string, perm os.FileMode) hostfs.Root {
 	t.Helper()
-	root := hostfs.New(t.TempDir())
-	p := root.Path(hostfs.ConfigFile)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(text), perm); err != nil {
+	root := testhost.New(t).File(hostfs.ConfigFile, text).Root()
+	if err := os.Chmod(root.Path(hostfs.ConfigFile), perm); err != nil {
 		t.Fatal(err)
 	}
 	return root
