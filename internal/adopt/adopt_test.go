@@ -22,6 +22,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/check"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/testhost"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/units"
@@ -160,16 +161,12 @@ func TestAdoptSaysTheNextStartWouldSwitch(t *testing.T) {
 		t.Fatalf("plan %s, next start %+v", res.Plan.Decision.Backend, res.NextStart)
 	}
 	d := strings.Join(res.Differences, "\n")
-	for _, want := range []string{
+	check.Says(t, "differences", d,
 		"At RKE2's next start the generator would switch kube-proxy from iptables-nft to iptables-legacy (source config",
 		"iptables-nft's rules would be left stranded",
 		"set backend: iptables-nft (or auto) in /etc/rke2-proxy-backend/config.yaml",
 		"rke2-proxy-backend switch --to iptables-legacy",
-	} {
-		if !strings.Contains(d, want) {
-			t.Errorf("differences do not say %q:\n%s", want, d)
-		}
-	}
+	)
 }
 
 // A legacy trigger matches this host, kube-proxy runs on iptables-nft: the

@@ -12,6 +12,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/check"
 )
 
 func needTrialTools(t *testing.T, tools ...string) {
@@ -73,26 +74,18 @@ func TestTrialNamesWhatTheKernelRejects(t *testing.T) {
 	}
 	failure := load(context.Background(), backend.IptablesNFT, []trialLoad{{rules.IPv4, text}})
 	t.Logf("failure: %s", failure)
-	for _, want := range []string{"ipv4 rules for one service into a throwaway network namespace failed", "iptables-nft-restore", "Invalid argument", bad} {
-		if !strings.Contains(failure, want) {
-			t.Errorf("failure %q does not name %q", failure, want)
-		}
-	}
+	check.Says(t, "failure", failure, "ipv4 rules for one service into a throwaway network namespace failed", "iptables-nft-restore", "Invalid argument", bad)
 }
 
 // iptables-nft 1.8.9 prints its banner alone on a line when the kernel
 // refuses a rule (the exact stderr of the load above on Debian 12); the
 // reason is the next line, not the banner.
 func TestFirstComplaintSkipsABareBanner(t *testing.T) {
-	for stderr, want := range map[string]string{
+	check.Table(t, "firstComplaint", firstComplaint, map[string]string{
 		"iptables-nft-restore v1.8.9 (nf_tables): \nline 3: RULE_APPEND failed (Invalid argument): rule in chain INPUT\n":                    "line 3: RULE_APPEND failed (Invalid argument): rule in chain INPUT",
 		"iptables-nft-restore v1.8.10 (nf_tables): Couldn't load match `statistic':No such file or directory\n\nError occurred at line: 3\n": "Couldn't load match `statistic':No such file or directory",
 		"\niptables-restore: line 4 failed\n": "iptables-restore: line 4 failed",
-	} {
-		if got := firstComplaint(stderr); got != want {
-			t.Errorf("firstComplaint(%q) = %q, want %q", stderr, got, want)
-		}
-	}
+	})
 }
 
 // A loader that fails the way iptables-restore does when the kernel cannot
@@ -110,11 +103,7 @@ func TestTrialWithALoaderThatFailsLikeTheKernel(t *testing.T) {
 	if r.Skipped != "" {
 		t.Fatalf("skipped: %s", r.Skipped)
 	}
-	for _, want := range []string{"Couldn't load match `statistic':No such file or directory", "(at line 3: "} {
-		if !strings.Contains(r.Failure, want) {
-			t.Errorf("failure %q does not contain %q", r.Failure, want)
-		}
-	}
+	check.Says(t, "failure", r.Failure, "Couldn't load match `statistic':No such file or directory", "(at line 3: ")
 	if strings.Contains(r.Failure, "\n") || strings.Contains(r.Failure, "v1.8.10") {
 		t.Errorf("failure is not one clean line: %q", r.Failure)
 	}

@@ -6,21 +6,19 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/check"
 )
 
 func TestRKE2UnitOf(t *testing.T) {
-	for cgroup, want := range map[string]string{
+	check.Table(t, "RKE2UnitOf", RKE2UnitOf, map[string]string{
 		"0::/system.slice/rke2-server.service\n":                                                      "rke2-server.service",
 		"12:pids:/system.slice/rke2-agent.service\n1:name=systemd:/system.slice/rke2-agent.service\n": "rke2-agent.service",
 		"0::/system.slice/cloud-final.service\n":                                                      "",
 		"0::/user.slice/user-0.slice/session-1.scope\n":                                               "",
 		"0::/system.slice/rke2-server.service.d\n":                                                    "",
 		"": "",
-	} {
-		if got := RKE2UnitOf(cgroup); got != want {
-			t.Errorf("RKE2UnitOf(%q) = %q, want %q", cgroup, got, want)
-		}
-	}
+	})
 }
 
 // CompleteWiring asks for a start that does not block: a blocking start

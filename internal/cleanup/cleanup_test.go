@@ -7,6 +7,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/check"
 )
 
 func TestComputeIptables(t *testing.T) {
@@ -23,16 +24,12 @@ func TestComputeIptables(t *testing.T) {
 	}
 	p := Compute(rs)
 	v4 := p.Scripts[rules.IPv4]
-	for _, want := range []string{
+	check.Says(t, "ipv4 script", v4,
 		"*nat\n:KUBE-MARK-MASQ - [0:0]\n",
 		"-D POSTROUTING -m comment --comment \"kubernetes postrouting rules\" -j KUBE-POSTROUTING\n",
 		"-X KUBE-PROXY-CANARY\n",
 		"-D INPUT -m conntrack --ctstate NEW -m comment --comment \"kubernetes load balancer firewall\" -j KUBE-PROXY-FIREWALL\n",
-	} {
-		if !strings.Contains(v4, want) {
-			t.Errorf("ipv4 script lacks %q:\n%s", want, v4)
-		}
-	}
+	)
 	for _, never := range []string{"KUBE-FIREWALL\n", "KUBE-IPTABLES-HINT", "KUBE-KUBELET-CANARY", "KUBE-ROUTER-INPUT", "-X INPUT"} {
 		if strings.Contains(v4, never) {
 			t.Errorf("ipv4 script touches %q:\n%s", never, v4)

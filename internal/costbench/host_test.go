@@ -9,6 +9,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/bench"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/check"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/testhost"
 )
 
@@ -45,11 +46,7 @@ func TestOnHost(t *testing.T) {
 	if len(rep.Skipped) != 1 || rep.Skipped[0].Backend != backend.NFTables || !strings.Contains(rep.Skipped[0].Reason, "the kernel release is unknown") {
 		t.Errorf("skipped %+v; want nftables, for the unknown kernel", rep.Skipped)
 	}
-	for _, want := range []string{"bench: nftables: skipped: ", "bench: the earlier result in " + record + " is not kept: no \"schema\""} {
-		if !strings.Contains(progress.String(), want) {
-			t.Errorf("progress lacks %q:\n%s", want, progress.String())
-		}
-	}
+	check.Says(t, "progress", progress.String(), "bench: nftables: skipped: ", "bench: the earlier result in "+record+" is not kept: no \"schema\"")
 	if got, err := os.ReadFile(record); err != nil || string(got) != string(data) {
 		t.Errorf("recorded %q, %v; want the bytes returned", got, err)
 	}
