@@ -1,31 +1,24 @@
 package cli
 
 import (
-	"fmt"
+	"errors"
 
 	"github.com/spf13/cobra"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/adopt"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostplan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kubeproxy"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
 
 func newAdoptCommand(g *globals) *cobra.Command {
 	var o adopt.Options
 	var sctl string
 	cmd := flagsOnly(spec{"adopt [--dry-run] [--wait DURATION]", "Record what a running node's kube-proxy runs on as the plan and start verifying, without restarting RKE2", "adopt", printsJSON}, func(cmd *cobra.Command) error {
-		p, err := hostplan.Load(g.host(), facts.Options{RKE2Binary: true})
-		if err != nil {
-			return usageError(fmt.Errorf("%w; nothing adopted: fix it first, the generator's choice depends on it", err))
+		o.Systemd, o.Log = adopt.Systemctl{Path: sctl}, g.logf("adopt")
+		res, err := adopt.OnHost(cmd.Context(), g.host(), o)
+		var bad *adopt.HostError
+		if errors.As(err, &bad) {
+			return usageError(err)
 		}
-		o.Root, o.Facts, o.Config = g.hostRoot(), p.Facts, p.Config
-		o.Reader, o.Systemd = verify.NewReader(g.hostRoot()), adopt.Systemctl{Path: sctl}
-		o.Log = func(format string, args ...any) {
-			fmt.Fprintf(g.stderr, "rke2-proxy-backend adopt: "+format+"\n", args...)
-		}
-		res, err := adopt.Run(cmd.Context(), o)
 		if perr := adopt.Print(g.stdout, res, o.DryRun, g.json()); err == nil {
 			err = perr
 		}

@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"fmt"
-
 	"github.com/spf13/cobra"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/apply"
@@ -38,10 +36,7 @@ func runApply(cmd *cobra.Command, g *globals, name string, o apply.PrepareOption
 	if err != nil {
 		return usageError(err)
 	}
-	o.Forced, o.Stdout = forced, g.stdout
-	o.Log = func(format string, args ...any) {
-		fmt.Fprintf(g.stderr, "rke2-proxy-backend apply: "+format+"\n", args...)
-	}
+	o.Forced, o.Stdout, o.Log = forced, g.stdout, g.logf("apply")
 	out, err := apply.OnHost(cmd.Context(), g.host(), o)
 	if err != nil {
 		return usageError(err)

@@ -36,12 +36,7 @@ func newBenchCommand(g *globals) *cobra.Command {
 		if err != nil {
 			return failure("%w", err)
 		}
-		if g.json() {
-			_, err = g.stdout.Write(data) // the bytes recorded, schema and all
-		} else {
-			_, err = fmt.Fprint(g.stdout, costbench.Text(rep))
-		}
-		return err
+		return costbench.Write(g.stdout, rep, data, g.json())
 	})
 	f := cmd.Flags()
 	f.IntVar(&services, "services", defaultBenchServices, fmt.Sprintf("cluster size to measure: services (2 endpoints each), 1 to %d", expected.MaxServices))

@@ -20,12 +20,7 @@ func newDetectCommand(g *globals) *cobra.Command {
 		if err != nil {
 			return failure("%w", err)
 		}
-		if g.json() {
-			err = rep.WriteJSON(g.stdout)
-		} else {
-			err = rep.WriteText(g.stdout)
-		}
-		if err != nil {
+		if err := rep.Write(g.stdout, g.json()); err != nil {
 			return failure("write output: %w", err)
 		}
 		if u := p.Facts.Unreadable; len(u) > 0 {

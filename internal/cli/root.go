@@ -40,6 +40,13 @@ func (g *globals) host() hostplan.Host {
 
 func (g *globals) json() bool { return g.output == "json" }
 
+// logf is a command's log to stderr, one line signed with its name.
+func (g *globals) logf(name string) func(format string, args ...any) {
+	return func(format string, args ...any) {
+		fmt.Fprintf(g.stderr, "rke2-proxy-backend "+name+": "+format+"\n", args...)
+	}
+}
+
 // NewRootCommand builds the whole command tree.
 func NewRootCommand(stdout, stderr io.Writer) *cobra.Command {
 	g := &globals{stdout: stdout, stderr: stderr}

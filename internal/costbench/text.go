@@ -2,10 +2,22 @@ package costbench
 
 import (
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/bench"
 )
+
+// Write prints a bench run: with asJSON the bytes recorded (data, schema
+// and all), else Text.
+func Write(w io.Writer, rep bench.Report, data []byte, asJSON bool) error {
+	if asJSON {
+		_, err := w.Write(data)
+		return err
+	}
+	_, err := io.WriteString(w, Text(rep))
+	return err
+}
 
 // Text is bench's table for people: the size, kernel and loaders, then one
 // line per backend with both steps, then why any was not measured.

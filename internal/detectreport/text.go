@@ -10,6 +10,15 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 )
 
+// Write prints the report as detect does: one JSON document with asJSON,
+// else the text an operator reads.
+func (r Report) Write(w io.Writer, asJSON bool) error {
+	if asJSON {
+		return r.WriteJSON(w)
+	}
+	return r.WriteText(w)
+}
+
 // WriteText writes the short human view: the decision, numbered reasons,
 // what was refused or kept, then the handful of facts the reasons lean on.
 func (r Report) WriteText(w io.Writer) error {
