@@ -1,5 +1,6 @@
-// Package cli is the command line: one file per subcommand, each thin, with
-// the work done in the packages it calls.
+// Package cli is the command line: one file per subcommand (watch beside
+// verify, whose flags, config and exits it shares), each thin, with the
+// work done in the packages it calls.
 package cli
 
 import (
@@ -12,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/generator"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cli/help"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostplan"
@@ -134,7 +136,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 1 && (args[1] == cobra.ShellCompRequestCmd || args[1] == cobra.ShellCompNoDescRequestCmd) {
 		// Only a shell asking for completions needs the flag values: the
 		// generator builds this tree on every boot and should not pay for them.
-		registerValueCompletions(root)
+		help.Completions(root)
 	}
 	root.SetArgs(args[1:])
 	err := root.Execute()
@@ -155,6 +157,19 @@ func Main(args []string, stdout, stderr io.Writer) int {
 // summary, the help/NAME.txt of its long help ("": none), and its output
 // with -o json (output.go's json).
 type spec struct{ use, short, help, json string }
+
+// jsonOutput is the annotation of a command's output with -o json.
+const jsonOutput = "rke2-proxy-backend/json"
+
+// declare records s's help file and JSON output on c, for help.Fill and
+// checkOutput.
+func declare(c *cobra.Command, s spec) *cobra.Command {
+	c.Annotations = map[string]string{help.File: s.help, jsonOutput: s.json}
+	return c
+}
+
+// FillHelp sets each command's Long, from c down, from its help file.
+func FillHelp(c *cobra.Command) { help.Fill(c) }
 
 // flagsOnly builds a subcommand whose flags carry everything: cobra refuses
 // a positional argument with a usage error, and run reads the flags. Every

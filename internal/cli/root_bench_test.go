@@ -3,6 +3,8 @@ package cli
 import (
 	"io"
 	"testing"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cli/help"
 )
 
 // The generator builds the command tree on every boot and daemon-reload;
@@ -16,6 +18,6 @@ func BenchmarkNewRootCommand(b *testing.B) {
 
 func BenchmarkNewRootCommandWithCompletions(b *testing.B) {
 	for b.Loop() {
-		registerValueCompletions(NewRootCommand(io.Discard, io.Discard))
+		help.Completions(NewRootCommand(io.Discard, io.Discard))
 	}
 }

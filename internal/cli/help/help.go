@@ -1,7 +1,10 @@
-// Package help is the subcommands' long help. It is prose, kept in NAME.txt
-// where it reads (and diffs) as the text an operator sees; the paths and
-// names it quotes come from the constants that define them, as
-// {{package.Name}}.
+// Package help is what an operator or a shell asks of the command tree,
+// filled in only when asked, so that building the tree, which apply and the
+// generator do at every boot, reads no prose and registers no completions:
+// the subcommands' long help and the values the shells offer for flags
+// (completion.go). The long help is prose, kept in NAME.txt where it reads
+// (and diffs) as the text an operator sees; the paths and names it quotes
+// come from the constants that define them, as {{package.Name}}.
 package help
 
 import (
@@ -10,6 +13,8 @@ import (
 	"io/fs"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/apply"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
@@ -17,6 +22,21 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/watch"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/units"
 )
+
+// File is the annotation naming a command's NAME.txt.
+const File = "rke2-proxy-backend/help-file"
+
+// Fill sets each command's Long, from c down, from the file its File
+// annotation names. It runs only when help is shown or the man pages are
+// made.
+func Fill(c *cobra.Command) {
+	if name := c.Annotations[File]; name != "" && c.Long == "" {
+		c.Long = Text(name)
+	}
+	for _, sub := range c.Commands() {
+		Fill(sub)
+	}
+}
 
 //go:embed *.txt
 var files embed.FS

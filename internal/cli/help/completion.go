@@ -1,4 +1,4 @@
-package cli
+package help
 
 import (
 	"github.com/spf13/cobra"
@@ -30,9 +30,9 @@ func backendValues(f *pflag.Flag) []string {
 	return out
 }
 
-// registerValueCompletions walks the command tree and registers the values
-// of every flag in valueCompletions, on the command that defines it.
-func registerValueCompletions(cmd *cobra.Command) {
+// Completions walks the command tree from cmd and registers the values of
+// every flag in valueCompletions, on the command that defines it.
+func Completions(cmd *cobra.Command) {
 	register := func(fs *pflag.FlagSet) {
 		fs.VisitAll(func(f *pflag.Flag) {
 			values, ok := valueCompletions[f.Name]
@@ -47,6 +47,6 @@ func registerValueCompletions(cmd *cobra.Command) {
 	register(cmd.LocalNonPersistentFlags())
 	register(cmd.PersistentFlags())
 	for _, sub := range cmd.Commands() {
-		registerValueCompletions(sub)
+		Completions(sub)
 	}
 }
