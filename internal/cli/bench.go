@@ -10,9 +10,6 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
 )
 
-// defaultBenchServices is CI's size and a mid-sized cluster's.
-const defaultBenchServices = 1000
-
 func newBenchCommand(g *globals) *cobra.Command {
 	var (
 		services    int
@@ -39,7 +36,7 @@ func newBenchCommand(g *globals) *cobra.Command {
 		return costbench.Write(g.stdout, rep, data, g.json())
 	})
 	f := cmd.Flags()
-	f.IntVar(&services, "services", defaultBenchServices, fmt.Sprintf("cluster size to measure: services (2 endpoints each), 1 to %d", expected.MaxServices))
+	f.IntVar(&services, "services", costbench.DefaultServices, fmt.Sprintf("cluster size to measure: services (2 endpoints each), 1 to %d", expected.MaxServices))
 	f.StringVar(&backendName, "backend", "all", "backend to measure: "+backend.Names()+" or all (those this host can run)")
 	return cmd
 }

@@ -21,7 +21,7 @@ func TestHelpTexts(t *testing.T) {
 			t.Errorf("%s: Long is set before help is asked for: building the tree must read no help file", c.CommandPath())
 		}
 	}
-	FillHelp(root)
+	help.Fill(root)
 	for _, c := range allCommands(root) {
 		longs[c.Long] = true
 		if strings.Contains(c.Long, "{{") {

@@ -67,7 +67,7 @@ func NewRootCommand(stdout, stderr io.Writer) *cobra.Command {
 	}
 	declare(root, spec{help: "root"})
 	defaultHelp := root.HelpFunc()
-	root.SetHelpFunc(func(c *cobra.Command, args []string) { FillHelp(c); defaultHelp(c, args) })
+	root.SetHelpFunc(func(c *cobra.Command, args []string) { help.Fill(c); defaultHelp(c, args) })
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
@@ -167,9 +167,6 @@ func declare(c *cobra.Command, s spec) *cobra.Command {
 	c.Annotations = map[string]string{help.File: s.help, jsonOutput: s.json}
 	return c
 }
-
-// FillHelp sets each command's Long, from c down, from its help file.
-func FillHelp(c *cobra.Command) { help.Fill(c) }
 
 // flagsOnly builds a subcommand whose flags carry everything: cobra refuses
 // a positional argument with a usage error, and run reads the flags. Every

@@ -17,6 +17,10 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/bench"
 )
 
+// DefaultServices is bench's cluster size unless told: CI's size and a
+// mid-sized cluster's.
+const DefaultServices = 1000
+
 // OnHost is `bench` on root's host: it measures at services the backends
 // the host can run (decide's judgement on a fresh probe), or only, merges
 // the figures with the earlier record (a one-backend run keeps the

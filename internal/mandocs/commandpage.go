@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cli"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cli/help"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
 )
 
@@ -47,7 +48,7 @@ func commandPage(cmd *cobra.Command, h header) string {
 	r.line(".fi")
 
 	r.sh("DESCRIPTION")
-	cli.FillHelp(cmd)
+	help.Fill(cmd)
 	long := cmd.Long
 	if long == "" {
 		long = cmd.Short + "."
