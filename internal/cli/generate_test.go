@@ -2,13 +2,12 @@ package cli
 
 import (
 	"bytes"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/golden"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/testhost"
 )
 
@@ -44,14 +43,7 @@ func TestGeneratorDispatchMatchesCommandTree(t *testing.T) {
 			if directLog != treeLog {
 				t.Errorf("log differs:\ndirect: %q\ntree:   %q", directLog, treeLog)
 			}
-			if len(direct) != len(tree) {
-				t.Errorf("direct dispatch wrote %d files, the command tree %d:\n%v\n%v", len(direct), len(tree), direct, tree)
-			}
-			for name, content := range tree {
-				if direct[name] != content {
-					t.Errorf("%s differs:\ndirect: %q\ntree:   %q", name, direct[name], content)
-				}
-			}
+			golden.Compare(t, direct, tree) // what the direct dispatch wrote against the tree's
 		})
 	}
 }
@@ -70,18 +62,9 @@ func runGenerate(t *testing.T, argv func(dirs []string) []string) (map[string]st
 	if stdout.Len() != 0 {
 		t.Errorf("generator wrote to stdout: %q", stdout.String())
 	}
-	files := map[string]string{}
-	err := filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		data, err := os.ReadFile(p)
-		rel, _ := filepath.Rel(out, p)
-		files[rel] = strings.ReplaceAll(string(data), out, "$OUT")
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
+	files := golden.ReadTree(t, out)
+	for name, content := range files {
+		files[name] = strings.ReplaceAll(content, out, "$OUT")
 	}
 	return files, strings.ReplaceAll(stderr.String(), out, "$OUT")
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/bench"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/check"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/testhost"
 )
 
 // OnHost on a fixture root without a kernel release: nftables cannot be
@@ -21,8 +20,7 @@ import (
 // read is said to be replaced. Not as root, it refuses before anything.
 func TestOnHost(t *testing.T) {
 	ctx := context.Background()
-	h := testhost.New(t)
-	root := h.Root()
+	root := hostfs.New(t.TempDir())
 	var progress strings.Builder
 	if os.Geteuid() != 0 {
 		_, _, err := OnHost(ctx, root, 3, "", &progress)
@@ -33,7 +31,9 @@ func TestOnHost(t *testing.T) {
 	}
 	needLoaders(t, backend.IptablesLegacy)
 	needLoaders(t, backend.IptablesNFT)
-	h.File(hostfs.BenchFile, `{"services": 3}`)
+	if _, err := root.WriteFileAtomic(hostfs.BenchFile, []byte(`{"services": 3}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	record := root.Path(hostfs.BenchFile)
 
 	rep, data, err := OnHost(ctx, root, 3, "", &progress)
@@ -61,19 +61,11 @@ func TestOnHost(t *testing.T) {
 	if _, ok := again.Result(backend.IptablesLegacy); !ok {
 		t.Errorf("a run of iptables-nft alone lost iptables-legacy's figures: %+v", again.Results)
 	}
-	back, err := bench.Parse(mustRead(t, record))
-	if err != nil || len(back.Results) != 2 {
-		t.Errorf("record after the merge: %+v, %v; want both backends", back.Results, err)
+	recorded, rerr := root.ReadFile(hostfs.BenchFile)
+	back, err := bench.Parse(recorded)
+	if rerr != nil || err != nil || len(back.Results) != 2 {
+		t.Errorf("record after the merge: %+v, read %v, parse %v; want both backends", back.Results, rerr, err)
 	}
-}
-
-func mustRead(t *testing.T, path string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }
 
 func TestText(t *testing.T) {
