@@ -131,40 +131,46 @@ func TestPrepareRefusesAnOverrideTheTrialRejects(t *testing.T) {
 // real run would, in the conditional, and writes nothing.
 func TestPrepareGeneratorPlanTheTrialRejects(t *testing.T) {
 	for _, tc := range []struct {
-		onFailure string
-		dry       bool
-		verdict   Verdict
-		says      string
+		onFailure     string
+		verdict       Verdict
+		says, drySays string
 	}{
-		{config.OnFailureWarn, false, Warned, "warning: cannot honour the plan (on_failure: warn, RKE2 starts with its own defaults): "},
-		{config.OnFailureBlock, false, Blocked, "apply: cannot honour the plan (on_failure: block, RKE2 will not start): "},
-		{config.OnFailureWarn, true, Warned, "warning: a real run could not honour the plan (on_failure: warn, RKE2 would start with its own defaults): "},
-		{config.OnFailureBlock, true, Blocked, "apply --dry-run: a real run could not honour the plan (on_failure: block, RKE2 would not start): "},
+		{config.OnFailureWarn, Warned,
+			"warning: cannot honour the plan (on_failure: warn, RKE2 starts with its own defaults): ",
+			"warning: a real run could not honour the plan (on_failure: warn, RKE2 would start with its own defaults): "},
+		{config.OnFailureBlock, Blocked,
+			"apply: cannot honour the plan (on_failure: block, RKE2 will not start): ",
+			"apply --dry-run: a real run could not honour the plan (on_failure: block, RKE2 would not start): "},
 	} {
-		t.Run(fmt.Sprintf("%s dry-run=%t", tc.onFailure, tc.dry), func(t *testing.T) {
-			h := debianHost(t)
-			ft := &fakeTrial{reject: map[backend.Backend]bool{backend.IptablesNFT: true}}
-			out, log := prepareRun(t, h, ft, backend.IptablesNFT, func(c *config.Config) { c.OnFailure = tc.onFailure }, tc.dry)
-			if want := []backend.Backend{backend.IptablesNFT}; !tc.dry && !reflect.DeepEqual(ft.asked, want) {
-				t.Fatalf("trials %v, want %v: the plan is tried, not replaced\n%s", ft.asked, want, log)
-			}
-			if !tc.dry && (out.Verdict != tc.verdict || len(out.Result.Problems) == 0 ||
-				!strings.Contains(strings.Join(out.Result.Problems, " "), "Couldn't load match `statistic'")) {
-				t.Fatalf("verdict %d (want %d), problems %q\n%s", out.Verdict, tc.verdict, out.Result.Problems, log)
-			}
-			said := log
-			if tc.verdict == Blocked {
-				said = out.Message
-			} else if out.Message != "" && !tc.dry {
-				t.Errorf("a warned run has a failure message %q", out.Message)
-			}
-			if out.Verdict != tc.verdict || !strings.Contains(said, tc.says) {
-				t.Fatalf("verdict %d (want %d); %q lacks %q", out.Verdict, tc.verdict, said, tc.says)
-			}
-			if got := writtenBackend(t, h); got != "" {
-				t.Errorf("a drop-in for %s was written (dry run %t) for a plan the kernel rejected", got, tc.dry)
-			}
-		})
+		for _, dry := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s dry-run=%t", tc.onFailure, dry), func(t *testing.T) {
+				h := debianHost(t)
+				ft := &fakeTrial{reject: map[backend.Backend]bool{backend.IptablesNFT: true}}
+				out, log := prepareRun(t, h, ft, backend.IptablesNFT, func(c *config.Config) { c.OnFailure = tc.onFailure }, dry)
+				if want := []backend.Backend{backend.IptablesNFT}; !dry && !reflect.DeepEqual(ft.asked, want) {
+					t.Fatalf("trials %v, want %v: the plan is tried, not replaced\n%s", ft.asked, want, log)
+				}
+				if !dry && (out.Verdict != tc.verdict || len(out.Result.Problems) == 0 ||
+					!strings.Contains(strings.Join(out.Result.Problems, " "), "Couldn't load match `statistic'")) {
+					t.Fatalf("verdict %d (want %d), problems %q\n%s", out.Verdict, tc.verdict, out.Result.Problems, log)
+				}
+				said, says := log, tc.says
+				if dry {
+					says = tc.drySays
+				}
+				if tc.verdict == Blocked {
+					said = out.Message
+				} else if out.Message != "" && !dry {
+					t.Errorf("a warned run has a failure message %q", out.Message)
+				}
+				if out.Verdict != tc.verdict || !strings.Contains(said, says) {
+					t.Fatalf("verdict %d (want %d); %q lacks %q", out.Verdict, tc.verdict, said, says)
+				}
+				if got := writtenBackend(t, h); got != "" {
+					t.Errorf("a drop-in for %s was written (dry run %t) for a plan the kernel rejected", got, dry)
+				}
+			})
+		}
 	}
 }
 

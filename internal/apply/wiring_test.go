@@ -21,6 +21,31 @@ func TestRKE2UnitOf(t *testing.T) {
 	})
 }
 
+// FuzzRKE2UnitOf: whatever the cgroup text, the answer is no unit or one of
+// RKE2's two, and then some line of the text ends in "/<that unit>": a
+// process is never taken for RKE2's ExecStartPre on a partial match.
+func FuzzRKE2UnitOf(f *testing.F) {
+	f.Add("0::/system.slice/rke2-server.service\n")
+	f.Add("1:name=systemd:/system.slice/rke2-agent.service")
+	f.Add("0::/system.slice/xrke2-server.service\n0::/rke2-server.service.d")
+	f.Fuzz(func(t *testing.T, cgroup string) {
+		u := RKE2UnitOf(cgroup)
+		if u == "" {
+			return
+		}
+		if u != "rke2-server.service" && u != "rke2-agent.service" {
+			t.Fatalf("RKE2UnitOf(%q) = %q", cgroup, u)
+		}
+		found := false
+		for _, line := range strings.Split(cgroup, "\n") {
+			found = found || strings.HasSuffix(strings.TrimSuffix(line, "\r"), "/"+u)
+		}
+		if !found {
+			t.Fatalf("RKE2UnitOf(%q) = %q, but no line ends in /%s", cgroup, u, u)
+		}
+	})
+}
+
 // CompleteWiring asks for a start that does not block: a blocking start
 // of a unit ordered after the one whose ExecStartPre runs would wait for
 // itself.
@@ -46,29 +71,4 @@ func TestCompleteWiringQueuesVerifyWithoutBlocking(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "start --no-block rke2-proxy-backend-verify.service") {
 		t.Errorf("a failing systemctl gave %v", err)
 	}
-}
-
-// FuzzRKE2UnitOf: whatever the cgroup text, the answer is no unit or one of
-// RKE2's two, and then some line of the text ends in "/<that unit>": a
-// process is never taken for RKE2's ExecStartPre on a partial match.
-func FuzzRKE2UnitOf(f *testing.F) {
-	f.Add("0::/system.slice/rke2-server.service\n")
-	f.Add("1:name=systemd:/system.slice/rke2-agent.service")
-	f.Add("0::/system.slice/xrke2-server.service\n0::/rke2-server.service.d")
-	f.Fuzz(func(t *testing.T, cgroup string) {
-		u := RKE2UnitOf(cgroup)
-		if u == "" {
-			return
-		}
-		if u != "rke2-server.service" && u != "rke2-agent.service" {
-			t.Fatalf("RKE2UnitOf(%q) = %q", cgroup, u)
-		}
-		found := false
-		for _, line := range strings.Split(cgroup, "\n") {
-			found = found || strings.HasSuffix(strings.TrimSuffix(line, "\r"), "/"+u)
-		}
-		if !found {
-			t.Fatalf("RKE2UnitOf(%q) = %q, but no line ends in /%s", cgroup, u, u)
-		}
-	})
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/check"
 )
 
 // On a host without the backend's tools, cleanup says which binary, that
@@ -17,9 +18,7 @@ func TestMissingToolsNameTheirPackage(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
 	_, err := Read(context.Background(), Exec, backend.IptablesLegacy)
 	want := "read iptables-legacy ipv4 rules: cleanup needs iptables-legacy-save, which is not installed (not found in PATH): install the Debian/Ubuntu package iptables (EL: iptables-legacy, from EPEL on EL 9)"
-	if !hostfs.IsMissingTool(err) || err.Error() != want {
-		t.Errorf("Read legacy = %v\nwant %s", err, want)
-	}
+	check.MissingTool(t, "Read legacy", err, want)
 	for b, want := range map[backend.Backend]string{
 		backend.IptablesNFT: "cleanup needs iptables-nft-restore, which is not installed (not found in PATH): install the Debian/Ubuntu package iptables (EL: iptables-nft; EL 8: iptables)",
 		backend.NFTables:    "cleanup needs nft, which is not installed (not found in PATH): install the Debian/Ubuntu package nftables (EL: nftables)",

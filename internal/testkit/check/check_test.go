@@ -1,8 +1,11 @@
 package check
 
 import (
+	"errors"
 	"strings"
 	"testing"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 )
 
 // recorder is a testing.TB that keeps the failures instead of failing.
@@ -24,9 +27,17 @@ func TestHelpersFailWhereTheyShould(t *testing.T) {
 	if len(r.errs) != 0 {
 		t.Fatalf("failed on right input: %q", r.errs)
 	}
+	missing := &hostfs.MissingToolError{Tool: "no-such-tool", For: "a test", Err: errors.New("not found")}
+	MissingTool(r, "run", missing, missing.Error())
+	if len(r.errs) != 0 {
+		t.Fatalf("failed on the missing-tool error itself: %q", r.errs)
+	}
 	Says(r, "log", "one two three", "four", "two", "five")
 	Table(r, "upper", strings.ToUpper, map[string]string{"a": "a", "b": "B"})
-	if len(r.errs) != 3 {
-		t.Fatalf("%d failures, want 3 (two phrases, one output): %q", len(r.errs), r.errs)
+	MissingTool(r, "run", errors.New(missing.Error()), missing.Error()) // the text alone is not the error
+	MissingTool(r, "run", missing, "another text")
+	MissingTool(r, "run", nil, "")
+	if len(r.errs) != 6 {
+		t.Fatalf("%d failures, want 6 (two phrases, one output, three errors): %q", len(r.errs), r.errs)
 	}
 }
