@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 )
 
 // parseYAML reads the operator's file strictly: every key must be known,
@@ -133,17 +135,18 @@ func isNull(n *yaml.Node) bool {
 	return n.Kind == yaml.ScalarNode && n.Tag == "!!null"
 }
 
+// describe says what n is in an error: its kind as RKE2's config errors
+// name it (rke2.KindName), or for a scalar its value.
 func describe(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.SequenceNode:
-		return "a list"
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.AliasNode:
+	switch kind := rke2.KindName(n); kind {
+	case "alias":
 		return "an alias"
+	case "scalar":
+		if isNull(n) {
+			return "an empty value"
+		}
+		return fmt.Sprintf("the value %q", n.Value)
+	default:
+		return "a " + kind
 	}
-	if isNull(n) {
-		return "an empty value"
-	}
-	return fmt.Sprintf("the value %q", n.Value)
 }
