@@ -33,13 +33,13 @@ func ParseFile(name string, data []byte) (File, error) {
 		return f, nil
 	}
 	if top.Kind != yaml.MappingNode {
-		return File{}, fmt.Errorf("RKE2 config %s: line %d: expected a mapping of keys to values, found a %s", name, top.Line, kindName(top))
+		return File{}, fmt.Errorf("RKE2 config %s: line %d: expected a mapping of keys to values, found a %s", name, top.Line, KindName(top))
 	}
 	d := &decoder{budget: maxExpandedNodes}
 	for i := 0; i+1 < len(top.Content); i += 2 {
 		k, v := top.Content[i], top.Content[i+1]
 		if k.Kind != yaml.ScalarNode {
-			return File{}, fmt.Errorf("RKE2 config %s: line %d: a key must be a plain word, found a %s", name, k.Line, kindName(k))
+			return File{}, fmt.Errorf("RKE2 config %s: line %d: a key must be a plain word, found a %s", name, k.Line, KindName(k))
 		}
 		value, err := d.value(v, 0)
 		if err != nil {
@@ -164,7 +164,9 @@ func toText(v any) string {
 	return fmt.Sprint(v)
 }
 
-func kindName(n *yaml.Node) string {
+// KindName names n's kind as the config errors of this tool say it: list,
+// mapping, alias, or scalar for anything else.
+func KindName(n *yaml.Node) string {
 	switch n.Kind {
 	case yaml.SequenceNode:
 		return "list"
