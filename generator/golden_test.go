@@ -132,6 +132,11 @@ func goldenCases() []goldenCase {
 		{name: "broken_rke2_config", host: host(func(h *testhost.Host) *testhost.Host {
 			return h.Debian12().RKE2Unit("tarball", "server").RKE2Config("config.yaml", "kube-proxy-arg: [unclosed\n")
 		})},
+		// k3s: the drop-ins go to the k3s units install.sh made, with
+		// IPTABLES_MODE in their environment (kube-proxy runs inside k3s).
+		{name: "k3s_server_debian12", host: host(func(h *testhost.Host) *testhost.Host { return h.Debian12().K3sUnit("k3s", "server") })},
+		{name: "k3s_agent_synology", host: host(func(h *testhost.Host) *testhost.Host { return h.Synology44().K3sUnit("k3s-agent", "agent") })},
+		{name: "k3s_named_unit_rhel9", host: host(func(h *testhost.Host) *testhost.Host { return h.RHEL9().K3sUnit("k3s-edge", "server") })},
 		{name: "empty_root", host: host(func(h *testhost.Host) *testhost.Host { return h })},
 		{name: "shipped_example_config", host: func(t *testing.T) *testhost.Host {
 			data, err := os.ReadFile(shippedConfig)

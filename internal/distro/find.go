@@ -75,13 +75,19 @@ func rke2Units(root hostfs.Root) []Unit {
 func k3sUnits(root hostfs.Root) []Unit {
 	seen := map[string]bool{}
 	var out []Unit
-	for _, dir := range hostfs.K3sUnitDirs {
-		entries, err := root.ReadDirMax(dir, maxUnitDirEntries)
-		if err != nil {
-			continue
+	for i, dir := range hostfs.K3sUnitDirs {
+		// Only install.sh's directory is listed (INSTALL_K3S_NAME names
+		// any unit there); packages install the two fixed names, and
+		// listing /usr/lib's hundreds of units would cost every boot.
+		names := []string{"k3s.service", "k3s-agent.service"}
+		if i == 0 {
+			names = nil
+			entries, _ := root.ReadDirMax(dir, maxUnitDirEntries)
+			for _, e := range entries {
+				names = append(names, e.Name())
+			}
 		}
-		for _, e := range entries {
-			name := e.Name()
+		for _, name := range names {
 			if seen[name] || !strings.HasSuffix(name, ".service") || (name != "k3s.service" && !strings.HasPrefix(name, "k3s-")) {
 				continue
 			}
