@@ -103,7 +103,7 @@ func run(o Options) (Outcome, error) {
 	if dist.Note != "" {
 		o.Log.Warn("%s", dist.Note)
 	}
-	p, err := o.decide()
+	p, err := o.decide(dist.Kind)
 	f, cfg, d := p.Facts, p.Config, p.Decision
 	if err != nil {
 		return brokenConfig(o, normal, f, dist, err)
@@ -145,11 +145,11 @@ func run(o Options) (Outcome, error) {
 	return Wrote, nil
 }
 
-func (o Options) decide() (hostplan.Plan, error) {
+func (o Options) decide(kind distro.Kind) (hostplan.Plan, error) {
 	if o.Decide != nil {
 		return o.Decide()
 	}
-	return hostplan.Load(hostplan.Host{Root: o.Root, ConfigFile: o.ConfigFile, Environ: o.Environ}, hostplan.Boot)
+	return hostplan.Load(hostplan.Host{Root: o.Root, ConfigFile: o.ConfigFile, Environ: o.Environ, Distribution: kind}, hostplan.Boot)
 }
 
 // passedConfig is the config file the drop-ins name: "" for the default,

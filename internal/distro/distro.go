@@ -69,6 +69,9 @@ func (k Kind) AuxDir(dataDir string) string {
 type Unit struct {
 	Name string // "k3s.service"
 	Path string // the file systemd loads (the first unit directory that has it)
+	// Binary is the program its ExecStart= runs (k3s only: RKE2's is
+	// read by the probe), which apply asks for its version.
+	Binary string
 }
 
 // Distro is what Find learned: the distribution, its installed units, and

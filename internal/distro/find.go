@@ -93,21 +93,26 @@ func k3sUnits(root hostfs.Root) []Unit {
 			}
 			p := path.Join(dir, name)
 			data, err := root.ReadFileMax(p, maxUnitFile)
-			if err != nil || !RunsK3s(data) {
+			if err != nil {
+				continue
+			}
+			bin := K3sProgram(data)
+			if bin == "" {
 				continue
 			}
 			seen[name] = true
-			out = append(out, Unit{Name: name, Path: p})
+			out = append(out, Unit{Name: name, Path: p, Binary: bin})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
 
-// RunsK3s reports whether a unit file's last ExecStart= in [Service] runs
-// a program named k3s (install.sh writes "ExecStart=/usr/local/bin/k3s \"
-// with the role on the next line). systemd's prefixes (-@+!:) are skipped.
-func RunsK3s(unit []byte) bool {
+// K3sProgram is the program of a unit file's last ExecStart= in [Service]
+// when it is named k3s (install.sh writes "ExecStart=/usr/local/bin/k3s \"
+// with the role on the next line), else "". systemd's prefixes (-@+!:)
+// are skipped.
+func K3sProgram(unit []byte) string {
 	section, program := "", ""
 	sc := bufio.NewScanner(bytes.NewReader(unit))
 	sc.Buffer(make([]byte, 0, 4096), maxUnitFile)
@@ -127,7 +132,10 @@ func RunsK3s(unit []byte) bool {
 			program = strings.TrimLeft(fields[0], "-@+!:")
 		}
 	}
-	return program != "" && path.Base(program) == "k3s"
+	if program == "" || path.Base(program) != "k3s" {
+		return ""
+	}
+	return program
 }
 
 func anyExists(root hostfs.Root, paths []string) bool {

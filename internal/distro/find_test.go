@@ -80,23 +80,23 @@ func TestLayout(t *testing.T) {
 	}
 }
 
-// RunsK3s is the unit parser: a property over arbitrary text is that it
+// K3sProgram is the unit parser: a property over arbitrary text is that it
 // says yes only when some ExecStart= line's program is named k3s.
-func FuzzRunsK3s(f *testing.F) {
+func FuzzK3sProgram(f *testing.F) {
 	f.Add([]byte(testhost.UnitK3s))
 	f.Add([]byte("[Service]\nExecStart=/usr/bin/restic\n"))
 	f.Add([]byte("[Unit]\nExecStart=/usr/local/bin/k3s\n"))
 	f.Fuzz(func(t *testing.T, unit []byte) {
-		if distro.RunsK3s(unit) && !strings.Contains(string(unit), "k3s") {
-			t.Errorf("RunsK3s true for a unit that never names k3s: %q", unit)
+		if (distro.K3sProgram(unit) != "") && !strings.Contains(string(unit), "k3s") {
+			t.Errorf("K3sProgram true for a unit that never names k3s: %q", unit)
 		}
-		if distro.RunsK3s(unit) && !strings.Contains(string(unit), "[Service]") {
-			t.Errorf("RunsK3s true outside [Service]: %q", unit)
+		if (distro.K3sProgram(unit) != "") && !strings.Contains(string(unit), "[Service]") {
+			t.Errorf("K3sProgram true outside [Service]: %q", unit)
 		}
 	})
 }
 
-func TestRunsK3s(t *testing.T) {
+func TestK3sProgram(t *testing.T) {
 	for text, want := range map[string]bool{
 		testhost.UnitK3s: true,
 		"[Service]\nExecStart=/usr/local/bin/k3s agent\nExecStart=/usr/bin/other\n": false, // the last one counts
@@ -104,8 +104,8 @@ func TestRunsK3s(t *testing.T) {
 		"[Service]\nExecStart=\n":                                                   false,
 		"[Service]\nExecStart=@/opt/k3s/k3s server\n":                               true,
 	} {
-		if got := distro.RunsK3s([]byte(text)); got != want {
-			t.Errorf("RunsK3s(%q) = %v, want %v", text, got, want)
+		if got := distro.K3sProgram([]byte(text)) != ""; got != want {
+			t.Errorf("K3sProgram(%q) = %v, want %v", text, got, want)
 		}
 	}
 }
