@@ -38,7 +38,7 @@ func runApply(cmd *cobra.Command, g *globals, name string, o apply.PrepareOption
 	if err != nil {
 		return usageError(err)
 	}
-	o.Forced, o.Stdout = forced, g.stdout
+	o.Forced, o.Stdout, o.Distribution = forced, g.stdout, g.distro
 	o.Log = func(format string, args ...any) {
 		fmt.Fprintf(g.stderr, "rke2-proxy-backend apply: "+format+"\n", args...)
 	}

@@ -14,7 +14,7 @@ func newGenerateCommand(g *globals) *cobra.Command {
 		Short: "Run as the systemd generator: write drop-ins for rke2-server/rke2-agent",
 		Args:  cobra.RangeArgs(1, 3),
 		RunE: func(cmd *cobra.Command, dirs []string) error {
-			generator.OnHost(g.hostRoot(), g.configFile, dirs, g.stderr)
+			generator.OnHost(g.hostRoot(), g.configFile, g.distro, dirs, g.stderr)
 			return nil
 		},
 	}, "generate")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/generator"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostplan"
 )
@@ -26,6 +27,7 @@ type globals struct {
 	root       string
 	configFile string
 	output     string
+	distro     distro.Kind // --distribution, checked by PersistentPreRunE ("": find it)
 	stdout     io.Writer
 	stderr     io.Writer
 }
@@ -53,6 +55,10 @@ func NewRootCommand(stdout, stderr io.Writer) *cobra.Command {
 			if err := g.checkOutput(cmd); err != nil {
 				return err
 			}
+			var err error
+			if g.distro, err = distro.Parse(string(g.distro)); err != nil {
+				return usageError(fmt.Errorf("--distribution: %w", err))
+			}
 			return g.checkHost(cmd)
 		},
 	}
@@ -65,6 +71,7 @@ func NewRootCommand(stdout, stderr io.Writer) *cobra.Command {
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.root, "root", defaultRoot(), "host root every path is read and written under (env "+hostfs.EnvRoot+")")
 	pf.StringVar(&g.configFile, "config", hostfs.ConfigFile, "operator config file (a host path, under --root); a file named here must exist")
+	pf.StringVar((*string)(&g.distro), "distribution", "", "auto, rke2 or k3s: the distribution whose units and config are managed (default: found from the installed units)")
 	pf.StringVarP(&g.output, "output", "o", "text", "output format: text or json (a command without a JSON form refuses json)")
 	for _, add := range subcommands {
 		root.AddCommand(add(g))
@@ -118,7 +125,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 			// nothing else, at every boot and daemon-reload: run it before
 			// the command tree is built, which only flags, help and usage
 			// errors need (every flag's default is what the tree would set).
-			generator.OnHost(hostfs.New(defaultRoot()), hostfs.ConfigFile, dirs, stderr)
+			generator.OnHost(hostfs.New(defaultRoot()), hostfs.ConfigFile, "", dirs, stderr)
 			return ExitOK
 		}
 		args = append([]string{args[0], "generate"}, args[1:]...)
