@@ -3,6 +3,7 @@ package generator
 import (
 	"fmt"
 	"path"
+	"strings"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/units"
@@ -14,6 +15,8 @@ import (
 // k3s-root's iptables-detect.sh honours IPTABLES_MODE before it guesses.
 // Never <unit>.env: k3s's install.sh rewrites that file on every upgrade.
 // The line goes at the end of the drop-in, which ends in [Service].
+// The verify unit, shipped After= RKE2's units only, is ordered after
+// the k3s units too, so it starts once k3s reports ready.
 func k3sEnvironment(files []units.File, k3sUnits []string, iptablesMode string) ([]units.File, error) {
 	if iptablesMode == "" {
 		return files, nil
@@ -22,6 +25,7 @@ func k3sEnvironment(files []units.File, k3sUnits []string, iptablesMode string) 
 	if err != nil {
 		return nil, fmt.Errorf("k3s drop-in: %w", err)
 	}
+	verify := path.Join(units.VerifyUnit+".d", units.DropInName)
 	ours := map[string]bool{}
 	for _, u := range k3sUnits {
 		ours[path.Join(u+".d", units.DropInName)] = true
@@ -29,8 +33,11 @@ func k3sEnvironment(files []units.File, k3sUnits []string, iptablesMode string) 
 	out := make([]units.File, len(files))
 	for i, f := range files {
 		out[i] = f
-		if ours[f.Path] {
+		switch {
+		case ours[f.Path]:
 			out[i].Data = append(append([]byte{}, f.Data...), "Environment="+env+"\n"...)
+		case f.Path == verify:
+			out[i].Data = append(append([]byte{}, f.Data...), "\n[Unit]\nAfter="+strings.Join(k3sUnits, " ")+"\n"...)
 		}
 	}
 	return out, nil
