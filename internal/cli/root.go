@@ -37,7 +37,7 @@ func (g *globals) hostRoot() hostfs.Root { return hostfs.New(g.root) }
 // host is where this run reads its facts and config: --root, --config and
 // this process's environment.
 func (g *globals) host() hostplan.Host {
-	return hostplan.Host{Root: g.hostRoot(), ConfigFile: g.configFile, Environ: os.Environ()}
+	return hostplan.Host{Root: g.hostRoot(), ConfigFile: g.configFile, Environ: os.Environ(), Distribution: distro.Find(g.hostRoot(), g.distro).Kind}
 }
 
 func (g *globals) json() bool { return g.output == "json" }
