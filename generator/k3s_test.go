@@ -93,3 +93,16 @@ func TestGeneratorK3sUnits(t *testing.T) {
 		}
 	}
 }
+
+// A broken operator config on k3s wires apply (without a backend) into the
+// k3s unit, as on RKE2: apply exits 2 naming the key and k3s does not start
+// on a drop-in an earlier boot left.
+func TestGeneratorK3sBrokenConfig(t *testing.T) {
+	h := testhost.New(t).Debian12().K3sUnit("k3s", "server").File(hostfs.ConfigFile, "backnd: auto\n")
+	out, files, log := runHost(t, h, "")
+	got := files["k3s.service.d/50-rke2-proxy-backend.conf"]
+	if out != BrokenConfig || !strings.Contains(got, "ExecStartPre="+hostfs.Binary+" apply\n") || strings.Contains(got, "IPTABLES_MODE") ||
+		!strings.Contains(log, `"backnd"`) || !strings.Contains(log, "k3s.service will run") {
+		t.Errorf("outcome %s, log %q, drop-in:\n%s", out, log, got)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 )
 
@@ -155,7 +156,7 @@ func (p *probe) rke2Units() []RKE2Unit {
 			break
 		}
 	}
-	if len(units) == 0 {
+	if len(units) == 0 && p.opts.Distribution != distro.K3s {
 		p.problem("No rke2-server.service or rke2-agent.service in %s: RKE2 is not installed (yet), so there is nothing to configure.", strings.Join(hostfs.UnitSearchDirs, ", "))
 	}
 	return units
