@@ -1,52 +1,17 @@
 package apply
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
-	"time"
 
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/boundexec"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 )
-
-// k3sVersionTimeout bounds `k3s --version`, which prints and exits at once:
-// a binary that hangs must not hold up k3s's start.
-const k3sVersionTimeout = 5 * time.Second
-
-// K3sVersion asks the k3s binary a unit runs (a host path under root) for
-// its version: "k3s version v1.31.2+k3s1 (0123abcd)" gives "v1.31.2+k3s1".
-// k3s's data directory names no version (data/<hash>), so the binary is the
-// only source.
-func K3sVersion(ctx context.Context, o Options, binary string) (string, error) {
-	onDisk, err := o.Root.Resolve(binary)
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", binary, err)
-	}
-	res, err := boundexec.Run(ctx, boundexec.Command{
-		Argv: []string{onDisk, "--version"}, Env: []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
-		Timeout: k3sVersionTimeout, MaxOutput: 4096,
-	})
-	if err != nil {
-		return "", fmt.Errorf("%s --version: %w", binary, err)
-	}
-	first, _, _ := strings.Cut(res.Stdout, "\n")
-	v, ok := strings.CutPrefix(strings.TrimSpace(first), "k3s version ")
-	v, _, _ = strings.Cut(v, " ")
-	if !ok || !strings.Contains(v, "+k3s") {
-		return "", fmt.Errorf("%s --version printed %q, not \"k3s version v1.X.Y+k3sN ...\"", binary, first)
-	}
-	if _, err := rke2.ParseVersion(v); err != nil {
-		return "", fmt.Errorf("%s --version: %w", binary, err)
-	}
-	return v, nil
-}
 
 // k3sStep is what apply does on k3s beside the drop-in: whether the
 // drop-in may set prefer-bundled-bin, and the bin/aux links reset so a

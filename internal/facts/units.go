@@ -134,6 +134,9 @@ func (p *probe) unitEnv(name string, u unitFile) map[string]string {
 // rke2Units finds rke2-server.service and rke2-agent.service; for each name
 // the first directory in hostfs.UnitSearchDirs wins, as in systemd.
 func (p *probe) rke2Units() []RKE2Unit {
+	if p.opts.Distribution == distro.K3s {
+		return p.k3sUnits()
+	}
 	units := []RKE2Unit{}
 	for _, role := range []string{"server", "agent"} {
 		name := "rke2-" + role + ".service"
@@ -156,7 +159,7 @@ func (p *probe) rke2Units() []RKE2Unit {
 			break
 		}
 	}
-	if len(units) == 0 && p.opts.Distribution != distro.K3s {
+	if len(units) == 0 {
 		p.problem("No rke2-server.service or rke2-agent.service in %s: RKE2 is not installed (yet), so there is nothing to configure.", strings.Join(hostfs.UnitSearchDirs, ", "))
 	}
 	return units
