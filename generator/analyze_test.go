@@ -231,7 +231,7 @@ func TestSystemdRunsGenerator(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range goldenCases() {
-		if !strings.HasPrefix(c.name, "tarball_") && !strings.HasPrefix(c.name, "rpm_") && !strings.HasPrefix(c.name, "opt_") {
+		if !strings.HasPrefix(c.name, "tarball_") && !strings.HasPrefix(c.name, "rpm_") && !strings.HasPrefix(c.name, "opt_") && !strings.HasPrefix(c.name, "k3s_") {
 			continue
 		}
 		t.Run(c.name, func(t *testing.T) {
@@ -243,7 +243,7 @@ func TestSystemdRunsGenerator(t *testing.T) {
 			for _, dir := range unitDirs {
 				entries, _ := os.ReadDir(filepath.Join(h.Dir(), dir))
 				for _, e := range entries {
-					if strings.HasPrefix(e.Name(), "rke2-") && strings.HasSuffix(e.Name(), ".service") {
+					if (strings.HasPrefix(e.Name(), "rke2-") || strings.HasPrefix(e.Name(), "k3s")) && strings.HasSuffix(e.Name(), ".service") {
 						names = append(names, e.Name())
 					}
 				}
@@ -260,7 +260,7 @@ func TestSystemdRunsGenerator(t *testing.T) {
 			out, err := cmd.CombinedOutput()
 			var loaded bool
 			for _, line := range strings.Split(string(out), "\n") {
-				if strings.Contains(line, "DropIn Path:") && strings.Contains(line, "/generator/rke2-") && strings.HasSuffix(line, units.DropInName) {
+				if strings.Contains(line, "DropIn Path:") && (strings.Contains(line, "/generator/rke2-") || strings.Contains(line, "/generator/k3s")) && strings.HasSuffix(line, units.DropInName) {
 					loaded = true
 				}
 			}

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostplan"
@@ -48,7 +49,9 @@ type Options struct {
 	// Decide replaces the host's own probe and decision (tests); nil is
 	// hostplan.Load with the boot probe.
 	Decide Decider
-	Log    *Logger
+	// Distribution overrides finding it on Root ("": find it).
+	Distribution distro.Kind
+	Log          *Logger
 }
 
 // Outcome says what a run did.
@@ -89,10 +92,21 @@ func run(o Options) (Outcome, error) {
 	if !filepath.IsAbs(normal) {
 		return Failed, fmt.Errorf("output directory %q is not an absolute path", normal)
 	}
-	p, err := o.decide()
+	dist := distro.Find(o.Root, o.Distribution)
+	if o.Decide == nil && !dist.Installed() {
+		// Before the probe: a host without RKE2 or k3s (most hosts that
+		// have the package but not yet the cluster) pays for a few stats,
+		// not for /proc/config.gz, PCI and every bus's drivers.
+		o.Log.Info("%s; nothing to do", noUnits(dist.Kind))
+		return NoRKE2, nil
+	}
+	if dist.Note != "" {
+		o.Log.Warn("%s", dist.Note)
+	}
+	p, err := o.decide(dist.Kind)
 	f, cfg, d := p.Facts, p.Config, p.Decision
 	if err != nil {
-		return brokenConfig(o, normal, f, err)
+		return brokenConfig(o, normal, f, dist, err)
 	}
 	for _, p := range f.Unreadable {
 		o.Log.Warn("%s", p)
@@ -102,12 +116,9 @@ func run(o Options) (Outcome, error) {
 		o.Log.Info("disabled (source %s): %s", d.Source, strings.Join(d.Reasons, " "))
 		return Disabled, nil
 	}
-	var names []string
-	for _, u := range f.RKE2.Units {
-		names = append(names, u.Name)
-	}
+	names := unitNames(dist, rke2UnitNames(f))
 	if len(names) == 0 {
-		o.Log.Info("no rke2-server or rke2-agent unit installed; nothing to do")
+		o.Log.Info("%s; nothing to do", noUnits(dist.Kind))
 		return NoRKE2, nil
 	}
 	files, err := units.Generate(units.Input{
@@ -121,6 +132,11 @@ func run(o Options) (Outcome, error) {
 	if err != nil {
 		return Failed, fmt.Errorf("render drop-ins: %w", err)
 	}
+	if dist.Kind == distro.K3s {
+		if files, err = k3sEnvironment(files, names, d.IptablesMode); err != nil {
+			return Failed, err
+		}
+	}
 	if err := writeAll(normal, files); err != nil {
 		return Failed, err
 	}
@@ -129,11 +145,11 @@ func run(o Options) (Outcome, error) {
 	return Wrote, nil
 }
 
-func (o Options) decide() (hostplan.Plan, error) {
+func (o Options) decide(kind distro.Kind) (hostplan.Plan, error) {
 	if o.Decide != nil {
 		return o.Decide()
 	}
-	return hostplan.Load(hostplan.Host{Root: o.Root, ConfigFile: o.ConfigFile, Environ: o.Environ}, hostplan.Boot)
+	return hostplan.Load(hostplan.Host{Root: o.Root, ConfigFile: o.ConfigFile, Environ: o.Environ, Distribution: kind}, hostplan.Boot)
 }
 
 // passedConfig is the config file the drop-ins name: "" for the default,
@@ -149,13 +165,10 @@ func (o Options) passedConfig() string {
 // operator config cannot be read: apply exits 2 on the same error, so RKE2
 // does not start until the config is fixed, rather than starting on the
 // drop-in an earlier boot left there.
-func brokenConfig(o Options, normal string, f facts.Facts, cfgErr error) (Outcome, error) {
-	var names []string
-	for _, u := range f.RKE2.Units {
-		names = append(names, u.Name)
-	}
+func brokenConfig(o Options, normal string, f facts.Facts, dist distro.Distro, cfgErr error) (Outcome, error) {
+	names := unitNames(dist, rke2UnitNames(f))
 	if len(names) == 0 {
-		o.Log.Error("%v; no rke2-server or rke2-agent unit installed, nothing to do", cfgErr)
+		o.Log.Error("%v; %s, nothing to do", cfgErr, noUnits(dist.Kind))
 		return BrokenConfig, cfgErr
 	}
 	files, err := units.Generate(units.Input{Units: names, ConfigFile: o.passedConfig(), Binary: o.Binary, Undecided: true})
@@ -168,6 +181,22 @@ func brokenConfig(o Options, normal string, f facts.Facts, cfgErr error) (Outcom
 	o.Log.Error("%v; %s will run `rke2-proxy-backend apply`, which exits 2 on this error, so RKE2 does not start until it is fixed (the intent is unknown: the %s an earlier boot left is not used)",
 		cfgErr, strings.Join(names, ", "), rke2.DropInName)
 	return BrokenConfig, cfgErr
+}
+
+func rke2UnitNames(f facts.Facts) []string {
+	var names []string
+	for _, u := range f.RKE2.Units {
+		names = append(names, u.Name)
+	}
+	return names
+}
+
+// noUnits says which units are missing, in the words RKE2 nodes always got.
+func noUnits(k distro.Kind) string {
+	if k == distro.K3s {
+		return "no k3s unit installed (k3s.service, k3s-agent.service or k3s-<name>.service)"
+	}
+	return "no rke2-server or rke2-agent unit installed"
 }
 
 // inInitrd follows systemd: SYSTEMD_IN_INITRD when set (systemd >= 251),

@@ -132,6 +132,21 @@ func goldenCases() []goldenCase {
 		{name: "broken_rke2_config", host: host(func(h *testhost.Host) *testhost.Host {
 			return h.Debian12().RKE2Unit("tarball", "server").RKE2Config("config.yaml", "kube-proxy-arg: [unclosed\n")
 		})},
+		// k3s: the drop-ins go to the k3s units install.sh made, with
+		// IPTABLES_MODE in their environment (kube-proxy runs inside k3s).
+		{name: "k3s_server_debian12", host: host(func(h *testhost.Host) *testhost.Host {
+			return h.Debian12().K3sUnit("k3s", "server").K3sBinary("/usr/local/bin/k3s", "v1.31.2+k3s1")
+		})},
+		{name: "k3s_agent_synology", host: host(func(h *testhost.Host) *testhost.Host {
+			// A NAS kernel without nf_tables whose bin/aux links an earlier start
+			// stuck on nft: apply resets them so IPTABLES_MODE=legacy is honoured.
+			return h.Synology44().K3sUnit("k3s-agent", "agent").K3sBinary("/usr/local/bin/k3s", "v1.30.4+k3s1").K3sAux("xtables-nft-multi")
+		})},
+		{name: "k3s_named_unit_rhel9", host: host(func(h *testhost.Host) *testhost.Host {
+			// The binary gives no version: no prefer-bundled-bin, which an older
+			// k3s would refuse.
+			return h.RHEL9().K3sUnit("k3s-edge", "server")
+		})},
 		{name: "empty_root", host: host(func(h *testhost.Host) *testhost.Host { return h })},
 		{name: "shipped_example_config", host: func(t *testing.T) *testhost.Host {
 			data, err := os.ReadFile(shippedConfig)
@@ -259,7 +274,7 @@ func rootArchive(t *testing.T, dir string) []byte {
 }
 
 // applyOutputs are the files apply writes (host paths).
-var applyOutputs = []string{"/etc/rancher/rke2/config.yaml.d/60-proxy-backend.yaml", "/run/rke2-proxy-backend/plan.json"}
+var applyOutputs = []string{"/etc/rancher/rke2/config.yaml.d/60-proxy-backend.yaml", "/etc/rancher/k3s/config.yaml.d/60-proxy-backend.yaml", "/run/rke2-proxy-backend/plan.json"}
 
 // runApplyFromDropIn runs the ExecStartPre= of the generated RKE2 drop-in
 // (as systemd would, against the fixture root with a fake modprobe) and
@@ -268,7 +283,7 @@ func runApplyFromDropIn(t *testing.T, h *testhost.Host, generated map[string]str
 	t.Helper()
 	var execLine string
 	for rel, content := range generated {
-		if strings.HasPrefix(rel, "rke2-") && !strings.HasPrefix(rel, units.VerifyUnit) {
+		if (strings.HasPrefix(rel, "rke2-") || strings.HasPrefix(rel, "k3s")) && !strings.HasPrefix(rel, units.VerifyUnit) {
 			for _, line := range strings.Split(content, "\n") {
 				if v, ok := strings.CutPrefix(line, "ExecStartPre="); ok {
 					execLine = v

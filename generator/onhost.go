@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 )
 
@@ -28,12 +29,12 @@ func PlainArgs(args []string) bool {
 // process's environment and executable. The outcome is logged (the kernel
 // log or the journal on the real host, stderr under another root or when
 // neither is there), and nothing is returned: a generator exits 0 whatever
-// happened.
-func OnHost(root hostfs.Root, configFile string, dirs []string, stderr io.Writer) {
+// happened. kind is --distribution ("": found from the installed units).
+func OnHost(root hostfs.Root, configFile string, kind distro.Kind, dirs []string, stderr io.Writer) {
 	log := OpenLogger(root.IsHost(), stderr)
 	defer log.Close()
 	_, _ = Run(Options{
 		Root: root, Dirs: dirs, Environ: os.Environ(), ConfigFile: configFile,
-		Binary: InstalledBinary(root, os.Executable), Log: log,
+		Binary: InstalledBinary(root, os.Executable), Log: log, Distribution: kind,
 	})
 }

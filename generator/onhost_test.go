@@ -42,7 +42,7 @@ func TestOnHostWritesAndLogsForItsRoot(t *testing.T) {
 	h := testhost.New(t).Debian12().RKE2Unit("tarball", "server")
 	dirs := testhost.GeneratorDirs(t)
 	var stderr bytes.Buffer
-	OnHost(h.Root(), hostfs.ConfigFile, dirs, &stderr)
+	OnHost(h.Root(), hostfs.ConfigFile, "", dirs, &stderr)
 	if !strings.HasPrefix(stderr.String(), Name+": info: kube-proxy backend iptables-legacy ") {
 		t.Errorf("log is not the decision's one line:\n%s", stderr.String())
 	}

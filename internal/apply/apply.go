@@ -20,6 +20,7 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kmod"
@@ -41,6 +42,9 @@ type Options struct {
 	// Stdout gets the dry run's report; Log gets one line per side effect.
 	Stdout io.Writer
 	Log    func(format string, args ...any)
+	// Distribution is the node's (distro.K3s: the drop-in has k3s's keys
+	// and the bin/aux links are kept in step; "" is RKE2).
+	Distribution distro.Kind
 }
 
 // Input is the probe, the operator config and the decision to carry out.
@@ -162,6 +166,12 @@ func Run(ctx context.Context, o Options, in Input) (Result, error) {
 		return res, nil
 	}
 	data, err := rke2.RenderDropIn(dropIn(d))
+	if o.Distribution == distro.K3s {
+		preferBundled, reasons := k3sStep(o, in.Facts, d)
+		res.Plan.Decision.Reasons = append(append([]string{}, d.Reasons...), reasons...)
+		o.log("k3s: %s", strings.Join(reasons, " "))
+		data, err = rke2.RenderK3sDropIn(dropIn(d), preferBundled)
+	}
 	if err == nil {
 		err = writeDropIn(o, dropInPath, data)
 	}

@@ -4,18 +4,30 @@ import (
 	"context"
 	"os"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostplan"
 )
+
+// EnvK3sConfig moves k3s's main config file, as RKE2_CONFIG_FILE does RKE2's.
+const EnvK3sConfig = "K3S_CONFIG_FILE"
 
 // OnHost is apply as RKE2's ExecStartPre runs it for host: the plan for it
 // (a config it cannot read is an UnknownIntent), RKE2_CONFIG_FILE from this
 // process's environment, then Prepare. Every error is a usage error (exit
-// 2); a run that could not be honoured is the Outcome's verdict.
+// 2); a run that could not be honoured is the Outcome's verdict. On k3s
+// (found from its units, or o.Distribution) the probe reads k3s's units,
+// config and data dir and asks the k3s binary its version, and the
+// environment's K3S_CONFIG_FILE moves the config.
 func OnHost(ctx context.Context, host hostplan.Host, o PrepareOptions) (Outcome, error) {
+	kind := distro.Find(host.Root, o.Distribution).Kind
+	host.Distribution, o.Distribution = kind, kind
 	p, err := hostplan.Load(host, hostplan.Apply)
 	if err != nil {
 		return Outcome{}, UnknownIntent(err)
 	}
 	o.Root, o.ConfigEnv = host.Root, os.Getenv(EnvRKE2Config)
+	if kind == distro.K3s {
+		o.ConfigEnv = os.Getenv(EnvK3sConfig)
+	}
 	return Prepare(ctx, o, Input{Facts: p.Facts, Config: p.Config, Decision: p.Decision})
 }

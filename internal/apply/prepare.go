@@ -10,6 +10,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 )
@@ -37,6 +38,8 @@ type PrepareOptions struct {
 	Trial  func(ctx context.Context, b backend.Backend, k rke2.KubeVersion) TrialResult
 	Stdout io.Writer
 	Log    func(format string, args ...any)
+	// Distribution is the node's ("": RKE2); OnHost finds it.
+	Distribution distro.Kind
 }
 
 // Verdict is what a run means for RKE2's start: the exit code cli gives.
@@ -102,7 +105,7 @@ func Prepare(ctx context.Context, o PrepareOptions, in Input) (Outcome, error) {
 
 	ro := Options{
 		Root: o.Root, RKE2Config: mainFile, DryRun: o.DryRun, Modprobe: o.Modprobe, LockWait: o.LockWait,
-		Stdout: o.Stdout, Log: logf,
+		Stdout: o.Stdout, Log: logf, Distribution: o.Distribution,
 	}
 	in = Input{Facts: f, Config: cfg, Decision: d, Problems: problems, Warnings: findingTexts(refusals)}
 	res, err := Run(ctx, ro, in)

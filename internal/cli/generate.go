@@ -14,7 +14,7 @@ func newGenerateCommand(g *globals) *cobra.Command {
 		Short: s.short,
 		Args:  cobra.RangeArgs(1, 3),
 		RunE: func(cmd *cobra.Command, dirs []string) error {
-			generator.OnHost(g.hostRoot(), g.configFile, dirs, g.stderr)
+			generator.OnHost(g.hostRoot(), g.configFile, g.distro, dirs, g.stderr)
 			return nil
 		},
 	}, s)

@@ -15,6 +15,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/generator"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cli/help"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostplan"
 )
@@ -28,6 +29,7 @@ type globals struct {
 	root       string
 	configFile string
 	output     string
+	distro     distro.Kind // --distribution ("": find it from the host)
 	stdout     io.Writer
 	stderr     io.Writer
 }
@@ -37,7 +39,7 @@ func (g *globals) hostRoot() hostfs.Root { return hostfs.New(g.root) }
 // host is where this run reads its facts and config: --root, --config and
 // this process's environment.
 func (g *globals) host() hostplan.Host {
-	return hostplan.Host{Root: g.hostRoot(), ConfigFile: g.configFile, Environ: os.Environ()}
+	return hostplan.Host{Root: g.hostRoot(), ConfigFile: g.configFile, Environ: os.Environ(), Distribution: distro.Find(g.hostRoot(), g.distro).Kind}
 }
 
 func (g *globals) json() bool { return g.output == "json" }
@@ -72,21 +74,14 @@ func NewRootCommand(stdout, stderr io.Writer) *cobra.Command {
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
 	pf := root.PersistentFlags()
-	pf.StringVar(&g.root, "root", defaultRoot(), "host root every path is read and written under (env "+hostfs.EnvRoot+")")
+	pf.StringVar(&g.root, "root", hostfs.DefaultRoot(), "host root every path is read and written under (env "+hostfs.EnvRoot+")")
 	pf.StringVar(&g.configFile, "config", hostfs.ConfigFile, "operator config file (a host path, under --root); a file named here must exist")
+	pf.Var(&g.distro, "distribution", "auto, rke2 or k3s: the distribution whose units and config are managed (default: found from the installed units)")
 	pf.StringVarP(&g.output, "output", "o", "text", "output format: text or json (a command without a JSON form refuses json)")
 	for _, add := range subcommands {
 		root.AddCommand(add(g))
 	}
 	return root
-}
-
-// defaultRoot is --root's default: the environment's, else the real root.
-func defaultRoot() string {
-	if r := os.Getenv(hostfs.EnvRoot); r != "" {
-		return r
-	}
-	return "/"
 }
 
 // checkHost refuses a host root that is not a directory (commands that
@@ -127,7 +122,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 			// nothing else, at every boot and daemon-reload: run it before
 			// the command tree is built, which only flags, help and usage
 			// errors need (every flag's default is what the tree would set).
-			generator.OnHost(hostfs.New(defaultRoot()), hostfs.ConfigFile, dirs, stderr)
+			generator.OnHost(hostfs.New(hostfs.DefaultRoot()), hostfs.ConfigFile, "", dirs, stderr)
 			return ExitOK
 		}
 		args = append([]string{args[0], "generate"}, args[1:]...)

@@ -3,6 +3,7 @@ package facts
 import (
 	"errors"
 	"fmt"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"io/fs"
 	"os"
 	"strings"
@@ -34,6 +35,9 @@ type Options struct {
 	// for detect's host-conflict findings; no decision depends on it, so
 	// the generator skips it.
 	HostServices bool
+	// Distribution moves the config file and data dir read when no unit
+	// names them to that distribution's ("": RKE2's).
+	Distribution distro.Kind
 }
 
 // Probe reads every fact under root. It never fails: unreadable sources

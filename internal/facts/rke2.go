@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 )
 
@@ -38,7 +37,7 @@ func (p *probe) rke2() RKE2 {
 // rke2Config finds RKE2's units, the config file they name, the effective
 // config and the data-dir it sets.
 func (p *probe) rke2Config() RKE2 {
-	r := RKE2{Units: p.rke2Units(), ConfigFile: hostfs.RKE2ConfigFile}
+	r := RKE2{Units: p.rke2Units(), ConfigFile: p.opts.Distribution.ConfigFile()}
 	for _, u := range r.Units { // server first: it is the role that runs when both exist
 		if u.ConfigFile != "" {
 			r.ConfigFile = u.ConfigFile
@@ -58,7 +57,7 @@ func (p *probe) rke2Config() RKE2 {
 		p.problem("No RKE2 config at %s or in %s.d: RKE2 runs with its defaults (kube-proxy in iptables mode).", r.ConfigFile, r.ConfigFile)
 	}
 	r.Config = eff
-	r.DataDir = hostfs.RKE2DataDir
+	r.DataDir = p.opts.Distribution.DataDir()
 	if d, ok := eff.Values["data-dir"].(string); ok && path.IsAbs(d) {
 		r.DataDir = d
 	}

@@ -32,10 +32,11 @@ const (
 var errNotExecutable = errors.New("not executable")
 
 // rke2VersionLine is the first line of `rke2 --version`, e.g.
-// "rke2 version v1.31.2+rke2r1 (a1b2c3d)".
+// "rke2 version v1.31.2+rke2r1 (a1b2c3d)", or k3s's, "k3s version
+// v1.31.2+k3s1 (6da20424)": the same program underneath.
 // Compiled on first use: only apply asks the binary.
 var rke2VersionLine = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^rke2 version (v[0-9]{1,4}\.[0-9]{1,4}\.[0-9]{1,6}\+rke2r[0-9]{1,4})(?: |$)`)
+	return regexp.MustCompile(`^(?:rke2|k3s) version (v[0-9]{1,4}\.[0-9]{1,4}\.[0-9]{1,6}\+(?:rke2r|k3s)[0-9]{1,4})(?: |$)`)
 })
 
 // binaryVersion asks the binary of the first unit that names one (server

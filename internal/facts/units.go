@@ -5,6 +5,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 )
 
@@ -133,6 +134,9 @@ func (p *probe) unitEnv(name string, u unitFile) map[string]string {
 // rke2Units finds rke2-server.service and rke2-agent.service; for each name
 // the first directory in hostfs.UnitSearchDirs wins, as in systemd.
 func (p *probe) rke2Units() []RKE2Unit {
+	if p.opts.Distribution == distro.K3s {
+		return p.k3sUnits()
+	}
 	units := []RKE2Unit{}
 	for _, role := range []string{"server", "agent"} {
 		name := "rke2-" + role + ".service"

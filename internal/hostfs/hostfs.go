@@ -16,6 +16,15 @@ import (
 // EnvRoot overrides the default root, like --root.
 const EnvRoot = "RKE2_PROXY_BACKEND_ROOT"
 
+// DefaultRoot is --root's default: EnvRoot when set, else the real root.
+// The generator's fast path and the command tree both start from it.
+func DefaultRoot() string {
+	if r := os.Getenv(EnvRoot); r != "" {
+		return r
+	}
+	return "/"
+}
+
 // EnvDecision is set by the generator's drop-in in RKE2's unit environment
 // so operators can see the decision with `systemctl show -p Environment`.
 // It lives beside EnvRoot because both the drop-in writer (units) and the

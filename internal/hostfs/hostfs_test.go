@@ -140,3 +140,13 @@ func TestExists(t *testing.T) {
 		t.Fatal("Exists disagrees with the tree")
 	}
 }
+
+// --root's default follows the environment, and an empty value is unset.
+func TestDefaultRoot(t *testing.T) {
+	for env, want := range map[string]string{"": "/", "/srv/node": "/srv/node"} {
+		t.Setenv(EnvRoot, env)
+		if got := DefaultRoot(); got != want {
+			t.Errorf("%s=%q: DefaultRoot() = %q, want %q", EnvRoot, env, got, want)
+		}
+	}
+}

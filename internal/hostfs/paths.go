@@ -104,6 +104,23 @@ const (
 	RKE2DataDir = "/var/lib/rancher/rke2"
 )
 
+// k3s's paths, as k3s and its install.sh define them (k3s-io/k3s defaults
+// for a root install).
+const (
+	// K3sConfigFile is k3s's main config; drop-ins are in K3sConfigFile+".d".
+	K3sConfigFile = "/etc/rancher/k3s/config.yaml"
+	// K3sDataDir is k3s's data-dir unless its config moves it.
+	K3sDataDir = "/var/lib/rancher/k3s"
+	// K3sAuxDir is, under the data dir, where k3s-root's iptables wrappers
+	// live: the last PATH entry k3s sets, whose iptables links
+	// xtables-set-mode.sh rewrites on the first run.
+	K3sAuxDir = "data/current/bin/aux"
+)
+
+// K3sUnitDirs are where k3s's units land: install.sh writes
+// /etc/systemd/system, distribution packages /usr/lib/systemd/system.
+var K3sUnitDirs = []string{"/etc/systemd/system", "/usr/lib/systemd/system"}
+
 // UnitSearchDirs are where RKE2's units land, in systemd's precedence order:
 // /etc/systemd/system (install.sh with a /opt/rke2 prefix), then
 // /usr/local/lib/systemd/system (tarball), then /usr/lib and /lib (RPM).

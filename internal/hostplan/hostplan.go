@@ -7,6 +7,7 @@ package hostplan
 import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 )
@@ -19,6 +20,9 @@ type Host struct {
 	// Environ is the process environment (os.Environ()): the config's
 	// RKE2_PROXY_BACKEND* variables.
 	Environ []string
+	// Distribution is the one the node runs ("": RKE2): its config file
+	// and data dir are probed.
+	Distribution distro.Kind
 }
 
 // The probes of each flow: what it reads beyond the facts every decision
@@ -58,6 +62,7 @@ func Load(h Host, probe facts.Options) (Plan, error) {
 	if file == "" {
 		file = hostfs.ConfigFile
 	}
+	probe.Distribution = h.Distribution
 	f := facts.Probe(h.Root, probe)
 	c, err := config.Load(h.Root, file, h.Environ, f.Cmdline)
 	if err != nil {

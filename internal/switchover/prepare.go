@@ -12,6 +12,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostplan"
@@ -126,7 +127,7 @@ func ownNetns(root hostfs.Root) error {
 func dropInPath(root hostfs.Root) string {
 	main := os.Getenv(apply.EnvRKE2Config)
 	if main == "" {
-		main = facts.Probe(root, facts.Options{}).RKE2.ConfigFile
+		main = facts.Probe(root, facts.Options{Distribution: distro.Find(root, "").Kind}).RKE2.ConfigFile
 	}
 	if main == "" {
 		main = hostfs.RKE2ConfigFile

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/boundexec"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/units"
 )
@@ -83,16 +84,17 @@ func (s Systemctl) run(ctx context.Context, args ...string) (int, error) {
 	return 0, nil
 }
 
-// FindUnit picks the RKE2 unit to restart: the active one, else the one
-// whose unit file is installed; both or neither installed is an error,
-// because restarting the wrong one would change nothing.
+// FindUnit picks the RKE2 or k3s unit to restart: the active one, else
+// the one whose unit file is installed; several or none installed is an
+// error, because restarting the wrong one would change nothing.
 func FindUnit(ctx context.Context, root hostfs.Root, isActive func(ctx context.Context, unit string) bool) (string, error) {
-	for _, u := range RKE2Units {
+	k3s := distro.Find(root, distro.K3s).UnitNames()
+	for _, u := range append(append([]string{}, RKE2Units...), k3s...) {
 		if isActive(ctx, u) {
 			return u, nil
 		}
 	}
-	var installed []string
+	installed := k3s
 	for _, u := range RKE2Units {
 		for _, dir := range hostfs.UnitSearchDirs {
 			if root.Exists(filepath.Join(dir, u)) {
@@ -105,9 +107,9 @@ func FindUnit(ctx context.Context, root hostfs.Root, isActive func(ctx context.C
 	case 1:
 		return installed[0], nil
 	case 0:
-		return "", fmt.Errorf("neither %s is active or installed (looked in %s): install RKE2 first", strings.Join(RKE2Units, " nor "), strings.Join(hostfs.UnitSearchDirs, ", "))
+		return "", fmt.Errorf("neither %s is active or installed (looked in %s), nor a k3s unit: install RKE2 or k3s first", strings.Join(RKE2Units, " nor "), strings.Join(hostfs.UnitSearchDirs, ", "))
 	}
-	return "", fmt.Errorf("both %s are installed and neither is active: start the one this node runs, then switch again", strings.Join(RKE2Units, " and "))
+	return "", fmt.Errorf("%s are installed and none is active: start the one this node runs, then switch again", strings.Join(installed, " and "))
 }
 
 // IsActive asks systemd whether unit is active (is-active exits 0).
