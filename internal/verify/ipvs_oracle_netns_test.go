@@ -108,6 +108,56 @@ func runIPVSCell(t *testing.T, minor string, b backend.Backend, o oracle.Options
 	})
 }
 
+// TestOracleIPVSLeftoversAfterMove: kube-proxy's real ipvs proxier made
+// its ipsets; the node moved to nftables (the ipvs chains gone, as
+// kube-proxy's cleanup removes them, but the sets left, as on RKE2 where
+// that cleanup returns early) and kube-proxy's real nftables proxier
+// programmed the node. verify then fails with one finding naming the
+// leftover sets, the one a sweep acts on. kube-ipvs0 and the virtual
+// servers were kube-proxy's fakes here, so only the sets are in the kernel.
+func TestOracleIPVSLeftoversAfterMove(t *testing.T) {
+	for _, minor := range oracle.Minors {
+		from, notes, ok := oracle.Fit(minor, backend.IptablesNFT, oracle.Options{Services: 16, IPv6: true, IPVS: true})
+		for _, n := range notes {
+			t.Logf("%s: %s", minor, n)
+		}
+		if !ok {
+			continue
+		}
+		t.Run(minor, func(t *testing.T) {
+			if !nstest.InNetns(t) {
+				return
+			}
+			tools(t, backend.NFTables)
+			nstest.Tool(t, "ipset")
+			oracle.Program(t, minor, backend.IptablesNFT, from)
+			nstest.Sh(t, "for t in nat filter; do for c in iptables-nft ip6tables-nft; do $c -w -t $t -F; $c -w -t $t -X; done; done")
+			oracle.Program(t, minor, backend.NFTables, oracle.Options{Services: 16, IPv6: true})
+			opts := verify.Options{IPVS: ipvs.ReadFootprint}
+			res, err := verify.Run(context.Background(), verify.Options{Expect: backend.NFTables, ExpectSource: "--expect",
+				Families: bothFamilies, Reader: verify.NewReader(hostfs.New("/"))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			verify.AddIPVSLeftovers(opts, res)
+			text := report(res)
+			if res.OK || !hasFinding(res, verify.KindIPVSLeftoverSets, backend.NFTables, "") {
+				t.Fatalf("nftables rules plus ipvs mode's leftover ipsets: want a %s finding:\n%s", verify.KindIPVSLeftoverSets, text)
+			}
+			for _, name := range []string{"KUBE-CLUSTER-IP", "KUBE-6-CLUSTER-IP", "KUBE-LOOP-BACK", "KUBE-NODE-PORT-TCP"} {
+				if !strings.Contains(text, name) {
+					t.Errorf("the leftover finding does not name %s:\n%s", name, text)
+				}
+			}
+			for _, f := range res.Findings {
+				if f.Kind != verify.KindIPVSLeftoverSets {
+					t.Errorf("kube-proxy's nftables rules are complete, yet: [%s] %s", f.Kind, f.Message)
+				}
+			}
+		})
+	}
+}
+
 // withFakes is the footprint reader of an oracle namespace: the ipsets
 // from the kernel, and kube-ipvs0, the virtual servers and the vs sysctl
 // from what kube-proxy's fakes held, since this kernel has none of them.
