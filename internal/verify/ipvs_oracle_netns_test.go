@@ -97,6 +97,15 @@ func runIPVSCell(t *testing.T, minor string, b backend.Backend, o oracle.Options
 			t.Errorf("want a %s finding for %s:\n%s", verify.KindStranded, other, report(res))
 		}
 	})
+	t.Run("broken: an address taken out of KUBE-IPVS-IPS", func(t *testing.T) {
+		addr := r.IPVS.KubeIPVS0["IPv4"][0]
+		nstest.Sh(t, "ipset del KUBE-IPVS-IPS "+addr)
+		defer nstest.Sh(t, "ipset add KUBE-IPVS-IPS "+addr)
+		res := run()
+		if res.OK || !hasFinding(res, verify.KindIPVSMissingSets, b, "ipv4") || !strings.Contains(report(res), "KUBE-IPVS-IPS") {
+			t.Errorf("after ipset del KUBE-IPVS-IPS %s: want a %s finding naming the set:\n%s", addr, verify.KindIPVSMissingSets, report(res))
+		}
+	})
 	// Last: the set cannot be made again as kube-proxy made it.
 	t.Run("broken: a KUBE-* ipset is missing", func(t *testing.T) {
 		name := unreferencedKubeSet(t)

@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"slices"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/ipset"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/ipvs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
@@ -88,6 +89,9 @@ func IPVSModeFindings(f ipvs.Footprint, families []rules.Family) (findings []Fin
 	default:
 		onLink = f.Link.Addrs
 	}
+	if f.SetsErr == nil && !f.NoIPSet && onLink != nil {
+		findings = append(findings, boundSetFindings(f, onLink, families)...)
+	}
 	switch {
 	case f.ServicesErr != nil:
 		notes = append(notes, "ipvs mode: IPVS virtual servers not checked: "+f.ServicesErr.Error())
@@ -117,4 +121,39 @@ func IPVSModeFindings(f ipvs.Footprint, families []rules.Family) (findings []Fin
 			Fix:     "find what resets it (grep -r net.ipv4.vs.conntrack /etc/sysctl.d /etc/sysctl.conf) and remove that; kube-proxy sets it to 1 when it starts: " + restartKubeProxyHint})
 	}
 	return findings, notes
+}
+
+// ipvsBoundSet is the set kube-proxy fills with exactly the addresses it
+// binds to kube-ipvs0 (its activeBindAddrs), one per family.
+const ipvsBoundSet = "KUBE-IPVS-IPS"
+
+// boundSetFindings compares, per family, the members of KUBE-IPVS-IPS
+// (counted from the set's header) with the addresses on kube-ipvs0:
+// kube-proxy writes both from the same list, so a difference means one
+// of them was changed behind its back (its REJECT of other traffic to
+// Service IPs then misses addresses or blocks wrong ones).
+func boundSetFindings(f ipvs.Footprint, onLink []netip.Addr, families []rules.Family) []Finding {
+	var out []Finding
+	for _, fam := range families {
+		name := ipvsBoundSet
+		if fam == rules.IPv6 {
+			name = vocab.IPv6IPSetName(name)
+		}
+		i := slices.IndexFunc(f.Sets, func(s ipset.Set) bool { return s.Name == name })
+		if i < 0 {
+			continue // missing: the missing-sets finding names it
+		}
+		bound := 0
+		for _, a := range onLink {
+			if a.Is4() == (fam == rules.IPv4) && !a.IsLinkLocalUnicast() {
+				bound++
+			}
+		}
+		if int(f.Sets[i].Entries) != bound {
+			out = append(out, Finding{Kind: KindIPVSMissingSets, Family: fam,
+				Message: fmt.Sprintf("%s: ipset %s holds %d address(es), but %d %s address(es) are on %s: kube-proxy keeps them equal", fam, name, f.Sets[i].Entries, bound, fam, vocab.IPVSDummyLink),
+				Fix:     restartKubeProxyHint})
+		}
+	}
+	return out
 }

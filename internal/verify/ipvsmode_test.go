@@ -30,6 +30,9 @@ func TestIPVSModeFindings(t *testing.T) {
 			Conntrack: "1"}
 		for _, n := range expected.IPVSSets(rules.IPv4) {
 			f.Sets = append(f.Sets, ipset.Set{Name: n})
+			if n == "KUBE-IPVS-IPS" {
+				f.Sets[len(f.Sets)-1].Entries = 1 // 10.43.0.10, on kube-ipvs0
+			}
 		}
 		return f
 	}
@@ -40,6 +43,9 @@ func TestIPVSModeFindings(t *testing.T) {
 	noLink.LinkFound = false
 	bare.Services.List = nil
 	off.Conntrack = "0"
+	unbound := healthy()
+	unbound.Link.Addrs = append(unbound.Link.Addrs, netip.MustParseAddr("10.43.0.11"))
+	unbound.Services.List = append(unbound.Services.List, ipvs.Service{Addr: netip.MustParseAddr("10.43.0.11"), Port: 80, Protocol: unix.IPPROTO_TCP})
 	unreadable := healthy()
 	unreadable.SetsErr = errors.New("boom")
 	for _, c := range []struct {
@@ -54,6 +60,7 @@ func TestIPVSModeFindings(t *testing.T) {
 		{"no kube-ipvs0", noLink, KindIPVSMissingLink, "kube-ipvs0 is absent", ""},
 		{"an address without a virtual server", bare, KindIPVSMissingServices, "10.43.0.10", ""},
 		{"conntrack off", off, KindIPVSSysctl, "net.ipv4.vs.conntrack is 0", ""},
+		{"KUBE-IPVS-IPS out of step with kube-ipvs0", unbound, KindIPVSMissingSets, "ipset KUBE-IPVS-IPS holds 1 address(es), but 2 ipv4 address(es) are on kube-ipvs0", ""},
 		{"sets unreadable", unreadable, "", "", "ipsets not checked: boom"},
 	} {
 		findings, notes := IPVSModeFindings(c.f, []rules.Family{rules.IPv4})
