@@ -8,6 +8,7 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/ipvs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/expectedtest"
@@ -23,7 +24,7 @@ func verifyNFTables(t *testing.T) *verify.Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	verify.AddIPVSLeftovers(root, res)
+	verify.AddIPVSLeftovers(verify.Options{IPVS: ipvs.ReadFootprint}, res)
 	return res
 }
 

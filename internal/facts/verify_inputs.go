@@ -20,3 +20,17 @@ func IptablesAlternative(root hostfs.Root) string {
 	p := &probe{root: root}
 	return p.userspace().IptablesAlternative
 }
+
+// VerifyAddOnFacts is what verify's add-ons judge after a run (the nft
+// version skew, the kube-proxy args RKE2's release refuses): RKE2's part
+// (units, config, CNI, version), the kernel command line and, as opts ask,
+// the nft version; nothing else is read. watch runs them after every
+// verify run, so a full Probe (kernel config, modules, hardware, live
+// rules' tool checks) each time was work thrown away.
+func VerifyAddOnFacts(root hostfs.Root, opts Options) Facts {
+	p := &probe{root: root, opts: opts}
+	p.f.RKE2 = p.rke2()
+	p.f.Cmdline = p.cmdline()
+	p.toolVersions(&p.f.Userspace)
+	return p.f
+}

@@ -103,9 +103,6 @@ func check(root hostfs.Root, opts Options) Verdict {
 	switch {
 	case planErr == nil && p.Decision.Disabled:
 		return Verdict{OK, "rke2-proxy-backend is turned off (backend: off); nothing to check"}
-	case planErr == nil && p.Decision.ProxyMode == "ipvs":
-		// As verify: ipvs's rules are not judged yet, which is no problem.
-		return Verdict{OK, verify.ErrIPVSMode.Error() + "; nothing to check"}
 	case errors.Is(planErr, fs.ErrNotExist):
 		return Verdict{Unknown, "no plan: apply has not run since boot (is rke2-server/agent started?)"}
 	case planErr != nil:

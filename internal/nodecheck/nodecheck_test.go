@@ -56,7 +56,9 @@ func TestCheckMapsStatusToNPDProtocol(t *testing.T) {
 		{"no status", chose(nft), nil, Unknown, "no status"},
 		{"stale status", chose(backend.NFTables), &verify.Result{OK: true, Expect: nft}, Unknown, "stale status: verified iptables-nft but the plan chose nftables"},
 		{"turned off", &decide.Decision{Disabled: true}, nil, OK, "turned off"},
-		{"ipvs mode, not judged yet", &decide.Decision{Backend: nft, ProxyMode: "ipvs"}, nil, OK, "ipvs mode"},
+		// An ipvs node is judged as every node: by verify's status.
+		{"ipvs mode, no status", &decide.Decision{Backend: nft, ProxyMode: "ipvs"}, nil, Unknown, "no status"},
+		{"ipvs mode, judged", &decide.Decision{Backend: nft, ProxyMode: "ipvs"}, &verify.Result{Expect: nft, Findings: []verify.Finding{{Kind: verify.KindIPVSMissingSets, Backend: nft, Message: "IPv4: kube-proxy's ipvs mode lacks 1 ipset(s): KUBE-CLUSTER-IP"}}}, Problem, "KUBE-CLUSTER-IP"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v := Check(fixture(t, tc.planned, tc.res), Options{MaxAge: DefaultMaxAge})

@@ -152,8 +152,8 @@ func requiredJumps(_ backend.Backend, _ string, c rules.Chain) []rules.Rule {
 func missingDispatch(b backend.Backend, lt *rules.Table, wt rules.Table) []string {
 	var out []string
 	for _, d := range expected.Dispatches(b) {
-		if d.Table != wt.Name || wt.Chain(d.Chain) == nil {
-			continue
+		if d.Table != wt.Name || wt.Chain(d.Chain) == nil || (d.Jump != "" && wt.Chain(d.Jump) == nil) {
+			continue // not this table's, or another proxy mode's
 		}
 		lc := lt.Chain(d.Chain)
 		if lc == nil {

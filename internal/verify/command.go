@@ -69,7 +69,7 @@ func (c *Command) Verify(ctx context.Context, wait time.Duration, progress func(
 		AddNftSkew(ctx, c.Root, res)
 		// ipvs's state left by an earlier ipvs mode (sets, kube-ipvs0,
 		// virtual servers): a finding only on a node out of ipvs mode.
-		AddIPVSLeftovers(c.Root, res)
+		AddIPVSLeftovers(opts, res)
 		// A kube-proxy that cannot start: the item of RKE2's config to remove.
 		AddRefusedKubeProxyArgs(c.Root, c.ConfigFile, res)
 	}

@@ -24,10 +24,11 @@ const noPlanFix = "let RKE2 start once (its ExecStartPre runs rke2-proxy-backend
 // there is nothing to verify. Errors are a bad claim (*FlagError) or a host
 // verify cannot judge at all (a broken plan version, no /proc).
 func Expect(root hostfs.Root, claim Claim, opts *Options) (*Result, error) {
-	var p plan.Plan
-	var planErr error
-	if claim.Backend == "" || claim.Kubernetes == "" {
-		p, planErr = plan.Read(root)
+	// The plan is read even under a full claim: its proxy mode says how
+	// kube-proxy programs the backend (ipvs or the backend's own mode).
+	p, planErr := plan.Read(root)
+	if planErr == nil && !p.Decision.Disabled {
+		opts.ProxyMode = p.Decision.ProxyMode
 	}
 	switch {
 	case claim.Backend != "":
@@ -42,14 +43,16 @@ func Expect(root hostfs.Root, claim Claim, opts *Options) (*Result, error) {
 		return CannotTell(fmt.Sprintf("the plan cannot be read, so nothing says which backend to verify: %v", planErr), noPlanFix), nil
 	case p.Decision.Disabled:
 		return nil, nil
-	case p.Decision.ProxyMode == "ipvs":
-		return nil, ErrIPVSMode
 	default:
 		if _, err := backend.Parse(string(p.Decision.Backend)); err != nil {
 			return CannotTell(fmt.Sprintf("plan %s: decision.backend: %v", hostfs.PlanFile, err), noPlanFix), nil
 		}
 		opts.Expect, opts.ExpectSource = p.Decision.Backend, hostfs.PlanFile
 		opts.OneBootOverride = p.Decision.Source == config.SourceCmdline
+	}
+	if opts.ProxyMode == ProxyModeIPVS && !opts.Expect.UsesIptables() {
+		return CannotTell(fmt.Sprintf("plan %s keeps kube-proxy in ipvs mode, which programs iptables, but the backend to verify is %s", hostfs.PlanFile, opts.Expect),
+			"pass --expect iptables-legacy or --expect iptables-nft (the backend under ipvs), or run rke2-proxy-backend apply"), nil
 	}
 	kube := claim.Kubernetes
 	if kube == "" && planErr == nil {

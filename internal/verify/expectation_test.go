@@ -96,20 +96,23 @@ func TestExpectNothingWhenTurnedOff(t *testing.T) {
 	}
 }
 
-// An ipvs node's plan (proxy mode kept, iptables backend under it) is not
-// judged as iptables mode, which would fail every ipvs node: every caller
-// reads it as "nothing to verify", in ipvs's own words; --expect still
-// judges the backend the operator names.
-func TestExpectIPVSModeIsNotJudgedYet(t *testing.T) {
+// An ipvs node's plan (proxy mode kept, iptables backend under it) is
+// judged as ipvs mode in the backend under it, also when --expect names
+// the backend; nftables under ipvs cannot be, and says why.
+func TestExpectIPVSModeJudgesTheBackendUnderIt(t *testing.T) {
 	h := withPlan(t, dualStack(t), plan.Plan{Decision: plan.Decision{Backend: backend.IptablesNFT, ProxyMode: "ipvs"}})
 	var o Options
-	unknown, err := Expect(h.Root(), Claim{}, &o)
-	if unknown != nil || !errors.Is(err, ErrOff) || !strings.Contains(err.Error(), "ipvs mode") || o.Expect != "" {
-		t.Errorf("Expect = %+v, %v, expect %q; want ErrIPVSMode", unknown, err, o.Expect)
+	if unknown, err := Expect(h.Root(), Claim{}, &o); unknown != nil || err != nil || o.Expect != backend.IptablesNFT || o.ProxyMode != ProxyModeIPVS {
+		t.Errorf("Expect = %+v, %v, expect %q mode %q; want iptables-nft under ipvs", unknown, err, o.Expect, o.ProxyMode)
 	}
 	o = Options{}
-	if _, err := Expect(h.Root(), Claim{Backend: "iptables-nft"}, &o); err != nil || o.Expect != backend.IptablesNFT {
-		t.Errorf("with --expect: %v, expect %q", err, o.Expect)
+	if _, err := Expect(h.Root(), Claim{Backend: "iptables-legacy", Kubernetes: "v1.36"}, &o); err != nil || o.Expect != backend.IptablesLegacy || o.ProxyMode != ProxyModeIPVS {
+		t.Errorf("with --expect: %v, expect %q mode %q", err, o.Expect, o.ProxyMode)
+	}
+	o = Options{}
+	unknown, err := Expect(h.Root(), Claim{Backend: "nftables"}, &o)
+	if err != nil || unknown == nil || unknown.Verdict != VerdictUnknown || !strings.Contains(unknown.Findings[0].Message, "ipvs mode") {
+		t.Errorf("nftables under ipvs: %+v, %v; want a cannot-tell naming ipvs mode", unknown, err)
 	}
 }
 

@@ -26,6 +26,12 @@ func footprintDisagreements(b backend.Backend, kv rke2.KubeVersion, fams []rules
 	if err != nil {
 		return []string{err.Error()}
 	}
+	return modelDisagreements(want, live)
+}
+
+// modelDisagreements compares a rendered model with live, both ways.
+func modelDisagreements(want, live *rules.Ruleset) []string {
+	b := want.Backend
 	var out []string
 	add := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
 	for _, wt := range want.Tables {

@@ -4,6 +4,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kubeproxy"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/ipvs"
 )
 
 // ForHost builds one run's options from the host under h.Root: the
@@ -35,6 +36,9 @@ func ForHost(h Host) (Options, *Result, error) {
 		for _, u := range unreadable {
 			h.Warn(u)
 		}
+	}
+	if h.Root.IsHost() {
+		opts.IPVS = ipvs.ReadFootprint
 	}
 	unknown, err := Expect(h.Root, h.Claim, &opts)
 	return opts, unknown, err

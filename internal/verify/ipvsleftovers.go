@@ -4,10 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/ipset"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/ipvs"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/plan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/vocab"
 )
 
@@ -97,21 +95,19 @@ func clipList(items []string, n int) string {
 	return fmt.Sprintf("%s and %d more", strings.Join(items[:n], ", "), len(items)-n)
 }
 
-// AddIPVSLeftovers reads the live ipvs footprint (only on the real host:
-// a fixture root has no kernel state of its own) and adds the findings to
+// AddIPVSLeftovers reads the live ipvs footprint and adds the findings to
 // res when kube-proxy is not in ipvs mode, then settles its verdict again.
 // Not in ipvs mode means: a backend is expected, kube-proxy's /proxyMode
-// (when asked) is not ipvs, and root's plan (when there is one) records a
+// (when asked) is not ipvs, and the plan (when there is one) records a
 // managed mode other than ipvs; on an ipvs node this state is live.
-// Call it after Run.
-func AddIPVSLeftovers(root hostfs.Root, res *Result) {
-	if res == nil || !root.IsHost() || res.Expect == "" || res.ProxyMode == "ipvs" {
+// opts are the run's (ForHost's): opts.ProxyMode is the plan's mode, as
+// Expect read it, and opts.IPVS reads the footprint (nil on a fixture
+// root). Call it after Run.
+func AddIPVSLeftovers(opts Options, res *Result) {
+	if res == nil || opts.IPVS == nil || res.Expect == "" || res.ProxyMode == ProxyModeIPVS || opts.ProxyMode == ProxyModeIPVS {
 		return
 	}
-	if p, err := plan.Read(root); err == nil && (p.Decision.Disabled || p.Decision.ProxyMode == "ipvs") {
-		return
-	}
-	findings, notes := IPVSLeftoverFindings(ipvs.ReadFootprint())
+	findings, notes := IPVSLeftoverFindings(opts.IPVS())
 	for i := range findings {
 		findings[i].Backend = res.Expect
 	}

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/ipset"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/ipvs"
 )
@@ -62,14 +61,23 @@ func TestIPVSLeftoverFindings(t *testing.T) {
 // On ipvs nodes the state is kube-proxy's live footprint, never leftovers;
 // on a fixture root the namespace's kernel state is not the root's.
 func TestAddIPVSLeftoversSkips(t *testing.T) {
+	read := func() ipvs.Footprint {
+		t.Error("the footprint was read on a node where it is no leftover")
+		return ipvs.Footprint{}
+	}
 	for _, c := range []struct {
-		root string
-		mode string
-	}{{"/", "ipvs"}, {t.TempDir(), "iptables"}} {
-		res := &Result{Expect: "nftables", ProxyMode: c.mode, Verdict: VerdictOK, OK: true}
-		AddIPVSLeftovers(hostfs.New(c.root), res)
+		name             string
+		opts             Options
+		kubeProxyReports string
+	}{
+		{"kube-proxy reports ipvs", Options{IPVS: read}, "ipvs"},
+		{"the plan keeps ipvs", Options{IPVS: read, ProxyMode: ProxyModeIPVS}, "iptables"},
+		{"fixture root (no reader)", Options{}, "iptables"},
+	} {
+		res := &Result{Expect: "nftables", ProxyMode: c.kubeProxyReports, Verdict: VerdictOK, OK: true}
+		AddIPVSLeftovers(c.opts, res)
 		if len(res.Findings) != 0 || len(res.Notes) != 0 || !res.OK {
-			t.Errorf("root %s, mode %s: %+v", c.root, c.mode, res)
+			t.Errorf("%s: %+v", c.name, res)
 		}
 	}
 }

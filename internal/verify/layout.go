@@ -42,6 +42,15 @@ func newJudge(opts Options) (*judge, error) {
 		j.invariants = &footprint{want: rs}
 		return nil
 	}
+	if opts.ProxyMode == ProxyModeIPVS {
+		// One ipvs layout for every known minor that has ipvs mode.
+		rs, err := expected.RenderIPVS(expected.Options{Backend: opts.Expect, Families: opts.Families})
+		if err != nil {
+			return nil, fmt.Errorf("expected ipvs-mode rules for %s: %w", opts.Expect, err)
+		}
+		j.layouts = []footprint{{want: rs}}
+		return j, nil
+	}
 	switch kv := opts.Kubernetes; {
 	case expected.NewerThanKnown(kv):
 		j.newer = kv

@@ -133,6 +133,8 @@ func Metrics(r *Result, now time.Time) []byte {
 	BuildInfo(&b, "verify")
 	gauge("rke2_proxy_backend_info", "Backend kube-proxy is expected to use on this node.")
 	fmt.Fprintf(&b, "rke2_proxy_backend_info{backend=%q} 1\n", r.Expect)
+	gauge("rke2_proxy_backend_proxy_mode_info", "kube-proxy's proxy mode (iptables, nftables, ipvs) verify judged the expected backend in, beside the backend (1 always).")
+	fmt.Fprintf(&b, "rke2_proxy_backend_proxy_mode_info{backend=%q,mode=%q} 1\n", r.Expect, r.Mode)
 	gauge("rke2_proxy_backend_verify_ok", "1 when kube-proxy's rules are complete in the expected backend and none are stranded elsewhere.")
 	ok := 0
 	if r.OK {

@@ -26,7 +26,7 @@ func AddRefusedKubeProxyArgs(root hostfs.Root, configFile string, res *Result) {
 	if configFile == "" {
 		configFile = hostfs.ConfigFile
 	}
-	f := facts.Probe(root, facts.Options{})
+	f := facts.VerifyAddOnFacts(root, facts.Options{})
 	c, err := config.Load(root, configFile, nil, f.Cmdline)
 	if err != nil {
 		return // the plan verify judges was made on it: apply names the problem

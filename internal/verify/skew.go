@@ -38,7 +38,7 @@ func AddNftSkew(ctx context.Context, root hostfs.Root, res *Result) {
 	if res == nil || res.Expect != backend.NFTables {
 		return
 	}
-	f := facts.Probe(root, facts.Options{ToolVersions: true, AskNft: true})
+	f := facts.VerifyAddOnFacts(root, facts.Options{ToolVersions: true, AskNft: true})
 	if root.IsHost() {
 		sets, err := facts.ForeignUserdataSets(ctx)
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kubeproxy"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/ipvs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
@@ -42,6 +43,15 @@ type Options struct {
 	// it, so it tells a misplaced hint from a leftover one.
 	HostIptables string
 	Reader       netfilter.Reader
+	// ProxyMode is the plan's kube-proxy mode ("" when no plan says):
+	// ProxyModeIPVS judges ipvs mode's footprint in Expect (its chains,
+	// ipsets, kube-ipvs0, virtual servers), anything else Expect's own mode.
+	ProxyMode string
+	// IPVS reads ipvs mode's state that is no rule (ipsets, kube-ipvs0,
+	// virtual servers, net.ipv4.vs.conntrack) in the caller's network
+	// namespace; nil leaves it unread, with a note (a fixture root has no
+	// kernel state of its own). Only ipvs mode calls it.
+	IPVS func() ipvs.Footprint
 	// Wait bounds the wait for kube-proxy's first sync; Poll is how often
 	// the backend's change stamp is looked at meanwhile.
 	Wait, Poll time.Duration
@@ -132,17 +142,9 @@ func (e *FlagError) Unwrap() error { return e.Err }
 // off): there is nothing to verify, which is no failure.
 var ErrOff = errors.New("rke2-proxy-backend is turned off (backend: off)")
 
-// ErrIPVSMode is a host whose plan keeps kube-proxy in ipvs mode: its
-// iptables backend is managed, but verify does not judge ipvs's rules
-// (ipsets, virtual servers, its own chains) yet, and judging them as
-// iptables mode's would fail every ipvs node. It is ErrOff for every
-// caller (nothing to verify, no failure), with its own words.
-var ErrIPVSMode error = notJudged("kube-proxy runs in ipvs mode (kept from RKE2's config): verify does not judge ipvs's rules yet")
-
-type notJudged string
-
-func (e notJudged) Error() string        { return string(e) }
-func (e notJudged) Is(target error) bool { return target == ErrOff }
+// ProxyModeIPVS is Options.ProxyMode on a node whose plan keeps kube-proxy
+// in ipvs mode: Expect is then the iptables backend under it.
+const ProxyModeIPVS = "ipvs"
 
 // Finding is one thing that does not hold, with the command that fixes it.
 type Finding struct {
@@ -200,6 +202,9 @@ type Result struct {
 	Expect       backend.Backend `json:"expect"`
 	ExpectSource string          `json:"expect_source"`
 	Kubernetes   string          `json:"kubernetes,omitempty"`
+	// Mode is the proxy mode verify judged Expect in: ipvs when the plan
+	// keeps it, else the backend's own (iptables, nftables).
+	Mode string `json:"mode,omitempty"`
 	// Synced is true when the expected skeleton appeared within the wait.
 	Synced    bool   `json:"synced"`
 	ProxyMode string `json:"proxy_mode,omitempty"`

@@ -86,7 +86,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	}
 	start := opts.Now()
 	deadline := start.Add(opts.Wait)
-	res := &Result{Expect: opts.Expect, ExpectSource: opts.ExpectSource, Findings: []Finding{}}
+	res := &Result{Expect: opts.Expect, ExpectSource: opts.ExpectSource, Mode: wantMode(opts), Findings: []Finding{}}
 	if opts.Kubernetes.Known() {
 		res.Kubernetes = fmt.Sprintf("v%d.%d", opts.Kubernetes.Major, opts.Kubernetes.Minor)
 	}
@@ -160,18 +160,30 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 			res.Findings = append(res.Findings, Finding{Kind: KindProxyMode, Backend: opts.Expect,
 				Message: pm.problem,
 				Fix:     "check what listens on " + opts.ProxyModeURL + " (ss -ltnp); it should be kube-proxy's metrics server, which binds there as kube-proxy-arg metrics-bind-address in RKE2's config says (127.0.0.1:10249 by default)"})
-		case pm.mode != opts.Expect.ProxyMode():
+		case pm.mode != wantMode(opts):
 			res.Findings = append(res.Findings, Finding{Kind: KindProxyMode, Backend: opts.Expect,
-				Message: fmt.Sprintf("kube-proxy reports proxy mode %q, the plan wants %q", pm.mode, opts.Expect.ProxyMode()),
+				Message: fmt.Sprintf("kube-proxy reports proxy mode %q, the plan wants %q", pm.mode, wantMode(opts)),
 				Fix:     "restart RKE2 so kube-proxy reads /etc/rancher/rke2/config.yaml.d/60-proxy-backend.yaml: systemctl restart rke2-server (rke2-agent on agents)"})
 		}
 		if pm.mode != "" {
 			kubeProxySignals(ctx, opts, deadline, res)
 		}
 	}
+	if opts.ProxyMode == ProxyModeIPVS {
+		addIPVSMode(opts, res)
+	}
 	res.settle()
 	res.Duration = opts.Now().Sub(start)
 	return res, nil
+}
+
+// wantMode is the proxy mode kube-proxy must report: the plan's ipvs, or
+// the expected backend's own mode.
+func wantMode(opts Options) string {
+	if opts.ProxyMode == ProxyModeIPVS {
+		return ProxyModeIPVS
+	}
+	return opts.Expect.ProxyMode()
 }
 
 func fillOwned(st *BackendState, b backend.Backend, rs *rules.Ruleset) {

@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"strings"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/ipset"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/vocab"
@@ -23,6 +26,12 @@ type Footprint struct {
 
 	Services    Services
 	ServicesErr error
+
+	// Conntrack is net.ipv4.vs.conntrack (ipvs mode sets 1: without it
+	// the iptables rules never see IPVS's connections); ConntrackErr says
+	// why it was not read (fs.ErrNotExist: no IPVS in the kernel).
+	Conntrack    string
+	ConntrackErr error
 }
 
 // ReadFootprint reads the ipsets, the kube-ipvs0 link and the virtual
@@ -35,7 +44,20 @@ func ReadFootprint() Footprint {
 	}
 	f.Link, f.LinkFound, f.LinkErr = ReadLink(vocab.IPVSDummyLink)
 	f.Services, f.ServicesErr = ReadServices()
+	f.Conntrack, f.ConntrackErr = readConntrack()
 	return f
+}
+
+// conntrackSysctl is per network namespace: /proc/sys/net follows the
+// reader's namespace.
+const conntrackSysctl = "/proc/sys/net/ipv4/vs/conntrack"
+
+func readConntrack() (string, error) {
+	b, err := hostfs.New("/").ReadFileMax(conntrackSysctl, 64)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(b)), nil
 }
 
 // Leftovers splits a footprint into kube-proxy's objects a sweep may

@@ -29,7 +29,10 @@ func Dispatches(b backend.Backend) []Dispatch {
 			{vocab.NFTablesTable, "nodeport-endpoints-check", "", "vmap @" + LocalhostNodePortRejectMap, "localhost NodePort reject"},
 		}
 	}
+	// A skeleton has one of the two NodePort chains: a dispatch whose
+	// chain the skeleton lacks is another proxy mode's (check.go).
 	return []Dispatch{
 		{"nat", vocab.ChainServices, vocab.ChainNodePorts, "", "NodePort dispatch (the last rule of KUBE-SERVICES)"},
+		{"nat", vocab.ChainServices, ChainIPVSNodePort, "", "NodePort dispatch (ipvs mode)"},
 	}
 }

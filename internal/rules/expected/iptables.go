@@ -104,28 +104,7 @@ func jumpRule(j jump) rules.Rule {
 // iptablesTables renders kubelet's and kube-proxy's fixed chains for one
 // family as they stand after kube-proxy's first sync with no services.
 func iptablesTables(kv rke2.KubeVersion, f rules.Family) []rules.Table {
-	b := &builder{family: f, tables: map[string]map[string]*rules.Chain{}}
-	for _, t := range iptablesTableOrder {
-		for _, name := range builtins[t] {
-			c := b.chain(t, name)
-			c.Hook = hookOf(name)
-			c.Policy = "ACCEPT"
-		}
-	}
-	// kubelet runs first: hint, KUBE-FIREWALL (IPv4 only) and canaries.
-	b.chain("mangle", vocab.ChainIptablesHint)
-	if f == rules.IPv4 {
-		b.chain("filter", vocab.ChainFirewall)
-		b.prepend("filter", "OUTPUT", jumpRule(jump{dst: vocab.ChainFirewall}))
-		b.prepend("filter", "INPUT", jumpRule(jump{dst: vocab.ChainFirewall}))
-		b.add("filter", vocab.ChainFirewall, rules.Rule{
-			Text:    "! -s 127.0.0.0/8 -d 127.0.0.0/8 -m comment --comment " + vocab.Quote(localnetComment) + " -m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP",
-			Comment: localnetComment,
-		})
-	}
-	for _, t := range []string{"mangle", "nat", "filter"} {
-		b.chain(t, vocab.ChainKubeletCanary)
-	}
+	b := kubeletTables(f)
 	// kube-proxy: EnsureChain + EnsureRule(Prepend) for each jump, so a
 	// jump already present (kubelet's) keeps its place.
 	for _, j := range kubeProxyJumps {
@@ -163,6 +142,34 @@ func iptablesTables(kv rke2.KubeVersion, f rules.Family) []rules.Table {
 	// insert their rules before it (services.go).
 	b.add("nat", vocab.ChainServices, nodePortsRule())
 	return b.finish()
+}
+
+// kubeletTables are the built-in chains of the tables kube-proxy touches
+// and what kubelet writes at startup, before kube-proxy (in every proxy
+// mode): the hint, KUBE-FIREWALL (IPv4 only) and its canaries.
+func kubeletTables(f rules.Family) *builder {
+	b := &builder{family: f, tables: map[string]map[string]*rules.Chain{}}
+	for _, t := range iptablesTableOrder {
+		for _, name := range builtins[t] {
+			c := b.chain(t, name)
+			c.Hook = hookOf(name)
+			c.Policy = "ACCEPT"
+		}
+	}
+	b.chain("mangle", vocab.ChainIptablesHint)
+	if f == rules.IPv4 {
+		b.chain("filter", vocab.ChainFirewall)
+		b.prepend("filter", "OUTPUT", jumpRule(jump{dst: vocab.ChainFirewall}))
+		b.prepend("filter", "INPUT", jumpRule(jump{dst: vocab.ChainFirewall}))
+		b.add("filter", vocab.ChainFirewall, rules.Rule{
+			Text:    "! -s 127.0.0.0/8 -d 127.0.0.0/8 -m comment --comment " + vocab.Quote(localnetComment) + " -m conntrack ! --ctstate RELATED,ESTABLISHED,DNAT -j DROP",
+			Comment: localnetComment,
+		})
+	}
+	for _, t := range []string{"mangle", "nat", "filter"} {
+		b.chain(t, vocab.ChainKubeletCanary)
+	}
+	return b
 }
 
 // nodePortsRule is the last rule of nat KUBE-SERVICES when NodePorts accept
