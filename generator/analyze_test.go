@@ -13,6 +13,7 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cli"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/testhost"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/units"
 )
 
@@ -25,14 +26,14 @@ func systemdAnalyze(t *testing.T) (analyze, sysUnits string) {
 	t.Helper()
 	analyze, err := exec.LookPath("systemd-analyze")
 	if err != nil {
-		t.Skip("systemd-analyze not installed (CI installs systemd)")
+		testhost.Unmet(t, "systemd-analyze not installed (CI installs systemd): %v", err)
 	}
 	for _, d := range []string{"/usr/lib/systemd/system", "/lib/systemd/system"} {
 		if _, err := os.Stat(filepath.Join(d, "multi-user.target")); err == nil {
 			return analyze, d
 		}
 	}
-	t.Skip("no systemd unit directory on this machine")
+	testhost.Unmet(t, "no systemd unit directory (multi-user.target) on this machine")
 	return "", ""
 }
 

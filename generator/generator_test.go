@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
@@ -20,7 +19,7 @@ import (
 
 func fixedDecider(f facts.Facts, d decide.Decision, err error) Decider {
 	return func() (hostplan.Plan, error) {
-		return hostplan.Plan{Facts: f, Config: config.Config{BackendSource: config.SourceConfig}, Decision: d}, err
+		return hostplan.Plan{Facts: f, Decision: d}, err
 	}
 }
 
@@ -59,6 +58,17 @@ func runGen(t *testing.T, root hostfs.Root, env map[string]string, dec Decider) 
 		}
 	}
 	return out, files, log.String()
+}
+
+// serverDropIn is the rke2-server drop-in the generator wrote into the
+// normal directory dir.
+func serverDropIn(t *testing.T, dir string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, "rke2-server.service.d", "50-rke2-proxy-backend.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
 }
 
 func TestGeneratorWritesDropIns(t *testing.T) {

@@ -8,9 +8,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/bench"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 )
 
 // measured records bench figures (full-sync wall seconds) on f's kernel.
@@ -28,7 +26,7 @@ func measured(f facts.Facts, full map[backend.Backend]float64) facts.Facts {
 // ranWith gives f an RKE2 install whose config has our drop-in from an
 // earlier boot, telling kube-proxy to use b.
 func ranWith(f facts.Facts, b backend.Backend) facts.Facts {
-	return withRKE2(f, "v1.34.10+rke2r1", rke2File(rke2.DropInPath(hostfs.RKE2ConfigFile), map[string]any{
+	return withRKE2(f, "v1.34.10+rke2r1", dropInFile(map[string]any{
 		"kube-proxy-arg+":       []string{"proxy-mode=" + b.ProxyMode()},
 		"kube-proxy-extra-env+": []string{"IPTABLES_MODE=" + b.IptablesMode()},
 	}))

@@ -83,6 +83,14 @@ func rke2File(name string, values map[string]any) rke2.File {
 	return rke2.File{Path: name, Values: values}
 }
 
+// operatorFile is the operator's own RKE2 config file with values.
+func operatorFile(values map[string]any) rke2.File { return rke2File(hostfs.RKE2ConfigFile, values) }
+
+// dropInFile is our drop-in beside the operator's RKE2 config, with values.
+func dropInFile(values map[string]any) rke2.File {
+	return rke2File(rke2.DropInPath(hostfs.RKE2ConfigFile), values)
+}
+
 func cfg(mut func(*config.Config)) config.Config {
 	c := config.Defaults()
 	if mut != nil {

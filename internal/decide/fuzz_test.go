@@ -9,7 +9,6 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 )
 
@@ -32,9 +31,9 @@ func FuzzDecide(f *testing.F) {
 			LiveRules: facts.LiveRules{Probed: live != "", KubeProxy: strings.Fields(live)},
 		}
 		fa.RKE2.Kubernetes = rke2.KubeVersion{Major: vMaj, Minor: vMin, Patch: vPatch}
-		fa.RKE2.Config = rke2.Merge([]rke2.File{{Path: hostfs.RKE2ConfigFile, Values: map[string]any{
+		fa.RKE2.Config = rke2.Merge([]rke2.File{operatorFile(map[string]any{
 			"kube-proxy-arg": []string{arg}, "kube-proxy-extra-env": []string{env},
-		}}})
+		})})
 		c := config.Defaults()
 		if choice == config.Auto || choice == config.Off || slices.Contains(backend.All, backend.Backend(choice)) {
 			c.Backend, c.BackendSource = choice, config.SourceEnv

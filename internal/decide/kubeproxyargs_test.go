@@ -6,24 +6,10 @@ import (
 	"testing"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kpargs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/testhost"
 )
-
-// decideOn probes a fixture host and decides, as detect does (with the
-// tools' versions, which the userspace skew reasons weigh).
-func decideOn(t *testing.T, h *testhost.Host) (facts.Facts, config.Config, Decision) {
-	t.Helper()
-	f := facts.Probe(h.Root(), facts.Options{ToolVersions: true})
-	c, err := config.Load(h.Root(), hostfs.ConfigFile, nil, f.Cmdline)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return f, c, Decide(f, c)
-}
 
 func reasonWith(d Decision, parts ...string) string {
 	for _, r := range d.Reasons {

@@ -10,6 +10,26 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/testhost"
 )
 
+// probed is what detect reads on fixture host h: the real probe's facts
+// (with opts) and the operator config the real loader reads with env.
+func probed(t *testing.T, h *testhost.Host, opts facts.Options, env []string) (facts.Facts, config.Config) {
+	t.Helper()
+	f := facts.Probe(h.Root(), opts)
+	c, err := config.Load(h.Root(), hostfs.ConfigFile, env, f.Cmdline)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, c
+}
+
+// decideOn probes a fixture host and decides, as detect does (with the
+// tools' versions, which the userspace skew reasons weigh).
+func decideOn(t *testing.T, h *testhost.Host) (facts.Facts, config.Config, Decision) {
+	t.Helper()
+	f, c := probed(t, h, facts.Options{ToolVersions: true}, nil)
+	return f, c, Decide(f, c)
+}
+
 // TestProfiles runs the whole front half on fixture roots: the real probe
 // reads a fake host, the real config loader reads its operator config and
 // kernel command line, and Decide must pick what that kind of node needs.
@@ -98,13 +118,9 @@ func TestProfiles(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			h := testhost.New(t)
 			tt.host(h)
-			f := facts.Probe(h.Root(), facts.Options{})
+			f, c := probed(t, h, facts.Options{}, tt.env)
 			if len(f.Unreadable) > 0 {
 				t.Fatalf("fixture has unreadable sources: %q", f.Unreadable)
-			}
-			c, err := config.Load(h.Root(), cfgFile, tt.env, f.Cmdline)
-			if err != nil {
-				t.Fatal(err)
 			}
 			d := Decide(f, c)
 			check(t, d, tt.want)

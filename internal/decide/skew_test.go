@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/skew"
@@ -111,13 +110,9 @@ func TestSkewBlocksAutoAndSwitch(t *testing.T) {
 func TestSkewSuspectWarns(t *testing.T) {
 	withTable(t)
 	h := trixieHost(t, "v1.36.3+rke2r1").File(hostfs.ConfigFile, "prefer: [nftables, iptables-nft]\n").Remove(facts.DpkgStatus)
-	f := facts.Probe(h.Root(), facts.Options{ToolVersions: true})
+	f, c := probed(t, h, facts.Options{ToolVersions: true}, nil)
 	f.LiveRules.UserdataSets = []skew.UserdataSet{{Family: "inet", Table: "firewalld", Name: "allowed", Kinds: []string{"key-byteorder"}}}
 	f.LiveRules.UserdataSetsRead = true
-	c, err := config.Load(h.Root(), hostfs.ConfigFile, nil, f.Cmdline)
-	if err != nil {
-		t.Fatal(err)
-	}
 	d := Decide(f, c)
 	check(t, d, want{backend: backend.NFTables, source: "auto", args: []string{"proxy-mode=nftables"}, env: []string{"IPTABLES_MODE=nft"},
 		reasons: []string{"Warning: RKE2 v1.36.3+rke2r1's kube-proxy image has nft 1.0.4", "the host's nft version is unknown while sets written with user data exist", "inet firewalld set allowed"}})

@@ -12,16 +12,7 @@ func TestProbeCNI(t *testing.T) {
 	h := testhost.New(t).
 		RKE2Config("config.yaml", "cni: [multus, canal]\n").
 		File("/var/lib/rancher/rke2/server/manifests/rke2-canal.yaml", "apiVersion: helm.cattle.io/v1\nkind: HelmChart\nmetadata: {name: rke2-canal}\n").
-		File("/var/lib/rancher/rke2/server/manifests/rke2-canal-config.yaml", `apiVersion: helm.cattle.io/v1
-kind: HelmChartConfig
-metadata:
-  name: rke2-canal
-  namespace: kube-system
-spec:
-  valuesContent: |-
-    calico:
-      felixIptablesBackend: legacy
-`)
+		File("/var/lib/rancher/rke2/server/manifests/rke2-canal-config.yaml", helmChartConfig("rke2-canal", "calico:\n  felixIptablesBackend: legacy\n"))
 	f := Probe(h.Root(), Options{})
 	s := f.RKE2.CNI
 	if s.Primary != cni.Canal || s.Source != "cni: in /etc/rancher/rke2/config.yaml" || len(s.Charts) != 1 {
@@ -56,17 +47,7 @@ func TestReadCNIFollowsTheUnitAndDataDir(t *testing.T) {
 		RKE2Unit("rpm", "server").
 		File("/etc/sysconfig/rke2-server", "RKE2_CONFIG_FILE=/etc/rke2/alt.yaml\n").
 		File("/etc/rke2/alt.yaml", "cni: calico\ndata-dir: /srv/rke2\n").
-		File("/srv/rke2/server/manifests/calico-nft.yaml", `apiVersion: helm.cattle.io/v1
-kind: HelmChartConfig
-metadata:
-  name: rke2-calico
-  namespace: kube-system
-spec:
-  valuesContent: |-
-    installation:
-      calicoNetwork:
-        linuxDataplane: Nftables
-`).
+		File("/srv/rke2/server/manifests/calico-nft.yaml", helmChartConfig("rke2-calico", "installation:\n  calicoNetwork:\n    linuxDataplane: Nftables\n")).
 		File("/srv/rke2/server/manifests/broken.yaml", "kind: HelmChartConfig\napiVersion: helm.cattle.io/v1\nspec: {valuesContent: '- x'}\n")
 	s, unreadable := ReadCNI(h.Root())
 	if s.Primary != cni.Calico || s.Source != "cni: in /etc/rke2/alt.yaml" {

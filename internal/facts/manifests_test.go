@@ -10,6 +10,18 @@ import (
 
 const manifests = "/var/lib/rancher/rke2/server/manifests"
 
+// helmChartConfig is a HelmChartConfig for chart in kube-system, in block
+// style, with values (YAML) as its valuesContent.
+func helmChartConfig(chart, values string) string {
+	var b strings.Builder
+	b.WriteString("apiVersion: helm.cattle.io/v1\nkind: HelmChartConfig\nmetadata:\n  name: " + chart +
+		"\n  namespace: kube-system\nspec:\n  valuesContent: |-\n")
+	for _, line := range strings.SplitAfter(strings.TrimSuffix(values, "\n"), "\n") {
+		b.WriteString("    " + line)
+	}
+	return b.String() + "\n"
+}
+
 func canalConfig(iface string) string {
 	return "apiVersion: helm.cattle.io/v1\nkind: HelmChartConfig\nmetadata: {name: rke2-canal, namespace: kube-system}\nspec:\n  valuesContent: |-\n    flannel:\n      iface: " + iface + "\n"
 }

@@ -71,18 +71,12 @@ func (p *probe) binaryVersion(units []RKE2Unit, timeout time.Duration) (version,
 		}
 		return "", "", false
 	}
-	res, err := boundexec.Run(context.Background(), boundexec.Command{
-		Argv:      []string{onDisk, "--version"},
-		Env:       []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
-		Timeout:   timeout,
-		MaxOutput: maxVersionOutput,
-	})
+	first, err := firstVersionLine(onDisk, []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}, timeout)
 	if err != nil {
 		// Neither its output nor its complaint is repeated: only what went wrong.
 		p.unreadable("%s --version (the binary %s runs): %s: RKE2's version is taken from its data directory; check the binary", bin, unit.Name, runProblem(err))
 		return "", "", false
 	}
-	first, _, _ := strings.Cut(res.Stdout, "\n")
 	m := rke2VersionLine().FindStringSubmatch(strings.TrimSpace(first))
 	if m == nil {
 		p.unreadable("%s --version (the binary %s runs): its first line is not \"rke2 version vX.Y.Z+rke2rN (...)\": RKE2's version is taken from its data directory; check the binary", bin, unit.Name)
@@ -93,6 +87,21 @@ func (p *probe) binaryVersion(units []RKE2Unit, timeout time.Duration) (version,
 		return "", "", false
 	}
 	return m[1], bin + " --version", true
+}
+
+// firstVersionLine runs onDisk --version, bounded in time and output,
+// with the environment env (nil: an empty one, as boundexec runs), and
+// returns the first line it printed: RKE2's binary and the host's tools
+// are asked alike.
+func firstVersionLine(onDisk string, env []string, timeout time.Duration) (string, error) {
+	res, err := boundexec.Run(context.Background(), boundexec.Command{
+		Argv: []string{onDisk, "--version"}, Env: env, Timeout: timeout, MaxOutput: maxVersionOutput,
+	})
+	if err != nil {
+		return "", err
+	}
+	first, _, _ := strings.Cut(res.Stdout, "\n")
+	return first, nil
 }
 
 // hostExecutable resolves hostPath in the root and checks that it is what

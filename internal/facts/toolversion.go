@@ -2,14 +2,11 @@ package facts
 
 import (
 	"bytes"
-	"context"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/boundexec"
 )
 
 // The host's own nft and iptables versions matter for two known bugs:
@@ -108,14 +105,11 @@ func (p *probe) askVersion(hostPath string) (ToolVersion, bool) {
 	if err != nil {
 		return ToolVersion{}, false
 	}
-	res, err := boundexec.Run(context.Background(), boundexec.Command{
-		Argv: []string{onDisk, "--version"}, Timeout: toolVersionTimeout, MaxOutput: maxVersionOutput,
-	})
+	first, err := firstVersionLine(onDisk, nil, toolVersionTimeout)
 	if err != nil {
 		p.problem("%s --version: %s: its version is unknown.", hostPath, runProblem(err))
 		return ToolVersion{}, false
 	}
-	first, _, _ := strings.Cut(res.Stdout, "\n")
 	m := toolVersionLine().FindStringSubmatch(first)
 	if m == nil {
 		return ToolVersion{}, false

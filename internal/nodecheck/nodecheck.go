@@ -12,8 +12,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -181,11 +179,11 @@ const watchUnit = "rke2-proxy-backend-watch"
 
 // lstat stats hostPath without following its last component.
 func lstat(root hostfs.Root, hostPath string) (fs.FileInfo, error) {
-	dir, err := root.Resolve(path.Dir(hostPath))
+	p, err := root.ResolveEntry(hostPath)
 	if err != nil {
 		return nil, err
 	}
-	return os.Lstat(filepath.Join(dir, path.Base(hostPath)))
+	return os.Lstat(p)
 }
 
 // judge maps one result: any real finding is a problem; read errors alone

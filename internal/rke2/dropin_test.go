@@ -1,7 +1,6 @@
 package rke2
 
 import (
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/golden"
 )
 
 // parseDropIn reads rendered YAML back the way RKE2 would see it.
@@ -49,22 +49,7 @@ func TestRenderDropInGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden := filepath.Join("testdata", "dropin", name+".yaml")
-			if os.Getenv("UPDATE_GOLDEN") == "1" {
-				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(golden, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (UPDATE_GOLDEN=1 writes it)", err)
-			}
-			if string(got) != string(want) {
-				t.Errorf("drop-in differs from %s:\n%s", golden, got)
-			}
+			golden.File(t, filepath.Join("testdata", "dropin", name+".yaml"), got)
 			back := parseDropIn(t, got)
 			want2 := map[string][]string{}
 			if len(d.KubeProxyArgs) > 0 {

@@ -5,13 +5,12 @@ import (
 	"testing"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
 )
 
 // BenchmarkChecks5k measures verify's own work at 5,000 services, reading
-// from a Fake (which copies the ruleset per read): the kernel readers'
-// cost is measured by bench/verify.sh, not here.
+// from a Fake with production's read options (which copies the ruleset per
+// read): the kernel readers' cost is measured by bench/verify.sh, not here.
 func BenchmarkChecks5k(b *testing.B) {
 	for _, be := range backend.All {
 		b.Run(string(be), func(b *testing.B) {
@@ -19,7 +18,7 @@ func BenchmarkChecks5k(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			fake := netfilter.NewFake(rs)
+			fake := newFake(b, rs)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				if _, err := Run(context.Background(), Options{Expect: be, Reader: fake}); err != nil {

@@ -2,7 +2,6 @@ package verify
 
 import (
 	"fmt"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -75,11 +74,7 @@ COMMIT
 func loadIptables(t *testing.T, b backend.Backend, payload string) {
 	t.Helper()
 	tool := map[backend.Backend]string{backend.IptablesLegacy: "iptables-legacy-restore", backend.IptablesNFT: "iptables-nft-restore"}[b]
-	cmd := exec.Command(tool, "-w", "5", "--noflush")
-	cmd.Stdin = strings.NewReader(payload)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%s: %v\n%s", tool, err, out)
-	}
+	nstest.Feed(t, payload, tool, "-w", "5", "--noflush")
 }
 
 // The CNI setups the tests put Felix and flannel on: RKE2's default Canal,
@@ -226,11 +221,7 @@ func TestCNINativeTablesInNetns(t *testing.T) {
 				return
 			}
 			loadExpected(t, c.expect, 1, rules.IPv4, rules.IPv6)
-			cmd := exec.Command(nstest.Tool(t, "nft"), "-f", "-")
-			cmd.Stdin = strings.NewReader(c.payload)
-			if out, err := cmd.CombinedOutput(); err != nil {
-				t.Fatalf("nft -f: %v\n%s", err, out)
-			}
+			nstest.Feed(t, c.payload, nstest.Tool(t, "nft"), "-f", "-")
 			res := run(t, Options{Expect: c.expect, Reader: NewReader(hostfs.New("/")), CNI: c.setup, NFTTables: netfilter.NFTTables})
 			var text strings.Builder
 			WriteText(&text, res)

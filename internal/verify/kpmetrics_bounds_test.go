@@ -10,8 +10,6 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kubeproxy"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 )
 
 // kubeProxyServing serves /proxyMode as nftables and page as /metrics on
@@ -41,7 +39,7 @@ func histogramPage(buckets ...string) []byte {
 // (issue 19 item 7: a NaN p99 made JSON encoding fail, so verify exited 1
 // and left the previous status in place).
 func TestKubeProxyFiguresThatCannotBeComputed(t *testing.T) {
-	fake := netfilter.NewFake(skeleton(t, backend.NFTables, rke2.KubeVersion{}, 0))
+	fake := healthyFake(t, backend.NFTables)
 	for _, c := range []struct {
 		name string
 		page []byte
@@ -84,7 +82,7 @@ func TestKubeProxyFiguresBounded(t *testing.T) {
 	if page.Len() > kubeproxy.MetricsMaxBody {
 		t.Fatalf("page of %d bytes is over the cap; the test needs one under it", page.Len())
 	}
-	fake := netfilter.NewFake(skeleton(t, backend.NFTables, rke2.KubeVersion{}, 0))
+	fake := healthyFake(t, backend.NFTables)
 	res := run(t, Options{Expect: backend.NFTables, Reader: fake, ProxyModeURL: kubeProxyServing(t, page.Bytes())})
 	status, err := JSON(res)
 	if err != nil {

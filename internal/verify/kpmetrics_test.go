@@ -10,8 +10,6 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kubeproxy"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 )
 
 // Verify reads the figures from the /metrics beside /proxyMode; a page
@@ -45,7 +43,7 @@ func TestVerifyRecordsKubeProxyFigures(t *testing.T) {
 			}
 		}, "more than 4194304 bytes"},
 	}
-	fake := netfilter.NewFake(skeleton(t, backend.NFTables, rke2.KubeVersion{}, 0))
+	fake := healthyFake(t, backend.NFTables)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			mux := http.NewServeMux()

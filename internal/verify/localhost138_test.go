@@ -6,14 +6,8 @@ import (
 	"testing"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
-)
-
-var (
-	k137 = rke2.KubeVersion{Major: 1, Minor: 37, Patch: -1}
-	k138 = rke2.KubeVersion{Major: 1, Minor: 38, Patch: -1}
 )
 
 // withoutObjects is rs without the named chains, sets and counters and
@@ -40,7 +34,7 @@ func withoutObjects(rs *rules.Ruleset, drop ...string) *rules.Ruleset {
 // newer than every known one) is not required to have them.
 func TestLocalhostNodePorts138(t *testing.T) {
 	both := []rules.Family{rules.IPv4, rules.IPv6}
-	healthy := skeleton(t, backend.NFTables, k138, 3)
+	healthy := skeleton(t, backend.NFTables, minor(38), 3)
 	var objects []string
 	for _, p := range []string{"tcp", "udp", "sctp"} {
 		objects = append(objects, expected.LocalhostNodePortRejectChain(p), expected.LocalhostNodePortRejectedCounter(p))
@@ -51,16 +45,16 @@ func TestLocalhostNodePorts138(t *testing.T) {
 	// TCP localhost NodePorts itself: no TCP chain or counter.
 	proxiedTCP := withoutObjects(healthy, expected.LocalhostNodePortRejectChain("tcp"), expected.LocalhostNodePortRejectedCounter("tcp"))
 
-	judge := func(live *rules.Ruleset, kv rke2.KubeVersion) *Result {
-		return run(t, Options{Expect: backend.NFTables, Kubernetes: kv, Families: both, Reader: newFake(t, live)})
+	judge := func(live *rules.Ruleset, kubeMinor int) *Result {
+		return run(t, Options{Expect: backend.NFTables, Kubernetes: minor(kubeMinor), Families: both, Reader: newFake(t, live)})
 	}
-	if res := judge(healthy, k138); !res.OK {
+	if res := judge(healthy, 38); !res.OK {
 		t.Errorf("healthy 1.38 nftables node fails: %+v", res.Findings)
 	}
-	if res := judge(proxiedTCP, k138); !res.OK {
+	if res := judge(proxiedTCP, 38); !res.OK {
 		t.Errorf("1.38 node proxying TCP localhost NodePorts fails: %+v", res.Findings)
 	}
-	res := judge(bare, k138)
+	res := judge(bare, 38)
 	if res.OK {
 		t.Fatalf("1.38 node without its localhost NodePort objects passes")
 	}
@@ -90,11 +84,10 @@ func TestLocalhostNodePorts138(t *testing.T) {
 			}
 		}
 	}
-	if res := judge(bare, k137); !res.OK {
+	if res := judge(bare, 37); !res.OK {
 		t.Errorf("a 1.37 node is required to have 1.38's objects: %+v", res.Findings)
 	}
-	k139 := rke2.KubeVersion{Major: 1, Minor: 39, Patch: -1}
-	res = judge(bare, k139)
+	res = judge(bare, 39)
 	if !res.OK || !strings.Contains(strings.Join(res.Notes, "\n"), "v1.39 is newer than every minor this verify knows") {
 		t.Errorf("a minor newer than every known one is judged by more than the invariants: ok=%v notes %q findings %+v", res.OK, res.Notes, res.Findings)
 	}

@@ -15,12 +15,6 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/nstest"
 )
 
-var (
-	v134 = rke2.KubeVersion{Major: 1, Minor: 34, Patch: -1}
-	v136 = rke2.KubeVersion{Major: 1, Minor: 36, Patch: -1}
-	v139 = rke2.KubeVersion{Major: 1, Minor: 39, Patch: -1}
-)
-
 // deleteRule removes the rules of an nftables chain whose text contains
 // match, by handle, the way an operator (or a buggy tool) would.
 func deleteRule(family, chain, match string) step {
@@ -46,14 +40,14 @@ func TestServiceDispatchInNetns(t *testing.T) {
 		steps []step
 		want  string
 	}{
-		{"1.34 service-ips gone", v134, []step{rendered(backend.NFTables, v134, both...), deleteRule("ip", "services", "vmap @service-ips")}, "missing-dispatch@nftables"},
-		{"1.36 service-ips gone", v136, []step{rendered(backend.NFTables, v136, both...), deleteRule("ip6", "services", "vmap @service-ips")}, "missing-dispatch@nftables"},
-		{"1.36 service-nodeports gone", v136, []step{rendered(backend.NFTables, v136, both...), deleteRule("ip", "services", "vmap @service-nodeports")}, "missing-dispatch@nftables"},
-		{"version unknown, service-ips gone", rke2.KubeVersion{}, []step{rendered(backend.NFTables, v136, both...), deleteRule("ip", "services", "vmap @service-ips")}, "missing-dispatch@nftables"},
-		{"newer minor, service-ips gone", v139, []step{rendered(backend.NFTables, v136, both...), deleteRule("ip", "services", "vmap @service-ips")}, "missing-dispatch@nftables"},
-		{"1.36 healthy", v136, []step{rendered(backend.NFTables, v136, both...)}, ""},
-		{"1.36 healthy, version unknown", rke2.KubeVersion{}, []step{rendered(backend.NFTables, v136, both...)}, ""},
-		{"1.34 healthy, version unknown", rke2.KubeVersion{}, []step{rendered(backend.NFTables, v134, both...)}, ""},
+		{"1.34 service-ips gone", minor(34), []step{rendered(backend.NFTables, minor(34), both...), deleteRule("ip", "services", "vmap @service-ips")}, "missing-dispatch@nftables"},
+		{"1.36 service-ips gone", minor(36), []step{rendered(backend.NFTables, minor(36), both...), deleteRule("ip6", "services", "vmap @service-ips")}, "missing-dispatch@nftables"},
+		{"1.36 service-nodeports gone", minor(36), []step{rendered(backend.NFTables, minor(36), both...), deleteRule("ip", "services", "vmap @service-nodeports")}, "missing-dispatch@nftables"},
+		{"version unknown, service-ips gone", rke2.KubeVersion{}, []step{rendered(backend.NFTables, minor(36), both...), deleteRule("ip", "services", "vmap @service-ips")}, "missing-dispatch@nftables"},
+		{"newer minor, service-ips gone", minor(39), []step{rendered(backend.NFTables, minor(36), both...), deleteRule("ip", "services", "vmap @service-ips")}, "missing-dispatch@nftables"},
+		{"1.36 healthy", minor(36), []step{rendered(backend.NFTables, minor(36), both...)}, ""},
+		{"1.36 healthy, version unknown", rke2.KubeVersion{}, []step{rendered(backend.NFTables, minor(36), both...)}, ""},
+		{"1.34 healthy, version unknown", rke2.KubeVersion{}, []step{rendered(backend.NFTables, minor(34), both...)}, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -85,14 +79,14 @@ func TestNewerMinorInNetns(t *testing.T) {
 	}
 	nstest.Tool(t, "nft")
 	// No services: nothing jumps to mark-for-masquerade, so it can go.
-	expectedtest.Load(t, expected.Options{Backend: backend.NFTables, Kubernetes: v134, Families: []rules.Family{rules.IPv4, rules.IPv6}})
+	expectedtest.Load(t, expected.Options{Backend: backend.NFTables, Kubernetes: minor(34), Families: []rules.Family{rules.IPv4, rules.IPv6}})
 	nstest.Sh(t, "nft delete chain ip kube-proxy mark-for-masquerade; nft delete chain ip6 kube-proxy mark-for-masquerade")
-	res := run(t, Options{Expect: backend.NFTables, Kubernetes: v139, Reader: shallowReader()})
+	res := run(t, Options{Expect: backend.NFTables, Kubernetes: minor(39), Reader: shallowReader()})
 	if !res.OK || !strings.Contains(strings.Join(res.Notes, "\n"), "v1.39 is newer than every minor this verify knows") {
 		t.Errorf("newer minor: ok=%v notes %q\n%s", res.OK, res.Notes, report(res))
 	}
 	// The same node judged as 1.34 lacks a chain 1.34 writes.
-	if res := run(t, Options{Expect: backend.NFTables, Kubernetes: v134, Reader: shallowReader()}); res.OK {
+	if res := run(t, Options{Expect: backend.NFTables, Kubernetes: minor(34), Reader: shallowReader()}); res.OK {
 		t.Errorf("1.34 without mark-for-masquerade passed")
 	}
 }
@@ -115,8 +109,8 @@ func TestIPv6DisabledInNetns(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rendered(backend.NFTables, v136, rules.IPv4)(t, "")
-			res := run(t, Options{Expect: backend.NFTables, Kubernetes: v136, Families: fams, SingleStackReason: why, Reader: shallowReader()})
+			rendered(backend.NFTables, minor(36), rules.IPv4)(t, "")
+			res := run(t, Options{Expect: backend.NFTables, Kubernetes: minor(36), Families: fams, SingleStackReason: why, Reader: shallowReader()})
 			want := map[bool]string{true: "", false: "missing-table@nftables"}[disabled]
 			if got := kinds(res); got != want {
 				t.Errorf("families %v: findings %q, want %q\n%s", fams, got, want, report(res))

@@ -119,8 +119,8 @@ func TestRenderedLoadsAndVerifiesInNetns(t *testing.T) {
 		{backend.IptablesLegacy, rke2.KubeVersion{}},
 		{backend.IptablesNFT, rke2.KubeVersion{}},
 		{backend.NFTables, rke2.KubeVersion{}},
-		{backend.NFTables, rke2.KubeVersion{Major: 1, Minor: 33, Patch: -1}},
-		{backend.IptablesLegacy, rke2.KubeVersion{Major: 1, Minor: 27, Patch: -1}},
+		{backend.NFTables, minor(33)},
+		{backend.IptablesLegacy, minor(27)},
 	}
 	for _, c := range cases {
 		name := string(c.b) + "@newest"

@@ -10,7 +10,6 @@ package verify_test
 import (
 	"context"
 	"fmt"
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -381,12 +380,7 @@ func restore(t *testing.T, b backend.Backend, snap string) {
 
 func load(t *testing.T, b backend.Backend, fam rules.Family, text string) {
 	t.Helper()
-	argv := ruleload.Argv(b, fam)
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stdin = strings.NewReader(text)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("loading %s %s with %v: %v\n%s", b, fam, argv, err, out)
-	}
+	nstest.Feed(t, text, ruleload.Argv(b, fam)...)
 }
 
 // loadRendered loads this project's rendered footprint as the backend the

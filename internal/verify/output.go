@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -84,9 +83,9 @@ func Invalidate(root hostfs.Root, why string) error {
 	if werr == nil {
 		return nil
 	}
-	p, err := root.Resolve(path.Dir(hostfs.StatusFile))
+	p, err := root.ResolveEntry(hostfs.StatusFile)
 	if err == nil {
-		err = os.Remove(filepath.Join(p, path.Base(hostfs.StatusFile)))
+		err = os.Remove(p)
 	}
 	if err != nil && !isNotExist(err) {
 		return fmt.Errorf("cannot invalidate %s: writing failed (%v) and removing failed: %w", root.Path(hostfs.StatusFile), werr, err)
@@ -113,9 +112,9 @@ func Publish(root hostfs.Root, textfileDir string, r *Result, now time.Time) err
 }
 
 func removeMetrics(root hostfs.Root, dir string) error {
-	p, err := root.Resolve(dir)
+	p, err := root.ResolveEntry(path.Join(dir, MetricsFile))
 	if err == nil {
-		err = os.Remove(filepath.Join(p, MetricsFile))
+		err = os.Remove(p)
 	}
 	if err != nil && !isNotExist(err) {
 		return fmt.Errorf("remove the previous metrics %s: %w", root.Path(path.Join(dir, MetricsFile)), err)

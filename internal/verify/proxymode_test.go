@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 )
 
 func serve(t *testing.T, h http.HandlerFunc) *httptest.Server {
@@ -49,7 +47,7 @@ func TestProxyModeAnswers(t *testing.T) {
 			}
 		}, "proxy-mode@nftables", "", "more than 64 bytes"},
 	}
-	fake := netfilter.NewFake(skeleton(t, backend.NFTables, rke2.KubeVersion{}, 0))
+	fake := healthyFake(t, backend.NFTables)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			srv := serve(t, c.handler)
@@ -76,7 +74,7 @@ func TestProxyModeWaitsForKubeProxy(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close() // nothing listens now: connections are refused
-	fake := netfilter.NewFake(skeleton(t, backend.NFTables, rke2.KubeVersion{}, 0))
+	fake := healthyFake(t, backend.NFTables)
 	url := "http://" + addr + "/proxyMode"
 
 	res := run(t, Options{Expect: backend.NFTables, Reader: fake, ProxyModeURL: url})
@@ -118,7 +116,7 @@ func TestProxyModeRefusedAfterTheRulesAreProven(t *testing.T) {
 	}
 	url := "http://" + l.Addr().String() + "/proxyMode"
 	l.Close()
-	fake := netfilter.NewFake(skeleton(t, backend.NFTables, rke2.KubeVersion{}, 0))
+	fake := healthyFake(t, backend.NFTables)
 	now := time.Date(2026, 12, 1, 20, 0, 0, 0, time.UTC)
 	start := now
 	res := run(t, Options{Expect: backend.NFTables, Reader: fake, ProxyModeURL: url, ProxyModeSource: "metrics-bind-address=127.0.0.9:1 in /etc/rancher/rke2/config.yaml",

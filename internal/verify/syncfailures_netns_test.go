@@ -17,8 +17,6 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kubeproxy"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/nstest"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/oracle"
 )
@@ -159,7 +157,7 @@ func TestOraclePagesSyncSignals(t *testing.T) {
 		})
 		return serve(t, mux.ServeHTTP).URL + "/proxyMode"
 	}
-	fake := netfilter.NewFake(skeleton(t, backend.IptablesLegacy, rke2.KubeVersion{}, 0))
+	fake := healthyFake(t, backend.IptablesLegacy)
 	// The pages are seconds old: verify's clock starts now and its 35s
 	// wait between reads passes on the fake clock.
 	clock := &fakeClock{now: time.Now()}

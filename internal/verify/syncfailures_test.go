@@ -10,8 +10,6 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kubeproxy"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 )
 
 // t0 is the fake clock's start, as Unix seconds for kube-proxy's gauges.
@@ -172,7 +170,7 @@ func verifyCounting(t *testing.T, start, step int64, wait time.Duration) (*Resul
 	})
 	srv := serve(t, mux.ServeHTTP)
 	clock := newFakeClock()
-	fake := netfilter.NewFake(skeleton(t, backend.NFTables, rke2.KubeVersion{}, 0))
+	fake := healthyFake(t, backend.NFTables)
 	res := run(t, clock.on(Options{Expect: backend.NFTables, Reader: fake, ProxyModeURL: srv.URL + "/proxyMode", Wait: wait}))
 	return res, reads.Load()
 }

@@ -25,6 +25,10 @@ func skeleton(t *testing.T, b backend.Backend, kv rke2.KubeVersion, services int
 	return rs
 }
 
+// minor is Kubernetes 1.n with its patch unknown, as a version named only
+// by its minor reads.
+func minor(n int) rke2.KubeVersion { return rke2.KubeVersion{Major: 1, Minor: n, Patch: -1} }
+
 func run(t *testing.T, opts Options) *Result {
 	t.Helper()
 	res, err := Run(context.Background(), opts)

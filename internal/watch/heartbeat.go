@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path"
-	"path/filepath"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -31,11 +29,10 @@ const HeartbeatEvery = 30 * time.Second
 // target's. Anything at the path that is not a regular file (a planted
 // link, a FIFO) is replaced, atomically, by watch's own empty file.
 func Beat(root hostfs.Root, now time.Time) error {
-	dir, err := root.Resolve(path.Dir(hostfs.WatchHeartbeat))
+	p, err := root.ResolveEntry(hostfs.WatchHeartbeat)
 	if err != nil {
 		return fmt.Errorf("heartbeat %s: %w", root.Path(hostfs.WatchHeartbeat), err)
 	}
-	p := filepath.Join(dir, path.Base(hostfs.WatchHeartbeat))
 	fi, err := os.Lstat(p)
 	if err == nil && !fi.Mode().IsRegular() || errors.Is(err, fs.ErrNotExist) {
 		// WriteFileAtomic renames over the last component: a link there

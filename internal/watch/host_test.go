@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -68,35 +67,6 @@ func TestOnHostEndsAtOnce(t *testing.T) {
 	if _, err := h.Root().Stat(hostfs.StatusFile); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("%s written (%v): nothing was verified", hostfs.StatusFile, err)
 	}
-}
-
-// onHostInBackground runs OnHost until the returned stop is called, which
-// returns OnHost's error (stop may be called again).
-func onHostInBackground(c *verify.Command, s Schedule) (stop func() error) {
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- OnHost(ctx, c, s) }()
-	var once sync.Once
-	var err error
-	return func() error {
-		once.Do(func() { cancel(); err = <-done })
-		return err
-	}
-}
-
-// eventually waits until the file f under root exists and holds want.
-func eventually(t *testing.T, root hostfs.Root, f, want string) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	var data []byte
-	var err error
-	for time.Now().Before(deadline) {
-		if data, err = root.ReadFile(f); err == nil && strings.Contains(string(data), want) {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("%s never held %q; last: %v\n%s", f, want, err, data)
 }
 
 // OnHost on a fixture root (polling: --root sees no netlink events): each

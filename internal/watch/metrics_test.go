@@ -9,12 +9,13 @@ import (
 	"testing"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/testhost"
 )
 
 func TestMetricsPassPromtool(t *testing.T) {
 	promtool, err := exec.LookPath("promtool")
 	if err != nil {
-		t.Skip("promtool not installed (CI installs Debian's prometheus package)")
+		testhost.Unmet(t, "promtool not installed (CI installs Debian's prometheus package): %v", err)
 	}
 	for _, c := range []struct {
 		drifting bool

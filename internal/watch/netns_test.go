@@ -10,6 +10,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/events"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/expectedtest"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/nstest"
@@ -21,74 +22,6 @@ import (
 func loadKubeProxy(t *testing.T, services int) {
 	t.Helper()
 	expectedtest.Load(t, expected.Options{Backend: backend.NFTables, Services: services})
-}
-
-// runInBackground runs Run(ctx, cfg) until the test ends, then cancels it
-// and fails t if Run returned an error.
-func runInBackground(t *testing.T, ctx context.Context, cfg Config) {
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- Run(ctx, cfg) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	})
-}
-
-// journal collects the watcher's lines and published states.
-type journal struct {
-	mu        sync.Mutex
-	lines     []string
-	published []string // verdict, plus "+drift" while drifting
-}
-
-func (j *journal) log(line string) {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	j.lines = append(j.lines, line)
-}
-
-func (j *journal) publish(res *verify.Result, drifting bool, _ int) error {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	s := res.Verdict
-	if drifting {
-		s += "+drift"
-	}
-	j.published = append(j.published, s)
-	return nil
-}
-
-// waitFor polls until cond holds on the journal, or fails after limit.
-func (j *journal) waitFor(t *testing.T, what string, limit time.Duration, cond func(lines, published []string) bool) time.Time {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for time.Now().Before(deadline) {
-		j.mu.Lock()
-		ok := cond(j.lines, j.published)
-		j.mu.Unlock()
-		if ok {
-			return time.Now()
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	t.Fatalf("no %s within %s; lines:\n%s\npublished: %v", what, limit, strings.Join(j.lines, "\n"), j.published)
-	return time.Time{}
-}
-
-func hasLine(prefix string) func(lines, _ []string) bool {
-	return func(lines, _ []string) bool {
-		for _, l := range lines {
-			if strings.HasPrefix(l, prefix) {
-				return true
-			}
-		}
-		return false
-	}
 }
 
 // TestDriftAndRecoveryInNetns runs the watcher on real nftables: a first
@@ -180,3 +113,142 @@ func TestStampsMoveInNetns(t *testing.T) {
 		t.Fatalf("stamp did not move when an nftables table was added:\n%s", afterLegacy)
 	}
 }
+
+// runs records when each verify started.
+type runs struct {
+	mu sync.Mutex
+	at []time.Time
+}
+
+func (r *runs) add() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.at = append(r.at, time.Now())
+}
+
+func (r *runs) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.at)
+}
+
+func (r *runs) since(t time.Time) (time.Time, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, a := range r.at {
+		if a.After(t) {
+			return a, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// With nf_tables events, watch polls nothing for nftables (Poll is an
+// hour here): an idle namespace gets no re-verify, and a rule added in it
+// wakes watch once the debounce's quiet period has passed.
+func TestEventsWakeWatchInNetns(t *testing.T) {
+	if !nstest.InNetns(t) {
+		return
+	}
+	nstest.Tool(t, "nft")
+	loadKubeProxy(t, 50)
+	reader := verify.NewReader(hostfs.New("/")) // the production reader
+	const quiet = 300 * time.Millisecond
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sub, err := events.Subscribe(ctx, events.Options{Quiet: quiet, MaxDelay: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r runs
+	var j journal
+	runInBackground(t, ctx, Config{
+		Stamp:       func(context.Context) string { t.Error("Stamp polled while events are open"); return "" },
+		Wake:        sub.C,
+		WakeErr:     sub.Err,
+		PolledStamp: func(ctx context.Context) string { return LegacyStamp(ctx, reader) },
+		Verify: func(ctx context.Context, _ bool) (*verify.Result, error) {
+			r.add()
+			return verify.Run(ctx, verify.Options{Expect: backend.NFTables, Reader: reader})
+		},
+		Publish: j.publish,
+		Log:     j.log,
+		Poll:    time.Hour,
+		Quiet:   quiet,
+		Grace:   time.Hour,
+		Full:    time.Hour,
+	})
+	j.waitFor(t, "the first verify", 10*time.Second, func(_, p []string) bool { return len(p) == 1 })
+	if j.published[0] != verify.VerdictOK {
+		t.Fatalf("first verify %s; lines %v", j.published[0], j.lines)
+	}
+
+	// Idle: verify's own reads commit nothing, so nothing wakes watch.
+	time.Sleep(10 * quiet)
+	if n := r.count(); n != 1 {
+		t.Fatalf("%d verify runs on an idle namespace, want only the first", n)
+	}
+
+	added := time.Now()
+	nstest.Sh(t, "nft add rule ip kube-proxy services ip daddr 10.99.0.1 tcp dport 80 accept")
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if at, ok := r.since(added); ok {
+			if d := at.Sub(added); d < quiet {
+				t.Errorf("verify ran %s after the change, inside the %s quiet period", d, quiet)
+			}
+			t.Logf("woken %s after the rule was added (quiet %s)", at.Sub(added).Round(time.Millisecond), quiet)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the added rule did not wake watch within 10s; lines %v", j.lines)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(5 * quiet)
+	if n := r.count(); n != 2 {
+		t.Errorf("%d verify runs after one change, want 2", n)
+	}
+}
+
+// When the events stop, watch says so and polls every backend's stamp:
+// a stamp move then runs verify as before.
+func TestWakeClosedFallsBackToPolling(t *testing.T) {
+	wake := make(chan events.Change)
+	var stamp sync.Map
+	stamp.Store("v", "gen 1")
+	var r runs
+	var j journal
+	runInBackground(t, context.Background(), Config{
+		Stamp:       func(context.Context) string { v, _ := stamp.Load("v"); return v.(string) },
+		Wake:        wake,
+		WakeErr:     func() error { return errTest },
+		PolledStamp: func(context.Context) string { return "" },
+		Verify: func(context.Context, bool) (*verify.Result, error) {
+			r.add()
+			return &verify.Result{Verdict: verify.VerdictOK, OK: true}, nil
+		},
+		Publish: j.publish,
+		Log:     j.log,
+		Poll:    20 * time.Millisecond,
+		Quiet:   50 * time.Millisecond,
+		Grace:   time.Hour,
+		Full:    time.Hour,
+	})
+	j.waitFor(t, "the first verify", 5*time.Second, func(_, p []string) bool { return len(p) == 1 })
+	close(wake)
+	j.waitFor(t, "the fallback line", 5*time.Second, hasLine("nftables change events stopped (netlink: test); polling every backend's stamp"))
+	j.waitFor(t, "the verify after the fallback", 5*time.Second, func(_, p []string) bool { return len(p) == 2 })
+	moved := time.Now()
+	stamp.Store("v", "gen 2")
+	j.waitFor(t, "a verify for the polled stamp move", 5*time.Second, func(_, p []string) bool { return len(p) == 3 })
+	if at, _ := r.since(moved); at.Sub(moved) < 50*time.Millisecond {
+		t.Errorf("verify ran %s after the stamp moved, inside the quiet period", at.Sub(moved))
+	}
+}
+
+type testError string
+
+func (e testError) Error() string { return string(e) }
+
+const errTest = testError("netlink: test")
