@@ -56,6 +56,9 @@ func OnHost(ctx context.Context, c *verify.Command, s Schedule) error {
 	reader := verify.NewReader(c.Root)
 	own := *c
 	own.Reader = reader
+	// Every full verify renews the NFD labels; three missed ones (a watch
+	// that died) let them expire.
+	own.FeatureTTL = 3 * s.Full
 	c = &own
 	// Resolve the expectation now so "backend: off" ends watch at once.
 	if opts, unknown, err := verify.ForHost(c.Host); err != nil {
