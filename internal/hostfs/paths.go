@@ -58,11 +58,14 @@ const (
 // loaders change.
 const BenchFile = "/var/lib/rke2-proxy-backend/bench.json"
 
-// NFDFeatureFile is the node-feature-discovery local feature file verify
-// and watch publish: nfd-worker reads every file of this directory (its
-// default hostPath) and turns its lines into node labels. Ours by name:
+// NFDFeaturesDir is node-feature-discovery's local feature directory, the
+// hostPath nfd-worker mounts by default: it reads every file there and
+// turns its lines into node labels. NFDFeatureFile is ours in it, by name:
 // an operator's own files sit beside it.
-const NFDFeatureFile = "/etc/kubernetes/node-feature-discovery/features.d/rke2-proxy-backend"
+const (
+	NFDFeaturesDir = "/etc/kubernetes/node-feature-discovery/features.d"
+	NFDFeatureFile = NFDFeaturesDir + "/rke2-proxy-backend"
+)
 
 // SwitchJournal is an unfinished `switch`'s record: the operator config's
 // original bytes, the target and the step reached. Under /var/lib, not

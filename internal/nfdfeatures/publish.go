@@ -3,7 +3,6 @@ package nfdfeatures
 import (
 	"errors"
 	"fmt"
-	"path"
 	"slices"
 	"time"
 
@@ -18,7 +17,7 @@ import (
 // cannot be written is removed, so NFD never keeps labels older than the
 // last run; the error says both.
 func Publish(root hostfs.Root, f Features, now time.Time, ttl time.Duration) error {
-	dir := path.Dir(hostfs.NFDFeatureFile)
+	dir := hostfs.NFDFeaturesDir
 	if fi, err := root.Stat(dir); err != nil || !fi.IsDir() {
 		return nil
 	}

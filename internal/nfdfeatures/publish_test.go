@@ -1,7 +1,6 @@
 package nfdfeatures
 
 import (
-	"path"
 	"strings"
 	"testing"
 	"time"
@@ -16,10 +15,10 @@ func TestPublishOnlyWhereNFDLooks(t *testing.T) {
 	if err := Publish(h.Root(), sample, now, time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	if h.Root().Exists(path.Dir(hostfs.NFDFeatureFile)) {
+	if h.Root().Exists(hostfs.NFDFeaturesDir) {
 		t.Fatal("Publish created NFD's directory on a host without NFD")
 	}
-	h.Mkdir(path.Dir(hostfs.NFDFeatureFile))
+	h.Mkdir(hostfs.NFDFeaturesDir)
 	if err := Publish(h.Root(), sample, now, time.Hour); err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +29,7 @@ func TestPublishOnlyWhereNFDLooks(t *testing.T) {
 	if got := nfdLabels(t, data, now.Add(59*time.Minute)); got[Namespace+"/"+Prefix+LabelBackend] != "iptables-nft" {
 		t.Errorf("NFD reads %v", got)
 	}
-	entries, _ := h.Root().ReadDir(path.Dir(hostfs.NFDFeatureFile))
+	entries, _ := h.Root().ReadDir(hostfs.NFDFeaturesDir)
 	if len(entries) != 1 {
 		t.Errorf("features.d holds %v; want only our file (no temporary left)", entries)
 	}
@@ -40,7 +39,7 @@ func TestPublishOnlyWhereNFDLooks(t *testing.T) {
 // keep the previous run's until they expire.
 func TestPublishThatFailsRemovesThePrevious(t *testing.T) {
 	now := time.Date(2026, 12, 2, 1, 0, 0, 0, time.UTC)
-	h := testhost.New(t).Mkdir(path.Dir(hostfs.NFDFeatureFile))
+	h := testhost.New(t).Mkdir(hostfs.NFDFeaturesDir)
 	if err := Publish(h.Root(), sample, now, time.Hour); err != nil {
 		t.Fatal(err)
 	}

@@ -2,8 +2,6 @@ package verify
 
 import (
 	"errors"
-	"io/fs"
-	"path"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +14,7 @@ import (
 // The NFD labels follow status.json: every stored result renews them, a
 // run without a result and verify.node_feature_file: false remove them.
 func TestNodeFeaturesFollowTheStatus(t *testing.T) {
-	h := testhost.New(t).Debian12().Mkdir(path.Dir(hostfs.NFDFeatureFile))
+	h := testhost.New(t).Debian12().Mkdir(hostfs.NFDFeaturesDir)
 	c := &Command{Host: Host{Root: h.Root()}, NodeFeatures: true, FeatureTTL: time.Hour}
 	now := time.Now()
 	res := &Result{OK: true, Verdict: VerdictOK, Expect: backend.IptablesNFT}
@@ -43,8 +41,8 @@ func TestNodeFeaturesFollowTheStatus(t *testing.T) {
 	}
 	gone := func(when string) {
 		t.Helper()
-		if _, err := h.Root().ReadFile(hostfs.NFDFeatureFile); !errors.Is(err, fs.ErrNotExist) {
-			t.Errorf("%s: the feature file is still there (%v)", when, err)
+		if h.Root().Exists(hostfs.NFDFeatureFile) {
+			t.Errorf("%s: the feature file is still there", when)
 		}
 	}
 	_ = c.Invalidate(errors.New("no /proc"))

@@ -66,6 +66,7 @@ func OnHost(ctx context.Context, c *verify.Command, s Schedule) error {
 	} else if unknown == nil && opts.Expect == "" {
 		return verify.ErrOff
 	}
+	var lastProof time.Time
 	cfg := Config{Log: log, Poll: s.Poll, Quiet: s.Quiet, Grace: s.Grace, Full: s.Full,
 		// A stamp that never settles is still checked after a minute.
 		MaxDelay: DefaultMaxDelay,
@@ -74,7 +75,12 @@ func OnHost(ctx context.Context, c *verify.Command, s Schedule) error {
 			if c.NoStatus {
 				return nil
 			}
-			return errors.Join(c.Publish(res, time.Now()), WriteMetrics(c.Root, c.TextfileDir, drifting, transitions))
+			now := time.Now()
+			if res.OK {
+				lastProof = now
+			}
+			return errors.Join(c.Publish(res, now), WriteMetrics(c.Root, c.TextfileDir, drifting, transitions),
+				WriteFleetMetrics(c.Root, c.TextfileDir, FleetOf(c.Root, lastProof)))
 		},
 	}
 	if !c.NoStatus {
