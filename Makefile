@@ -104,6 +104,8 @@ tarball:
 	  install -D -m 0644 $(PACKAGING_CONFIG) $$d/share/doc/rke2-proxy-backend/config.yaml.example && \
 	  install -D -m 0644 packaging/monitoring/node-problem-detector/rke2-proxy-backend.json $$d/share/rke2-proxy-backend/monitoring/node-problem-detector/rke2-proxy-backend.json && \
 	  install -D -m 0644 packaging/monitoring/prometheus/rke2-proxy-backend.rules.yaml $$d/share/rke2-proxy-backend/monitoring/prometheus/rke2-proxy-backend.rules.yaml && \
+	  install -D -m 0644 packaging/monitoring/prometheus/rke2-proxy-backend.prometheusrule.yaml $$d/share/rke2-proxy-backend/monitoring/prometheus/rke2-proxy-backend.prometheusrule.yaml && \
+	  install -D -m 0644 packaging/monitoring/grafana/rke2-proxy-backend-fleet.json $$d/share/rke2-proxy-backend/monitoring/grafana/rke2-proxy-backend-fleet.json && \
 	  tar -C $(TARBALL_STAGE) --sort=name --owner=0 --group=0 --numeric-owner --mode=u+rwX,go+rX,go-w \
 	    --mtime=@$(SOURCE_DATE_EPOCH) --format=gnu -cf - $$n | gzip -9n > dist/$$n.tar.gz && \
 	  (cd dist && sha256sum $$n.tar.gz > $$n.tar.gz.sha256) || exit 1; \
