@@ -11,17 +11,18 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostplan"
 )
 
-// Publish writes f's feature file under root, valid for ttl from now. A
-// host without NFD's directory gets nothing (nfd-worker creates it when it
-// mounts it; a directory of our own would only confuse). A file that
+// Publish writes the feature file of what features returns under root,
+// valid for ttl from now. A host without NFD's directory gets nothing, and
+// features is not even asked (it probes the host): nfd-worker creates the
+// directory when it mounts it, and one of our own would only confuse. A file that
 // cannot be written is removed, so NFD never keeps labels older than the
 // last run; the error says both.
-func Publish(root hostfs.Root, f Features, now time.Time, ttl time.Duration) error {
+func Publish(root hostfs.Root, features func() Features, now time.Time, ttl time.Duration) error {
 	dir := hostfs.NFDFeaturesDir
 	if fi, err := root.Stat(dir); err != nil || !fi.IsDir() {
 		return nil
 	}
-	data, err := Render(f, now.Add(ttl))
+	data, err := Render(features(), now.Add(ttl))
 	if err == nil {
 		if _, err = root.WriteFileAtomic(hostfs.NFDFeatureFile, data, 0o644); err == nil {
 			return nil

@@ -12,14 +12,14 @@ import (
 func TestPublishOnlyWhereNFDLooks(t *testing.T) {
 	now := time.Date(2026, 12, 2, 1, 0, 0, 0, time.UTC)
 	h := testhost.New(t)
-	if err := Publish(h.Root(), sample, now, time.Hour); err != nil {
+	if err := Publish(h.Root(), func() Features { t.Fatal("features asked for on a host without NFD"); return sample }, now, time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	if h.Root().Exists(hostfs.NFDFeaturesDir) {
 		t.Fatal("Publish created NFD's directory on a host without NFD")
 	}
 	h.Mkdir(hostfs.NFDFeaturesDir)
-	if err := Publish(h.Root(), sample, now, time.Hour); err != nil {
+	if err := Publish(h.Root(), func() Features { return sample }, now, time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	data, err := h.Root().ReadFile(hostfs.NFDFeatureFile)
@@ -40,10 +40,10 @@ func TestPublishOnlyWhereNFDLooks(t *testing.T) {
 func TestPublishThatFailsRemovesThePrevious(t *testing.T) {
 	now := time.Date(2026, 12, 2, 1, 0, 0, 0, time.UTC)
 	h := testhost.New(t).Mkdir(hostfs.NFDFeaturesDir)
-	if err := Publish(h.Root(), sample, now, time.Hour); err != nil {
+	if err := Publish(h.Root(), func() Features { return sample }, now, time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	err := Publish(h.Root(), Features{Backend: "not a value"}, now, time.Hour)
+	err := Publish(h.Root(), func() Features { return Features{Backend: "not a value"} }, now, time.Hour)
 	if err == nil || !strings.Contains(err.Error(), hostfs.NFDFeatureFile) {
 		t.Fatalf("got %v; want the error naming the file", err)
 	}

@@ -25,7 +25,7 @@ func (c *Command) publishFeatures(res *Result, now time.Time) error {
 	if ttl <= 0 {
 		ttl = DefaultFeatureTTL
 	}
-	return nfdfeatures.Publish(c.Root, featuresOf(res, hostplan.ProbeCapable(c.Root)), now, ttl)
+	return nfdfeatures.Publish(c.Root, func() nfdfeatures.Features { return featuresOf(res, hostplan.ProbeCapable(c.Root)) }, now, ttl)
 }
 
 // featuresOf is what res and the kernel say, as labels: the mode kube-proxy

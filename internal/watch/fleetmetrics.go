@@ -123,9 +123,11 @@ func plain(v string) bool {
 	return strings.Trim(v, "abcdefghijklmnopqrstuvwxyz0123456789-.") == ""
 }
 
-// WriteFleetMetrics writes fl's textfile into dir, as WriteMetrics does.
-func WriteFleetMetrics(root hostfs.Root, dir string, fl Fleet) error {
-	return writeTextfile(root, dir, FleetMetricsFile, FleetMetrics(fl))
+// WriteFleetMetrics writes the textfile of what fleet returns into dir,
+// as WriteMetrics does; fleet (a probe of the host) is not asked when
+// node_exporter is not set up.
+func WriteFleetMetrics(root hostfs.Root, dir string, fleet func() Fleet) error {
+	return writeTextfile(root, dir, FleetMetricsFile, func() []byte { return FleetMetrics(fleet()) })
 }
 
 // writeTextfile writes one of watch's textfiles atomically into dir (a
@@ -133,7 +135,7 @@ func WriteFleetMetrics(root hostfs.Root, dir string, fl Fleet) error {
 // set up to read it: nothing is written, and no error. A file that cannot
 // be written is removed, so the fleet never reads an older run's values as
 // this one's.
-func writeTextfile(root hostfs.Root, dir, name string, data []byte) error {
+func writeTextfile(root hostfs.Root, dir, name string, data func() []byte) error {
 	if dir == "" {
 		return nil
 	}
@@ -141,7 +143,7 @@ func writeTextfile(root hostfs.Root, dir, name string, data []byte) error {
 		return nil
 	}
 	file := path.Join(dir, name)
-	if _, err := root.WriteFileAtomic(file, data, 0o644); err != nil {
+	if _, err := root.WriteFileAtomic(file, data(), 0o644); err != nil {
 		return errors.Join(fmt.Errorf("write %s: %w", root.Path(file), err), root.RemoveFile(file))
 	}
 	return nil

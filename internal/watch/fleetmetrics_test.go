@@ -39,7 +39,7 @@ func fleetHost(t *testing.T) *testhost.Host {
 func TestFleetMetricsFromTheHost(t *testing.T) {
 	h := fleetHost(t)
 	proof := time.Unix(1796061250, 0)
-	if err := WriteFleetMetrics(h.Root(), hostfs.TextfileDir, FleetOf(h.Root(), proof)); err != nil {
+	if err := WriteFleetMetrics(h.Root(), hostfs.TextfileDir, func() Fleet { return FleetOf(h.Root(), proof) }); err != nil {
 		t.Fatal(err)
 	}
 	got, err := h.Root().ReadFile(path.Join(hostfs.TextfileDir, FleetMetricsFile))
@@ -96,5 +96,13 @@ func promtoolClean(t *testing.T, text []byte) {
 	cmd.Stdin = strings.NewReader(string(text))
 	if out, err := cmd.CombinedOutput(); err != nil || len(out) > 0 {
 		t.Errorf("promtool check metrics: %v\n%s\non:\n%s", err, out, text)
+	}
+}
+
+// A node without node_exporter's directory pays no probe for the textfile.
+func TestFleetMetricsNotProbedWithoutTextfileDir(t *testing.T) {
+	root := testhost.New(t).Root()
+	if err := WriteFleetMetrics(root, hostfs.TextfileDir, func() Fleet { t.Fatal("probed for a textfile nobody reads"); return Fleet{} }); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -80,7 +80,7 @@ func OnHost(ctx context.Context, c *verify.Command, s Schedule) error {
 				lastProof = now
 			}
 			return errors.Join(c.Publish(res, now), WriteMetrics(c.Root, c.TextfileDir, drifting, transitions),
-				WriteFleetMetrics(c.Root, c.TextfileDir, FleetOf(c.Root, lastProof)))
+				WriteFleetMetrics(c.Root, c.TextfileDir, func() Fleet { return FleetOf(c.Root, lastProof) }))
 		},
 	}
 	if !c.NoStatus {

@@ -32,5 +32,5 @@ func Metrics(drifting bool, transitions int) []byte {
 
 // WriteMetrics writes the drift textfile into dir (see writeTextfile).
 func WriteMetrics(root hostfs.Root, dir string, drifting bool, transitions int) error {
-	return writeTextfile(root, dir, MetricsFile, Metrics(drifting, transitions))
+	return writeTextfile(root, dir, MetricsFile, func() []byte { return Metrics(drifting, transitions) })
 }
