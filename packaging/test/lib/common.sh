@@ -283,6 +283,8 @@ expected_files() {
 		echo /usr/share/man/man5/rke2-proxy-backend-config.5.gz
 		echo /usr/share/rke2-proxy-backend/monitoring/node-problem-detector/rke2-proxy-backend.json
 		echo /usr/share/rke2-proxy-backend/monitoring/prometheus/rke2-proxy-backend.rules.yaml
+		echo /usr/share/rke2-proxy-backend/monitoring/prometheus/rke2-proxy-backend.prometheusrule.yaml
+		echo /usr/share/rke2-proxy-backend/monitoring/grafana/rke2-proxy-backend-fleet.json
 	} | sort
 }
 
