@@ -26,9 +26,9 @@ const (
 // user's credentials and returns the body.
 type List func(ctx context.Context, path string) ([]byte, error)
 
-// Connect makes a List for the kubeconfig file; its errors are usage
+// Connector makes a List for the kubeconfig file; its errors are usage
 // errors (the file, the key and what to do).
-type Connect func(kubeconfig string) (List, error)
+type Connector func(kubeconfig string) (List, error)
 
 // Env is what the command reads of its process.
 type Env struct {
@@ -38,7 +38,7 @@ type Env struct {
 }
 
 // Run is `kubectl proxy-backend [--problems] [--pool SELECTOR] [-o text|json] [--kubeconfig FILE]`.
-func Run(ctx context.Context, args []string, env Env, connect Connect) int {
+func Run(ctx context.Context, args []string, env Env, connect Connector) int {
 	fs := pflag.NewFlagSet(commandName, pflag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
 	problems := fs.Bool("problems", false, "only nodes with a problem: the node says so, cannot tell, or never reported")

@@ -59,6 +59,7 @@ expected_listing() {
 		done
 		echo "./install.sh -0755"
 		echo "./bin/$name -0755"
+		echo "./bin/kubectl-proxy_backend -0755"
 		echo "./bin/$name-uninstall.sh -0755"
 		for u in "$REPO"/units/*.service; do echo "./lib/systemd/system/$(basename "$u") -0644"; done
 		# The man pages are exactly the package's.
