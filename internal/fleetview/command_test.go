@@ -2,7 +2,7 @@ package fleetview
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,7 +47,7 @@ func TestRunFlags(t *testing.T) {
 		}
 	}
 	failing := func(context.Context, string) ([]byte, error) {
-		return nil, errors.New("GET /api/v1/nodes: 403 Forbidden: nodes is forbidden")
+		return nil, fmt.Errorf("GET /api/v1/nodes: %d Forbidden: nodes is forbidden", 403)
 	}
 	if code, _, stderr, _ := run(t, failing, nil); code != ExitFailed || !strings.Contains(stderr, "403 Forbidden") {
 		t.Errorf("a refused list: exit %d, %q; want exit 1 with the API server's words", code, stderr)
