@@ -60,7 +60,9 @@ packages: $(NFPM)
 	for a in $(PKG_ARCHES) host; do \
 	  goarch=$$a; [ $$a = host ] && goarch=$$($(GO) env GOARCH); \
 	  CGO_ENABLED=0 GOOS=linux GOARCH=$$goarch $(GO) build -trimpath -ldflags '$(LDFLAGS)' \
-	    -o $(PKG_BUILD)/$$a/rke2-proxy-backend ./cmd/rke2-proxy-backend || exit 1; \
+	    -o $(PKG_BUILD)/$$a/rke2-proxy-backend ./cmd/rke2-proxy-backend && \
+	  CGO_ENABLED=0 GOOS=linux GOARCH=$$goarch $(GO) build -trimpath -ldflags '$(LDFLAGS)' \
+	    -o $(PKG_BUILD)/$$a/kubectl-proxy_backend ./cmd/kubectl-proxy_backend || exit 1; \
 	done
 	env -u RKE2_PROXY_BACKEND_ROOT SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) \
 	  $(GO) run -trimpath -ldflags '$(LDFLAGS)' ./cmd/rke2-proxy-backend-docs --dir $(PKG_BUILD)/docs
@@ -92,6 +94,7 @@ tarball:
 	  n=rke2-proxy-backend-$(VERSION)-linux-$$a; d=$(TARBALL_STAGE)/$$n; \
 	  install -D -m 0755 packaging/tarball/install.sh $$d/install.sh && \
 	  install -D -m 0755 $(PKG_BUILD)/$$a/rke2-proxy-backend $$d/bin/rke2-proxy-backend && \
+	  install -D -m 0755 $(PKG_BUILD)/$$a/kubectl-proxy_backend $$d/bin/kubectl-proxy_backend && \
 	  install -D -m 0755 packaging/tarball/uninstall.sh $$d/bin/rke2-proxy-backend-uninstall.sh && \
 	  install -D -m 0644 -t $$d/lib/systemd/system units/*.service && \
 	  install -D -m 0644 -t $$d/share/man/man1 $(PKG_BUILD)/docs/man1/*.1.gz && \
@@ -104,6 +107,8 @@ tarball:
 	  install -D -m 0644 $(PACKAGING_CONFIG) $$d/share/doc/rke2-proxy-backend/config.yaml.example && \
 	  install -D -m 0644 packaging/monitoring/node-problem-detector/rke2-proxy-backend.json $$d/share/rke2-proxy-backend/monitoring/node-problem-detector/rke2-proxy-backend.json && \
 	  install -D -m 0644 packaging/monitoring/prometheus/rke2-proxy-backend.rules.yaml $$d/share/rke2-proxy-backend/monitoring/prometheus/rke2-proxy-backend.rules.yaml && \
+	  install -D -m 0644 packaging/monitoring/prometheus/rke2-proxy-backend.prometheusrule.yaml $$d/share/rke2-proxy-backend/monitoring/prometheus/rke2-proxy-backend.prometheusrule.yaml && \
+	  install -D -m 0644 packaging/monitoring/grafana/rke2-proxy-backend-fleet.json $$d/share/rke2-proxy-backend/monitoring/grafana/rke2-proxy-backend-fleet.json && \
 	  tar -C $(TARBALL_STAGE) --sort=name --owner=0 --group=0 --numeric-owner --mode=u+rwX,go+rX,go-w \
 	    --mtime=@$(SOURCE_DATE_EPOCH) --format=gnu -cf - $$n | gzip -9n > dist/$$n.tar.gz && \
 	  (cd dist && sha256sum $$n.tar.gz > $$n.tar.gz.sha256) || exit 1; \

@@ -78,6 +78,9 @@ type KubeProxy struct {
 type Verify struct {
 	Wait        time.Duration `json:"wait"`
 	TextfileDir string        `json:"textfile_dir"`
+	// NodeFeatureFile lets verify and watch publish node-feature-discovery
+	// labels (hostfs.NFDFeatureFile) when NFD's directory exists.
+	NodeFeatureFile bool `json:"node_feature_file"`
 }
 
 // OnFailure policies.

@@ -51,6 +51,20 @@ func (r Root) RemoveStaleTemps(hostPath string) ([]string, error) {
 	return removed, errors.Join(errs...)
 }
 
+// RemoveFile removes hostPath under the root, a file that was there or
+// not: the name itself is removed, never what a symlink there points to.
+// An error is any other than its absence, naming the path.
+func (r Root) RemoveFile(hostPath string) error {
+	dir, err := r.Resolve(filepath.Dir(filepath.Clean("/" + hostPath)))
+	if err == nil {
+		err = os.Remove(filepath.Join(dir, filepath.Base(hostPath)))
+	}
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove %s: %w", r.Path(hostPath), err)
+	}
+	return nil
+}
+
 // WriteFileAtomic writes data to hostPath under the root so that a reader
 // (or a crash) sees either the old file or the whole new one: temp file in
 // the same directory, fsync, rename, fsync the directory. The final path

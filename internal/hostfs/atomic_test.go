@@ -42,3 +42,25 @@ func TestRemoveStaleTemps(t *testing.T) {
 		t.Errorf("tempPrefix = %q", p)
 	}
 }
+
+func TestRemoveFileRemovesTheNameNotTheTarget(t *testing.T) {
+	d := t.TempDir()
+	r := New(d)
+	outside := filepath.Join(t.TempDir(), "keep")
+	mustWrite(t, outside, "x")
+	mustWrite(t, filepath.Join(d, "etc/f"), "y")
+	if err := os.Symlink(outside, filepath.Join(d, "etc/link")); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"/etc/f", "/etc/link", "/etc/missing", "/no/dir/at/all"} {
+		if err := r.RemoveFile(p); err != nil {
+			t.Errorf("RemoveFile(%s): %v", p, err)
+		}
+		if _, err := os.Lstat(r.Path(p)); !os.IsNotExist(err) {
+			t.Errorf("%s is still there (%v)", p, err)
+		}
+	}
+	if _, err := os.Stat(outside); err != nil {
+		t.Errorf("the link's target went too: %v", err)
+	}
+}

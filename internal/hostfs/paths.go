@@ -58,6 +58,15 @@ const (
 // loaders change.
 const BenchFile = "/var/lib/rke2-proxy-backend/bench.json"
 
+// NFDFeaturesDir is node-feature-discovery's local feature directory, the
+// hostPath nfd-worker mounts by default: it reads every file there and
+// turns its lines into node labels. NFDFeatureFile is ours in it, by name:
+// an operator's own files sit beside it.
+const (
+	NFDFeaturesDir = "/etc/kubernetes/node-feature-discovery/features.d"
+	NFDFeatureFile = NFDFeaturesDir + "/rke2-proxy-backend"
+)
+
 // SwitchJournal is an unfinished `switch`'s record: the operator config's
 // original bytes, the target and the step reached. Under /var/lib, not
 // /run: a switch cut by a power loss must be finished after the reboot.

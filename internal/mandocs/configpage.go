@@ -26,6 +26,9 @@ var keyText = map[string]string{
 	"verify.wait":             `How long the post-start check waits for kube-proxy's first sync: a duration such as 90s or 5m, from 0s (check once) to 24h. It becomes verify's --wait in the generated drop-in of the verify unit.`,
 	"cni.helmchartconfig":     `What to do about the CNI when kube-proxy runs nftables: print (the default) only shows, in detect, the HelmChartConfig that switches RKE2's CNI chart (rke2-canal, rke2-calico, rke2-flannel) to nftables; write has apply write it, one file per chart, into RKE2's server manifests directory on servers, atomically and never over a HelmChartConfig you wrote. The setting is cluster-wide: every node's kube-proxy must then run nftables.`,
 	"verify.textfile_dir":     `Where verify writes Prometheus textfile metrics for node-exporter's textfile collector: an absolute path, or "" to write none.`,
+
+	// Its own block: gofmt does not realign the keys above for it.
+	"verify.node_feature_file": `Publish this node's backend, proxy mode, verify verdict and kernel capabilities as node-feature-discovery labels (feature.node.kubernetes.io/rke2-proxy-backend.*) in /etc/kubernetes/node-feature-discovery/features.d/rke2-proxy-backend, when that directory exists (nfd-worker's default). Each verify renews the file and its expiry; a run without a result, or false here, removes it.`,
 }
 
 // configExample is the page's EXAMPLE; a test loads it, so it stays valid.

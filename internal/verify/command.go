@@ -11,6 +11,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kubeproxy"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/nfdfeatures"
 )
 
 // Load resolves f against the operator config under root (configFile, the
@@ -22,7 +23,8 @@ func Load(root hostfs.Root, configFile string, f Flags) (*Command, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Command{Host: Host{Root: root, Claim: f.Claim}, ConfigFile: configFile, Wait: cfg.Verify.Wait, TextfileDir: cfg.Verify.TextfileDir, NoStatus: f.NoStatus}
+	c := &Command{Host: Host{Root: root, Claim: f.Claim}, ConfigFile: configFile, Wait: cfg.Verify.Wait, TextfileDir: cfg.Verify.TextfileDir, NoStatus: f.NoStatus,
+		NodeFeatures: cfg.Verify.NodeFeatureFile}
 	if f.WaitSet {
 		c.Wait = f.Wait
 	}
@@ -85,15 +87,16 @@ func (c *Command) Invalidate(err error) error {
 	if c.NoStatus || errors.As(err, &bad) || errors.Is(err, ErrOff) {
 		return err
 	}
-	return errors.Join(err, Invalidate(c.Root, "verify could not run: "+err.Error()))
+	return errors.Join(err, Invalidate(c.Root, "verify could not run: "+err.Error()), nfdfeatures.Remove(c.Root))
 }
 
-// Publish stores res as status.json and the textfile metrics.
+// Publish stores res as status.json, the textfile metrics and the
+// node-feature-discovery labels.
 func (c *Command) Publish(res *Result, now time.Time) error {
 	if c.NoStatus {
 		return nil
 	}
-	return Publish(c.Root, c.TextfileDir, res, now)
+	return errors.Join(Publish(c.Root, c.TextfileDir, res, now), c.publishFeatures(res, now))
 }
 
 // Once is the verify command's run: Verify, with Wait and Progress, and

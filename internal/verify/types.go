@@ -127,6 +127,10 @@ type Command struct {
 	TextfileDir string
 	NoStatus    bool
 	Progress    func(string)
+	// NodeFeatures publishes the result as node-feature-discovery labels
+	// (verify.node_feature_file), valid for FeatureTTL (0: DefaultFeatureTTL).
+	NodeFeatures bool
+	FeatureTTL   time.Duration
 }
 
 // FlagError is a claim that does not parse: a usage error, not a finding.

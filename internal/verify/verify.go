@@ -13,6 +13,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/sleep"
 )
 
 // DefaultPoll is how often verify looks at the expected backend's change
@@ -198,13 +199,4 @@ func fillOwned(st *BackendState, b backend.Backend, rs *rules.Ruleset) {
 
 // SleepCtx sleeps d or until ctx ends, whichever comes first: the default
 // Sleep of verify and watch.
-func SleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
+func SleepCtx(ctx context.Context, d time.Duration) error { return sleep.Ctx(ctx, d) }

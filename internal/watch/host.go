@@ -56,6 +56,9 @@ func OnHost(ctx context.Context, c *verify.Command, s Schedule) error {
 	reader := verify.NewReader(c.Root)
 	own := *c
 	own.Reader = reader
+	// Every full verify renews the NFD labels; three missed ones (a watch
+	// that died) let them expire.
+	own.FeatureTTL = 3 * s.Full
 	c = &own
 	// Resolve the expectation now so "backend: off" ends watch at once.
 	if opts, unknown, err := verify.ForHost(c.Host); err != nil {
@@ -63,6 +66,7 @@ func OnHost(ctx context.Context, c *verify.Command, s Schedule) error {
 	} else if unknown == nil && opts.Expect == "" {
 		return verify.ErrOff
 	}
+	var lastProof time.Time
 	cfg := Config{Log: log, Poll: s.Poll, Quiet: s.Quiet, Grace: s.Grace, Full: s.Full,
 		// A stamp that never settles is still checked after a minute.
 		MaxDelay: DefaultMaxDelay,
@@ -71,7 +75,12 @@ func OnHost(ctx context.Context, c *verify.Command, s Schedule) error {
 			if c.NoStatus {
 				return nil
 			}
-			return errors.Join(c.Publish(res, time.Now()), WriteMetrics(c.Root, c.TextfileDir, drifting, transitions))
+			now := time.Now()
+			if res.OK {
+				lastProof = now
+			}
+			return errors.Join(c.Publish(res, now), WriteMetrics(c.Root, c.TextfileDir, drifting, transitions),
+				WriteFleetMetrics(c.Root, c.TextfileDir, func() Fleet { return FleetOf(c.Root, lastProof) }))
 		},
 	}
 	if !c.NoStatus {

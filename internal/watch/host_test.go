@@ -70,8 +70,8 @@ func TestOnHostEndsAtOnce(t *testing.T) {
 }
 
 // OnHost on a fixture root (polling: --root sees no netlink events): each
-// result goes to status.json with watch's own drift textfile beside
-// verify's, the heartbeat beats, the plan is read at every run (turned off
+// result goes to status.json with watch's own drift and fleet textfiles beside
+// verify's and the NFD labels, the heartbeat beats, the plan is read at every run (turned off
 // while watching is "cannot tell", not the end), and the journal lines say
 // how it watches and when it stops. In an empty network namespace
 // kube-proxy's rules are missing, so verify fails.
@@ -79,16 +79,18 @@ func TestOnHostPublishesInNetns(t *testing.T) {
 	if !nstest.InNetns(t) {
 		return
 	}
-	h := testhost.New(t).Mkdir("/textfile")
-	writePlan(t, h.Root(), plan.Plan{Decision: plan.Decision{Backend: backend.IptablesNFT}})
+	h := testhost.New(t).Mkdir("/textfile").Mkdir(hostfs.NFDFeaturesDir)
+	writePlan(t, h.Root(), plan.Plan{Decision: plan.Decision{Backend: backend.IptablesNFT, ProxyMode: "iptables", IptablesMode: "nft", Source: "cmdline"}})
 	var j journal
-	c := &verify.Command{Host: verify.Host{Root: h.Root(), ProxyMode: &kubeproxy.Endpoint{}}, TextfileDir: "/textfile", Progress: j.log}
+	c := &verify.Command{Host: verify.Host{Root: h.Root(), ProxyMode: &kubeproxy.Endpoint{}}, TextfileDir: "/textfile", Progress: j.log, NodeFeatures: true}
 	stop := onHostInBackground(c, Schedule{Poll: 50 * time.Millisecond, Quiet: 20 * time.Millisecond, Grace: time.Hour, Full: 200 * time.Millisecond})
 	defer stop()
 
 	eventually(t, h.Root(), hostfs.StatusFile, `"verdict": "failed"`)
 	eventually(t, h.Root(), "/textfile/rke2_proxy_backend.prom", `rke2_proxy_backend_verify_ok 0`)
 	eventually(t, h.Root(), path.Join("/textfile", MetricsFile), "rke2_proxy_backend_drift 0\n")
+	eventually(t, h.Root(), path.Join("/textfile", FleetMetricsFile), `rke2_proxy_backend_decision_info{backend="iptables-nft",iptables_mode="nft",proxy_mode="iptables",source="cmdline"} 1`)
+	eventually(t, h.Root(), hostfs.NFDFeatureFile, "feature.node.kubernetes.io/rke2-proxy-backend.verified=failed\n")
 	eventually(t, h.Root(), hostfs.WatchHeartbeat, "")
 	writePlan(t, h.Root(), plan.Plan{Decision: plan.Decision{Disabled: true}})
 	eventually(t, h.Root(), hostfs.StatusFile, "backend: off in the config since watch started")

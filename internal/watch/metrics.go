@@ -2,7 +2,6 @@ package watch
 
 import (
 	"fmt"
-	"path"
 	"strings"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
@@ -31,19 +30,7 @@ func Metrics(drifting bool, transitions int) []byte {
 	return []byte(b.String())
 }
 
-// WriteMetrics writes the drift textfile atomically into dir (a host path
-// under root). A missing directory means node_exporter is not set up to
-// read it: nothing is written, and no error.
+// WriteMetrics writes the drift textfile into dir (see writeTextfile).
 func WriteMetrics(root hostfs.Root, dir string, drifting bool, transitions int) error {
-	if dir == "" {
-		return nil
-	}
-	if fi, err := root.Stat(dir); err != nil || !fi.IsDir() {
-		return nil
-	}
-	file := path.Join(dir, MetricsFile)
-	if _, err := root.WriteFileAtomic(file, Metrics(drifting, transitions), 0o644); err != nil {
-		return fmt.Errorf("write drift metrics %s: %w", root.Path(file), err)
-	}
-	return nil
+	return writeTextfile(root, dir, MetricsFile, func() []byte { return Metrics(drifting, transitions) })
 }

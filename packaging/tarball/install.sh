@@ -160,6 +160,7 @@ put() {
 rewrite="s:$packaged_binary:$bin:g"
 info "installing $name $("$src/bin/$name" version 2>/dev/null | head -n 1) into $prefix"
 put "$src/bin/$name" "$bin" 0755
+put "$src/bin/kubectl-proxy_backend" "$prefix/bin/kubectl-proxy_backend" 0755
 put "$src/bin/$name-uninstall.sh" "$uninstall" 0755 "s:@MANIFEST@:$manifest:g"
 for u in "$src"/lib/systemd/system/*.service; do
 	put "$u" "$unitdir/$(basename "$u")" 0644 "$rewrite"

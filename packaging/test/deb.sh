@@ -69,6 +69,8 @@ run_logged "$work/install.log" "dpkg -i failed (maintainer scripts must not fail
 	dpkg --root "$R" -i "$deb"
 out=$("$R/usr/bin/rke2-proxy-backend" version)
 [ "$out" = "rke2-proxy-backend $VERSION" ] || fail "installed binary says \"$out\""
+"$R/usr/bin/kubectl-proxy_backend" --help 2>&1 | grep -q "^Usage: kubectl proxy-backend" ||
+	fail "the kubectl plugin /usr/bin/kubectl-proxy_backend is missing or does not run"
 [ "$(readlink "$R/usr/lib/systemd/system-generators/rke2-proxy-backend-generator")" = ../../../bin/rke2-proxy-backend ] ||
 	fail "generator link is not ../../../bin/rke2-proxy-backend"
 systemctl --root="$R" is-enabled --quiet rke2-proxy-backend-watch.service || fail "the first install did not enable rke2-proxy-backend-watch.service"

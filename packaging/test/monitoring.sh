@@ -14,6 +14,8 @@ ensure_packages
 want=(
 	/usr/share/rke2-proxy-backend/monitoring/node-problem-detector/rke2-proxy-backend.json
 	/usr/share/rke2-proxy-backend/monitoring/prometheus/rke2-proxy-backend.rules.yaml
+	/usr/share/rke2-proxy-backend/monitoring/prometheus/rke2-proxy-backend.prometheusrule.yaml
+	/usr/share/rke2-proxy-backend/monitoring/grafana/rke2-proxy-backend-fleet.json
 )
 debfiles=$(dpkg-deb -c "$DEB_AMD64" | awk '{print $NF}' | sed 's|^\./|/|')
 rpmfiles=$(rpm -qlp "$RPM_AMD64" 2>/dev/null)

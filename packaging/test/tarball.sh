@@ -53,12 +53,13 @@ expected_listing() {
 		for d in bin lib lib/systemd lib/systemd/system share share/bash-completion \
 			share/bash-completion/completions share/doc share/doc/$name share/fish \
 			share/fish/vendor_completions.d share/man share/man/man1 share/man/man5 \
-			share/$name share/$name/monitoring share/$name/monitoring/node-problem-detector \
+			share/$name share/$name/monitoring share/$name/monitoring/grafana share/$name/monitoring/node-problem-detector \
 			share/$name/monitoring/prometheus share/zsh share/zsh/site-functions; do
 			echo "./$d/ d0755"
 		done
 		echo "./install.sh -0755"
 		echo "./bin/$name -0755"
+		echo "./bin/kubectl-proxy_backend -0755"
 		echo "./bin/$name-uninstall.sh -0755"
 		for u in "$REPO"/units/*.service; do echo "./lib/systemd/system/$(basename "$u") -0644"; done
 		# The man pages are exactly the package's.
@@ -71,6 +72,8 @@ expected_listing() {
 		echo "./share/doc/$name/config.yaml.example -0644"
 		echo "./share/$name/monitoring/node-problem-detector/$name.json -0644"
 		echo "./share/$name/monitoring/prometheus/$name.rules.yaml -0644"
+		echo "./share/$name/monitoring/prometheus/$name.prometheusrule.yaml -0644"
+		echo "./share/$name/monitoring/grafana/$name-fleet.json -0644"
 	} | LC_ALL=C sort
 }
 # "path type+mode" per entry, the top directory cut to "."; and every

@@ -43,6 +43,7 @@ type program struct {
 	cache []string // its cache directory under .cache/oracle, the minor appended
 	globs []string // the sources that key the build, relative to test/kubeproxy
 	tags  bool     // whether the minor's build tags apply
+	mod   string   // the mod file's name before the minor: "" is "go." (go.<minor>.mod)
 }
 
 var kubeProxyOracle = program{pkg: ".", name: "kubeproxy-oracle", globs: []string{"*.go", "*-stub/go.mod"}, tags: true}
@@ -54,7 +55,7 @@ func (p program) build(minor string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	modfile := "go." + minor + ".mod"
+	modfile := p.modStem() + minor + ".mod"
 	if _, err := os.Stat(filepath.Join(src, modfile)); err != nil {
 		return "", fmt.Errorf("no %s in %s: add the minor with genmod.sh (see oracle.Minors): %w", modfile, src, err)
 	}
@@ -67,7 +68,7 @@ func (p program) build(minor string) (string, error) {
 	if p.tags {
 		tags = strings.Join(specs[minor].tags, ",")
 	}
-	key, err := hashSources(src, minor, tags, strings.TrimSpace(string(goVersion)), p.globs)
+	key, err := hashSources(src, p.modStem()+minor, tags, strings.TrimSpace(string(goVersion)), p.globs)
 	if err != nil {
 		return "", err
 	}
@@ -103,6 +104,16 @@ func (p program) build(minor string) (string, error) {
 	fmt.Fprintf(os.Stderr, "oracle: built %s in %s\n", bin, time.Since(start).Round(time.Second))
 	prune(dir, key)
 	return bin, nil
+}
+
+// modStem is the start of the program's mod file names: a program that
+// needs more modules than the oracle (the API server) has mod files of its
+// own, so adding it never changes the oracle's key.
+func (p program) modStem() string {
+	if p.mod == "" {
+		return "go."
+	}
+	return p.mod
 }
 
 // BuildEnv is the environment, on top of the caller's, that builds or runs
@@ -146,9 +157,9 @@ func sourceDir() (string, error) {
 
 // hashSources keys a build: the program's sources (globs: its .go files and
 // the stub modules' go.mod files, as a mod file may replace a module by
-// one), go.mod, the minor's mod and sum files, the tags and the Go version
-// (the minor's toolchain's).
-func hashSources(src, minor, tags, goVersion string, globs []string) (string, error) {
+// one), go.mod, the mod and sum files named by modMinor (go.v1.37 for
+// go.v1.37.mod), the tags and the Go version (the minor's toolchain's).
+func hashSources(src, modMinor, tags, goVersion string, globs []string) (string, error) {
 	var files []string
 	for _, g := range globs {
 		matched, err := filepath.Glob(filepath.Join(src, g))
@@ -157,10 +168,10 @@ func hashSources(src, minor, tags, goVersion string, globs []string) (string, er
 		}
 		files = append(files, matched...)
 	}
-	files = append(files, filepath.Join(src, "go.mod"), filepath.Join(src, "go."+minor+".mod"), filepath.Join(src, "go."+minor+".sum"))
+	files = append(files, filepath.Join(src, "go.mod"), filepath.Join(src, modMinor+".mod"), filepath.Join(src, modMinor+".sum"))
 	sort.Strings(files)
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00%s\x00", minor, tags, goVersion)
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00", strings.TrimPrefix(modMinor, "go."), tags, goVersion)
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {

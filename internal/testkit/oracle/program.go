@@ -56,32 +56,14 @@ type IPVSState struct {
 // flavour (nft for the nftables backend, as RKE2's hosts with nftables use).
 func Program(t testing.TB, minor string, b backend.Backend, o Options) Result {
 	t.Helper()
-	if why := Lacks(minor, b); why != "" {
-		t.Fatalf("oracle.Program: %s (a test asks oracle.Fit first)", why)
-	}
-	if why := LacksKubelet(minor); o.Kubelet && why != "" {
-		t.Fatalf("oracle.Program: %s (a test asks oracle.Fit first)", why)
-	}
-	bin := Binary(t, minor)
 	tmp := t.TempDir()
-	path, err := flavourPath(tmp, b)
-	if err != nil {
-		t.Fatalf("oracle %s %s: %v", minor, b, err)
-	}
 	manifest := filepath.Join(tmp, "manifest.json")
-	args := append(Args(b, o), "--manifest", manifest)
+	extra := []string{"--manifest", manifest}
 	ipvsOut := filepath.Join(tmp, "ipvs.json")
 	if o.IPVS {
-		args = append(args, "--ipvs-out", ipvsOut)
+		extra = append(extra, "--ipvs-out", ipvsOut)
 	}
-	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), "PATH="+path+string(os.PathListSeparator)+os.Getenv("PATH"))
-	start := time.Now()
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("oracle %s %s %s: %v\n%s", minor, bin, strings.Join(args, " "), err, out)
-	}
-	t.Logf("oracle %s %s: %s in %s", minor, strings.Join(args, " "), strings.TrimSpace(lastLine(out)), time.Since(start).Round(time.Millisecond))
+	runOracle(t, tmp, minor, b, o, extra...)
 	var r Result
 	raw, err := os.ReadFile(manifest)
 	if err == nil {
@@ -103,6 +85,46 @@ func Program(t testing.TB, minor string, b backend.Backend, o Options) Result {
 			minor, r.IPVS.Faked, len(r.IPVS.VirtualServers), len(r.IPVS.KubeIPVS0["IPv4"]), len(r.IPVS.KubeIPVS0["IPv6"]), r.IPVS.Sysctls)
 	}
 	return r
+}
+
+// MetricsPage is Program's run that returns kube-proxy's real /metrics
+// page after the first sync (kube-proxy's registry through its handler).
+func MetricsPage(t testing.TB, minor string, b backend.Backend, o Options) []byte {
+	t.Helper()
+	tmp := t.TempDir()
+	page := filepath.Join(tmp, "metrics.prom")
+	runOracle(t, tmp, minor, b, o, "--metrics-out", page)
+	data, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatalf("oracle %s: reading its metrics page: %v", minor, err)
+	}
+	return data
+}
+
+// runOracle runs minor's oracle for b and o with extra flags, its iptables
+// commands in tmp, until every family's proxier has synced.
+func runOracle(t testing.TB, tmp, minor string, b backend.Backend, o Options, extra ...string) {
+	t.Helper()
+	if why := Lacks(minor, b); why != "" {
+		t.Fatalf("oracle.Program: %s (a test asks oracle.Fit first)", why)
+	}
+	if why := LacksKubelet(minor); o.Kubelet && why != "" {
+		t.Fatalf("oracle.Program: %s (a test asks oracle.Fit first)", why)
+	}
+	bin := Binary(t, minor)
+	path, err := flavourPath(tmp, b)
+	if err != nil {
+		t.Fatalf("oracle %s %s: %v", minor, b, err)
+	}
+	args := append(Args(b, o), extra...)
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "PATH="+path+string(os.PathListSeparator)+os.Getenv("PATH"))
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("oracle %s %s %s: %v\n%s", minor, bin, strings.Join(args, " "), err, out)
+	}
+	t.Logf("oracle %s %s: %s in %s", minor, strings.Join(args, " "), strings.TrimSpace(lastLine(out)), time.Since(start).Round(time.Millisecond))
 }
 
 // Args are the oracle's command-line flags for backend b and o.

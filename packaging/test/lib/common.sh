@@ -272,6 +272,7 @@ expected_files() {
 	{
 		echo /etc/rke2-proxy-backend/config.yaml
 		echo /usr/bin/rke2-proxy-backend
+		echo /usr/bin/kubectl-proxy_backend
 		echo /usr/lib/systemd/system-generators/rke2-proxy-backend-generator
 		for u in "$REPO"/units/*.service; do echo "/usr/lib/systemd/system/$(basename "$u")"; done
 		echo /usr/share/bash-completion/completions/rke2-proxy-backend
@@ -283,6 +284,8 @@ expected_files() {
 		echo /usr/share/man/man5/rke2-proxy-backend-config.5.gz
 		echo /usr/share/rke2-proxy-backend/monitoring/node-problem-detector/rke2-proxy-backend.json
 		echo /usr/share/rke2-proxy-backend/monitoring/prometheus/rke2-proxy-backend.rules.yaml
+		echo /usr/share/rke2-proxy-backend/monitoring/prometheus/rke2-proxy-backend.prometheusrule.yaml
+		echo /usr/share/rke2-proxy-backend/monitoring/grafana/rke2-proxy-backend-fleet.json
 	} | sort
 }
 

@@ -1,0 +1,99 @@
+package fleetview
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/apiserver"
+)
+
+// The plugin against a real kube-apiserver holding Nodes the test writes
+// as verify and watch would (the node label at registration, annotations
+// and the condition on status), read with an operator's kubeconfig
+// through the same Connect the binary uses.
+func TestPluginAgainstARealAPIServer(t *testing.T) {
+	api := apiserver.Start(t)
+	type node struct{ name, planned, verified, mode, at, status, reason, message string }
+	for _, n := range []node{
+		{"worker-1", "iptables-nft", "iptables-nft", "iptables", "2026-12-02T01:58:30Z", "False", "KubeProxyRulesVerified", "kube-proxy's rules complete in iptables-nft, none stranded"},
+		{"worker-2", "nftables", "none", "nftables", "2026-12-01T23:55:00Z", "True", "KubeProxyRulesWrong", "1 finding(s), first [missing-chain] ..."},
+		{"new-1", "iptables-nft", "", "", "", "", "", ""},
+	} {
+		api.RegisterNode(n.name)
+		meta := map[string]any{"labels": map[string]string{LabelPlanned: n.planned, "node-pool": "edge"}}
+		if n.verified != "" {
+			meta["annotations"] = map[string]string{AnnotationVerifiedBackend: n.verified, AnnotationMode: n.mode,
+				AnnotationVersion: "0.1.0", AnnotationDecisionSource: "auto", AnnotationVerifiedAt: n.at}
+		}
+		patch(t, api, "/api/v1/nodes/"+n.name, "application/merge-patch+json", map[string]any{"metadata": meta})
+		if n.status != "" {
+			patch(t, api, "/api/v1/nodes/"+n.name+"/status", "application/strategic-merge-patch+json", map[string]any{"status": map[string]any{
+				"conditions": []any{map[string]string{"type": ConditionType, "status": n.status, "reason": n.reason, "message": n.message,
+					"lastHeartbeatTime": n.at, "lastTransitionTime": n.at}}}})
+		}
+	}
+	api.RegisterNode("other-1") // no pool label: --pool leaves it out
+	kubeconfig := api.AdminKubeconfig
+	var out, errb strings.Builder
+	env := Env{Getenv: func(k string) string { return map[string]string{"KUBECONFIG": kubeconfig}[k] }, Stdout: &out, Stderr: &errb,
+		Now: func() time.Time { return time.Date(2026, 12, 2, 2, 0, 0, 0, time.UTC) }}
+	if code := Run(context.Background(), []string{"--pool", "node-pool=edge"}, env, Connect); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	golden := "testdata/apiserver_table.txt"
+	if os.Getenv("UPDATE_GOLDEN") != "" {
+		if err := os.WriteFile(golden, []byte(out.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != string(want) {
+		t.Errorf("the table from the API server differs from %s (UPDATE_GOLDEN=1 rewrites it after review):\n%s", golden, out.String())
+	}
+	out.Reset()
+	if code := Run(context.Background(), []string{"--problems", "-o", "json"}, env, Connect); code != ExitOK ||
+		!strings.Contains(out.String(), `"node": "worker-2"`) || strings.Contains(out.String(), `"node": "worker-1"`) {
+		t.Errorf("--problems -o json: exit %d\n%s%s", code, out.String(), errb.String())
+	}
+}
+
+func patch(t *testing.T, api *apiserver.Server, path, kind string, body map[string]any) {
+	t.Helper()
+	data, err := json.Marshal(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, resp := api.Do(http.MethodPatch, path, kind, data); code != http.StatusOK {
+		t.Fatalf("PATCH %s: %d %s", path, code, resp)
+	}
+}
+
+// A kubeconfig whose user authenticates in a way the plugin does not
+// speak (an exec plugin, as cloud providers' kubeconfigs do) is refused
+// naming the file and the key, before any request.
+func TestConnectRefusesUnsupportedAuth(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "config")
+	kc := `apiVersion: v1
+kind: Config
+current-context: c
+clusters: [{name: k, cluster: {server: "https://127.0.0.1:6443"}}]
+contexts: [{name: c, context: {cluster: k, user: u}}]
+users: [{name: u, user: {exec: {apiVersion: client.authentication.k8s.io/v1, command: aws}}}]
+`
+	if err := os.WriteFile(f, []byte(kc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Connect(f)
+	if err == nil || !strings.Contains(err.Error(), f) || !strings.Contains(err.Error(), "exec") {
+		t.Fatalf("Connect with an exec user: %v; want the file and the key named", err)
+	}
+}

@@ -1,0 +1,147 @@
+package fleetview
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+// Exit codes: 0 the table printed, 1 the nodes could not be listed, 2 a
+// usage error (a flag, or a kubeconfig the plugin cannot use).
+const (
+	ExitOK      = 0
+	ExitFailed  = 1
+	ExitUsage   = 2
+	commandName = "kubectl proxy-backend"
+)
+
+// List GETs an API path (here /api/v1/nodes with its query) with the
+// user's credentials and returns the body.
+type List func(ctx context.Context, path string) ([]byte, error)
+
+// Connector makes a List for the kubeconfig file; its errors are usage
+// errors (the file, the key and what to do).
+type Connector func(kubeconfig string) (List, error)
+
+// Env is what the command reads of its process.
+type Env struct {
+	Getenv         func(string) string
+	Stdout, Stderr io.Writer
+	Now            func() time.Time
+}
+
+// Run is `kubectl proxy-backend [--problems] [--pool SELECTOR] [-o text|json] [--kubeconfig FILE]`.
+func Run(ctx context.Context, args []string, env Env, connect Connector) int {
+	fs := pflag.NewFlagSet(commandName, pflag.ContinueOnError)
+	fs.SetOutput(env.Stderr)
+	problems := fs.Bool("problems", false, "only nodes with a problem: the node says so, cannot tell, or never reported")
+	pool := fs.String("pool", "", "only nodes matching this label selector, e.g. node-pool=nas")
+	output := fs.StringP("output", "o", "text", "text or json")
+	kubeconfig := fs.String("kubeconfig", "", "the kubeconfig to use (default $KUBECONFIG, else ~/.kube/config)")
+	fs.Usage = func() {
+		fmt.Fprintf(env.Stderr, "Usage: %s [flags]\n\nEvery node's planned and verified kube-proxy backend, from the Node objects.\n\n%s", commandName, fs.FlagUsages())
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return ExitOK
+		}
+		fmt.Fprintf(env.Stderr, "%s: %v (see --help)\n", commandName, err)
+		return ExitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(env.Stderr, "%s: unexpected argument %q (it takes flags only)\n", commandName, fs.Arg(0))
+		return ExitUsage
+	}
+	if *output != "text" && *output != "json" {
+		fmt.Fprintf(env.Stderr, "%s: -o %q: use text or json\n", commandName, *output)
+		return ExitUsage
+	}
+	file, err := KubeconfigFile(*kubeconfig, env.Getenv)
+	if err == nil {
+		var list List
+		if list, err = connect(file); err == nil {
+			return show(ctx, list, *pool, *problems, *output, env)
+		}
+	}
+	fmt.Fprintf(env.Stderr, "%s: %v\n", commandName, err)
+	return ExitUsage
+}
+
+func show(ctx context.Context, list List, pool string, problems bool, output string, env Env) int {
+	path := "/api/v1/nodes"
+	if pool != "" {
+		path += "?labelSelector=" + url.QueryEscape(pool)
+	}
+	body, err := list(ctx, path)
+	var nodes []Node
+	if err == nil {
+		nodes, err = Decode(body)
+	}
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "%s: listing the nodes: %v\n", commandName, err)
+		return ExitFailed
+	}
+	now := env.Now()
+	var rows []Row
+	for _, n := range nodes {
+		if r := RowOf(n, now); !problems || r.HasProblem() {
+			rows = append(rows, r)
+		}
+	}
+	if output == "json" {
+		data, err := JSON(rows)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "%s: %v\n", commandName, err)
+			return ExitFailed
+		}
+		env.Stdout.Write(data)
+		return ExitOK
+	}
+	if len(rows) == 0 {
+		fmt.Fprintln(env.Stderr, "No nodes found.")
+		return ExitOK
+	}
+	io.WriteString(env.Stdout, Table(rows))
+	return ExitOK
+}
+
+// KubeconfigFile is the kubeconfig kubectl would read: --kubeconfig, else
+// $KUBECONFIG, else ~/.kube/config. kubectl merges a KUBECONFIG list of
+// several files; the plugin reads one, so a list naming more than one
+// existing file is refused with what to do.
+func KubeconfigFile(flag string, getenv func(string) string) (string, error) {
+	if flag != "" {
+		return flag, nil
+	}
+	if list := getenv("KUBECONFIG"); list != "" {
+		var found []string
+		for _, f := range filepath.SplitList(list) {
+			if f == "" {
+				continue
+			}
+			if _, err := os.Stat(f); err == nil {
+				found = append(found, f)
+			}
+		}
+		switch len(found) {
+		case 0:
+			return "", fmt.Errorf("KUBECONFIG=%s: no such file", list)
+		case 1:
+			return found[0], nil
+		default:
+			return "", fmt.Errorf("KUBECONFIG=%s: names %d files, and this plugin reads one kubeconfig, not a merge: pass one with --kubeconfig (or `kubectl config view --flatten` into one file)", list, len(found))
+		}
+	}
+	home := getenv("HOME")
+	if home == "" {
+		return "", errors.New("no KUBECONFIG and no HOME to find ~/.kube/config: pass --kubeconfig")
+	}
+	return filepath.Join(home, ".kube", "config"), nil
+}

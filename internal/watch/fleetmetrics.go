@@ -1,0 +1,150 @@
+package watch
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostconflict"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/bench"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/plan"
+)
+
+// FleetMetricsFile is watch's textfile of what a fleet aggregates beside
+// verify's judgement: how each node decided, what on it fights kube-proxy,
+// what each backend costs there and when its rules were last proven. Its
+// own file, since it is read from the host (plan, facts, bench record) and
+// not from the drift tracker, and no series of it is in the other two.
+const FleetMetricsFile = "rke2_proxy_backend_fleet.prom"
+
+// Fleet is one node's fleet view.
+type Fleet struct {
+	// Decision is this boot's plan ("" Backend: none, or the tool is off).
+	Decision plan.Decision
+	// Conflicts are hostconflict's findings for the planned backend.
+	Conflicts []hostconflict.Finding
+	// Cost is bench's record (nil: never measured).
+	Cost *facts.Cost
+	// LastProof is when a verify last found the rules right (zero: not
+	// since watch started).
+	LastProof time.Time
+}
+
+// FleetOf reads root's plan and facts (with the host's firewall and network
+// managers, for the conflicts) for the fleet view.
+func FleetOf(root hostfs.Root, lastProof time.Time) Fleet {
+	fl := Fleet{LastProof: lastProof}
+	if p, err := plan.Read(root); err == nil {
+		fl.Decision = p.Decision
+	}
+	f := facts.Probe(root, facts.Options{HostServices: true})
+	fl.Conflicts = hostconflict.Find(f, fl.Decision.Backend)
+	fl.Cost = f.Cost
+	return fl
+}
+
+// FleetMetrics renders fl in the Prometheus text format.
+func FleetMetrics(fl Fleet) []byte {
+	var b strings.Builder
+	gauge := func(name, help string) {
+		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name)
+	}
+	if d := fl.Decision; d.Backend != "" && plain(d.ProxyMode) && plain(d.IptablesMode) && plain(d.Source) {
+		gauge("rke2_proxy_backend_decision_info", "This boot's plan: backend, kube-proxy's proxy mode and IPTABLES_MODE, and which setting decided (auto, config, env, cmdline, rke2-config) (1 always).")
+		fmt.Fprintf(&b, "rke2_proxy_backend_decision_info{backend=%q,iptables_mode=%q,proxy_mode=%q,source=%q} 1\n", d.Backend, d.IptablesMode, d.ProxyMode, d.Source)
+	}
+	gauge("rke2_proxy_backend_host_conflicts", "Host services or settings that fight kube-proxy or the CNI (firewalld, ufw, nm-cloud-setup, ...; rke2-proxy-backend detect names each fix).")
+	fmt.Fprintf(&b, "rke2_proxy_backend_host_conflicts %d\n", len(fl.Conflicts))
+	if len(fl.Conflicts) > 0 {
+		gauge("rke2_proxy_backend_host_conflict", "1 for each kind of host conflict found (id as detect -o json names it).")
+		seen := map[string]bool{}
+		for _, c := range fl.Conflicts {
+			if plain(c.ID) && !seen[c.ID] {
+				seen[c.ID] = true
+				fmt.Fprintf(&b, "rke2_proxy_backend_host_conflict{id=%q} 1\n", c.ID)
+			}
+		}
+	}
+	benchMetrics(&b, fl.Cost, gauge)
+	if !fl.LastProof.IsZero() {
+		gauge("rke2_proxy_backend_last_proof_timestamp_seconds", "Unix time a verify last found kube-proxy's rules right (since the watch service started).")
+		fmt.Fprintf(&b, "rke2_proxy_backend_last_proof_timestamp_seconds %d\n", fl.LastProof.Unix())
+	}
+	return []byte(b.String())
+}
+
+// benchMetrics writes bench's last figures per backend and step, and
+// whether they still describe the node.
+func benchMetrics(b *strings.Builder, c *facts.Cost, gauge func(name, help string)) {
+	if c == nil {
+		return
+	}
+	gauge("rke2_proxy_backend_bench_services", "Services of the cluster size rke2-proxy-backend bench last measured.")
+	fmt.Fprintf(b, "rke2_proxy_backend_bench_services %d\n", c.Services)
+	stale := 0
+	if c.Stale != "" {
+		stale = 1
+	}
+	gauge("rke2_proxy_backend_bench_stale", "1 when the bench figures no longer describe the node (another kernel or loader since): run bench again.")
+	fmt.Fprintf(b, "rke2_proxy_backend_bench_stale %d\n", stale)
+	if at, err := time.Parse(time.RFC3339, c.MeasuredAt); err == nil {
+		gauge("rke2_proxy_backend_bench_timestamp_seconds", "Unix time of the last bench run.")
+		fmt.Fprintf(b, "rke2_proxy_backend_bench_timestamp_seconds %d\n", at.Unix())
+	}
+	for _, m := range []struct {
+		name, help string
+		v          func(bench.Step) float64
+	}{
+		{"rke2_proxy_backend_bench_wall_seconds", "Wall time of one rule load of bench's size, per backend and step (full: every rule, partial: one Service's).", func(s bench.Step) float64 { return s.WallSeconds }},
+		{"rke2_proxy_backend_bench_cpu_seconds", "CPU time (user and system) of the loaders for one rule load of bench's size, per backend and step.", func(s bench.Step) float64 { return s.UserSeconds + s.SysSeconds }},
+	} {
+		gauge(m.name, m.help)
+		for _, r := range c.Results {
+			for _, s := range r.Steps {
+				if s.Step == bench.StepFull || s.Step == bench.StepPartial {
+					fmt.Fprintf(b, "%s{backend=%q,step=%q} %g\n", m.name, r.Backend, s.Step, m.v(s))
+				}
+			}
+		}
+	}
+}
+
+// plain keeps a label value read from a host file to the words our
+// records hold (lower-case letters, digits, '-', '.'), which need no
+// escaping; anything else is left out rather than quoted wrong.
+func plain(v string) bool {
+	if v == "" || len(v) > 32 {
+		return false
+	}
+	return strings.Trim(v, "abcdefghijklmnopqrstuvwxyz0123456789-.") == ""
+}
+
+// WriteFleetMetrics writes the textfile of what fleet returns into dir,
+// as WriteMetrics does; fleet (a probe of the host) is not asked when
+// node_exporter is not set up.
+func WriteFleetMetrics(root hostfs.Root, dir string, fleet func() Fleet) error {
+	return writeTextfile(root, dir, FleetMetricsFile, func() []byte { return FleetMetrics(fleet()) })
+}
+
+// writeTextfile writes one of watch's textfiles atomically into dir (a
+// host path under root). A missing directory means node_exporter is not
+// set up to read it: nothing is written, and no error. A file that cannot
+// be written is removed, so the fleet never reads an older run's values as
+// this one's.
+func writeTextfile(root hostfs.Root, dir, name string, data func() []byte) error {
+	if dir == "" {
+		return nil
+	}
+	if fi, err := root.Stat(dir); err != nil || !fi.IsDir() {
+		return nil
+	}
+	file := path.Join(dir, name)
+	if _, err := root.WriteFileAtomic(file, data(), 0o644); err != nil {
+		return errors.Join(fmt.Errorf("write %s: %w", root.Path(file), err), root.RemoveFile(file))
+	}
+	return nil
+}
