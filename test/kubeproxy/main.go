@@ -7,7 +7,13 @@
 // server: the Services and EndpointSlices are fed to the proxier's handlers
 // directly, as kube-proxy's informers would.
 //
-//	kubeproxy-oracle --mode iptables|nftables --services N [--ipv6=false] [--kubelet] [--metrics-out FILE] [--resync D]
+//	kubeproxy-oracle --mode iptables|nftables|ipvs --services N [--ipv6=false] [--kubelet] [--metrics-out FILE] [--ipvs-out FILE] [--resync D]
+//
+// --mode ipvs runs the ipvs proxier with the real iptables and the real
+// ipset command; what this machine's kernel lacks (ip_vs, dummy links) is
+// kube-proxy's own fakes, which it says in its output, and --ipvs-out
+// writes what they hold after the sync (virtual servers, kube-ipvs0's
+// addresses, the vs sysctls) as JSON.
 //
 // --resync D makes it stay like a running kube-proxy (the RKE2 stand-in of
 // the boot test): the proxier keeps its SyncLoop with D as kube-proxy's
@@ -38,7 +44,7 @@ import (
 )
 
 func main() {
-	mode := flag.String("mode", "", "kube-proxy's proxy mode: iptables or nftables")
+	mode := flag.String("mode", "", "kube-proxy's proxy mode: iptables, nftables or ipvs")
 	services := flag.Int("services", 10, "how many Services to program")
 	ipv6 := flag.Bool("ipv6", true, "dual-stack (IPv4 and IPv6 proxiers); false: IPv4 only")
 	kubelet := flag.Bool("kubelet", false, "also write what kubelet writes at startup (iptables chains)")
@@ -46,13 +52,15 @@ func main() {
 	verbosity := flag.Int("v", 0, "kube-proxy's log verbosity (klog -v)")
 	manifest := flag.String("manifest", "", "write the Services fed to each family's proxier to this JSON file")
 	metricsOut := flag.String("metrics-out", "", "after the first sync, write kube-proxy's /metrics page to this file")
+	ipvsOut := flag.String("ipvs-out", "", "--mode ipvs: after the first sync, write what kube-proxy's fakes hold to this JSON file")
 	resync := flag.Duration("resync", 0, "stay after the first sync, resyncing with this sync period, until SIGTERM (0: exit after the first sync)")
 	flag.Parse()
 	if *resync < 0 {
 		fmt.Fprintf(os.Stderr, "kubeproxy-oracle: --resync %s: want a positive period, or 0 to exit after the first sync\n", *resync)
 		os.Exit(2)
 	}
-	if err := run(*mode, *services, *ipv6, *kubelet, *timeout, *verbosity, *manifest, *metricsOut, *resync); err != nil {
+	outs := outputs{manifest: *manifest, metrics: *metricsOut, ipvs: *ipvsOut}
+	if err := run(*mode, *services, *ipv6, *kubelet, *timeout, *verbosity, outs, *resync); err != nil {
 		fmt.Fprintln(os.Stderr, "kubeproxy-oracle:", err)
 		os.Exit(1)
 	}
@@ -66,17 +74,26 @@ type proxierParams struct {
 	detectors map[v1.IPFamily]proxyutil.LocalTrafficDetector
 	recorder  events.EventRecorder
 	healthz   *healthcheck.ProxyHealthServer
+	ipvs      *ipvsFakes // ipvs mode only
 }
 
-func run(mode string, services int, ipv6, kubelet bool, timeout time.Duration, verbosity int, manifest, metricsOut string, resync time.Duration) error {
+// outputs are the files the oracle writes after the first sync ("": not).
+type outputs struct{ manifest, metrics, ipvs string }
+
+func run(mode string, services int, ipv6, kubelet bool, timeout time.Duration, verbosity int, outs outputs, resync time.Duration) error {
 	var proxyMode config.ProxyMode
 	switch mode {
 	case "iptables":
 		proxyMode = config.ProxyModeIPTables
 	case "nftables":
 		proxyMode = config.ProxyModeNFTables
+	case "ipvs":
+		proxyMode = config.ProxyModeIPVS
 	default:
-		return fmt.Errorf("--mode %q: want iptables or nftables", mode)
+		return fmt.Errorf("--mode %q: want iptables, nftables or ipvs", mode)
+	}
+	if outs.ipvs != "" && proxyMode != config.ProxyModeIPVS {
+		return fmt.Errorf("--ipvs-out %s: only --mode ipvs has IPVS fakes to write", outs.ipvs)
 	}
 	if services < 0 {
 		return fmt.Errorf("--services %d: want 0 or more", services)
@@ -111,7 +128,11 @@ func run(mode string, services int, ipv6, kubelet bool, timeout time.Duration, v
 	for _, f := range p.families {
 		p.detectors[f] = proxyutil.NewDetectLocalByCIDR(clusterCIDRs[f])
 	}
-	if proxyMode == config.ProxyModeIPTables || kubelet {
+	if proxyMode == config.ProxyModeIPVS {
+		p.ipvs = newIPVSFakes()
+		fmt.Printf("kubeproxy-oracle: ipvs mode: faked: %s\n", ipvsFaked)
+	}
+	if proxyMode != config.ProxyModeNFTables || kubelet {
 		if err := p.ipts.open(p.families); err != nil {
 			return err
 		}
@@ -127,7 +148,7 @@ func run(mode string, services int, ipv6, kubelet bool, timeout time.Duration, v
 	if err != nil {
 		return fmt.Errorf("creating the %s proxier: %w", mode, err)
 	}
-	c := newCluster(services, ipv6)
+	c := newCluster(services, ipv6, proxyMode == config.ProxyModeIPVS)
 	for _, s := range c.Services {
 		proxier.OnServiceAdd(s)
 	}
@@ -145,13 +166,18 @@ func run(mode string, services int, ipv6, kubelet bool, timeout time.Duration, v
 	if err := waitSynced(ctx, p.families); err != nil {
 		return fmt.Errorf("%s proxier with %d services: %w", mode, services, err)
 	}
-	if manifest != "" {
-		if err := writeManifest(manifest, c, p.families); err != nil {
+	if outs.manifest != "" {
+		if err := writeManifest(outs.manifest, c, p.families); err != nil {
 			return err
 		}
 	}
-	if metricsOut != "" {
-		if err := dumpMetrics(metricsOut); err != nil {
+	if outs.metrics != "" {
+		if err := dumpMetrics(outs.metrics); err != nil {
+			return err
+		}
+	}
+	if outs.ipvs != "" {
+		if err := p.ipvs.dump(outs.ipvs); err != nil {
 			return err
 		}
 	}

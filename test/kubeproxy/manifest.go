@@ -24,12 +24,17 @@ func writeManifest(path string, c *cluster, fams []v1.IPFamily) error {
 			}
 		}
 	}
-	b, err := json.MarshalIndent(m, "", "  ")
+	return writeJSON(path, "the manifest", m)
+}
+
+// writeJSON writes v to path as indented JSON; what names it in errors.
+func writeJSON(path, what string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
-		return err
+		return fmt.Errorf("encoding %s: %w", what, err)
 	}
 	if err := os.WriteFile(path, b, 0o644); err != nil {
-		return fmt.Errorf("writing the manifest: %w", err)
+		return fmt.Errorf("writing %s: %w", what, err)
 	}
 	return nil
 }

@@ -18,7 +18,7 @@ import (
 	"k8s.io/kubernetes/pkg/proxy"
 )
 
-var errNoIPTablesWrappers = errors.New("this oracle is built without sigs.k8s.io/iptables-wrappers (the Go module proxy does not serve v1.0.0, which Kubernetes 1.38 requires), so it has only the nftables proxier: no --mode iptables, no --kubelet")
+var errNoIPTablesWrappers = errors.New("this oracle is built without sigs.k8s.io/iptables-wrappers (the Go module proxy does not serve v1.0.0, which Kubernetes 1.38 requires), so it has only the nftables proxier: no --mode iptables or ipvs, no --kubelet")
 
 type iptablesClients struct{}
 
@@ -33,3 +33,16 @@ func kubeletRules(context.Context, iptablesClients, []v1.IPFamily) error {
 func newIPTablesProxier(context.Context, proxierParams) (proxy.Provider, error) {
 	return nil, errNoIPTablesWrappers
 }
+
+func newIPVSProxier(context.Context, proxierParams) (proxy.Provider, error) {
+	return nil, errNoIPTablesWrappers
+}
+
+// ipvsFakes has nothing to fake without the ipvs proxier.
+type ipvsFakes struct{}
+
+const ipvsFaked = "nothing (no ipvs proxier in this oracle)"
+
+func newIPVSFakes() *ipvsFakes { return &ipvsFakes{} }
+
+func (*ipvsFakes) dump(string) error { return errNoIPTablesWrappers }

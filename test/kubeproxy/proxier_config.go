@@ -17,6 +17,9 @@ import (
 
 func newProxier(ctx context.Context, p proxierParams) (proxy.Provider, error) {
 	c := p.config
+	if c.Mode == config.ProxyModeIPVS {
+		return newIPVSProxier(ctx, p)
+	}
 	if c.Mode != config.ProxyModeNFTables {
 		return newIPTablesProxier(ctx, p)
 	}

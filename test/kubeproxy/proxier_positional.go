@@ -18,6 +18,9 @@ import (
 
 func newProxier(ctx context.Context, p proxierParams) (proxy.Provider, error) {
 	c := p.config
+	if c.Mode == config.ProxyModeIPVS {
+		return newIPVSProxier(ctx, p)
+	}
 	if c.Mode == config.ProxyModeNFTables {
 		if len(p.families) == 2 {
 			return nftables.NewDualStackProxier(ctx, c.SyncPeriod.Duration, c.MinSyncPeriod.Duration,

@@ -36,9 +36,13 @@ type cluster struct {
 	Slices   []*discovery.EndpointSlice
 }
 
-func newCluster(n int, ipv6 bool) *cluster {
+// nodeInSourceRanges adds the node's IPv4 address to the LoadBalancer's
+// source ranges: ipvs mode otherwise blocks the node's own access to it
+// with the xt_ipvs match (-m ipvs), which needs the ip_vs module that the
+// kernels the oracle runs on may lack, so ipvs mode feeds this cluster.
+func newCluster(n int, ipv6, nodeInSourceRanges bool) *cluster {
 	c := &cluster{}
-	g := &generator{ipv6: ipv6, nextNodePort: 30000}
+	g := &generator{ipv6: ipv6, nextNodePort: 30000, nodeInSourceRanges: nodeInSourceRanges}
 	for i := 0; i < n; i++ {
 		svc, endpoints := g.service(i)
 		c.Services = append(c.Services, svc)
@@ -48,9 +52,10 @@ func newCluster(n int, ipv6 bool) *cluster {
 }
 
 type generator struct {
-	ipv6         bool
-	nextNodePort int32
-	nextPod      int64
+	ipv6               bool
+	nodeInSourceRanges bool
+	nextNodePort       int32
+	nextPod            int64
 }
 
 // service builds Service i and says how many endpoints it has.
@@ -90,6 +95,9 @@ func (g *generator) service(i int) (*v1.Service, int) {
 		svc.Spec.ExternalTrafficPolicy = v1.ServiceExternalTrafficPolicyLocal
 		svc.Spec.HealthCheckNodePort = g.nodePort()
 		svc.Spec.LoadBalancerSourceRanges = []string{"203.0.113.0/24", "198.51.100.0/24"}
+		if g.nodeInSourceRanges {
+			svc.Spec.LoadBalancerSourceRanges = append(svc.Spec.LoadBalancerSourceRanges, nodeIPs[v1.IPv4Protocol].String()+"/32")
+		}
 		svc.Status.LoadBalancer.Ingress = []v1.LoadBalancerIngress{{IP: addr("172.16.0.0/12", int64(i))}}
 	case kindExternalIPs:
 		svc.Spec.ExternalIPs = []string{addr("198.18.0.0/15", int64(i))}

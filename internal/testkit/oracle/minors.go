@@ -73,11 +73,24 @@ func LacksKubelet(minor string) string {
 	return ""
 }
 
+// LacksIPVS says why ipvs mode cannot run on backend b, or "": kube-proxy's
+// ipvs proxier programs iptables, so it pairs with an iptables backend
+// (which minors have one is Lacks's business).
+func LacksIPVS(b backend.Backend) string {
+	if b == backend.NFTables {
+		return "no ipvs mode on the nftables backend: kube-proxy's ipvs proxier writes iptables rules"
+	}
+	return ""
+}
+
 // Fit is o for minor's oracle and backend b: ok false when the oracle has
 // no proxier for b, otherwise o without kubelet's chains when it cannot
 // write them; notes say what was left out, for the test's log.
 func Fit(minor string, b backend.Backend, o Options) (fit Options, notes []string, ok bool) {
 	if why := Lacks(minor, b); why != "" {
+		return o, []string{why}, false
+	}
+	if why := LacksIPVS(b); o.IPVS && why != "" {
 		return o, []string{why}, false
 	}
 	if why := LacksKubelet(minor); o.Kubelet && why != "" {

@@ -17,61 +17,54 @@ import (
 // that every Service fed to a family's proxier is in that family's rules,
 // and that nothing landed in another backend.
 func TestProgramWritesKubeProxyRules(t *testing.T) {
-	for _, minor := range Minors {
-		for _, b := range backend.All {
-			o, notes, ok := Fit(minor, b, Options{IPv6: true, Kubelet: true})
-			logNotes(t, minor, b, notes)
-			if !ok {
-				continue
-			}
-			for _, n := range []int{10, 2000} {
-				t.Run(fmt.Sprintf("%s/%s/%d", minor, b, n), func(t *testing.T) {
-					if !nstest.InNetns(t) {
-						return
-					}
-					o.Services = n
-					checkFootprint(t, minor, b, o, Program(t, minor, b, o))
-				})
-			}
+	eachCell(t, Options{IPv6: true, Kubelet: true}, func(t *testing.T, minor string, b backend.Backend, o Options) {
+		for _, n := range []int{10, 2000} {
+			t.Run(fmt.Sprint(n), func(t *testing.T) {
+				if !nstest.InNetns(t) {
+					return
+				}
+				o.Services = n
+				checkFootprint(t, minor, b, o, Program(t, minor, b, o))
+			})
 		}
-	}
+	})
 }
 
-// logNotes says in the test output which cells of the matrix a minor's
-// oracle cannot run, or runs without kubelet's chains, and why.
-func logNotes(t *testing.T, minor string, b backend.Backend, notes []string) {
-	t.Helper()
-	for _, n := range notes {
-		t.Logf("%s/%s: %s", minor, b, n)
+// eachCell runs cell as subtest MINOR/BACKEND for every minor and backend
+// whose oracle can run o (Fit), and says in the test output which cells it
+// leaves out, or runs without kubelet's chains, and why. cell enters its
+// own netns (nstest.InNetns), once per oracle run.
+func eachCell(t *testing.T, o Options, cell func(t *testing.T, minor string, b backend.Backend, o Options)) {
+	for _, minor := range Minors {
+		for _, b := range backend.All {
+			fit, notes, ok := Fit(minor, b, o)
+			for _, n := range notes {
+				t.Logf("%s/%s: %s", minor, b, n)
+			}
+			if ok {
+				t.Run(minor+"/"+string(b), func(t *testing.T) { cell(t, minor, b, fit) })
+			}
+		}
 	}
 }
 
 // TestProgramSingleStack: without IPv6 kube-proxy runs one IPv4 proxier and
 // writes nothing for IPv6.
 func TestProgramSingleStack(t *testing.T) {
-	for _, minor := range Minors {
-		for _, b := range backend.All {
-			o, notes, ok := Fit(minor, b, Options{Services: 10, Kubelet: true})
-			logNotes(t, minor, b, notes)
-			if !ok {
-				continue
-			}
-			t.Run(minor+"/"+string(b), func(t *testing.T) {
-				if !nstest.InNetns(t) {
-					return
-				}
-				r := Program(t, minor, b, o)
-				if len(r.Services["IPv6"]) != 0 || len(r.Services["IPv4"]) != 10 {
-					t.Fatalf("single-stack oracle fed %d IPv4 and %d IPv6 services, want 10 and 0", len(r.Services["IPv4"]), len(r.Services["IPv6"]))
-				}
-				checkFootprint(t, minor, b, o, r)
-				ipv6 := run(t, "ip6tables-legacy-save") + run(t, "ip6tables-nft-save") + run(t, "nft", "list", "tables")
-				if strings.Contains(ipv6, "KUBE-") || strings.Contains(ipv6, "ip6 kube-proxy") {
-					t.Errorf("single-stack kube-proxy (or kubelet) wrote IPv6 rules:\n%s", ipv6)
-				}
-			})
+	eachCell(t, Options{Services: 10, Kubelet: true}, func(t *testing.T, minor string, b backend.Backend, o Options) {
+		if !nstest.InNetns(t) {
+			return
 		}
-	}
+		r := Program(t, minor, b, o)
+		if len(r.Services["IPv6"]) != 0 || len(r.Services["IPv4"]) != 10 {
+			t.Fatalf("single-stack oracle fed %d IPv4 and %d IPv6 services, want 10 and 0", len(r.Services["IPv4"]), len(r.Services["IPv6"]))
+		}
+		checkFootprint(t, minor, b, o, r)
+		ipv6 := run(t, "ip6tables-legacy-save") + run(t, "ip6tables-nft-save") + run(t, "nft", "list", "tables")
+		if strings.Contains(ipv6, "KUBE-") || strings.Contains(ipv6, "ip6 kube-proxy") {
+			t.Errorf("single-stack kube-proxy (or kubelet) wrote IPv6 rules:\n%s", ipv6)
+		}
+	})
 }
 
 func checkFootprint(t *testing.T, minor string, b backend.Backend, o Options, r Result) {

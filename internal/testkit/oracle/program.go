@@ -18,12 +18,34 @@ type Options struct {
 	Services int  // how many Services (of every kind, cycling)
 	IPv6     bool // dual-stack: both families' proxiers; false: IPv4 only
 	Kubelet  bool // also the chains kubelet writes at startup
+	// IPVS runs kube-proxy's ipvs proxier (proxy-mode=ipvs) with the
+	// backend's iptables flavour, instead of the backend's own proxier.
+	IPVS bool
 }
 
 // Result is what the oracle fed kube-proxy: per IP family ("IPv4",
 // "IPv6"), the namespace/name of every Service that family's proxier got.
 type Result struct {
 	Services map[string][]string
+	// IPVS is, in ipvs mode, what kube-proxy's fakes hold after the sync
+	// (the parts this machine's kernel cannot give); nil otherwise.
+	IPVS *IPVSState
+}
+
+// IPVSState is the oracle's --ipvs-out file: what was faked and what the
+// fakes hold (the JSON of test/kubeproxy's FakesDump).
+type IPVSState struct {
+	Faked          string `json:"faked"`
+	VirtualServers []struct {
+		Address     string   `json:"address"`
+		Protocol    string   `json:"protocol"`
+		Port        uint16   `json:"port"`
+		Scheduler   string   `json:"scheduler"`
+		RealServers []string `json:"realServers"`
+	} `json:"virtualServers"`
+	// KubeIPVS0 are the addresses bound to kube-ipvs0, per family.
+	KubeIPVS0 map[string][]string `json:"kubeIPVS0"`
+	Sysctls   map[string]int      `json:"sysctls"`
 }
 
 // Program runs kube-proxy's real proxier of the given minor in the current
@@ -48,6 +70,10 @@ func Program(t testing.TB, minor string, b backend.Backend, o Options) Result {
 	}
 	manifest := filepath.Join(tmp, "manifest.json")
 	args := append(Args(b, o), "--manifest", manifest)
+	ipvsOut := filepath.Join(tmp, "ipvs.json")
+	if o.IPVS {
+		args = append(args, "--ipvs-out", ipvsOut)
+	}
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "PATH="+path+string(os.PathListSeparator)+os.Getenv("PATH"))
 	start := time.Now()
@@ -64,12 +90,28 @@ func Program(t testing.TB, minor string, b backend.Backend, o Options) Result {
 	if err != nil {
 		t.Fatalf("oracle %s: reading its manifest %s: %v", minor, manifest, err)
 	}
+	if o.IPVS {
+		r.IPVS = &IPVSState{}
+		raw, err := os.ReadFile(ipvsOut)
+		if err == nil {
+			err = json.Unmarshal(raw, r.IPVS)
+		}
+		if err != nil {
+			t.Fatalf("oracle %s: reading what its ipvs fakes hold, %s: %v", minor, ipvsOut, err)
+		}
+		t.Logf("oracle %s ipvs mode faked: %s; they hold %d virtual servers, %d+%d addresses on kube-ipvs0 (IPv4+IPv6), sysctls %v",
+			minor, r.IPVS.Faked, len(r.IPVS.VirtualServers), len(r.IPVS.KubeIPVS0["IPv4"]), len(r.IPVS.KubeIPVS0["IPv6"]), r.IPVS.Sysctls)
+	}
 	return r
 }
 
 // Args are the oracle's command-line flags for backend b and o.
 func Args(b backend.Backend, o Options) []string {
-	args := []string{"--mode", b.ProxyMode(), "--services", fmt.Sprint(o.Services), fmt.Sprintf("--ipv6=%t", o.IPv6)}
+	mode := b.ProxyMode()
+	if o.IPVS {
+		mode = "ipvs"
+	}
+	args := []string{"--mode", mode, "--services", fmt.Sprint(o.Services), fmt.Sprintf("--ipv6=%t", o.IPv6)}
 	if o.Kubelet {
 		args = append(args, "--kubelet")
 	}
