@@ -30,7 +30,7 @@ var jsonCommands = map[string]bool{
 	"render":                false, // only says which subcommand to use
 	"generate":              false, // writes drop-ins, logs to the journal
 	"check":                 false, // node-problem-detector's one-line protocol
-	"switch":                false, // logs its steps to stderr; verify -o json tells the outcome
+	"switch":                true,  // its lines and the ipvs translation report; steps go to stderr
 	"watch":                 false, // a service: logs drift to the journal, status.json is its record
 	"help":                  false,
 	"completion bash":       false,

@@ -15,7 +15,7 @@ func init() { register(newSwitchCommand) }
 func newSwitchCommand(g *globals) *cobra.Command {
 	var r switchover.Request
 	cmd := flagsOnly("switch --to BACKEND [--dry-run] [--timeout D] | switch --resume | switch --rollback", "Move this node's kube-proxy to another backend, rolling back if verify fails", "switch", func(cmd *cobra.Command) error {
-		r.Root, r.ConfigFile, r.Out, r.Log = g.hostRoot(), g.configFile, g.stdout, g.stderr
+		r.Root, r.ConfigFile, r.Out, r.Log, r.JSON = g.hostRoot(), g.configFile, g.stdout, g.stderr, g.json()
 		err := switchover.Do(cmd.Context(), r)
 		var bad *switchover.UsageError
 		switch {

@@ -45,6 +45,9 @@ func (r Request) prepare(ctx context.Context, to backend.Backend) (s *Switch, do
 	var report []Translation
 	if fromIPVS || pinsIPVS(f, r.Root) {
 		report = TranslateIPVS(operatorArgs(f, r.Root), cfg.KubeProxy.ExtraArgs, r.ConfigFile, to)
+		if r.report != nil {
+			*r.report = report
+		}
 		from := to
 		if err == nil {
 			from = p.Decision.Backend

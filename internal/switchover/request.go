@@ -36,6 +36,11 @@ type Request struct {
 	// Out gets the outcome; Log the steps, the lock's waits, verify's
 	// progress and what a signal does.
 	Out, Log io.Writer
+	// JSON makes Out one JSON document (JSONOutcome) instead of lines.
+	JSON bool
+
+	// report is the ipvs translation prepare made, for the JSON form.
+	report *[]Translation
 }
 
 // UsageError is a request the switch refuses as asked, before it changes
@@ -80,6 +85,9 @@ func (r Request) check() (backend.Backend, error) {
 // prints its outcome. The error is a *UsageError when the request is what
 // is wrong.
 func Do(ctx context.Context, r Request) error {
+	if r.JSON {
+		return doJSON(ctx, r)
+	}
 	to, err := r.check()
 	if err != nil {
 		return err

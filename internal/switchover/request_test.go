@@ -3,7 +3,9 @@ package switchover
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -104,5 +106,18 @@ func TestDoMigratesOffIPVS(t *testing.T) {
 		if h.Root().Exists(hostfs.SwitchJournal) {
 			t.Error("the dry run wrote a journal")
 		}
+	}
+	// -o json: one document with the report as records and the refusal.
+	h := testhost.New(t).IPVSNodeOn("v1.36.3+rke2r1").File(hostfs.PlanFile, ipvsPlan)
+	var out bytes.Buffer
+	err := Do(context.Background(), Request{Root: hostfs.New(h.Dir()), ConfigFile: hostfs.ConfigFile, To: "nftables", DryRun: true, Timeout: time.Minute, Out: &out, Log: io.Discard, JSON: true})
+	var doc JSONOutcome
+	if jerr := json.Unmarshal(out.Bytes(), &doc); jerr != nil {
+		t.Fatalf("-o json: %v\n%s", jerr, &out)
+	}
+	var u *UsageError
+	if !errors.As(err, &u) || !doc.Refused || !strings.Contains(doc.Error, "remove that item") || len(doc.IPVSTranslation) != 2 ||
+		doc.IPVSTranslation[1].Arg != "ipvs-scheduler=sh" || doc.IPVSTranslation[1].Line != 2 || !strings.Contains(doc.IPVSTranslation[1].Becomes, "sessionAffinity: ClientIP") {
+		t.Errorf("-o json: %v\n%s", err, &out)
 	}
 }
