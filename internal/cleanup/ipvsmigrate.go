@@ -18,6 +18,7 @@ import (
 // and whose rules hold the sets), then SweepIPVS (virtual servers on
 // kube-ipvs0, the link, the sets), then the sysctls it leaves, said.
 type AfterIPVS struct {
+	DryRun bool `json:"dry_run"`
 	// Chains is one plan per iptables backend that had ipvs chains.
 	Chains []*Plan   `json:"chains"`
 	IPVS   IPVSSweep `json:"ipvs"`
@@ -27,12 +28,12 @@ type AfterIPVS struct {
 	Remaining []string `json:"remaining,omitempty"`
 }
 
-// SweepAfterIPVS runs the sweep in the caller's network namespace. The
-// error is set when something of kube-proxy's ipvs mode remains or a
-// part could not be read: a migration must not end on a node that still
-// answers ARP for Service IPs.
-func SweepAfterIPVS(ctx context.Context, run Runner) (AfterIPVS, error) {
-	var out AfterIPVS
+// SweepAfterIPVS runs the sweep in the caller's network namespace (with
+// dryRun, only says what it would remove). The error is set when something
+// of kube-proxy's ipvs mode remains or a part could not be read: a
+// migration must not end on a node that still answers ARP for Service IPs.
+func SweepAfterIPVS(ctx context.Context, run Runner, dryRun bool) (AfterIPVS, error) {
+	out := AfterIPVS{DryRun: dryRun}
 	var errs []error
 	for _, b := range []backend.Backend{backend.IptablesLegacy, backend.IptablesNFT} {
 		p, err := ipvsChains(ctx, run, b)
@@ -46,17 +47,24 @@ func SweepAfterIPVS(ctx context.Context, run Runner) (AfterIPVS, error) {
 		case p.Empty():
 			continue
 		}
+		if dryRun {
+			out.Chains = append(out.Chains, p)
+			continue
+		}
 		if err := Apply(ctx, run, p); err != nil {
 			errs = append(errs, err)
 			continue
 		}
 		out.Chains = append(out.Chains, p)
 	}
-	sweep, err := SweepIPVS(false)
+	sweep, err := SweepIPVS(dryRun)
 	out.IPVS.DryRun, out.IPVS.Removals, out.IPVS.Failed = sweep.DryRun, sweep.Removals, sweep.Failed
 	out.IPVS.Left = append(out.IPVS.Left, sweep.Left...)
 	errs = append(errs, err)
 	out.Sysctls = IPVSSysctls(hostfs.New("/"))
+	if dryRun {
+		return out, errors.Join(errs...)
+	}
 	l := ipvs.Classify(ipvs.ReadFootprint())
 	for _, s := range append(l.Sets, l.ReferencedSets...) {
 		out.Remaining = append(out.Remaining, "ipset "+s.Name)
@@ -99,7 +107,7 @@ func ipvsChains(ctx context.Context, run Runner, b backend.Backend) (*Plan, erro
 func (a AfterIPVS) Text() string {
 	var b strings.Builder
 	for _, p := range a.Chains {
-		b.WriteString(Result{Plan: p}.Text())
+		b.WriteString(Result{Plan: p, DryRun: a.DryRun}.Text())
 	}
 	b.WriteString(a.IPVS.Text())
 	for _, s := range a.Sysctls {

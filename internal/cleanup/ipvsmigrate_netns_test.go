@@ -42,7 +42,17 @@ iptables-legacy -w -A INPUT -m comment --comment "kubernetes health check rules"
 	if s, err := SweepIPVS(true); err != nil || len(s.Removals) != 0 {
 		t.Fatalf("before the chains go, the sets are removable: %v\n%s", err, s.Text())
 	}
-	got, err := SweepAfterIPVS(context.Background(), Exec)
+	// A dry run (cleanup --ipvs-leftovers --dry-run) changes nothing and
+	// says what would go.
+	before := nstest.Sh(t, "iptables-nft-save | grep -v '^#'; iptables-legacy-save | grep -v '^#'; ipset list -n")
+	dry, err := SweepAfterIPVS(context.Background(), Tools(true), true)
+	if err != nil || !strings.Contains(dry.Text(), "would remove 3 kube-proxy object(s) from iptables-nft") {
+		t.Errorf("dry run: %v\n%s", err, dry.Text())
+	}
+	if after := nstest.Sh(t, "iptables-nft-save | grep -v '^#'; iptables-legacy-save | grep -v '^#'; ipset list -n"); after != before {
+		t.Fatalf("the dry run changed the namespace:\n%s\nto\n%s", before, after)
+	}
+	got, err := SweepAfterIPVS(context.Background(), Exec, false)
 	t.Logf("sweep:\n%s", got.Text())
 	if err != nil {
 		t.Fatalf("sweep: %v", err)

@@ -25,7 +25,7 @@ func (w LiveSweeper) Sweep(ctx context.Context) (cleanup.AfterIPVS, error) {
 	if run == nil {
 		run = cleanup.Exec
 	}
-	return cleanup.SweepAfterIPVS(ctx, run)
+	return cleanup.SweepAfterIPVS(ctx, run, false)
 }
 
 // sweepIPVS runs the sweep and logs each line it says. Anything of
