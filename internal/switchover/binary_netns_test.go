@@ -149,7 +149,8 @@ func newFixture(t *testing.T, bin string, link bool) *fixture {
 // namespace of its own; false: the caller returns (see nstest.InNetns).
 func switchBinaryInNetns(t *testing.T) (string, bool) {
 	bin := os.Getenv(envBinary)
-	if bin == "" && os.Getenv("NSTEST_NETNS_TEST") == "" && os.Geteuid() == 0 {
+	// An earlier test's build went with its TempDir: build again.
+	if _, err := os.Stat(bin); (bin == "" || err != nil) && os.Getenv("NSTEST_NETNS_TEST") == "" && os.Geteuid() == 0 {
 		bin = filepath.Join(t.TempDir(), "rke2-proxy-backend")
 		if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/rke2-proxy-backend").CombinedOutput(); err != nil {
 			t.Fatalf("build: %v\n%s", err, out)
