@@ -1,6 +1,7 @@
 package switchover
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -58,4 +59,24 @@ func TestTranslateIPVS(t *testing.T) {
 	if got := TranslateIPVS(args[8:], nil, hostfs.ConfigFile, backend.IptablesNFT); len(got) != 0 {
 		t.Errorf("no ipvs item, yet %v", got)
 	}
+}
+
+// Any item: translated exactly when it is ipvs's (an ipvs-* flag,
+// proxy-mode=ipvs, a KubeProxyIPVS gate), and its line then names the
+// item as written and says what to do.
+func FuzzTranslateIPVS(f *testing.F) {
+	for _, seed := range []string{"ipvs-scheduler=sh", "--ipvs-strict-arp", "proxy-mode=ipvs", "proxy-mode=iptables", "feature-gates=KubeProxyIPVS=true,X=false", "ipvs-tcp-timeout=0s", "metrics-bind-address=0.0.0.0", "", "=", "--"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, item string) {
+		got := TranslateIPVS([]rke2.Setting{{Value: item, File: "/etc/rancher/rke2/config.yaml", Line: 3}}, nil, hostfs.ConfigFile, backend.NFTables)
+		name, value, _ := strings.Cut(strings.TrimPrefix(strings.TrimSpace(item), "--"), "=")
+		want := strings.HasPrefix(name, "ipvs-") || (name == "proxy-mode" && strings.TrimSpace(value) == "ipvs") || (name == "feature-gates" && strings.Contains(value, "KubeProxyIPVS"))
+		if (len(got) == 1) != want || len(got) > 1 {
+			t.Fatalf("%q: %d translations, want ipvs's: %v", item, len(got), want)
+		}
+		if want && (got[0].Becomes == "" || !strings.Contains(got[0].String(), strconv.Quote(item)) || !strings.Contains(got[0].String(), "line 3")) {
+			t.Errorf("%q: %q", item, got[0])
+		}
+	})
 }

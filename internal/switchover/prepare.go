@@ -43,8 +43,8 @@ func (r Request) prepare(ctx context.Context, to backend.Backend) (s *Switch, do
 	// first, refused or not: it is what the operator changes.
 	fromIPVS := err == nil && p.Decision.ProxyMode == decide.ProxyModeIPVS
 	var report []Translation
-	if fromIPVS || pinsIPVS(f, r.Root) {
-		report = TranslateIPVS(operatorArgs(f, r.Root), cfg.KubeProxy.ExtraArgs, r.ConfigFile, to)
+	if args := operatorArgs(f, r.Root); fromIPVS || pinsIPVS(args) {
+		report = TranslateIPVS(args, cfg.KubeProxy.ExtraArgs, r.ConfigFile, to)
 		if r.report != nil {
 			*r.report = report
 		}
@@ -79,18 +79,19 @@ func (r Request) prepare(ctx context.Context, to backend.Backend) (s *Switch, do
 // operatorArgs are RKE2's kube-proxy-arg items without the tool's drop-in's.
 func operatorArgs(f facts.Facts, root hostfs.Root) []rke2.Setting {
 	var out []rke2.Setting
+	ours := dropInPath(root)
 	for _, a := range f.RKE2.Config.Settings(rke2.KeyKubeProxyArg) {
-		if a.File != dropInPath(root) {
+		if a.File != ours {
 			out = append(out, a)
 		}
 	}
 	return out
 }
 
-// pinsIPVS: the operator's items end on proxy-mode=ipvs.
-func pinsIPVS(f facts.Facts, root hostfs.Root) bool {
+// pinsIPVS: the operator's items (operatorArgs) end on proxy-mode=ipvs.
+func pinsIPVS(args []rke2.Setting) bool {
 	mode := ""
-	for _, a := range operatorArgs(f, root) {
+	for _, a := range args {
 		if name, value, _ := strings.Cut(strings.TrimPrefix(strings.TrimSpace(a.Value), "--"), "="); name == "proxy-mode" {
 			mode = strings.TrimSpace(value)
 		}
