@@ -1,6 +1,7 @@
 package cleanup
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -9,16 +10,18 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/plan"
 )
 
-// IPVSLeftovers is `cleanup --ipvs-leftovers`: the sweep (SweepIPVS) of
+// IPVSLeftovers is `cleanup --ipvs-leftovers`: the sweep a migration off
+// ipvs ends with (SweepAfterIPVS: ipvs mode's own chains in both iptables
+// backends, then its sets, kube-ipvs0 and the virtual servers on it) of
 // this network namespace, once root's plan says kube-proxy is not in ipvs
 // mode. On an ipvs node kube-ipvs0 and the virtual servers are kube-proxy's
 // live dataplane, not leftovers, so without that word the sweep refuses
 // unless Force, before it reads or writes anything.
-func IPVSLeftovers(root hostfs.Root, opts Options) (IPVSSweep, error) {
+func IPVSLeftovers(ctx context.Context, root hostfs.Root, opts Options) (AfterIPVS, error) {
 	if err := ipvsGuard(root); err != nil && !opts.Force {
-		return IPVSSweep{}, err
+		return AfterIPVS{}, err
 	}
-	return SweepIPVS(opts.DryRun)
+	return SweepAfterIPVS(ctx, Tools(opts.DryRun), opts.DryRun)
 }
 
 func ipvsGuard(root hostfs.Root) error {

@@ -1,6 +1,7 @@
 package cleanup
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -17,7 +18,7 @@ func TestIPVSLeftoversRefusesLiveIPVS(t *testing.T) {
 		{"ipvs mode", ipvsPlan, "kube-proxy runs in ipvs mode"},
 		{"corrupt", "not json", hostfs.PlanFile},
 	} {
-		_, err := IPVSLeftovers(rootWithPlan(t, tc.plan), Options{DryRun: true})
+		_, err := IPVSLeftovers(context.Background(), rootWithPlan(t, tc.plan), Options{DryRun: true})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want an error containing %q", tc.name, err, tc.want)
 		}

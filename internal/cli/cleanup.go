@@ -20,7 +20,7 @@ func newCleanupCommand(g *globals) *cobra.Command {
 			if backendName != "" || kubeletHints {
 				return usageError(errors.New("--ipvs-leftovers takes neither --backend nor --kubelet-hints: it removes only ipvs's own state"))
 			}
-			sw, err := cleanup.IPVSLeftovers(g.hostRoot(), cleanup.Options{DryRun: dryRun, Force: force})
+			sw, err := cleanup.IPVSLeftovers(cmd.Context(), g.hostRoot(), cleanup.Options{DryRun: dryRun, Force: force})
 			if err != nil {
 				return failure("cleanup --ipvs-leftovers: %w", err)
 			}

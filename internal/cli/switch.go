@@ -12,9 +12,10 @@ import (
 
 func newSwitchCommand(g *globals) *cobra.Command {
 	var r switchover.Request
-	// switch logs its steps to stderr; verify -o json tells the outcome.
-	cmd := flagsOnly(spec{"switch --to BACKEND [--dry-run] [--timeout D] | switch --resume | switch --rollback", "Move this node's kube-proxy to another backend, rolling back if verify fails", "switch", textOnly}, func(cmd *cobra.Command) error {
-		r.Root, r.ConfigFile, r.Out, r.Log = g.hostRoot(), g.configFile, g.stdout, g.stderr
+	// switch prints its lines and the ipvs translation report (one JSON
+	// document with -o json); its steps go to stderr.
+	cmd := flagsOnly(spec{"switch --to BACKEND [--dry-run] [--timeout D] | switch --resume | switch --rollback", "Move this node's kube-proxy to another backend, rolling back if verify fails", "switch", printsJSON}, func(cmd *cobra.Command) error {
+		r.Root, r.ConfigFile, r.Out, r.Log, r.JSON = g.hostRoot(), g.configFile, g.stdout, g.stderr, g.json()
 		err := switchover.Do(cmd.Context(), r)
 		var bad *switchover.UsageError
 		switch {

@@ -10,6 +10,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kmod"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kpargs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 )
 
 // ProxyModeIPVS is kube-proxy's --proxy-mode for ipvs. ipvs mode still
@@ -143,7 +144,7 @@ func ipvsLifecycleReason(f facts.Facts, target, file string) string {
 	v := f.RKE2.Kubernetes
 	timeline := fmt.Sprintf("kube-proxy deprecates ipvs mode (KEP-5495): it warns from Kubernetes 1.%d, puts it behind the feature gate KubeProxyIPVS from 1.%d, refuses it from 1.%d unless feature-gates=KubeProxyIPVS=true, and has no ipvs mode from 1.%d",
 		l.Deprecated.Minor, l.Gate.Minor, l.Off.Minor, l.Gone.Minor)
-	how := fmt.Sprintf("Migrate to %s: rke2-proxy-backend switch cannot move a node off ipvs yet, so by hand: remove proxy-mode=ipvs and the ipvs-* kube-proxy-arg items from %s, restart rke2-server (or rke2-agent), then remove what ipvs mode leaves, which RKE2's kube-proxy does not clean (its pod mounts no /lib/modules): the kube-ipvs0 link, kube-proxy's KUBE-* ipsets, and the IPVS virtual servers on kube-ipvs0's addresses (never another owner's, such as keepalived's).", target, file)
+	how := fmt.Sprintf("Migrate to %s: remove proxy-mode=ipvs and the ipvs-* kube-proxy-arg items from %s without restarting RKE2 (`rke2-proxy-backend switch --to BACKEND --dry-run` says what each ipvs-* item becomes), then run `rke2-proxy-backend switch --to BACKEND`: it restarts RKE2 and removes what ipvs mode leaves, which RKE2's kube-proxy does not clean (its pod mounts no /lib/modules): the kube-ipvs0 link, kube-proxy's KUBE-* ipsets, and the IPVS virtual servers on kube-ipvs0's addresses (never another owner's, such as keepalived's).", target, file)
 	switch {
 	case !v.Known():
 		return fmt.Sprintf("Note: %s; the Kubernetes version RKE2 runs is unknown. %s", timeline, how)
@@ -157,17 +158,27 @@ func ipvsLifecycleReason(f facts.Facts, target, file string) string {
 	return fmt.Sprintf("Note: %s; RKE2 runs Kubernetes %s, which still runs ipvs without a warning. %s", timeline, v, how)
 }
 
-// ipvsSwitchRefusal is why switch must not move a node RKE2 runs in ipvs
-// mode: to nftables it would write a second proxy mode over the
-// operator's, and between the iptables backends verify cannot yet judge
-// ipvs's footprint, so the switch would roll back. "" for other nodes.
+// ipvsSwitchRefusal is why switch must not yet move a node whose RKE2
+// config still sets proxy-mode=ipvs: the operator's item is the last
+// proxy-mode kube-proxy reads (respect_rke2_config keeps it, and the tool
+// never edits RKE2's config), so a restart would bring ipvs back and the
+// switch would roll back. The operator removes the item, and the switch
+// then migrates the node (the plan still says ipvs). "" for other nodes.
 func ipvsSwitchRefusal(f facts.Facts, b backend.Backend) string {
-	mode, file := f.RKE2.Config.KubeProxyArg("proxy-mode", ourDropIn(f))
-	if strings.TrimSpace(mode) != ProxyModeIPVS {
+	var pin *rke2.Setting
+	mode := ""
+	for _, a := range f.RKE2.Config.Settings(rke2.KeyKubeProxyArg) {
+		name, value, _ := strings.Cut(strings.TrimPrefix(strings.TrimSpace(a.Value), "--"), "=")
+		if name == "proxy-mode" && a.File != ourDropIn(f) {
+			pin, mode = &a, strings.TrimSpace(value)
+		}
+	}
+	if pin == nil || mode != ProxyModeIPVS {
 		return ""
 	}
-	if b == backend.NFTables {
-		return fmt.Sprintf("RKE2's config sets proxy-mode=ipvs in %s, and switch does not migrate a node off ipvs yet; move by hand as `rke2-proxy-backend detect` says (its ipvs reason)", file)
+	where := pin.File
+	if pin.Line > 0 {
+		where += fmt.Sprintf(" line %d", pin.Line)
 	}
-	return fmt.Sprintf("RKE2's config sets proxy-mode=ipvs in %s, and switch cannot yet prove ipvs mode's rules in %s, so it would roll back; set backend: %s in %s and restart RKE2 instead", file, b, b, hostfs.ConfigFile)
+	return fmt.Sprintf("RKE2's config sets proxy-mode=ipvs (%s, kube-proxy-arg item %q), the mode kube-proxy would come back in after the restart (rke2-proxy-backend never edits RKE2's config): remove that item, without restarting RKE2, then run `rke2-proxy-backend switch --to %s` again; it restarts RKE2 and removes ipvs's leftovers (`--dry-run` says what each ipvs-* setting becomes)", where, pin.Value, b)
 }

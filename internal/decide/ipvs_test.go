@@ -150,12 +150,19 @@ func TestIPVSScheduler(t *testing.T) {
 	}
 }
 
-// switch does not move an ipvs node (it would write a second proxy mode,
-// or roll back on verify's iptables-mode expectation), and says why.
+// switch does not move a node whose RKE2 config still pins ipvs (the
+// restart would bring ipvs back): it names the file, the line and the
+// item to remove. Once the item is gone the node can be migrated.
 func TestIPVSSwitchRefused(t *testing.T) {
 	f, _, _ := decideOn(t, testhost.New(t).IPVSNodeOn("v1.36.3+rke2r1"))
-	if why := SwitchRefusal(f, backend.IptablesLegacy); !strings.Contains(why, "proxy-mode=ipvs in /etc/rancher/rke2/config.yaml") || !strings.Contains(why, "set backend: iptables-legacy in /etc/rke2-proxy-backend/config.yaml") {
+	if why := SwitchRefusal(f, backend.IptablesLegacy); !strings.Contains(why, `proxy-mode=ipvs (/etc/rancher/rke2/config.yaml line 2, kube-proxy-arg item "proxy-mode=ipvs")`) || !strings.Contains(why, "remove that item, without restarting RKE2, then run `rke2-proxy-backend switch --to iptables-legacy` again") {
 		t.Errorf("switch to iptables-legacy: %q", why)
+	}
+	h := testhost.New(t).Debian12().RKE2Unit("tarball", "server").RKE2Version("v1.36.3+rke2r1").
+		RKE2Config("config.yaml", "kube-proxy-arg:\n  - ipvs-scheduler=sh\n")
+	f, _, _ = decideOn(t, h)
+	if why := SwitchRefusal(f, backend.IptablesLegacy); why != "" {
+		t.Errorf("with proxy-mode=ipvs removed, switch is refused: %q", why)
 	}
 }
 

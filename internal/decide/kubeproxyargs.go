@@ -82,6 +82,12 @@ func (s *state) extraArgs(mode string) []string {
 		file = hostfs.ConfigFile
 	}
 	for _, extra := range s.c.KubeProxy.ExtraArgs {
+		// An ipvs-* flag does nothing outside ipvs mode, and kube-proxy
+		// drops it with ipvs: a node migrated off ipvs keeps none of ours.
+		if name, _, _ := strings.Cut(strings.TrimPrefix(strings.TrimSpace(extra), "--"), "="); strings.HasPrefix(name, "ipvs-") && mode != ProxyModeIPVS {
+			s.say("kube_proxy.extra_args in %s has %q, which applies only to ipvs mode, and kube-proxy runs %s mode, so the drop-in leaves it out.", file, extra, mode)
+			continue
+		}
 		args := []rke2.Setting{{Value: "proxy-mode=" + mode}, {Value: extra, File: file}}
 		var dropped []kpargs.Finding
 		for _, fd := range kpargs.Check(s.f.RKE2.Kubernetes, args) {

@@ -98,10 +98,29 @@ func TestExtraArgsDropped(t *testing.T) {
 	}
 }
 
+// Before 1.40 kube-proxy still takes ipvs-* flags in every mode, but a
+// node out of ipvs keeps none of the tool's: a migrated node's drop-in
+// carries nothing that 1.40 ignores and ipvs's removal takes away.
+func TestExtraIPVSArgsLeftOutOfIPVS(t *testing.T) {
+	h := testhost.New(t).Debian12().RKE2Unit("tarball", "server").RKE2Version("v1.36.3+rke2r1").
+		File(hostfs.ConfigFile, "kube_proxy:\n  extra_args:\n    - ipvs-scheduler=sh\n    - ipvs-strict-arp=true\n    - iptables-min-sync-period=2s\n")
+	_, _, d := decideOn(t, h)
+	if want := []string{"proxy-mode=iptables", "iptables-min-sync-period=2s"}; !slices.Equal(d.KubeProxyArgs, want) {
+		t.Errorf("KubeProxyArgs = %q, want %q", d.KubeProxyArgs, want)
+	}
+	if reasonWith(d, `"ipvs-strict-arp=true", which applies only to ipvs mode, and kube-proxy runs iptables mode, so the drop-in leaves it out`) == "" {
+		t.Errorf("no reason for the left-out item in:\n%s", strings.Join(d.Reasons, "\n"))
+	}
+	_, _, d = decideOn(t, testhost.New(t).IPVSNodeOn("v1.36.3+rke2r1").File(hostfs.ConfigFile, "kube_proxy:\n  extra_args:\n    - ipvs-strict-arp=true\n"))
+	if !slices.Contains(d.KubeProxyArgs, "ipvs-strict-arp=true") {
+		t.Errorf("under ipvs the item is dropped: %q", d.KubeProxyArgs)
+	}
+}
+
 // proxy-mode=ipvs pinned in RKE2's config: the tool keeps the mode and
 // decides the backend under it, but from 1.40 kube-proxy refuses the mode,
-// and that is said. switch cannot migrate off ipvs yet and says so rather
-// than write a second proxy mode over the operator's.
+// and that is said. switch refuses until the operator removes the item
+// (it never writes a second proxy mode over the operator's), naming it.
 func TestIPVSPinOn140(t *testing.T) {
 	h := testhost.New(t).Debian12().RKE2Unit("tarball", "server").RKE2Version("v1.40.0+rke2r1").PinnedProxyMode("ipvs")
 	f, c, d := decideOn(t, h)
@@ -111,7 +130,7 @@ func TestIPVSPinOn140(t *testing.T) {
 	if fs := KubeProxyRefusals(f, c, d); len(fs) != 1 || fs[0].Severity != kpargs.Refuses {
 		t.Errorf("refusals %+v", fs)
 	}
-	if why := SwitchRefusal(f, backend.NFTables); !strings.Contains(why, "proxy-mode=ipvs in /etc/rancher/rke2/config.yaml") || !strings.Contains(why, "does not migrate a node off ipvs yet") {
+	if why := SwitchRefusal(f, backend.NFTables); !strings.Contains(why, "proxy-mode=ipvs (/etc/rancher/rke2/config.yaml line 2") || !strings.Contains(why, "remove that item") {
 		t.Errorf("switch to nftables from ipvs: %q", why)
 	}
 }

@@ -3,6 +3,7 @@ package switchover
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -49,6 +50,11 @@ restart)
 		# A test makes kube-proxy fail on a backend by naming it here.
 		if [ -e "$ctl/broken-$b" ]; then echo "$b" >"$ctl/kube-proxy"; exit 0; fi
 		case "$b" in
+		nftables)
+			"$bin" render expected --backend nftables | nft -f - || exit 1
+			echo "$b" >"$ctl/kube-proxy"
+			exit 0
+			;;
 		iptables-legacy) t=iptables-legacy-restore ;;
 		iptables-nft) t=iptables-nft-restore ;;
 		*) echo "fake RKE2 plays no $b" >&2; exit 1 ;;
@@ -136,6 +142,22 @@ func newFixture(t *testing.T, bin string, link bool) *fixture {
 		t.Fatalf("first start: %v\n%s", err, out)
 	}
 	return f
+}
+
+// switchBinaryInNetns builds the binary (outside the namespace, once:
+// the child inherits envBinary) and runs the calling test in a network
+// namespace of its own; false: the caller returns (see nstest.InNetns).
+func switchBinaryInNetns(t *testing.T) (string, bool) {
+	bin := os.Getenv(envBinary)
+	// An earlier test's build went with its TempDir: build again.
+	if _, err := os.Stat(bin); (bin == "" || err != nil) && os.Getenv("NSTEST_NETNS_TEST") == "" && os.Geteuid() == 0 {
+		bin = filepath.Join(t.TempDir(), "rke2-proxy-backend")
+		if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/rke2-proxy-backend").CombinedOutput(); err != nil {
+			t.Fatalf("build: %v\n%s", err, out)
+		}
+		os.Setenv(envBinary, bin)
+	}
+	return os.Getenv(envBinary), nstest.InNetns(t)
 }
 
 func write(t *testing.T, p, data string, perm os.FileMode) {
@@ -316,15 +338,8 @@ func (f *fixture) ends(want string, log fmt.Stringer) {
 // and SIGKILL; each kill is finished by --resume, --rollback, or a plain
 // rerun (which must refuse and name both) then --rollback.
 func TestSwitchBinaryInterrupted(t *testing.T) {
-	bin := os.Getenv(envBinary)
-	if bin == "" && os.Getenv("NSTEST_NETNS_TEST") == "" && os.Geteuid() == 0 {
-		bin = filepath.Join(t.TempDir(), "rke2-proxy-backend")
-		if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/rke2-proxy-backend").CombinedOutput(); err != nil {
-			t.Fatalf("build: %v\n%s", err, out)
-		}
-		os.Setenv(envBinary, bin)
-	}
-	if !nstest.InNetns(t) {
+	bin, ok := switchBinaryInNetns(t)
+	if !ok {
 		return
 	}
 	for _, tool := range []string{"iptables-legacy-restore", "iptables-nft-restore", "iptables-legacy-save", "iptables-nft-save"} {
@@ -564,4 +579,139 @@ func (f *fixture) httpPause() {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// TestSwitchBinaryMigratesOffIPVS runs the real binary's migration off
+// ipvs on a fixture root in a network namespace of its own: RKE2 (the
+// fake systemctl) runs kube-proxy in ipvs mode over iptables-legacy, and
+// the namespace holds what ipvs mode adds on real netfilter (kube-proxy's
+// KUBE-* ipsets, its KUBE-IPVS-FILTER chain using them, a KUBE-LOAD-BALANCER
+// chain stranded in iptables-nft) beside another owner's set and chain
+// (fail2ban's). While RKE2's config pins proxy-mode=ipvs the switch prints
+// the translation report and refuses, changing nothing; once the operator
+// removed the item it restarts RKE2 into nftables mode, sweeps ipvs's
+// leftovers (only kube-proxy's) and verify passes. kube-proxy's own ipvs
+// rules are played by the fake: iptables mode's skeleton plus the ipvs
+// chains above (the oracle's ipvs mode is not in this tree yet).
+func TestSwitchBinaryMigratesOffIPVS(t *testing.T) {
+	bin, ok := switchBinaryInNetns(t)
+	if !ok {
+		return
+	}
+	for _, tool := range []string{"iptables-legacy-restore", "iptables-nft-restore", "iptables-legacy-save", "iptables-nft-save", "nft", "ipset"} {
+		nstest.Tool(t, tool)
+	}
+	nstest.Sh(t, "ip link set lo up")
+	ln, err := net.Listen("tcp", "127.0.0.1:10249")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f *fixture
+	// kube-proxy's /proxyMode: the mode the last RKE2 start planned.
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		data, _ := os.ReadFile(filepath.Join(f.root, hostfs.PlanFile))
+		var p struct {
+			Decision struct {
+				ProxyMode string `json:"proxy_mode"`
+			} `json:"decision"`
+		}
+		json.Unmarshal(data, &p)
+		fmt.Fprint(w, p.Decision.ProxyMode)
+	})}
+	f = newFixture(t, bin, false)
+	go srv.Serve(ln)
+	defer srv.Close()
+
+	// RKE2 v1.36.3 (documents nftables mode), as its data dir says.
+	data := filepath.Join(f.root, "var/lib/rancher/rke2/data/v1.36.3-rke2r1-0123456789ab")
+	write(t, filepath.Join(data, "bin/kubectl"), "#!fake kubectl\n", 0o755)
+	write(t, filepath.Join(data, ".extracted"), "", 0o644)
+	if err := os.Symlink(filepath.Join("/var/lib/rancher/rke2/data/v1.36.3-rke2r1-0123456789ab", "bin"), filepath.Join(f.root, "var/lib/rancher/rke2/bin")); err != nil {
+		t.Fatal(err)
+	}
+	rke2Config := func(args ...string) {
+		write(t, filepath.Join(f.root, hostfs.RKE2ConfigFile), "kube-proxy-arg:\n  - "+strings.Join(args, "\n  - ")+"\n", 0o600)
+	}
+	rke2Config("proxy-mode=ipvs", "ipvs-scheduler=sh", "ipvs-strict-arp=true")
+	if out, err := f.cmd("", "systemctl-restart").CombinedOutput(); err != nil {
+		t.Fatalf("start in ipvs mode: %v\n%s", err, out)
+	}
+	plan, _ := os.ReadFile(filepath.Join(f.root, hostfs.PlanFile))
+	if !strings.Contains(string(plan), `"proxy_mode": "ipvs"`) {
+		t.Fatalf("the plan does not say ipvs:\n%s", plan)
+	}
+	nstest.Sh(t, `
+ipset create KUBE-CLUSTER-IP hash:ip,port family inet comment
+ipset create KUBE-NODE-PORT-TCP bitmap:port range 0-65535 comment
+ipset create KUBE-LOAD-BALANCER hash:ip,port family inet comment
+ipset create f2b-sshd hash:ip family inet
+iptables-legacy -w -N KUBE-IPVS-FILTER
+iptables-legacy -w -A KUBE-IPVS-FILTER -m set --match-set KUBE-CLUSTER-IP dst,dst -j RETURN
+iptables-legacy -w -A KUBE-IPVS-FILTER -p tcp -m set --match-set KUBE-NODE-PORT-TCP dst -j RETURN
+iptables-legacy -w -A INPUT -m comment --comment "kubernetes ipvs access filter" -j KUBE-IPVS-FILTER
+iptables-nft -w -t nat -N KUBE-LOAD-BALANCER
+iptables-nft -w -t nat -A KUBE-LOAD-BALANCER -m set --match-set KUBE-LOAD-BALANCER dst,dst -j RETURN
+iptables-nft -w -N f2b-sshd
+iptables-nft -w -A f2b-sshd -m set --match-set f2b-sshd src -j REJECT
+iptables-nft -w -A INPUT -p tcp --dport 22 -j f2b-sshd
+`)
+	cfgBefore, _ := os.ReadFile(filepath.Join(f.root, hostfs.ConfigFile))
+
+	// Pinned: the report, then the refusal naming the item; nothing changed.
+	out, err := f.cmd("", "switch", "--to", "nftables", "--timeout", "30s").CombinedOutput()
+	t.Logf("pinned:\n%s", out)
+	if code := exitCode(err); code != 2 || !strings.Contains(string(out), `config.yaml line 1, kube-proxy-arg item "proxy-mode=ipvs"), the mode kube-proxy would come back in`) ||
+		!strings.Contains(string(out), `kube-proxy-arg "ipvs-scheduler=sh": nftables mode has no hashing scheduler`) {
+		t.Errorf("pinned: exit %d, want 2 with the report and the item named", code)
+	}
+	if cfg, _ := os.ReadFile(filepath.Join(f.root, hostfs.ConfigFile)); string(cfg) != string(cfgBefore) || f.journal() != nil {
+		t.Errorf("the refused switch changed the config (%q) or left a journal", cfg)
+	}
+
+	// The operator removes proxy-mode=ipvs (RKE2 not restarted).
+	rke2Config("ipvs-scheduler=sh", "ipvs-strict-arp=true")
+	p := f.start("switch", "--to", "nftables", "--timeout", "30s")
+	code := p.wait(t)
+	t.Logf("migration: exit %d\nstdout:\n%s\nstderr:\n%s", code, &p.stdout, &p.stderr)
+	if code != 0 {
+		a, _ := os.ReadFile(filepath.Join(f.ctl, "apply.log"))
+		t.Fatalf("the migration failed; apply (RKE2's ExecStartPre) said:\n%s", a)
+	}
+	for _, want := range []string{"switch: migrating off ipvs: kube-proxy runs ipvs mode over iptables-legacy's iptables", `"ipvs-strict-arp=true": not needed`,
+		"switch: kube-proxy left ipvs mode: it runs nftables mode on nftables, verified"} {
+		if !strings.Contains(p.stdout.String(), want) {
+			t.Errorf("stdout lacks %q", want)
+		}
+	}
+	for _, want := range []string{"[finished] remove what ipvs mode left", "removed 3 kube-proxy ipvs leftover(s)", "IPVS not in this kernel", "removed 1 kube-proxy object(s) from iptables-nft"} {
+		if !strings.Contains(p.stderr.String(), want) {
+			t.Errorf("stderr lacks %q", want)
+		}
+	}
+	if sets := nstest.Sh(t, "ipset list -n"); sets != "f2b-sshd\n" {
+		t.Errorf("sets after the migration %q, want only fail2ban's", sets)
+	}
+	// kubelet's KUBE-FIREWALL (played by the fake) is kubelet's, and stays.
+	if legacy := nstest.Sh(t, "iptables-legacy-save"); strings.Contains(legacy, "KUBE-IPVS-FILTER") || strings.Contains(legacy, "KUBE-SERVICES") {
+		t.Errorf("kube-proxy's chains left in iptables-legacy:\n%s", legacy)
+	}
+	if nft := nstest.Sh(t, "iptables-nft-save"); strings.Contains(nft, "KUBE-LOAD-BALANCER") || !strings.Contains(nft, "-A INPUT -p tcp -m tcp --dport 22 -j f2b-sshd") {
+		t.Errorf("iptables-nft after the migration:\n%s", nft)
+	}
+	if cfg, _ := os.ReadFile(filepath.Join(f.root, hostfs.ConfigFile)); !strings.Contains(string(cfg), "backend: nftables") || f.journal() != nil {
+		t.Errorf("config %q, journal %+v", cfg, f.journal())
+	}
+	if out, err := f.cmd("", "verify", "--wait", "20s", "--expect", "nftables").CombinedOutput(); err != nil {
+		t.Errorf("verify --expect nftables: %v\n%s", err, out)
+	}
+}
+
+func exitCode(err error) int {
+	if err == nil {
+		return 0
+	}
+	if e, ok := err.(*exec.ExitError); ok {
+		return e.ExitCode()
+	}
+	return -1
 }

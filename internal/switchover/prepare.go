@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"net"
 	"os"
+	"strings"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/apply"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
@@ -35,10 +36,28 @@ func (r Request) prepare(ctx context.Context, to backend.Backend) (s *Switch, do
 	}
 	// The facts apply will see when the switch restarts RKE2: the binary's
 	// release (a gate it removed), the host's nft (a skewed pair).
-	if why := decide.SwitchRefusal(facts.Probe(r.Root, hostplan.Apply), to); why != "" {
+	f := facts.Probe(r.Root, hostplan.Apply)
+	p, err := plan.Read(r.Root)
+	// A migration off ipvs: the plan says kube-proxy runs ipvs (the
+	// operator may have removed proxy-mode=ipvs already, waiting for this
+	// switch's restart), or RKE2's config still sets it. Its report comes
+	// first, refused or not: it is what the operator changes.
+	fromIPVS := err == nil && p.Decision.ProxyMode == decide.ProxyModeIPVS
+	var report []Translation
+	if args := operatorArgs(f, r.Root); fromIPVS || pinsIPVS(args) {
+		report = TranslateIPVS(args, cfg.KubeProxy.ExtraArgs, r.ConfigFile, to)
+		if r.report != nil {
+			*r.report = report
+		}
+		from := to
+		if err == nil {
+			from = p.Decision.Backend
+		}
+		writeTranslation(r.Out, from, to, report)
+	}
+	if why := decide.SwitchRefusal(f, to); why != "" {
 		return nil, false, usage(fmt.Errorf("--to %s: %s", to, why))
 	}
-	p, err := plan.Read(r.Root)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, false, fmt.Errorf("no %s: RKE2 has not started with rke2-proxy-backend this boot, so nothing says which backend kube-proxy uses; start RKE2 (or set backend: %s in %s and restart it)", hostfs.PlanFile, to, r.ConfigFile)
@@ -46,12 +65,39 @@ func (r Request) prepare(ctx context.Context, to backend.Backend) (s *Switch, do
 		return nil, false, err
 	case p.Decision.Disabled:
 		return nil, false, fmt.Errorf("%s says rke2-proxy-backend is off (backend: off): set backend: %s in %s and restart RKE2 instead", hostfs.PlanFile, to, r.ConfigFile)
-	case p.Decision.Backend == to:
+	case p.Decision.Backend == to && !fromIPVS:
 		_, err := fmt.Fprintf(r.Out, "switch: kube-proxy already uses %s (%s); nothing to do\n", to, hostfs.PlanFile)
 		return nil, true, err
 	}
 	s, err = r.assemble(ctx, p.Decision.Backend, to, switchjournal.File{Root: r.Root}, nil, nil)
-	return s, false, err
+	if err != nil {
+		return nil, false, err
+	}
+	s.FromIPVS, s.Translation = fromIPVS, translationLines(report)
+	return s, false, nil
+}
+
+// operatorArgs are RKE2's kube-proxy-arg items without the tool's drop-in's.
+func operatorArgs(f facts.Facts, root hostfs.Root) []rke2.Setting {
+	var out []rke2.Setting
+	ours := dropInPath(root)
+	for _, a := range f.RKE2.Config.Settings(rke2.KeyKubeProxyArg) {
+		if a.File != ours {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// pinsIPVS: the operator's items (operatorArgs) end on proxy-mode=ipvs.
+func pinsIPVS(args []rke2.Setting) bool {
+	mode := ""
+	for _, a := range args {
+		if name, value, _ := strings.Cut(strings.TrimPrefix(strings.TrimSpace(a.Value), "--"), "="); name == "proxy-mode" {
+			mode = strings.TrimSpace(value)
+		}
+	}
+	return mode == decide.ProxyModeIPVS
 }
 
 func sourceName(src string) string {
@@ -91,6 +137,7 @@ func (r Request) assemble(ctx context.Context, from, to backend.Backend, j switc
 			Progress:     func(line string) { fmt.Fprintln(r.Log, "rke2-proxy-backend: switch: verify: "+line) },
 		},
 		Cleaner:         LiveCleaner{},
+		Sweeper:         LiveSweeper{},
 		Hints:           LiveHints{},
 		VerifyUnit:      VerifyUnitRerunner{Systemctl: sc},
 		Journal:         j,

@@ -36,6 +36,11 @@ type Request struct {
 	// Out gets the outcome; Log the steps, the lock's waits, verify's
 	// progress and what a signal does.
 	Out, Log io.Writer
+	// JSON makes Out one JSON document (JSONOutcome) instead of lines.
+	JSON bool
+
+	// report is the ipvs translation prepare made, for the JSON form.
+	report *[]Translation
 }
 
 // UsageError is a request the switch refuses as asked, before it changes
@@ -80,6 +85,9 @@ func (r Request) check() (backend.Backend, error) {
 // prints its outcome. The error is a *UsageError when the request is what
 // is wrong.
 func Do(ctx context.Context, r Request) error {
+	if r.JSON {
+		return doJSON(ctx, r)
+	}
 	to, err := r.check()
 	if err != nil {
 		return err
@@ -165,11 +173,16 @@ func (r Request) outcome(s *Switch, err error) error {
 	if err != nil {
 		return err
 	}
-	if r.Rollback {
+	switch {
+	case r.Rollback && s.FromIPVS:
+		_, err = fmt.Fprintf(r.Out, "switch: rolled back: kube-proxy uses %s%s; the config is the original\n", s.From, s.ipvsRollbackNote())
+	case r.Rollback:
 		_, err = fmt.Fprintf(r.Out, "switch: rolled back: kube-proxy uses %s; the config is the original; no kube-proxy rules left in %s\n", s.From, s.To)
-		return err
+	case s.FromIPVS:
+		_, err = fmt.Fprintf(r.Out, "switch: kube-proxy left ipvs mode: it runs %s mode on %s, verified; ipvs's leftovers are swept\n", s.To.ProxyMode(), s.To)
+	default:
+		_, err = fmt.Fprintf(r.Out, "switch: kube-proxy uses %s; no kube-proxy rules left in %s\n", s.To, s.From)
 	}
-	_, err = fmt.Fprintf(r.Out, "switch: kube-proxy uses %s; no kube-proxy rules left in %s\n", s.To, s.From)
 	return err
 }
 

@@ -3,7 +3,9 @@ package switchover
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/apply"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/testhost"
 )
 
 // Do's errors are the command's exit codes: a *UsageError is exit 2 (the
@@ -62,5 +65,59 @@ func TestDoRefusesBeforeAnyChange(t *testing.T) {
 				t.Errorf("the lock file was written: %v", err)
 			}
 		})
+	}
+}
+
+// A migration off ipvs on a fixture node: while RKE2's config still sets
+// proxy-mode=ipvs, the switch prints the translation report and refuses,
+// naming the item, before it writes anything; once the operator removed
+// it (the plan still says ipvs), the dry run plans the migration with the
+// sweep.
+func TestDoMigratesOffIPVS(t *testing.T) {
+	const ipvsPlan = `{"schema": 1, "decision": {"backend": "iptables-nft", "proxy_mode": "ipvs", "iptables_mode": "nft", "source": "auto", "reasons": []}, "modules_loaded": []}`
+	for _, pinned := range []bool{true, false} {
+		h := testhost.New(t).IPVSNodeOn("v1.36.3+rke2r1").File(hostfs.PlanFile, ipvsPlan)
+		if !pinned {
+			h.RKE2Config("config.yaml", "kube-proxy-arg:\n  - ipvs-scheduler=sh\n  - ipvs-strict-arp=true\n")
+		}
+		var out, log bytes.Buffer
+		err := Do(context.Background(), Request{Root: hostfs.New(h.Dir()), ConfigFile: hostfs.ConfigFile, To: "nftables", DryRun: true, Timeout: time.Minute, Out: &out, Log: &log})
+		t.Logf("pinned %v: %v\n%s%s", pinned, err, &out, &log)
+		if !strings.Contains(out.String(), "switch: migrating off ipvs: kube-proxy runs ipvs mode over iptables-nft's iptables; after the switch it runs nftables mode on nftables") ||
+			!strings.Contains(out.String(), `kube-proxy-arg "ipvs-scheduler=sh": nftables mode has no hashing scheduler`) {
+			t.Errorf("pinned %v: no translation report:\n%s", pinned, &out)
+		}
+		var u *UsageError
+		if pinned {
+			if !errors.As(err, &u) || !strings.Contains(err.Error(), `kube-proxy-arg item "proxy-mode=ipvs"), the mode kube-proxy would come back in after the restart`) {
+				t.Errorf("pinned: %v", err)
+			}
+			if !strings.Contains(out.String(), `"proxy-mode=ipvs": kube-proxy must run nftables mode`) {
+				t.Errorf("the report does not name proxy-mode=ipvs:\n%s", &out)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("unpinned: %v", err)
+		}
+		if !strings.Contains(out.String(), "remove what ipvs mode left: its chains in both iptables backends") || !strings.Contains(out.String(), "remove kube-proxy's rules from iptables-nft") {
+			t.Errorf("the dry run does not plan the sweep:\n%s", &out)
+		}
+		if h.Root().Exists(hostfs.SwitchJournal) {
+			t.Error("the dry run wrote a journal")
+		}
+	}
+	// -o json: one document with the report as records and the refusal.
+	h := testhost.New(t).IPVSNodeOn("v1.36.3+rke2r1").File(hostfs.PlanFile, ipvsPlan)
+	var out bytes.Buffer
+	err := Do(context.Background(), Request{Root: hostfs.New(h.Dir()), ConfigFile: hostfs.ConfigFile, To: "nftables", DryRun: true, Timeout: time.Minute, Out: &out, Log: io.Discard, JSON: true})
+	var doc JSONOutcome
+	if jerr := json.Unmarshal(out.Bytes(), &doc); jerr != nil {
+		t.Fatalf("-o json: %v\n%s", jerr, &out)
+	}
+	var u *UsageError
+	if !errors.As(err, &u) || !doc.Refused || !strings.Contains(doc.Error, "remove that item") || len(doc.IPVSTranslation) != 2 ||
+		doc.IPVSTranslation[1].Arg != "ipvs-scheduler=sh" || doc.IPVSTranslation[1].Line != 2 || !strings.Contains(doc.IPVSTranslation[1].Becomes, "sessionAffinity: ClientIP") {
+		t.Errorf("-o json: %v\n%s", err, &out)
 	}
 }

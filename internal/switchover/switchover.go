@@ -58,6 +58,12 @@ type Cleaner interface {
 	Clean(ctx context.Context, b backend.Backend) (*cleanup.Plan, error)
 }
 
+// IPVSSweeper removes kube-proxy's ipvs leftovers once it left ipvs mode
+// (cleanup.SweepAfterIPVS).
+type IPVSSweeper interface {
+	Sweep(ctx context.Context) (cleanup.AfterIPVS, error)
+}
+
 // UnitRerunner runs the verify unit again, so its last result (and so
 // `systemctl --failed`) is the switched node's, not the one it judged
 // while the restart was still moving rules.
@@ -89,6 +95,15 @@ type Switch struct {
 	Verifier  Verifier
 	Cleaner   Cleaner
 	Hints     HintTidier
+	// FromIPVS marks a migration off ipvs: kube-proxy ran ipvs mode over
+	// From's iptables (the plan said so). The switch then sweeps what ipvs
+	// leaves (Sweeper, required) and, when To is From, cleans no backend:
+	// its kube-proxy rules are the live ones before and after the restart.
+	FromIPVS bool
+	Sweeper  IPVSSweeper
+	// Translation is the migration's report (TranslateIPVS), kept in the
+	// journal so a resumed switch still has it.
+	Translation []string
 	// VerifyUnit, when set, is re-run last.
 	VerifyUnit UnitRerunner
 	// Journal records each step before it runs (required).
@@ -134,18 +149,43 @@ type step struct {
 func (s *Switch) forward(l *logger) []step {
 	var snap = func() switchjournal.Snapshot { return s.journal.Config }
 	steps := []step{
-		{forwardSteps[0], fmt.Sprintf("remove stale kube-proxy rules from %s (kube-proxy uses %s until the restart)", s.To, s.From), func(ctx context.Context) error { return s.clean(ctx, s.To) }, false},
+		s.cleanStep(forwardSteps[0], s.To, fmt.Sprintf("remove stale kube-proxy rules from %s (kube-proxy uses %s until the restart)", s.To, s.From)),
 		{forwardSteps[1], fmt.Sprintf("record backend: %s in %s (its original is in %s until the switch ends)", s.To, s.Config.Describe(), s.Journal.Describe()), func(context.Context) error { return s.Config.Set(snap(), s.To) }, false},
 		{forwardSteps[2], "restart " + s.Restarter.Describe(), s.restart, false},
 		{forwardSteps[3], fmt.Sprintf("wait for kube-proxy's rules in %s", s.To), func(ctx context.Context) error { return s.waitSynced(ctx, s.To) }, false},
-		{forwardSteps[4], fmt.Sprintf("remove kube-proxy's rules from %s", s.From), func(ctx context.Context) error { return s.clean(ctx, s.From) }, false},
-		{forwardSteps[5], s.hintStep(s.To), func(ctx context.Context) error { return s.tidyHints(ctx, l, s.To) }, false},
-		{forwardSteps[6], fmt.Sprintf("verify: kube-proxy complete in %s, nothing stranded", s.To), func(ctx context.Context) error { return s.verifyOK(ctx, l, s.To) }, false},
+		s.cleanStep(forwardSteps[4], s.From, fmt.Sprintf("remove kube-proxy's rules from %s", s.From)),
 	}
+	if s.FromIPVS {
+		steps = append(steps, step{forwardSteps[5], "remove what ipvs mode left: its chains in both iptables backends, kube-proxy's KUBE-* ipsets, kube-ipvs0 and the IPVS virtual servers on its addresses (never another owner's); say the sysctls that stay", func(ctx context.Context) error { return s.sweepIPVS(ctx, l) }, false})
+	}
+	steps = append(steps,
+		step{forwardSteps[6], s.hintStep(s.To), func(ctx context.Context) error { return s.tidyHints(ctx, l, s.To) }, false},
+		step{forwardSteps[7], fmt.Sprintf("verify: kube-proxy complete in %s, nothing stranded", s.To), func(ctx context.Context) error { return s.verifyOK(ctx, l, s.To) }, false})
 	if s.VerifyUnit != nil {
-		steps = append(steps, step{forwardSteps[7], s.rerunStep(), s.VerifyUnit.Rerun, true})
+		steps = append(steps, step{forwardSteps[8], s.rerunStep(), s.VerifyUnit.Rerun, true})
 	}
 	return steps
+}
+
+// cleanStep removes kube-proxy's rules from b, except on a migration off
+// ipvs that stays on its backend: there b's rules are the live ones (ipvs
+// mode's before the restart, iptables mode's after), and the sweep takes
+// only ipvs mode's own chains.
+func (s *Switch) cleanStep(name string, b backend.Backend, what string) step {
+	if s.FromIPVS && s.From == s.To {
+		return step{name, fmt.Sprintf("leave %s's kube-proxy rules (kube-proxy stays on %s and leaves only ipvs mode; the ipvs sweep removes ipvs mode's own chains)", b, b), func(context.Context) error { return nil }, false}
+	}
+	return step{name, what, func(ctx context.Context) error { return s.clean(ctx, b) }, false}
+}
+
+// stepIndex is where the step named name is in steps (-1 for none).
+func stepIndex(steps []step, name string) int {
+	for i, st := range steps {
+		if st.name == name {
+			return i
+		}
+	}
+	return -1
 }
 
 func (s *Switch) backward(l *logger) []step {
@@ -153,7 +193,7 @@ func (s *Switch) backward(l *logger) []step {
 		{rollbackSteps[0], fmt.Sprintf("restore the original %s from %s", s.Config.Describe(), s.Journal.Describe()), func(context.Context) error { return s.Config.Restore(s.journal.Config) }, false},
 		{rollbackSteps[1], "restart " + s.Restarter.Describe(), s.restart, false},
 		{rollbackSteps[2], fmt.Sprintf("wait for kube-proxy's rules in %s", s.From), func(ctx context.Context) error { return s.waitSynced(ctx, s.From) }, false},
-		{rollbackSteps[3], fmt.Sprintf("remove kube-proxy's rules from %s", s.To), func(ctx context.Context) error { return s.clean(ctx, s.To) }, false},
+		s.abandonStep(),
 		{rollbackSteps[4], fmt.Sprintf("verify: kube-proxy complete in %s, nothing stranded", s.From), func(ctx context.Context) error { return s.verifyOK(ctx, l, s.From) }, false},
 	}
 	if s.VerifyUnit != nil {
@@ -194,7 +234,10 @@ func (s *Switch) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("nothing changed: %w", err)
 	}
-	s.journal = &switchjournal.Journal{Schema: switchjournal.Schema, From: s.From, To: s.To, Phase: switchjournal.PhaseSwitch, Step: forwardSteps[0], Config: snap, Owner: switchjournal.Self()}
+	s.journal = &switchjournal.Journal{Schema: switchjournal.Schema, From: s.From, To: s.To, Phase: switchjournal.PhaseSwitch, Step: forwardSteps[0], Config: snap, Owner: switchjournal.Self(), IPVSTranslation: s.Translation}
+	if s.FromIPVS {
+		s.journal.FromProxyMode = ipvsMode
+	}
 	return s.runForward(ctx, 0)
 }
 
@@ -211,7 +254,11 @@ func (s *Switch) Resume(ctx context.Context, j *switchjournal.Journal) error {
 		return s.rollbackResult(s.runBackward(j.StepIndex(), why), why)
 	}
 	l.note(fmt.Sprintf("resuming the switch from %s to %s at step %s", s.From, s.To, j.Step))
-	return s.runForward(ctx, j.StepIndex())
+	at := stepIndex(s.forward(l), j.Step)
+	if at < 0 {
+		return fmt.Errorf("%s records step %s, which this switch from %s to %s does not have: finish it with --rollback", s.Journal.Describe(), j.Step, s.From, s.To)
+	}
+	return s.runForward(ctx, at)
 }
 
 // Rollback undoes the switch j records: from where a rollback stopped, or
@@ -244,6 +291,7 @@ func (s *Switch) asked(rerr, why error) error {
 
 func (s *Switch) adopt(j *switchjournal.Journal) {
 	s.From, s.To = j.From, j.To
+	s.FromIPVS, s.Translation = j.FromProxyMode == ipvsMode, j.IPVSTranslation
 	j.Owner = switchjournal.Self()
 	s.journal = j
 }
@@ -254,7 +302,7 @@ func (s *Switch) runForward(ctx context.Context, from int) error {
 	for i := from; i < len(steps); i++ {
 		st := steps[i]
 		s.journal.Phase, s.journal.Step = switchjournal.PhaseSwitch, st.name
-		if i >= len(forwardSteps)-1 && st.warnOnly {
+		if st.warnOnly {
 			// The verdict is in: the switch is done whatever the rerun says.
 			if err := s.Journal.Remove(); err != nil {
 				l.note("warning: " + err.Error())
@@ -342,7 +390,7 @@ func (s *Switch) rollbackResult(rerr, err error) error {
 	if rerr != nil {
 		return fmt.Errorf("switch to %s failed (%w) and so did the rollback to %s: %w; the node needs a hand: rke2-proxy-backend verify names each fix", s.To, err, s.From, rerr)
 	}
-	return fmt.Errorf("%w: %s: %w", ErrRolledBack, s.From, err)
+	return fmt.Errorf("%w: %s%s: %w", ErrRolledBack, s.From, s.ipvsRollbackNote(), err)
 }
 
 // errLockLost stops a switch that could not take the node lock back after

@@ -35,6 +35,36 @@ type node struct {
 	// "verify", "clean", "hints", "rerun"), before it acts.
 	at       func(ctx context.Context, what string)
 	restarts []backend.Backend
+	m        migration
+	// ipvsLeft: kube-proxy's ipvs leftovers are there (until Sweep).
+	ipvsLeft bool
+}
+
+// migration is one kind of switch the transaction tests run: between two
+// backends of iptables mode, or off ipvs (to nftables, or to iptables
+// mode on the backend ipvs ran over).
+type migration struct {
+	name               string
+	from, to           backend.Backend
+	ipvs               bool
+	original, switched string
+}
+
+var migrations = []migration{
+	{"iptables-legacy to iptables-nft", backend.IptablesLegacy, backend.IptablesNFT, false, originalConfig, switchedConfig},
+	{"ipvs over iptables-nft to nftables", backend.IptablesNFT, backend.NFTables, true, "backend: iptables-nft\n", "backend: nftables\n"},
+	{"ipvs over iptables-nft to iptables mode", backend.IptablesNFT, backend.IptablesNFT, true, "# under ipvs\nbackend: iptables-nft\n", "# under ipvs\nbackend: iptables-nft\n"},
+}
+
+func (n *node) Sweep(ctx context.Context) (cleanup.AfterIPVS, error) {
+	n.hook(ctx, "sweep")
+	if !n.m.ipvs {
+		n.t.Error("a switch between iptables backends swept ipvs leftovers")
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.ipvsLeft = false
+	return cleanup.AfterIPVS{}, ctx.Err()
 }
 
 func (n *node) hook(ctx context.Context, what string) {
@@ -75,6 +105,9 @@ func (n *node) Verify(ctx context.Context, b backend.Backend) (*verify.Result, e
 
 func (n *node) Clean(ctx context.Context, b backend.Backend) (*cleanup.Plan, error) {
 	n.hook(ctx, "clean")
+	if n.m.ipvs && n.m.from == n.m.to {
+		n.t.Errorf("the migration off ipvs on %s cleaned %s: its kube-proxy rules are the live ones", n.m.from, b)
+	}
 	return &cleanup.Plan{Backend: b}, ctx.Err()
 }
 
@@ -124,16 +157,36 @@ const originalConfig = "# operator notes\nbackend: iptables-legacy # NAS kernel\
 
 var switchedConfig = strings.Replace(originalConfig, "iptables-legacy", "iptables-nft", 1)
 
-func newNode(t *testing.T) *node {
-	root := rootWithConfig(t, originalConfig, 0o640)
-	return &node{t: t, root: root, live: backend.IptablesLegacy, lock: &fakeLock{held: true}}
+func newNode(t *testing.T) *node { return newNodeFor(t, migrations[0]) }
+
+func newNodeFor(t *testing.T, m migration) *node {
+	root := rootWithConfig(t, m.original, 0o640)
+	return &node{t: t, root: root, live: m.from, lock: &fakeLock{held: true}, m: m, ipvsLeft: m.ipvs}
 }
 
 func (n *node) switcher(j switchjournal.Store, rctx context.Context, log *bytes.Buffer) *Switch {
 	return &Switch{
-		From: backend.IptablesLegacy, To: backend.IptablesNFT,
+		From: n.m.from, To: n.m.to, FromIPVS: n.m.ipvs, Sweeper: n,
 		Config: FileConfig{Root: n.root, File: hostfs.ConfigFile}, Restarter: n, Verifier: n,
 		Cleaner: n, Hints: n, VerifyUnit: n, Journal: j, Lock: n.lock, RollbackContext: rctx, Log: log,
+	}
+}
+
+// stepNames are the journal's names of the steps n's switch runs.
+func (n *node) stepNames() []string {
+	var out []string
+	for _, st := range n.switcher(switchjournal.File{Root: n.root}, nil, nil).forward(nil) {
+		out = append(out, st.name)
+	}
+	return out
+}
+
+// swept asserts a migration off ipvs that changed the node left none of
+// ipvs's state, whichever way it ended (a rollback sweeps too).
+func (n *node) swept(t *testing.T, log *bytes.Buffer) {
+	t.Helper()
+	if n.ipvsLeft {
+		t.Errorf("ipvs leftovers remain after the %s:\n%s", n.m.name, log)
 	}
 }
 
@@ -148,9 +201,9 @@ func (n *node) ends(t *testing.T, want string, log *bytes.Buffer) {
 	if fi, err := os.Stat(n.root.Path(hostfs.ConfigFile)); err != nil || fi.Mode().Perm() != 0o640 {
 		t.Errorf("config mode: %v %v", fi.Mode(), err)
 	}
-	wantLive := backend.IptablesLegacy
-	if want == switchedConfig {
-		wantLive = backend.IptablesNFT
+	wantLive := n.m.from
+	if want == n.m.switched {
+		wantLive = n.m.to
 	}
 	if n.live != wantLive {
 		t.Errorf("kube-proxy runs on %s, the config says %s", n.live, wantLive)
@@ -178,9 +231,18 @@ func crash(fn func(kill func())) {
 // config ends the target or the original byte for byte, kube-proxy on the
 // backend it names, and no journal.
 func TestSwitchInterruptedAtEachStep(t *testing.T) {
-	for i, name := range forwardSteps {
+	for _, m := range migrations {
+		t.Run(m.name, func(t *testing.T) { interruptEachStep(t, m) })
+	}
+}
+
+// interruptEachStep is TestSwitchInterruptedAtEachStep for one kind of
+// switch; a migration off ipvs also ends with ipvs's leftovers swept once
+// it changed anything (a rollback sweeps as well).
+func interruptEachStep(t *testing.T, m migration) {
+	for i, name := range newNodeFor(t, m).stepNames() {
 		t.Run("signal at "+name, func(t *testing.T) {
-			n := newNode(t)
+			n := newNodeFor(t, m)
 			ctx, cancel := context.WithCancelCause(context.Background())
 			var log bytes.Buffer
 			j := journalHook{File: switchjournal.File{Root: n.root}, after: func(j *switchjournal.Journal) {
@@ -196,18 +258,28 @@ func TestSwitchInterruptedAtEachStep(t *testing.T) {
 				if err == nil || !strings.Contains(err.Error(), "nothing changed") {
 					t.Fatalf("want nothing changed, got %v", err)
 				}
-				n.ends(t, originalConfig, &log)
+				n.ends(t, m.original, &log)
+				if m.ipvs && !n.ipvsLeft {
+					t.Errorf("nothing changed, yet ipvs was swept")
+				}
+				return
 			case name == "rerun-verify-unit":
 				// The verdict was in before the rerun: the switch is done.
 				if err != nil {
 					t.Fatal(err)
 				}
-				n.ends(t, switchedConfig, &log)
+				n.ends(t, m.switched, &log)
 			default:
 				if !errors.Is(err, ErrRolledBack) || !strings.Contains(err.Error(), "interrupted by terminated") {
 					t.Fatalf("want a rollback naming the signal, got %v\n%s", err, &log)
 				}
-				n.ends(t, originalConfig, &log)
+				if m.ipvs && !strings.Contains(err.Error(), "iptables mode, not ipvs") {
+					t.Errorf("the rolled-back migration does not say kube-proxy is in iptables mode: %v", err)
+				}
+				n.ends(t, m.original, &log)
+			}
+			if m.ipvs {
+				n.swept(t, &log)
 			}
 		})
 		for _, after := range []bool{false, true} {
@@ -217,7 +289,7 @@ func TestSwitchInterruptedAtEachStep(t *testing.T) {
 			}
 			for _, finish := range []string{"resume", "rollback"} {
 				t.Run(fmt.Sprintf("kill -9 %s %s, then --%s", point, name, finish), func(t *testing.T) {
-					n := newNode(t)
+					n := newNodeFor(t, m)
 					var log bytes.Buffer
 					killed := false
 					crash(func(kill func()) {
@@ -262,25 +334,34 @@ func TestSwitchInterruptedAtEachStep(t *testing.T) {
 						if rec != nil || err != nil {
 							t.Fatalf("journal %+v, %v after the verdict", rec, err)
 						}
-						n.ends(t, switchedConfig, &log)
+						n.ends(t, m.switched, &log)
 						return
 					}
-					if err != nil || rec == nil || rec.Phase != switchjournal.PhaseSwitch || rec.Step != name || string(rec.Config.Data) != originalConfig {
+					if err != nil || rec == nil || rec.Phase != switchjournal.PhaseSwitch || rec.Step != name || string(rec.Config.Data) != m.original {
 						t.Fatalf("journal after the kill: %+v, %v", rec, err)
 					}
+					if (rec.FromProxyMode == "ipvs") != m.ipvs {
+						t.Fatalf("journal's from_proxy_mode %q for %s", rec.FromProxyMode, m.name)
+					}
 					n.lock.held = true
+					// The resuming process knows the migration only from
+					// the journal, as switch --resume does.
 					s := n.switcher(switchjournal.File{Root: n.root}, nil, &log)
+					s.FromIPVS = false
 					if finish == "resume" {
 						if err := s.Resume(context.Background(), rec); err != nil {
 							t.Fatalf("resume: %v\n%s", err, &log)
 						}
-						n.ends(t, switchedConfig, &log)
-						return
+						n.ends(t, m.switched, &log)
+					} else {
+						if err := s.Rollback(context.Background(), rec); err != nil {
+							t.Fatalf("rollback: %v\n%s", err, &log)
+						}
+						n.ends(t, m.original, &log)
 					}
-					if err := s.Rollback(context.Background(), rec); err != nil {
-						t.Fatalf("rollback: %v\n%s", err, &log)
+					if m.ipvs && !(finish == "rollback" && i < firstChange) {
+						n.swept(t, &log)
 					}
-					n.ends(t, originalConfig, &log)
 				})
 			}
 		}

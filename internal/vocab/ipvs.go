@@ -6,6 +6,28 @@ import "strings"
 // on (defaultDummyDevice, pkg/proxy/ipvs/proxier.go).
 const IPVSDummyLink = "kube-ipvs0"
 
+// ipvsOnlyChains are the iptables chains kube-proxy writes in ipvs mode
+// and never in iptables mode (pkg/proxy/ipvs/proxier.go): after a move
+// to iptables mode on the same backend, nothing rewrites or removes them.
+var ipvsOnlyChains = []string{
+	"KUBE-LOAD-BALANCER",
+	"KUBE-NODE-PORT",
+	"KUBE-LOOP-BACK",
+	"KUBE-IPVS-FILTER",
+	"KUBE-IPVS-OUT-FILTER",
+	"KUBE-SOURCE-RANGES-FIREWALL",
+}
+
+// IsIPVSOnlyChain reports whether chain is one of ipvsOnlyChains.
+func IsIPVSOnlyChain(chain string) bool {
+	for _, c := range ipvsOnlyChains {
+		if c == chain {
+			return true
+		}
+	}
+	return false
+}
+
 // kube-proxy's ipvs-mode ipsets, IPv4 names (pkg/proxy/ipvs/ipset.go,
 // k8s.io/kubernetes v1.37.2). Only these exact names are kube-proxy's:
 // other programs on RKE2 and k3s nodes also name sets KUBE-* (kube-router's

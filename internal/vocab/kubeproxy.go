@@ -39,13 +39,12 @@ var kubeProxyChains = map[string]bool{
 	ChainPostrouting:      true,
 	ChainMarkMasq:         true,
 	ChainMarkDrop:         true,
-	// ipvs mode
-	"KUBE-LOAD-BALANCER":          true,
-	"KUBE-NODE-PORT":              true,
-	"KUBE-LOOP-BACK":              true,
-	"KUBE-IPVS-FILTER":            true,
-	"KUBE-IPVS-OUT-FILTER":        true,
-	"KUBE-SOURCE-RANGES-FIREWALL": true,
+}
+
+func init() {
+	for _, c := range ipvsOnlyChains {
+		kubeProxyChains[c] = true
+	}
 }
 
 var perServicePrefixes = []string{PrefixService, PrefixServiceLocal, PrefixServiceExternal, PrefixServiceFirewall, PrefixEndpoint}

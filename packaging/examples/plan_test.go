@@ -102,6 +102,14 @@ func TestSUCPlanMatchesTheCRD(t *testing.T) {
 	if !strings.Contains(toString(args[len(args)-1]), "rke2-proxy-backend switch --to \"$SYSTEM_UPGRADE_PLAN_LATEST_VERSION\"") {
 		t.Errorf("upgrade.args %v do not run switch to the plan's version", args)
 	}
+	// The dry run refuses a node that cannot take the switch (an ipvs
+	// node whose RKE2 config still sets proxy-mode=ipvs) before SUC
+	// cordons and drains it, and prints the ipvs translation report.
+	prep, _ := spec["prepare"].(map[string]any)
+	pargs, _ := prep["args"].([]any)
+	if len(pargs) == 0 || !strings.Contains(toString(pargs[len(pargs)-1]), "rke2-proxy-backend switch --to \"$SYSTEM_UPGRADE_PLAN_LATEST_VERSION\" --dry-run") {
+		t.Errorf("prepare %v does not dry-run the switch before the drain", prep)
+	}
 }
 
 // The walker catches what a broken example would get wrong, so a pass

@@ -8,9 +8,11 @@
 package ipset
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"sort"
@@ -74,13 +76,36 @@ const moduleDir = "/sys/module/ip_set"
 // ErrNoIPSet says the kernel has no ipset subsystem: no set can exist.
 var ErrNoIPSet = errors.New("ip_set is not in this kernel or not loaded (no ipset can exist)")
 
+// mayAsk says whether asking nfnetlink for ipset's subsystem changes
+// nothing: asked for a subsystem it lacks, nfnetlink loads its module.
+// ip_set is there when it has its /sys/module directory (built in, it has
+// one too: its max_sets parameter). A container may hide /sys/module
+// (systemd-nspawn mounts no /sys/module): then a kernel without module
+// support (no /proc/modules) can load nothing, and on one with it
+// /proc/modules must list ip_set.
+func mayAsk() bool {
+	if _, err := os.Stat(moduleDir); err == nil {
+		return true
+	}
+	if _, err := os.Stat("/sys/module"); err == nil {
+		return false
+	}
+	f, err := os.Open("/proc/modules")
+	if errors.Is(err, fs.ErrNotExist) {
+		return true
+	}
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	data, _ := io.ReadAll(io.LimitReader(f, 1<<20))
+	return bytes.Contains(append([]byte{'\n'}, data...), []byte("\nip_set "))
+}
+
 // List reads every set's header in the caller's network namespace, sorted
 // by name.
 func List() ([]Set, error) {
-	// Asked for a subsystem it lacks, nfnetlink loads its module: look
-	// first, so reading changes nothing. Built in, ip_set still has this
-	// directory (its max_sets parameter).
-	if _, err := os.Stat(moduleDir); errors.Is(err, fs.ErrNotExist) {
+	if !mayAsk() {
 		return nil, ErrNoIPSet
 	}
 	c, err := nlsock.Dial(unix.NETLINK_NETFILTER)

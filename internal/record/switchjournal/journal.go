@@ -36,7 +36,9 @@ const (
 
 // The step names of each phase, in order (stable: journals record them).
 var (
-	SwitchSteps   = []string{"clean-target", "write-config", "restart", "wait", "clean-old", "kubelet-hints", "verify", "rerun-verify-unit"}
+	// sweep-ipvs is a step of migrations off ipvs only (FromProxyMode);
+	// a switch finds the recorded step by name among its own steps.
+	SwitchSteps   = []string{"clean-target", "write-config", "restart", "wait", "clean-old", "sweep-ipvs", "kubelet-hints", "verify", "rerun-verify-unit"}
 	RollbackSteps = []string{"restore-config", "restart", "wait", "clean-abandoned", "verify", "rerun-verify-unit"}
 )
 
@@ -53,9 +55,16 @@ type Journal struct {
 	Phase string `json:"phase"`
 	Step  string `json:"step"`
 	// Reason is why the rollback runs.
-	Reason string   `json:"reason,omitempty"`
-	Config Snapshot `json:"config"`
-	Owner  Owner    `json:"owner"`
+	Reason string `json:"reason,omitempty"`
+	// FromProxyMode is "ipvs" for a migration off ipvs mode (kube-proxy
+	// ran ipvs over From's iptables), whose sweep-ipvs step removes what
+	// ipvs leaves; "" for a switch between backends of one mode.
+	FromProxyMode string `json:"from_proxy_mode,omitempty"`
+	// IPVSTranslation is the migration's report: each ipvs-only setting
+	// in RKE2's config and what it becomes, as the switch printed it.
+	IPVSTranslation []string `json:"ipvs_translation,omitempty"`
+	Config          Snapshot `json:"config"`
+	Owner           Owner    `json:"owner"`
 }
 
 // Snapshot is the operator config before the switch, all a rollback needs

@@ -166,10 +166,13 @@ boot_test_setup() {
 	trap 'cleanup_overlays; rm -rf "$work"' EXIT
 }
 
-# build_standin OUT builds the RKE2 stand-in (packaging/test/standin) for
-# this machine at OUT.
+# build_standin OUT [VERSION] builds the RKE2 stand-in (packaging/test/standin)
+# for this machine at OUT; VERSION (e.g. v1.36.3+rke2r1) is the RKE2 release
+# it plays instead of its default.
 build_standin() {
-	(cd "$REPO" && CGO_ENABLED=0 GOARCH=$(host_arch) go build -trimpath -o "$1" ./packaging/test/standin) ||
+	local ldflags=""
+	[ -n "${2:-}" ] && ldflags="-X main.Version=$2"
+	(cd "$REPO" && CGO_ENABLED=0 GOARCH=$(host_arch) go build -trimpath -ldflags "$ldflags" -o "$1" ./packaging/test/standin) ||
 		fail "go build of packaging/test/standin failed"
 }
 
@@ -327,6 +330,19 @@ guest_verdict() {
 		[ -f "$2" ] && sed 's/^/    | /' "$2" >&2
 		fail "$3: assertions failed inside the guest (above)${4:-}"
 	fi
+}
+
+# boot_guest_test ROOT NAME SECONDS WHAT runs the in-guest assertions
+# /usr/local/sbin/NAME (already written under ROOT) at one boot of ROOT and
+# fails the test, naming WHAT, unless they all passed. Sets result (the
+# guest's result file, a host path).
+boot_guest_test() {
+	local r=$1 name=$2 limit=$3 what=$4
+	chmod 0755 "$r/usr/local/sbin/$name"
+	guest_test_unit "$r" "$name" "$name"
+	result=$r/var/lib/boot-test/result-1
+	guest_boot "$r" "$result" "$work/console.log" "$limit" "$name"
+	guest_verdict "$result" "$r/var/lib/boot-test/diag-1" "$what"
 }
 
 # assert_contains HAYSTACK_FILE NEEDLE WHAT

@@ -34,6 +34,12 @@ wait_for() {
 		sleep 0.5
 	done
 }
+# check_settled UNIT: the node a test left is whole: UNIT's last run (the
+# verify unit) succeeded and no unit failed.
+check_settled() {
+	check "the verify unit's last run succeeded" test "$(prop "$1" Result)" = success
+	check "no unit failed" sh -c "[ -z \"\$(systemctl --failed --no-legend --plain)\" ]"
+}
 now_mono() { awk '{printf "%d", $1 * 1000000}' /proc/uptime; }
 
 # guest_done ends the test whatever happened: the verdict line, then

@@ -43,15 +43,21 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 )
 
+// Version is what `rke2 --version` prints: RKE2's own format. boot.sh
+// reads the Kubernetes minor from it to pick the oracle build. A test that
+// needs another release sets it at build time (build_standin OUT VERSION:
+// -ldflags -X main.Version=...).
+var Version = "v1.34.4+rke2r1"
+
+// dataDir is named as RKE2 names it: the version with "+" as "-", then
+// the first 12 hex digits of the runtime image's digest; verify learns the
+// Kubernetes version from this name at boot.
+func dataDir() string {
+	return "/var/lib/rancher/rke2/data/" + strings.ReplaceAll(Version, "+", "-") + "-5ca1ab1e0b0e"
+}
+
 const (
-	// Version is what `rke2 --version` prints: RKE2's own format. boot.sh
-	// reads the Kubernetes minor from it to pick the oracle build.
-	Version   = "v1.34.4+rke2r1"
 	recordDir = "/var/lib/rke2-standin"
-	// dataDir is named as RKE2 names it: the version with "+" as "-",
-	// then the first 12 hex digits of the runtime image's digest; verify
-	// learns the Kubernetes version from this name at boot.
-	dataDir = "/var/lib/rancher/rke2/data/v1.34.4-rke2r1-5ca1ab1e0b0e"
 	// oracle is kube-proxy: boot.sh installs the oracle binary here.
 	oracle = "/usr/local/lib/rke2-standin/kubeproxy-oracle"
 	// services is how many Services the stand-in's cluster has.
@@ -85,7 +91,7 @@ func run() error {
 	}
 	// RKE2 unpacks its runtime here on first start; later boots can learn
 	// the version from the name without running the binary.
-	if err := os.MkdirAll(dataDir, 0o755); err != nil {
+	if err := os.MkdirAll(dataDir(), 0o755); err != nil {
 		return err
 	}
 	env := os.Environ()
@@ -329,11 +335,16 @@ func pickBackend(values map[string]any) (backend, mode string, err error) {
 			ipt = v
 		}
 	}
-	switch {
-	case mode == "nftables":
+	switch mode {
+	case "nftables":
 		return "nftables", mode, nil
-	case mode != "iptables":
+	case "iptables", "ipvs":
+		// ipvs mode programs iptables through the same wrapper: the
+		// backend under it follows IPTABLES_MODE as iptables mode's does.
+	default:
 		return "", "", fmt.Errorf("proxy-mode=%s is not handled by the stand-in", mode)
+	}
+	switch {
 	case ipt == "legacy":
 		return "iptables-legacy", mode, nil
 	case ipt == "nft" || ipt == "":
