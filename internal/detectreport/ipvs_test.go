@@ -45,3 +45,23 @@ func TestReportShowsTheProxyMode(t *testing.T) {
 		t.Errorf("text lacks the mode:\n%s", text.String())
 	}
 }
+
+// detect names kube-proxy's ipvs state; off ipvs mode it is a leftover with
+// the command that shows the sweep, on an ipvs node it is the footprint.
+func TestIPVSStateText(t *testing.T) {
+	state := []string{"ipset KUBE-CLUSTER-IP", "link kube-ipvs0"}
+	cases := []struct {
+		state []string
+		mode  string
+		want  string
+	}{
+		{nil, "iptables", "none"},
+		{state, "ipvs", "ipset KUBE-CLUSTER-IP, link kube-ipvs0"},
+		{state, "nftables", "ipset KUBE-CLUSTER-IP, link kube-ipvs0 (leftovers: kube-proxy is not in ipvs mode; `rke2-proxy-backend cleanup --ipvs-leftovers --dry-run` shows what the sweep removes)"},
+	}
+	for _, c := range cases {
+		if got := ipvsStateText(c.state, c.mode); got != c.want {
+			t.Errorf("ipvsStateText(%q, %s) = %q, want %q", c.state, c.mode, got, c.want)
+		}
+	}
+}

@@ -46,6 +46,9 @@ func (r Report) WriteText(w io.Writer) error {
 	fact(&b, "iptables", OrUnknown(f.Userspace.IptablesAlternative)+pathSuffix(f.Userspace.IptablesPath))
 	fact(&b, "legacy tables", legacyText(f.Userspace))
 	fact(&b, "live rules", liveText(f.LiveRules))
+	if f.LiveRules.Probed {
+		fact(&b, "ipvs state", ipvsStateText(f.LiveRules.IPVS, d.ProxyMode))
+	}
 	if s := costText(f); s != "" {
 		fact(&b, "cost", s)
 	}
@@ -107,6 +110,19 @@ func liveText(l facts.LiveRules) string {
 	}
 	s := "kube-proxy in " + orNone(l.KubeProxy)
 	return s + "; kubelet hint in " + orNone(l.KubeletHint)
+}
+
+// ipvsStateText is kube-proxy's ipvs state; outside ipvs mode any of it is
+// a leftover (verify fails on it), said with the command that shows the fix.
+func ipvsStateText(state []string, mode string) string {
+	if len(state) == 0 {
+		return "none"
+	}
+	s := strings.Join(state, ", ")
+	if mode == decide.ProxyModeIPVS {
+		return s
+	}
+	return s + " (leftovers: kube-proxy is not in ipvs mode; `rke2-proxy-backend cleanup --ipvs-leftovers --dry-run` shows what the sweep removes)"
 }
 
 func rke2Text(r facts.RKE2) string {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/ipvs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/legacy"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
@@ -48,6 +49,13 @@ func (p *probe) liveRules(opts Options) LiveRules {
 	}
 	lr.Probed = true
 	p.userdataSets(&lr)
+	fp := ipvs.ReadFootprint()
+	for _, err := range []error{fp.SetsErr, fp.LinkErr, fp.ServicesErr} {
+		if err != nil {
+			p.problem("Part of kube-proxy's ipvs state could not be read (%s): ipvs leftovers may be missing from this report.", err)
+		}
+	}
+	lr.IPVS = ipvsStateOf(fp)
 	lr.KubeProxy = backendNames(proxy)
 	lr.KubeletHint = backendNames(hint)
 	return lr

@@ -97,3 +97,27 @@ func readProc(t *testing.T, p string) string {
 	}
 	return string(b)
 }
+
+// The live probe names kube-proxy's ipvs sets left in a namespace (the real
+// ipset tool, the real kernel) and only kube-proxy's: kube-router's and
+// fail2ban's sets are not leftovers.
+func TestLiveRulesIPVSStateInNetns(t *testing.T) {
+	nstest.Tool(t, "ipset")
+	if !nstest.InNetns(t) {
+		return
+	}
+	nstest.Sh(t, `
+ipset create KUBE-CLUSTER-IP hash:ip,port family inet
+ipset create KUBE-6-LOOP-BACK hash:ip,port,ip family inet6
+ipset create KUBE-SRC-ABCDEFGHIJ hash:ip family inet
+ipset create f2b-sshd hash:ip family inet
+`)
+	f := Probe(hostfs.New("/"), Options{LiveRules: true})
+	if !f.LiveRules.Probed {
+		t.Fatalf("not probed: %q", f.Problems)
+	}
+	got := slices.Sorted(slices.Values(f.LiveRules.IPVS))
+	if want := []string{"ipset KUBE-6-LOOP-BACK", "ipset KUBE-CLUSTER-IP"}; !slices.Equal(got, want) {
+		t.Errorf("ipvs state %q, want %q", got, want)
+	}
+}

@@ -126,6 +126,10 @@ type LiveRules struct {
 	// not own (UserdataSetsRead: the kernel was asked), for skew.
 	UserdataSets     []skew.UserdataSet `json:"userdata_sets,omitempty"`
 	UserdataSetsRead bool               `json:"userdata_sets_read,omitempty"`
+	// IPVS is kube-proxy's ipvs-mode state on the node ("ipset KUBE-CLUSTER-IP",
+	// "link kube-ipvs0", "virtual server 10.43.0.1:443/TCP"): an ipvs node's
+	// footprint, or leftovers on any other node.
+	IPVS []string `json:"ipvs,omitempty"`
 }
 
 // RKE2Unit is one installed rke2-server / rke2-agent unit file.
