@@ -84,8 +84,9 @@ func assemble(layers []layer) Config {
 		NodeTaint:         str("node_taint"),
 		OnFailure:         str("on_failure"),
 		Verify: Verify{
-			Wait:        v["verify.wait"].(time.Duration),
-			TextfileDir: str("verify.textfile_dir"),
+			Wait:          v["verify.wait"].(time.Duration),
+			TextfileDir:   str("verify.textfile_dir"),
+			NodeCondition: v["verify.node_condition"].(bool),
 		},
 		CNI: CNI{HelmChartConfig: str("cni.helmchartconfig")},
 	}

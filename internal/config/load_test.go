@@ -43,7 +43,7 @@ func TestDefaults(t *testing.T) {
 		KubeProxy:         KubeProxy{ExtraArgs: []string{}},
 		NodeLabel:         true,
 		OnFailure:         OnFailureWarn,
-		Verify:            Verify{Wait: 5 * time.Minute, TextfileDir: "/var/lib/prometheus/node-exporter"},
+		Verify:            Verify{Wait: 5 * time.Minute, TextfileDir: "/var/lib/prometheus/node-exporter", NodeCondition: true},
 		CNI:               CNI{HelmChartConfig: CNIPrint},
 	}
 	if !reflect.DeepEqual(c, want) {
@@ -70,6 +70,7 @@ on_failure: block
 verify:
   wait: 90s
   textfile_dir: ""
+  node_condition: false
 cni:
   helmchartconfig: write
 `)), hostfs.ConfigFile, nil, nil)

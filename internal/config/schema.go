@@ -49,6 +49,7 @@ var settings = []setting{
 	{path: "on_failure", kind: kindString, def: OnFailureWarn, check: checkOnFailure},
 	{path: "verify.wait", kind: kindDuration, def: 5 * time.Minute, check: checkWait},
 	{path: "verify.textfile_dir", kind: kindString, def: hostfs.TextfileDir, check: checkTextfileDir},
+	{path: "verify.node_condition", kind: kindBool, def: true},
 	{path: "cni.helmchartconfig", kind: kindString, def: CNIPrint, check: checkCNIHelmChartConfig},
 }
 

@@ -78,6 +78,10 @@ type KubeProxy struct {
 type Verify struct {
 	Wait        time.Duration `json:"wait"`
 	TextfileDir string        `json:"textfile_dir"`
+	// NodeCondition: watch (and verify, when watch is off) publishes the
+	// verdict on the node's own Node object, as a condition and
+	// annotations, with the node's kubelet credentials.
+	NodeCondition bool `json:"node_condition"`
 }
 
 // OnFailure policies.
