@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/watch"
 )
 
 func init() { register(newVerifyCommand) }
@@ -18,7 +19,7 @@ func newVerifyCommand(g *globals) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		res, err := c.Once(cmd.Context())
+		res, err := watch.Once(cmd.Context(), c)
 		return verifyExit(cmd, g, res, err)
 	})
 	fl.Register(cmd.Flags(), "wait up to this long for kube-proxy's first sync (default: verify.wait from the config)")

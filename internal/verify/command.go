@@ -22,7 +22,7 @@ func Load(root hostfs.Root, configFile string, f Flags) (*Command, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Command{Host: Host{Root: root, Claim: f.Claim}, ConfigFile: configFile, Wait: cfg.Verify.Wait, TextfileDir: cfg.Verify.TextfileDir, NoStatus: f.NoStatus}
+	c := &Command{Host: Host{Root: root, Claim: f.Claim}, ConfigFile: configFile, Wait: cfg.Verify.Wait, TextfileDir: cfg.Verify.TextfileDir, NoStatus: f.NoStatus, NodeCondition: cfg.Verify.NodeCondition}
 	if f.WaitSet {
 		c.Wait = f.Wait
 	}

@@ -116,7 +116,10 @@ type Command struct {
 	Wait        time.Duration
 	TextfileDir string
 	NoStatus    bool
-	Progress    func(string)
+	// NodeCondition: the result also goes to the node's own Node object
+	// (verify.node_condition; internal/clusterpublish).
+	NodeCondition bool
+	Progress      func(string)
 }
 
 // FlagError is a claim that does not parse: a usage error, not a finding.

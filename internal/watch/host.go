@@ -63,6 +63,7 @@ func OnHost(ctx context.Context, c *verify.Command, s Schedule) error {
 	} else if unknown == nil && opts.Expect == "" {
 		return verify.ErrOff
 	}
+	toCluster := clusterPublisher(ctx, c)
 	cfg := Config{Log: log, Poll: s.Poll, Quiet: s.Quiet, Grace: s.Grace, Full: s.Full,
 		// A stamp that never settles is still checked after a minute.
 		MaxDelay: DefaultMaxDelay,
@@ -71,7 +72,9 @@ func OnHost(ctx context.Context, c *verify.Command, s Schedule) error {
 			if c.NoStatus {
 				return nil
 			}
-			return errors.Join(c.Publish(res, time.Now()), WriteMetrics(c.Root, c.TextfileDir, drifting, transitions))
+			err := errors.Join(c.Publish(res, time.Now()), WriteMetrics(c.Root, c.TextfileDir, drifting, transitions))
+			toCluster(res)
+			return err
 		},
 	}
 	if !c.NoStatus {
