@@ -23,7 +23,8 @@ import (
 // written again within the rate limit; a flushed kube-proxy table turns
 // it True at once and reloading it False again; with the API server gone
 // watch goes on verifying and says so once, and the verdict reached while
-// it was gone arrives when a new server starts on the same data.
+// it was gone arrives when a new server starts on the same data; a run
+// that leaves no result turns it Unknown.
 func TestNodeConditionInNetns(t *testing.T) {
 	if !nstest.InNetns(t) {
 		return
@@ -111,6 +112,14 @@ func TestNodeConditionInNetns(t *testing.T) {
 	api.Restart()
 	api.WaitNode(t, "node-a", ct+"=True after the outage", time.Minute, status("True"))
 	j.waitFor(t, "a note that it works again", 10*time.Second, hasLine("published the Node condition "+ct+" on node node-a again"))
+
+	// A run that leaves no result (a plan verify cannot read) invalidates
+	// the status, and the condition with it.
+	writePlan(t, h.Root(), plan.Plan{Kubernetes: "not-a-version", Decision: plan.Decision{Backend: backend.NFTables, ProxyMode: "nftables", Source: "config"}})
+	n = api.WaitNode(t, "node-a", ct+"=Unknown", 30*time.Second, func(n apiserver.Node) bool { c, ok := n.Condition(ct); return ok && c.Status == "Unknown" })
+	if cond, _ = n.Condition(ct); cond.Reason != clusterpublish.ReasonCannotTell || !strings.HasPrefix(cond.Message, "cannot tell: the last verify run left no result") {
+		t.Errorf("condition %+v after a run without a result: want reason %s and check's words", cond, clusterpublish.ReasonCannotTell)
+	}
 	if err := stop(); err != nil {
 		t.Fatalf("OnHost: %v", err)
 	}

@@ -67,7 +67,13 @@ func OnHost(ctx context.Context, c *verify.Command, s Schedule) error {
 	cfg := Config{Log: log, Poll: s.Poll, Quiet: s.Quiet, Grace: s.Grace, Full: s.Full,
 		// A stamp that never settles is still checked after a minute.
 		MaxDelay: DefaultMaxDelay,
-		Verify:   func(ctx context.Context, first bool) (*verify.Result, error) { return verifyOnce(ctx, c, first) },
+		Verify: func(ctx context.Context, first bool) (*verify.Result, error) {
+			res, err := verifyOnce(ctx, c, first)
+			if err != nil && ctx.Err() == nil {
+				toCluster(nil) // the status is invalid now, and so is the condition's verdict
+			}
+			return res, err
+		},
 		Publish: func(res *verify.Result, drifting bool, transitions int) error {
 			if c.NoStatus {
 				return nil
