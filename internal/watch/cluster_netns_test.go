@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"context"
 	"os/exec"
 	"strings"
 	"testing"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/clusterpublish"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kubeproxy"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/plan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/apiserver"
@@ -130,4 +132,60 @@ func run(t *testing.T, name string, args ...string) {
 	if out, err := exec.Command(name, args...).CombinedOutput(); err != nil {
 		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
 	}
+}
+
+// TestVerifyOnceInNetns: the verify command (Once) writes the condition
+// when no watch runs, leaves it to a watch that beats, and with the API
+// server gone returns its result within onceBudget with a note.
+func TestVerifyOnceInNetns(t *testing.T) {
+	if !nstest.InNetns(t) {
+		return
+	}
+	nft := nstest.Tool(t, "nft")
+	run(t, nstest.Tool(t, "ip"), "link", "set", "lo", "up")
+	api := apiserver.Start(t)
+	api.RegisterNode("node-a")
+	h := testhost.New(t).Mkdir("/textfile").File("/proc/sys/kernel/hostname", "Node-A\n")
+	writePlan(t, h.Root(), plan.Plan{Decision: plan.Decision{Backend: backend.NFTables, ProxyMode: "nftables", Source: "auto"}})
+	api.InstallRKE2Agent(h.Dir(), "node-a")
+	loadKubeProxy(t, 3)
+	var j journal
+	c := &verify.Command{Host: verify.Host{Root: h.Root(), ProxyMode: &kubeproxy.Endpoint{}}, TextfileDir: "/textfile", NodeCondition: true, Progress: j.log}
+	const ct = clusterpublish.ConditionType
+
+	// No node-name in RKE2's config: the hostname, lower-cased, names it.
+	if res, err := Once(context.Background(), c); err != nil || res.Verdict != verify.VerdictOK {
+		t.Fatalf("Once: %+v, %v", res, err)
+	}
+	n := api.Node("node-a")
+	if cond, ok := n.Condition(ct); !ok || cond.Status != "False" || n.Annotations[clusterpublish.AnnotationDecisionSource] != "auto" {
+		t.Fatalf("after verify with no watch running: %+v", n)
+	}
+
+	// A watch that beats publishes itself: verify leaves the Node alone.
+	if err := Beat(h.Root(), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	run(t, nft, "flush", "table", "ip", "kube-proxy")
+	if res, _ := Once(context.Background(), c); res == nil || res.Verdict != verify.VerdictFailed {
+		t.Fatalf("Once on flushed rules: %+v", res)
+	}
+	if again := api.Node("node-a"); again.ResourceVersion != n.ResourceVersion {
+		t.Errorf("verify wrote the Node while a watch beats (resourceVersion %s -> %s)", n.ResourceVersion, again.ResourceVersion)
+	}
+
+	// The API server gone: verify's result stands, a note says why the
+	// Node was not written, and it costs at most onceBudget.
+	api.Stop()
+	if err := h.Root().Touch(hostfs.WatchHeartbeat, time.Now().Add(-time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if res, err := Once(context.Background(), c); err != nil || res.Verdict != verify.VerdictFailed {
+		t.Fatalf("Once with the API server gone: %+v, %v", res, err)
+	}
+	if took := time.Since(start); took > onceBudget+5*time.Second {
+		t.Errorf("verify took %s with the API server gone, over onceBudget %s", took, onceBudget)
+	}
+	j.waitFor(t, "a note", time.Second, hasLine("note: the Node condition "+ct+" was not written"))
 }
