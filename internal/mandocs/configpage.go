@@ -26,6 +26,7 @@ var keyText = map[string]string{
 	"verify.wait":             `How long the post-start check waits for kube-proxy's first sync: a duration such as 90s or 5m, from 0s (check once) to 24h. It becomes verify's --wait in the generated drop-in of the verify unit.`,
 	"cni.helmchartconfig":     `What to do about the CNI when kube-proxy runs nftables: print (the default) only shows, in detect, the HelmChartConfig that switches RKE2's CNI chart (rke2-canal, rke2-calico, rke2-flannel) to nftables; write has apply write it, one file per chart, into RKE2's server manifests directory on servers, atomically and never over a HelmChartConfig you wrote. The setting is cluster-wide: every node's kube-proxy must then run nftables.`,
 	"verify.textfile_dir":     `Where verify writes Prometheus textfile metrics for node-exporter's textfile collector: an absolute path, or "" to write none.`,
+	"verify.node_condition":   `Publish the result on this node's own Node object: the condition RKE2ProxyBackendProblem (check's verdict and words) and the rke2-proxy-backend/* annotations, written by watch (and by verify when no watch runs) with the node's kubelet credentials from RKE2's agent directory. An API server that cannot be reached is a journal note, never a failure. false writes nothing to the cluster.`,
 }
 
 // configExample is the page's EXAMPLE; a test loads it, so it stays valid.
