@@ -32,14 +32,8 @@ func TestNodeConditionInNetns(t *testing.T) {
 		return
 	}
 	nft := nstest.Tool(t, "nft")
-	run(t, nstest.Tool(t, "ip"), "link", "set", "lo", "up") // the API server listens on 127.0.0.1
-	api := apiserver.Start(t)
-	api.RegisterNode("node-a")
-
-	h := testhost.New(t).Mkdir("/textfile").File("/etc/rancher/rke2/config.yaml", "node-name: Node-A\n")
-	writePlan(t, h.Root(), plan.Plan{Decision: plan.Decision{Backend: backend.NFTables, ProxyMode: "nftables", Source: "config"}})
-	api.InstallRKE2Agent(h.Dir(), "node-a")
-	loadKubeProxy(t, 3)
+	h := testhost.New(t).File("/etc/rancher/rke2/config.yaml", "node-name: Node-A\n")
+	api := clusterNode(t, h, "config")
 
 	old := clusterOptions
 	t.Cleanup(func() { clusterOptions = old })
@@ -127,6 +121,22 @@ func TestNodeConditionInNetns(t *testing.T) {
 	}
 }
 
+// clusterNode brings the netns's loopback up (the API server listens on
+// 127.0.0.1), starts a real API server holding Node node-a, and makes h
+// node-a: a /textfile dir, an nftables plan decided by source, node-a's
+// credentials where RKE2's agent keeps them, kube-proxy's rules loaded.
+func clusterNode(t *testing.T, h *testhost.Host, source string) *apiserver.Server {
+	t.Helper()
+	run(t, nstest.Tool(t, "ip"), "link", "set", "lo", "up")
+	api := apiserver.Start(t)
+	api.RegisterNode("node-a")
+	h.Mkdir("/textfile")
+	writePlan(t, h.Root(), plan.Plan{Decision: plan.Decision{Backend: backend.NFTables, ProxyMode: "nftables", Source: source}})
+	api.InstallRKE2Agent(h.Dir(), "node-a")
+	loadKubeProxy(t, 3)
+	return api
+}
+
 func run(t *testing.T, name string, args ...string) {
 	t.Helper()
 	if out, err := exec.Command(name, args...).CombinedOutput(); err != nil {
@@ -142,13 +152,8 @@ func TestVerifyOnceInNetns(t *testing.T) {
 		return
 	}
 	nft := nstest.Tool(t, "nft")
-	run(t, nstest.Tool(t, "ip"), "link", "set", "lo", "up")
-	api := apiserver.Start(t)
-	api.RegisterNode("node-a")
-	h := testhost.New(t).Mkdir("/textfile").File("/proc/sys/kernel/hostname", "Node-A\n")
-	writePlan(t, h.Root(), plan.Plan{Decision: plan.Decision{Backend: backend.NFTables, ProxyMode: "nftables", Source: "auto"}})
-	api.InstallRKE2Agent(h.Dir(), "node-a")
-	loadKubeProxy(t, 3)
+	h := testhost.New(t).File("/proc/sys/kernel/hostname", "Node-A\n")
+	api := clusterNode(t, h, "auto")
 	var j journal
 	c := &verify.Command{Host: verify.Host{Root: h.Root(), ProxyMode: &kubeproxy.Endpoint{}}, TextfileDir: "/textfile", NodeCondition: true, Progress: j.log}
 	const ct = clusterpublish.ConditionType
