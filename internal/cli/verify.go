@@ -17,7 +17,7 @@ func newVerifyCommand(g *globals) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		res, err := c.Once(cmd.Context())
+		res, err := watch.Once(cmd.Context(), c)
 		return verifyExit(cmd, g, res, err)
 	})
 	fl.Register(cmd.Flags(), "wait up to this long for kube-proxy's first sync (default: verify.wait from the config)")

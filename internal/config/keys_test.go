@@ -29,6 +29,7 @@ func TestKeysMatchTheLoader(t *testing.T) {
 		"node_taint":            {Path: "node_taint", Type: "string", Default: `""`, Env: "RKE2_PROXY_BACKEND_NODE_TAINT"},
 		"verify.wait":           {Path: "verify.wait", Type: "duration", Default: "5m", Env: "RKE2_PROXY_BACKEND_VERIFY_WAIT"},
 		"verify.textfile_dir":   {Path: "verify.textfile_dir", Type: "string", Default: "/var/lib/prometheus/node-exporter", Env: "RKE2_PROXY_BACKEND_VERIFY_TEXTFILE_DIR"},
+		"verify.node_condition": {Path: "verify.node_condition", Type: "boolean", Default: "true", Env: "RKE2_PROXY_BACKEND_VERIFY_NODE_CONDITION"},
 		"kube_proxy.extra_args": {Path: "kube_proxy.extra_args", Type: "list of strings", Default: "[]", Env: "RKE2_PROXY_BACKEND_KUBE_PROXY_EXTRA_ARGS"},
 	} {
 		if got := byPath[path]; got != want {

@@ -87,6 +87,7 @@ func assemble(layers []layer) Config {
 			Wait:            v["verify.wait"].(time.Duration),
 			TextfileDir:     str("verify.textfile_dir"),
 			NodeFeatureFile: v["verify.node_feature_file"].(bool),
+			NodeCondition:   v["verify.node_condition"].(bool),
 		},
 		CNI: CNI{HelmChartConfig: str("cni.helmchartconfig")},
 	}

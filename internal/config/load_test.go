@@ -43,7 +43,7 @@ func TestDefaults(t *testing.T) {
 		KubeProxy:         KubeProxy{ExtraArgs: []string{}},
 		NodeLabel:         true,
 		OnFailure:         OnFailureWarn,
-		Verify:            Verify{Wait: 5 * time.Minute, TextfileDir: "/var/lib/prometheus/node-exporter", NodeFeatureFile: true},
+		Verify:            Verify{Wait: 5 * time.Minute, TextfileDir: "/var/lib/prometheus/node-exporter", NodeFeatureFile: true, NodeCondition: true},
 		CNI:               CNI{HelmChartConfig: CNIPrint},
 	}
 	if !reflect.DeepEqual(c, want) {
@@ -71,6 +71,7 @@ verify:
   wait: 90s
   textfile_dir: ""
   node_feature_file: no
+  node_condition: false
 cni:
   helmchartconfig: write
 `)), hostfs.ConfigFile, nil, nil)

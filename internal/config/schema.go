@@ -50,6 +50,7 @@ var settings = []setting{
 	{path: "verify.wait", kind: kindDuration, def: 5 * time.Minute, check: checkWait},
 	{path: "verify.textfile_dir", kind: kindString, def: hostfs.TextfileDir, check: checkTextfileDir},
 	{path: "verify.node_feature_file", kind: kindBool, def: true},
+	{path: "verify.node_condition", kind: kindBool, def: true},
 	{path: "cni.helmchartconfig", kind: kindString, def: CNIPrint, check: checkCNIHelmChartConfig},
 }
 

@@ -81,6 +81,10 @@ type Verify struct {
 	// NodeFeatureFile lets verify and watch publish node-feature-discovery
 	// labels (hostfs.NFDFeatureFile) when NFD's directory exists.
 	NodeFeatureFile bool `json:"node_feature_file"`
+	// NodeCondition: watch (and verify, when watch is off) publishes the
+	// verdict on the node's own Node object, as a condition and
+	// annotations, with the node's kubelet credentials.
+	NodeCondition bool `json:"node_condition"`
 }
 
 // OnFailure policies.

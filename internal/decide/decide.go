@@ -8,10 +8,11 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/vocab"
 )
 
 // NodeLabelKey is the node label that shows each node's backend.
-const NodeLabelKey = "rke2-proxy-backend/backend"
+const NodeLabelKey = vocab.NodeLabelPlanned
 
 // Decide picks the backend kube-proxy must use. The order, first match wins:
 //  1. backend: off, or RKE2 running no kube-proxy: nothing to do;

@@ -9,9 +9,16 @@ import (
 // file RKE2's unit names, then its drop-ins), for verify's look at the
 // kube-proxy args it runs with; the strings say what could not be read.
 func RKE2Effective(root hostfs.Root) (rke2.Effective, []string) {
+	r, unreadable := RKE2Layout(root)
+	return r.Config, unreadable
+}
+
+// RKE2Layout is RKE2's units, config and data-dir as the probe reads them,
+// for the Node condition's publisher, which finds the kubelet's
+// credentials under the data-dir and the node's name in the config.
+func RKE2Layout(root hostfs.Root) (RKE2, []string) {
 	p := &probe{root: root}
-	r := p.rke2Config()
-	return r.Config, p.f.Unreadable
+	return p.rke2Config(), p.f.Unreadable
 }
 
 // IptablesAlternative is where the host's iptables command points:

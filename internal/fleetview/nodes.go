@@ -11,19 +11,20 @@ import (
 	"fmt"
 	"sort"
 	"time"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/vocab"
 )
 
-// The names the node writes (internal/clusterpublish owns them; these must
-// stay equal, which a test of the merged tree checks) and the node label
-// apply registers the node with (decide.NodeLabelKey).
+// The names the node writes and the label apply registers it with, as
+// internal/vocab defines them for the writer too.
 const (
-	LabelPlanned              = "rke2-proxy-backend/backend"
-	AnnotationVerifiedBackend = "rke2-proxy-backend/verified-backend"
-	AnnotationMode            = "rke2-proxy-backend/mode"
-	AnnotationVersion         = "rke2-proxy-backend/version"
-	AnnotationDecisionSource  = "rke2-proxy-backend/decision-source"
-	AnnotationVerifiedAt      = "rke2-proxy-backend/verified-at"
-	ConditionType             = "RKE2ProxyBackendProblem"
+	LabelPlanned              = vocab.NodeLabelPlanned
+	AnnotationVerifiedBackend = vocab.NodeAnnotationVerifiedBackend
+	AnnotationMode            = vocab.NodeAnnotationMode
+	AnnotationVersion         = vocab.NodeAnnotationVersion
+	AnnotationDecisionSource  = vocab.NodeAnnotationDecisionSource
+	AnnotationVerifiedAt      = vocab.NodeAnnotationVerifiedAt
+	ConditionType             = vocab.NodeConditionType
 )
 
 // MaxList bounds a NodeList the view reads: a 5000-node cluster's list

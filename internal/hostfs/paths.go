@@ -1,5 +1,7 @@
 package hostfs
 
+import "time"
+
 // Every host path and helper binary the program uses, in one place (like
 // coreos/ignition's internal/distro). Each is a path on the host as seen
 // from "/": callers read and write them through a Root, so --root and
@@ -51,6 +53,11 @@ const (
 	// refreshes while it runs; check judges status.json's age by it.
 	WatchHeartbeat = RunDir + "/watch.heartbeat"
 )
+
+// WatchHeartbeatEvery is how often a running watch refreshes
+// WatchHeartbeat: the heartbeat's contract, beside its path, for the
+// writer (watch) and the readers (check, the Node condition's publisher).
+const WatchHeartbeatEvery = 30 * time.Second
 
 // BenchFile is `bench`'s last result: what each backend's rule loads cost
 // on this node. Under /var/lib, not /run: it must outlive reboots (a bench

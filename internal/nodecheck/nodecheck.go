@@ -18,7 +18,6 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/plan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/watch"
 )
 
 // Status is NPD's plugin exit status (pkg/custompluginmonitor/types/types.go:
@@ -65,7 +64,7 @@ type Verdict struct {
 
 // DefaultMaxAge is check's default --max-age: four of watch's heartbeats,
 // so one late beat (a loaded node) is not called stale.
-const DefaultMaxAge = 4 * watch.HeartbeatEvery
+const DefaultMaxAge = 4 * hostfs.WatchHeartbeatEvery
 
 // Options tune one check.
 type Options struct {
@@ -166,7 +165,7 @@ func staleWatch(root hostfs.Root, opts Options) (Verdict, bool) {
 	age := opts.Now.Sub(fi.ModTime())
 	if -age > MaxClockSkew {
 		return Verdict{Unknown, fmt.Sprintf("cannot tell: watch's last heartbeat is dated %s in the future (the clock stepped back?); a running %s rewrites it within %s",
-			(-age).Round(time.Second), watchUnit, watch.HeartbeatEvery)}, true
+			(-age).Round(time.Second), watchUnit, hostfs.WatchHeartbeatEvery)}, true
 	}
 	if age <= opts.MaxAge {
 		return Verdict{}, false

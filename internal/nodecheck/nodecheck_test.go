@@ -12,7 +12,6 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/plan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/testhost"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/watch"
 )
 
 // fixture lays out a host root with a plan choosing planned (nil: no plan)
@@ -101,7 +100,7 @@ func TestCheckAgeLimitFollowsTheWatchHeartbeat(t *testing.T) {
 		{5*time.Minute + 400*time.Millisecond, opts, Unknown, "stale status: watch's last heartbeat is 5m0s old (over --max-age 2m0s); is rke2-proxy-backend-watch running?"},
 		{time.Hour, Options{Now: now}, OK, "complete"},
 	} {
-		if err := watch.Beat(root, now.Add(-tc.age)); err != nil {
+		if err := root.Touch(hostfs.WatchHeartbeat, now.Add(-tc.age)); err != nil {
 			t.Fatal(err)
 		}
 		if v := Check(root, tc.opts); v.Status != tc.want || !strings.Contains(v.Message, tc.says) {

@@ -13,7 +13,6 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kubeproxy"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/watch"
 )
 
 func okResult() *verify.Result {
@@ -35,7 +34,7 @@ func TestCheckRefusesAHeartbeatFromTheFuture(t *testing.T) {
 		{MaxClockSkew, OK, "complete"},
 		{10 * time.Minute, Unknown, "cannot tell: watch's last heartbeat is dated 10m0s in the future (the clock stepped back?)"},
 	} {
-		if err := watch.Beat(root, now.Add(tc.ahead)); err != nil {
+		if err := root.Touch(hostfs.WatchHeartbeat, now.Add(tc.ahead)); err != nil {
 			t.Fatal(err)
 		}
 		if v := Check(root, Options{MaxAge: DefaultMaxAge, Now: now}); v.Status != tc.want || !strings.Contains(v.Message, tc.says) {

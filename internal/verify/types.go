@@ -131,6 +131,9 @@ type Command struct {
 	// (verify.node_feature_file), valid for FeatureTTL (0: DefaultFeatureTTL).
 	NodeFeatures bool
 	FeatureTTL   time.Duration
+	// NodeCondition: the result also goes to the node's own Node object
+	// (verify.node_condition; internal/clusterpublish).
+	NodeCondition bool
 }
 
 // FlagError is a claim that does not parse: a usage error, not a finding.

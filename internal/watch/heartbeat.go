@@ -2,20 +2,15 @@ package watch
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 )
 
 // HeartbeatEvery is how often a running watch refreshes
 // hostfs.WatchHeartbeat. check's default --max-age is a few of these.
-const HeartbeatEvery = 30 * time.Second
+const HeartbeatEvery = hostfs.WatchHeartbeatEvery
 
 // Beat refreshes the heartbeat: the file's mtime is the beat, its content
 // stays empty. status.json cannot carry it: it is byte-stable (no
@@ -24,27 +19,11 @@ const HeartbeatEvery = 30 * time.Second
 // something new, not whether anyone still looks. A separate empty file
 // keeps that rule and costs one utimensat per beat.
 //
-// The beat never follows a link: utimensat with AT_SYMLINK_NOFOLLOW, so a
-// link swapped in at any moment gets its own times set, never its
-// target's. Anything at the path that is not a regular file (a planted
-// link, a FIFO) is replaced, atomically, by watch's own empty file.
+// The beat never follows a link and replaces anything at the path that
+// is not a regular file (hostfs.Root.Touch).
 func Beat(root hostfs.Root, now time.Time) error {
-	p, err := root.ResolveEntry(hostfs.WatchHeartbeat)
-	if err != nil {
-		return fmt.Errorf("heartbeat %s: %w", root.Path(hostfs.WatchHeartbeat), err)
-	}
-	fi, err := os.Lstat(p)
-	if err == nil && !fi.Mode().IsRegular() || errors.Is(err, fs.ErrNotExist) {
-		// WriteFileAtomic renames over the last component: a link there
-		// is replaced, not followed.
-		_, err = root.WriteFileAtomic(hostfs.WatchHeartbeat, nil, 0o644)
-	}
-	if err == nil {
-		ts := []unix.Timespec{unix.NsecToTimespec(now.UnixNano()), unix.NsecToTimespec(now.UnixNano())}
-		err = unix.UtimesNanoAt(unix.AT_FDCWD, p, ts, unix.AT_SYMLINK_NOFOLLOW)
-	}
-	if err != nil {
-		return fmt.Errorf("heartbeat %s: %w (check will call the status stale)", p, err)
+	if err := root.Touch(hostfs.WatchHeartbeat, now); err != nil {
+		return fmt.Errorf("heartbeat %w (check will call the status stale)", err)
 	}
 	return nil
 }

@@ -67,10 +67,17 @@ func OnHost(ctx context.Context, c *verify.Command, s Schedule) error {
 		return verify.ErrOff
 	}
 	var lastProof time.Time
+	toCluster := clusterPublisher(ctx, c)
 	cfg := Config{Log: log, Poll: s.Poll, Quiet: s.Quiet, Grace: s.Grace, Full: s.Full,
 		// A stamp that never settles is still checked after a minute.
 		MaxDelay: DefaultMaxDelay,
-		Verify:   func(ctx context.Context, first bool) (*verify.Result, error) { return verifyOnce(ctx, c, first) },
+		Verify: func(ctx context.Context, first bool) (*verify.Result, error) {
+			res, err := verifyOnce(ctx, c, first)
+			if err != nil && ctx.Err() == nil {
+				toCluster(nil) // the status is invalid now, and so is the condition's verdict
+			}
+			return res, err
+		},
 		Publish: func(res *verify.Result, drifting bool, transitions int) error {
 			if c.NoStatus {
 				return nil
@@ -79,8 +86,10 @@ func OnHost(ctx context.Context, c *verify.Command, s Schedule) error {
 			if res.OK {
 				lastProof = now
 			}
-			return errors.Join(c.Publish(res, now), WriteMetrics(c.Root, c.TextfileDir, drifting, transitions),
+			err := errors.Join(c.Publish(res, now), WriteMetrics(c.Root, c.TextfileDir, drifting, transitions),
 				WriteFleetMetrics(c.Root, c.TextfileDir, func() Fleet { return FleetOf(c.Root, lastProof) }))
+			toCluster(res)
+			return err
 		},
 	}
 	if !c.NoStatus {

@@ -1,0 +1,110 @@
+package clusterpublish
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/nodecheck"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/apiserver"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/testhost"
+)
+
+// TestPublisherAgainstAPIServer writes with the kubelet credentials RKE2's
+// agent keeps, against a real kube-apiserver with NodeRestriction: the
+// node is named as RKE2 names it (node-name, lower-cased), or as its
+// certificate says when the config disagrees; a state is written at once,
+// the same state again not within MinInterval, a changed one at once; and
+// a publisher started later (watch restarted) keeps lastTransitionTime.
+func TestPublisherAgainstAPIServer(t *testing.T) {
+	api := apiserver.Start(t)
+	api.RegisterNode("node-a")
+	h := testhost.New(t).File("/etc/rancher/rke2/config.yaml", "node-name: NODE-A\n")
+	api.InstallRKE2Agent(h.Dir(), "node-a")
+	target, err := Locate(h.Root())
+	if err != nil || target.Node != "node-a" || len(target.Notes) != 0 {
+		t.Fatalf("Locate: %+v, %v: want node-a (node-name lower-cased), no notes", target, err)
+	}
+	other := testhost.New(t).File("/etc/rancher/rke2/config.yaml", "node-name: elsewhere\n")
+	api.InstallRKE2Agent(other.Dir(), "node-a")
+	if target, err := Locate(other.Root()); err != nil || target.Node != "node-a" || len(target.Notes) != 1 || !strings.Contains(target.Notes[0], `is for node "node-a"`) {
+		t.Errorf("Locate with a certificate for another name: %+v, %v: want node-a and a note", target, err)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	p := New(h.Root(), Options{MinInterval: time.Hour, Log: func(l string) { t.Log(l) }})
+	go p.Run(ctx)
+	bad := State{Verdict: nodecheck.Verdict{Status: nodecheck.Problem, Message: "1 finding(s)"}, At: time.Now(), Mode: "nftables", Source: "auto", Version: "v9"}
+	p.Offer(bad)
+	// A write is two patches: wait for the second, the annotations.
+	status := func(want, backend string) func(apiserver.Node) bool {
+		return func(n apiserver.Node) bool {
+			c, ok := n.Condition(ConditionType)
+			return ok && c.Status == want && n.Annotations[AnnotationVerifiedBackend] == backend
+		}
+	}
+	n := api.WaitNode(t, "node-a", "the condition True", 30*time.Second, status("True", "none"))
+	c, _ := n.Condition(ConditionType)
+	if c.Reason != ReasonWrong || c.Message != "1 finding(s)" || n.Annotations[AnnotationVerifiedBackend] != "none" || n.Annotations[AnnotationVerifiedAt] != "" {
+		t.Errorf("after a problem: %+v %v", c, n.Annotations)
+	}
+	bad.At = bad.At.Add(time.Second)
+	p.Offer(bad)
+	time.Sleep(time.Second)
+	if again := api.Node("node-a"); again.ResourceVersion != n.ResourceVersion {
+		t.Errorf("the same verdict was written again within MinInterval (resourceVersion %s -> %s)", n.ResourceVersion, again.ResourceVersion)
+	}
+	good := State{Verdict: nodecheck.Verdict{Status: nodecheck.OK, Message: "ok"}, Proven: true, Backend: "nftables", At: time.Now(), Mode: "nftables", Source: "auto", Version: "v9"}
+	p.Offer(good)
+	n = api.WaitNode(t, "node-a", "the condition False", 10*time.Second, status("False", "nftables"))
+	c, _ = n.Condition(ConditionType)
+	if n.Annotations[AnnotationVerifiedBackend] != "nftables" || n.Annotations[AnnotationVerifiedAt] != stamp(good.At) {
+		t.Errorf("after a proof: %v", n.Annotations)
+	}
+	cancel()
+
+	// A new publisher (watch restarted) with the same status keeps the
+	// transition time it finds on the Node.
+	time.Sleep(1100 * time.Millisecond) // a later second: a reset would show
+	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	p = New(h.Root(), Options{})
+	go p.Run(ctx)
+	good.At = time.Now()
+	p.Offer(good)
+	n = api.WaitNode(t, "node-a", "a fresh heartbeat", 10*time.Second, func(n apiserver.Node) bool {
+		cond, _ := n.Condition(ConditionType)
+		return cond.LastHeartbeatTime == stamp(good.At)
+	})
+	if again, _ := n.Condition(ConditionType); again.LastTransitionTime != c.LastTransitionTime {
+		t.Errorf("lastTransitionTime %s after a restart with the same status, want %s kept", again.LastTransitionTime, c.LastTransitionTime)
+	}
+}
+
+// The schedule: a change is due at once, the same facts only after
+// MinInterval, anything after a failure when the backoff ends.
+func TestDue(t *testing.T) {
+	p := New(testhost.New(t).Root(), Options{MinInterval: time.Minute})
+	s := State{Verdict: nodecheck.Verdict{Status: nodecheck.OK, Message: "ok"}, At: time.Now()}
+	if !p.due(s, time.Time{}).IsZero() {
+		t.Error("the first state is not due at once")
+	}
+	p.written, p.writtenAt = &s, time.Now()
+	later := s
+	later.At = s.At.Add(time.Second)
+	if got := p.due(later, time.Time{}); !got.Equal(p.writtenAt.Add(time.Minute)) {
+		t.Errorf("the same facts due at %v, want MinInterval after the write", got)
+	}
+	changed := later
+	changed.Verdict.Status = nodecheck.Problem
+	if !p.due(changed, time.Time{}).IsZero() {
+		t.Error("a changed verdict is not due at once")
+	}
+	retry := time.Now().Add(5 * time.Second)
+	p.failing = true
+	if got := p.due(changed, retry); !got.Equal(retry) {
+		t.Errorf("after a failure due at %v, want the backoff's end", got)
+	}
+}

@@ -1,0 +1,70 @@
+package watch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"time"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/clusterpublish"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
+)
+
+// clusterPublisher starts the Node condition's publisher for c's host,
+// ending with ctx, and returns what hands it each stored result. With
+// verify.node_condition off (or --no-status, which stores nothing) it
+// does nothing. The publisher has its own goroutine: an API server that
+// is slow or gone costs watch nothing but a journal line.
+func clusterPublisher(ctx context.Context, c *verify.Command) func(*verify.Result) {
+	if !c.NodeCondition || c.NoStatus {
+		return func(*verify.Result) {}
+	}
+	o := clusterOptions
+	o.Log = c.Progress
+	p := clusterpublish.New(c.Root, o)
+	go p.Run(ctx)
+	return func(res *verify.Result) { p.Offer(clusterpublish.StateOf(c.Root, res, time.Now())) }
+}
+
+// clusterOptions is the publisher's schedule: its defaults, which tests
+// shorten.
+var clusterOptions clusterpublish.Options
+
+// onceBudget bounds verify's one write of the Node condition: an API
+// server that is gone costs the verify unit at most this.
+const onceBudget = 10 * time.Second
+
+// Once is the verify command's run: c.Once, then, with
+// verify.node_condition on and no watch running (no heartbeat in the last
+// two beats; a running watch publishes itself), one write of the Node
+// condition within onceBudget. A failed write is a note on c.Progress,
+// never verify's failure.
+func Once(ctx context.Context, c *verify.Command) (*verify.Result, error) {
+	res, err := c.Once(ctx)
+	if res == nil || err != nil || !c.NodeCondition || c.NoStatus || watchRuns(c.Root) {
+		return res, err
+	}
+	log := c.Progress
+	if log == nil {
+		log = func(string) {}
+	}
+	wctx, cancel := context.WithTimeout(ctx, onceBudget)
+	defer cancel()
+	werr := clusterpublish.WriteOnce(wctx, c.Root, clusterpublish.StateOf(c.Root, res, time.Now()), log)
+	switch {
+	case errors.Is(werr, fs.ErrNotExist):
+		// No kubelet credentials: RKE2 has not joined this node (or this
+		// is no RKE2 node); there is no Node to write, which is no news.
+	case werr != nil:
+		log(fmt.Sprintf("note: the Node condition %s was not written (the result stands; watch or the next verify writes it): %v", clusterpublish.ConditionType, werr))
+	}
+	return res, err
+}
+
+// watchRuns says a watch beat in the last two heartbeats.
+func watchRuns(root hostfs.Root) bool {
+	fi, err := root.Stat(hostfs.WatchHeartbeat)
+	return err == nil && time.Since(fi.ModTime()) < 2*HeartbeatEvery
+}
