@@ -26,27 +26,14 @@ const (
 	ReasonCannotTell = "CannotTell"             // Unknown
 )
 
-// AnnotationPrefix is the tool's own key namespace, the one its node
-// label (rke2-proxy-backend/backend) already uses: kubernetes.io and
-// k8s.io are reserved for Kubernetes itself, and rke2.io or cattle.io
-// would claim to be RKE2's or Rancher's word, which this tool is not.
-const AnnotationPrefix = vocab.NodeKeyPrefix
-
-// The annotations, read by the fleet view.
+// The annotations the verdict is published as: internal/vocab names them
+// once, for this writer and for the fleet view that reads them.
 const (
-	// AnnotationVerifiedBackend is the backend the last verify proved,
-	// or "none" while it proves none.
-	AnnotationVerifiedBackend = AnnotationPrefix + "verified-backend"
-	// AnnotationMode is kube-proxy's proxy mode (iptables, nftables, ipvs).
-	AnnotationMode = AnnotationPrefix + "mode"
-	// AnnotationVersion is this tool's version.
-	AnnotationVersion = AnnotationPrefix + "version"
-	// AnnotationDecisionSource is where the plan's backend came from
-	// (auto, config, env, cmdline, rke2-config).
-	AnnotationDecisionSource = AnnotationPrefix + "decision-source"
-	// AnnotationVerifiedAt is the last proof, RFC 3339 in UTC ("" before
-	// the first one).
-	AnnotationVerifiedAt = AnnotationPrefix + "verified-at"
+	AnnotationVerifiedBackend = vocab.NodeAnnotationVerifiedBackend
+	AnnotationMode            = vocab.NodeAnnotationMode
+	AnnotationVersion         = vocab.NodeAnnotationVersion
+	AnnotationDecisionSource  = vocab.NodeAnnotationDecisionSource
+	AnnotationVerifiedAt      = vocab.NodeAnnotationVerifiedAt
 )
 
 // State is what one verify run says about the node.

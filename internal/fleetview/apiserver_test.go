@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/apiserver"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/vocab"
 )
 
 // The plugin against a real kube-apiserver holding Nodes the test writes
@@ -26,15 +27,15 @@ func TestPluginAgainstARealAPIServer(t *testing.T) {
 		{"new-1", "iptables-nft", "", "", "", "", "", ""},
 	} {
 		api.RegisterNode(n.name)
-		meta := map[string]any{"labels": map[string]string{LabelPlanned: n.planned, "node-pool": "edge"}}
+		meta := map[string]any{"labels": map[string]string{vocab.NodeLabelPlanned: n.planned, "node-pool": "edge"}}
 		if n.verified != "" {
-			meta["annotations"] = map[string]string{AnnotationVerifiedBackend: n.verified, AnnotationMode: n.mode,
-				AnnotationVersion: "0.1.0", AnnotationDecisionSource: "auto", AnnotationVerifiedAt: n.at}
+			meta["annotations"] = map[string]string{vocab.NodeAnnotationVerifiedBackend: n.verified, vocab.NodeAnnotationMode: n.mode,
+				vocab.NodeAnnotationVersion: "0.1.0", vocab.NodeAnnotationDecisionSource: "auto", vocab.NodeAnnotationVerifiedAt: n.at}
 		}
 		patch(t, api, "/api/v1/nodes/"+n.name, "application/merge-patch+json", map[string]any{"metadata": meta})
 		if n.status != "" {
 			patch(t, api, "/api/v1/nodes/"+n.name+"/status", "application/strategic-merge-patch+json", map[string]any{"status": map[string]any{
-				"conditions": []any{map[string]string{"type": ConditionType, "status": n.status, "reason": n.reason, "message": n.message,
+				"conditions": []any{map[string]string{"type": vocab.NodeConditionType, "status": n.status, "reason": n.reason, "message": n.message,
 					"lastHeartbeatTime": n.at, "lastTransitionTime": n.at}}}})
 		}
 	}

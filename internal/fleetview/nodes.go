@@ -15,18 +15,6 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/vocab"
 )
 
-// The names the node writes and the label apply registers it with, as
-// internal/vocab defines them for the writer too.
-const (
-	LabelPlanned              = vocab.NodeLabelPlanned
-	AnnotationVerifiedBackend = vocab.NodeAnnotationVerifiedBackend
-	AnnotationMode            = vocab.NodeAnnotationMode
-	AnnotationVersion         = vocab.NodeAnnotationVersion
-	AnnotationDecisionSource  = vocab.NodeAnnotationDecisionSource
-	AnnotationVerifiedAt      = vocab.NodeAnnotationVerifiedAt
-	ConditionType             = vocab.NodeConditionType
-)
-
 // MaxList bounds a NodeList the view reads: a 5000-node cluster's list
 // with full status is tens of MiB; more is not a Node list.
 const MaxList = 256 << 20
@@ -81,7 +69,7 @@ func Decode(data []byte) ([]Node, error) {
 		// A bad timestamp only costs the node its age.
 		n.Created, _ = time.Parse(time.RFC3339, it.Metadata.CreationTimestamp)
 		for _, c := range it.Status.Conditions {
-			if c.Type == ConditionType {
+			if c.Type == vocab.NodeConditionType {
 				n.Condition = &Condition{Status: c.Status, Reason: c.Reason, Message: c.Message}
 			}
 		}

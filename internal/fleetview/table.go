@@ -6,6 +6,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/vocab"
 )
 
 // Row is one node as the view shows it; -o json prints the rows.
@@ -29,8 +31,8 @@ type Row struct {
 // RowOf is n's row at now.
 func RowOf(n Node, now time.Time) Row {
 	a := n.Annotations
-	r := Row{Node: n.Name, Planned: n.Labels[LabelPlanned], Verified: a[AnnotationVerifiedBackend], Mode: a[AnnotationMode],
-		Version: a[AnnotationVersion], Source: a[AnnotationDecisionSource], VerifiedAt: a[AnnotationVerifiedAt], Age: "-"}
+	r := Row{Node: n.Name, Planned: n.Labels[vocab.NodeLabelPlanned], Verified: a[vocab.NodeAnnotationVerifiedBackend], Mode: a[vocab.NodeAnnotationMode],
+		Version: a[vocab.NodeAnnotationVersion], Source: a[vocab.NodeAnnotationDecisionSource], VerifiedAt: a[vocab.NodeAnnotationVerifiedAt], Age: "-"}
 	if c := n.Condition; c != nil {
 		r.Problem, r.Reason, r.Message = c.Status, c.Reason, c.Message
 	}

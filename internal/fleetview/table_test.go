@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/vocab"
 )
 
 var now = time.Date(2026, 12, 2, 2, 0, 0, 0, time.UTC)
@@ -18,19 +20,19 @@ func fleet(t *testing.T) []byte {
 	node := func(name, planned string, ann map[string]string, cond map[string]string) map[string]any {
 		labels := map[string]string{"kubernetes.io/hostname": name}
 		if planned != "" {
-			labels[LabelPlanned] = planned
+			labels[vocab.NodeLabelPlanned] = planned
 		}
 		n := map[string]any{"metadata": map[string]any{"name": name, "labels": labels, "annotations": ann, "creationTimestamp": "2026-11-01T00:00:00Z"},
 			"status": map[string]any{"conditions": []any{map[string]string{"type": "Ready", "status": "True"}}}}
 		if cond != nil {
-			cond["type"] = ConditionType
+			cond["type"] = vocab.NodeConditionType
 			n["status"].(map[string]any)["conditions"] = append(n["status"].(map[string]any)["conditions"].([]any), cond)
 		}
 		return n
 	}
 	ann := func(verified, mode, at string) map[string]string {
-		return map[string]string{AnnotationVerifiedBackend: verified, AnnotationMode: mode, AnnotationVersion: "0.9.0",
-			AnnotationDecisionSource: "auto", AnnotationVerifiedAt: at}
+		return map[string]string{vocab.NodeAnnotationVerifiedBackend: verified, vocab.NodeAnnotationMode: mode, vocab.NodeAnnotationVersion: "0.9.0",
+			vocab.NodeAnnotationDecisionSource: "auto", vocab.NodeAnnotationVerifiedAt: at}
 	}
 	data, err := json.Marshal(map[string]any{"kind": "NodeList", "apiVersion": "v1", "items": []any{
 		node("worker-2", "nftables", ann("none", "nftables", "2026-12-01T23:55:00Z"),

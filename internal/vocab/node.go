@@ -14,13 +14,23 @@ const NodeConditionType = "RKE2ProxyBackendProblem"
 // would claim to be RKE2's or Rancher's word.
 const NodeKeyPrefix = "rke2-proxy-backend/"
 
-// The node label apply registers the node with, and the annotations the
-// verified result is published as.
+// NodeLabelPlanned is the node label apply registers the node with: the
+// planned backend.
+const NodeLabelPlanned = NodeKeyPrefix + "backend"
+
+// The annotations the verified result is published as.
 const (
-	NodeLabelPlanned              = NodeKeyPrefix + "backend"
+	// NodeAnnotationVerifiedBackend is the backend the last verify proved,
+	// or "none" while it proves none.
 	NodeAnnotationVerifiedBackend = NodeKeyPrefix + "verified-backend"
-	NodeAnnotationMode            = NodeKeyPrefix + "mode"
-	NodeAnnotationVersion         = NodeKeyPrefix + "version"
-	NodeAnnotationDecisionSource  = NodeKeyPrefix + "decision-source"
-	NodeAnnotationVerifiedAt      = NodeKeyPrefix + "verified-at"
+	// NodeAnnotationMode is kube-proxy's proxy mode (iptables, nftables, ipvs).
+	NodeAnnotationMode = NodeKeyPrefix + "mode"
+	// NodeAnnotationVersion is this tool's version.
+	NodeAnnotationVersion = NodeKeyPrefix + "version"
+	// NodeAnnotationDecisionSource is where the plan's backend came from
+	// (auto, config, env, cmdline, rke2-config).
+	NodeAnnotationDecisionSource = NodeKeyPrefix + "decision-source"
+	// NodeAnnotationVerifiedAt is the last proof, RFC 3339 in UTC ("" before
+	// the first one).
+	NodeAnnotationVerifiedAt = NodeKeyPrefix + "verified-at"
 )
