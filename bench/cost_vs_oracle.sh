@@ -18,8 +18,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
-. test/kubeproxy/oracle.sh
-need_root_or_skip "needs root for network namespaces"
+oracle_bench
 
 if [ "${1:-}" = --oracle ]; then
   # Inside a fresh network namespace: kube-proxy's first full sync.

@@ -9,6 +9,14 @@ need_root_or_skip() {
   fi
 }
 
+# oracle_bench starts a benchmark in which kube-proxy's real proxier (the
+# oracle, test/kubeproxy/oracle.sh) programs the rules, in network
+# namespaces: the oracle's helpers, and root.
+oracle_bench() {
+  . test/kubeproxy/oracle.sh
+  need_root_or_skip "needs root for network namespaces"
+}
+
 # debian12_rke2_root ROOT REL writes the part of a Debian 12 RKE2 server
 # (kernel REL) that apply and the generator both read: the kernel release
 # and its config, every netfilter module available (compressed, in

@@ -14,8 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
-. test/kubeproxy/oracle.sh
-need_root_or_skip "needs root for network namespaces"
+oracle_bench
 
 if [ "${1:-}" = --case ]; then
   # Inside the namespace: program, check, time.

@@ -2,6 +2,7 @@ package rules_test
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -64,12 +65,9 @@ func TestRulesetsTextAndJSONAgree(t *testing.T) {
 
 func jsonEqual(t *testing.T, a, b any) bool {
 	t.Helper()
-	ja, err := json.Marshal(a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	jb, err := json.Marshal(b)
-	if err != nil {
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	if err := errors.Join(errA, errB); err != nil {
 		t.Fatal(err)
 	}
 	return string(ja) == string(jb)

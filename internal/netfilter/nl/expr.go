@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/mdlayher/netlink"
-
 	"github.com/google/nftables/expr"
 	"golang.org/x/sys/unix"
 )
@@ -46,63 +44,28 @@ type Bad struct {
 
 // DecodeExpr decodes one rule expression for family fam.
 func DecodeExpr(fam byte, e Expr) any {
-	as, err := Attrs(e.Data)
-	if err != nil {
+	var f fields
+	if err := f.parse(e.Data); err != nil {
 		return Bad{e.Name, err}
 	}
 	switch e.Name {
 	case "ct":
-		c := Ct{Direction: -1}
-		for _, a := range as {
-			switch a.Type {
-			case unix.NFTA_CT_DREG:
-				c.Dreg = BE32(a.Data)
-			case unix.NFTA_CT_KEY:
-				c.Key = BE32(a.Data)
-			case unix.NFTA_CT_DIRECTION:
-				if len(a.Data) > 0 {
-					c.Direction = int(a.Data[0])
-				}
-			case unix.NFTA_CT_SREG:
-				c.Sreg = BE32(a.Data)
-			}
+		c := Ct{Key: BE32(f[unix.NFTA_CT_KEY]), Dreg: BE32(f[unix.NFTA_CT_DREG]), Sreg: BE32(f[unix.NFTA_CT_SREG]), Direction: -1}
+		if d := f[unix.NFTA_CT_DIRECTION]; len(d) > 0 {
+			c.Direction = int(d[0])
 		}
 		return c
 	case "immediate":
-		var im Immediate
-		for _, a := range as {
-			switch a.Type {
-			case unix.NFTA_IMMEDIATE_DREG:
-				im.Dreg = BE32(a.Data)
-			case unix.NFTA_IMMEDIATE_DATA:
-				ds, _ := Attrs(a.Data)
-				for _, d := range ds {
-					switch d.Type {
-					case unix.NFTA_DATA_VALUE:
-						im.Data = d.Data
-					case unix.NFTA_DATA_VERDICT:
-						v := decodeVerdict(d.Data)
-						im.Verdict = &v
-					}
-				}
-			}
-		}
+		im := Immediate{Dreg: BE32(f[unix.NFTA_IMMEDIATE_DREG])}
+		im.Data, im.Verdict = decodeData(f[unix.NFTA_IMMEDIATE_DATA])
 		return im
-	case "payload", "cmp", "meta", "bitwise", "lookup":
-		return decodeHot(e.Name, as)
+	case "meta":
+		return decodeMeta(e.Data)
+	case "payload", "cmp", "bitwise", "lookup":
+		return decodeHot(e.Name, &f)
 	case "match", "target":
-		x := Xt{Target: e.Name == "target"}
-		for _, a := range as {
-			switch a.Type {
-			case 1: // NFTA_MATCH_NAME / NFTA_TARGET_NAME
-				x.Name = Str(a.Data)
-			case 2: // *_REV
-				x.Rev = BE32(a.Data)
-			case 3: // *_INFO
-				x.Info = a.Data
-			}
-		}
-		return x
+		// NFTA_MATCH_NAME / NFTA_TARGET_NAME, *_REV, *_INFO
+		return Xt{Target: e.Name == "target", Name: Str(f[1]), Rev: BE32(f[2]), Info: f[3]}
 	}
 	var ex expr.Any
 	switch e.Name {
@@ -149,90 +112,50 @@ func DecodeExpr(fam byte, e Expr) any {
 // directly from their attributes, without google/nftables' copying
 // decoder; the result uses its types. A shift (bitwise op) is refused:
 // google/nftables has no field for it and would read it as a mask.
-func decodeHot(name string, as []netlink.Attribute) any {
-	value := func(b []byte) []byte { return DataValue(b) }
+func decodeHot(name string, f *fields) any {
 	switch name {
 	case "payload":
-		p := &expr.Payload{}
-		for _, a := range as {
-			switch a.Type {
-			case unix.NFTA_PAYLOAD_DREG:
-				p.DestRegister = BE32(a.Data)
-			case unix.NFTA_PAYLOAD_BASE:
-				p.Base = expr.PayloadBase(BE32(a.Data))
-			case unix.NFTA_PAYLOAD_OFFSET:
-				p.Offset = BE32(a.Data)
-			case unix.NFTA_PAYLOAD_LEN:
-				p.Len = BE32(a.Data)
-			case unix.NFTA_PAYLOAD_SREG:
-				p.OperationType, p.SourceRegister = expr.PayloadWrite, BE32(a.Data)
-			}
+		p := &expr.Payload{DestRegister: BE32(f[unix.NFTA_PAYLOAD_DREG]), Base: expr.PayloadBase(BE32(f[unix.NFTA_PAYLOAD_BASE])),
+			Offset: BE32(f[unix.NFTA_PAYLOAD_OFFSET]), Len: BE32(f[unix.NFTA_PAYLOAD_LEN])}
+		if s := f[unix.NFTA_PAYLOAD_SREG]; s != nil {
+			p.OperationType, p.SourceRegister = expr.PayloadWrite, BE32(s)
 		}
 		return p
 	case "cmp":
-		c := &expr.Cmp{}
-		for _, a := range as {
-			switch a.Type {
-			case unix.NFTA_CMP_SREG:
-				c.Register = BE32(a.Data)
-			case unix.NFTA_CMP_OP:
-				c.Op = expr.CmpOp(BE32(a.Data))
-			case unix.NFTA_CMP_DATA:
-				c.Data = value(a.Data)
-			}
-		}
-		return c
-	case "meta":
-		m := &expr.Meta{}
-		for _, a := range as {
-			switch a.Type {
-			case unix.NFTA_META_DREG:
-				m.Register = BE32(a.Data)
-			case unix.NFTA_META_KEY:
-				m.Key = expr.MetaKey(BE32(a.Data))
-			case unix.NFTA_META_SREG:
-				m.Register, m.SourceRegister = BE32(a.Data), true
-			}
-		}
-		return m
+		return &expr.Cmp{Register: BE32(f[unix.NFTA_CMP_SREG]), Op: expr.CmpOp(BE32(f[unix.NFTA_CMP_OP])), Data: DataValue(f[unix.NFTA_CMP_DATA])}
 	case "bitwise":
-		bw := &expr.Bitwise{}
-		for _, a := range as {
-			switch a.Type {
-			case unix.NFTA_BITWISE_SREG:
-				bw.SourceRegister = BE32(a.Data)
-			case unix.NFTA_BITWISE_DREG:
-				bw.DestRegister = BE32(a.Data)
-			case unix.NFTA_BITWISE_LEN:
-				bw.Len = BE32(a.Data)
-			case unix.NFTA_BITWISE_MASK:
-				bw.Mask = value(a.Data)
-			case unix.NFTA_BITWISE_XOR:
-				bw.Xor = value(a.Data)
-			case 6: // NFTA_BITWISE_OP
-				if op := BE32(a.Data); op != 0 {
-					return Bad{name, fmt.Errorf("bitwise operation %d (shift) is not decoded", op)}
-				}
-			}
+		if op := BE32(f[6]); op != 0 { // NFTA_BITWISE_OP
+			return Bad{name, fmt.Errorf("bitwise operation %d (shift) is not decoded", op)}
 		}
-		return bw
+		return &expr.Bitwise{SourceRegister: BE32(f[unix.NFTA_BITWISE_SREG]), DestRegister: BE32(f[unix.NFTA_BITWISE_DREG]),
+			Len: BE32(f[unix.NFTA_BITWISE_LEN]), Mask: DataValue(f[unix.NFTA_BITWISE_MASK]), Xor: DataValue(f[unix.NFTA_BITWISE_XOR])}
 	case "lookup":
-		l := &expr.Lookup{}
-		for _, a := range as {
-			switch a.Type {
-			case unix.NFTA_LOOKUP_SET:
-				l.SetName = Str(a.Data)
-			case unix.NFTA_LOOKUP_SREG:
-				l.SourceRegister = BE32(a.Data)
-			case unix.NFTA_LOOKUP_DREG:
-				l.DestRegister, l.IsDestRegSet = BE32(a.Data), true
-			case unix.NFTA_LOOKUP_SET_ID:
-				l.SetID = BE32(a.Data)
-			case unix.NFTA_LOOKUP_FLAGS:
-				l.Invert = BE32(a.Data)&unix.NFT_LOOKUP_F_INV != 0
-			}
+		l := &expr.Lookup{SetName: Str(f[unix.NFTA_LOOKUP_SET]), SourceRegister: BE32(f[unix.NFTA_LOOKUP_SREG]),
+			SetID: BE32(f[unix.NFTA_LOOKUP_SET_ID]), Invert: BE32(f[unix.NFTA_LOOKUP_FLAGS])&unix.NFT_LOOKUP_F_INV != 0}
+		if d := f[unix.NFTA_LOOKUP_DREG]; d != nil {
+			l.DestRegister, l.IsDestRegSet = BE32(d), true
 		}
 		return l
 	}
 	return Bad{name, errors.New("not a hot expression")}
+}
+
+// decodeMeta is the hot meta expression, walked in order rather than read
+// from fields: a source and a destination register both land in
+// Register, and, as in google/nftables' decoder (FuzzDecodeRule compares
+// the two), the later one wins.
+func decodeMeta(b []byte) *expr.Meta {
+	m := &expr.Meta{}
+	_ = eachAttr(b, func(typ uint16, d []byte) error {
+		switch typ {
+		case unix.NFTA_META_DREG:
+			m.Register = BE32(d)
+		case unix.NFTA_META_KEY:
+			m.Key = expr.MetaKey(BE32(d))
+		case unix.NFTA_META_SREG:
+			m.Register, m.SourceRegister = BE32(d), true
+		}
+		return nil
+	})
+	return m
 }

@@ -16,17 +16,6 @@ type Obj struct {
 
 // DecodeObj decodes one message of an object dump.
 func DecodeObj(m netlink.Message) (Obj, error) {
-	fam, as, err := Message(m)
-	o := Obj{Family: fam}
-	for _, a := range as {
-		switch a.Type {
-		case unix.NFTA_OBJ_TABLE:
-			o.Table = Str(a.Data)
-		case unix.NFTA_OBJ_NAME:
-			o.Name = Str(a.Data)
-		case unix.NFTA_OBJ_TYPE:
-			o.Type = BE32(a.Data)
-		}
-	}
-	return o, err
+	fam, f, err := message(m)
+	return Obj{Family: fam, Table: Str(f[unix.NFTA_OBJ_TABLE]), Name: Str(f[unix.NFTA_OBJ_NAME]), Type: BE32(f[unix.NFTA_OBJ_TYPE])}, err
 }

@@ -8,35 +8,18 @@ import (
 )
 
 func DecodeRule(m netlink.Message) (Rule, error) {
-	fam, as, err := Message(m)
-	r := Rule{Family: fam}
-	for _, a := range as {
-		switch a.Type {
-		case unix.NFTA_RULE_TABLE:
-			r.Table = Str(a.Data)
-		case unix.NFTA_RULE_CHAIN:
-			r.Chain = Str(a.Data)
-		case attrRuleUserdata:
-			r.Comment = udata(a.Data, udataComment)
-		case unix.NFTA_RULE_EXPRESSIONS:
-			list, lerr := Attrs(a.Data)
-			if lerr != nil {
-				return r, fmt.Errorf("rule in %s/%s: %w", r.Table, r.Chain, lerr)
-			}
-			for _, item := range list {
-				es, _ := Attrs(item.Data)
-				var e Expr
-				for _, ea := range es {
-					switch ea.Type {
-					case unix.NFTA_EXPR_NAME:
-						e.Name = Str(ea.Data)
-					case unix.NFTA_EXPR_DATA:
-						e.Data = ea.Data
-					}
-				}
-				r.Exprs = append(r.Exprs, e)
-			}
-		}
+	fam, f, err := message(m)
+	r := Rule{Family: fam, Table: Str(f[unix.NFTA_RULE_TABLE]), Chain: Str(f[unix.NFTA_RULE_CHAIN]), Comment: udata(f[attrRuleUserdata], udataComment)}
+	lerr := eachAttr(f[unix.NFTA_RULE_EXPRESSIONS], func(_ uint16, item []byte) error {
+		e := fieldsOf(item)
+		r.Exprs = append(r.Exprs, Expr{Name: Str(e[unix.NFTA_EXPR_NAME]), Data: e[unix.NFTA_EXPR_DATA]})
+		return nil
+	})
+	if lerr != nil {
+		// A rule whose list does not decode keeps no expression: half a
+		// rule would render as a different one.
+		r.Exprs = nil
+		return r, fmt.Errorf("rule in %s/%s: %w", r.Table, r.Chain, lerr)
 	}
 	return r, err
 }

@@ -57,24 +57,17 @@ func UdataKinds(b []byte) ([]string, error) {
 // that does not parse ends its kinds with "unparsable"; err is only for a
 // message that does not decode.
 func DecodeSetUserdata(m netlink.Message) (s SetUserdata, has bool, err error) {
-	fam, as, err := Message(m)
-	s.Family = fam
-	for _, a := range as {
-		switch a.Type {
-		case unix.NFTA_SET_TABLE:
-			s.Table = Str(a.Data)
-		case unix.NFTA_SET_NAME:
-			s.Name = Str(a.Data)
-		case attrSetUserdata:
-			has = true
-			kinds, kerr := UdataKinds(a.Data)
-			if kerr != nil {
-				// Still a set with user data, just one this reader cannot
-				// walk: exactly what an older nft may trip on.
-				kinds = append(kinds, "unparsable")
-			}
-			s.Kinds = kinds
+	fam, f, err := message(m)
+	s = SetUserdata{Family: fam, Table: Str(f[unix.NFTA_SET_TABLE]), Name: Str(f[unix.NFTA_SET_NAME])}
+	if ud := f[attrSetUserdata]; ud != nil {
+		has = true
+		kinds, kerr := UdataKinds(ud)
+		if kerr != nil {
+			// Still a set with user data, just one this reader cannot
+			// walk: exactly what an older nft may trip on.
+			kinds = append(kinds, "unparsable")
 		}
+		s.Kinds = kinds
 	}
 	return s, has, err
 }

@@ -2,7 +2,6 @@ package nl
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 
@@ -95,22 +94,6 @@ func XtJumpComment(m netlink.Message, table, chain string, isChain func(string) 
 		comment = string(userComment)
 	}
 	return jump, comment, nil
-}
-
-// eachAttr calls fn with each netlink attribute of b (type without the
-// nested and byte-order flags, data in place), as Attrs decodes them.
-func eachAttr(b []byte, fn func(typ uint16, data []byte) error) error {
-	for len(b) >= 4 {
-		n := int(binary.NativeEndian.Uint16(b))
-		if n < 4 || n > len(b) {
-			return fmt.Errorf("netlink attribute of length %d in %d bytes", n, len(b))
-		}
-		if err := fn(binary.NativeEndian.Uint16(b[2:])&attrTypeMask, b[4:n:n]); err != nil {
-			return err
-		}
-		b = b[min(len(b), (n+3)&^3):]
-	}
-	return nil
 }
 
 // immediateVerdict returns the verdict of an immediate expression's data

@@ -39,6 +39,17 @@ func modernConfig() map[string]string {
 	}
 }
 
+// modernDistro is what Debian 12, RHEL 9 and Ubuntu 22.04 have in common:
+// kernel release with modernConfig in /boot, both backends' modules
+// available, and the iptables alternative set to alt ("nft" or "legacy").
+func (h *Host) modernDistro(release, alt string) {
+	h.t.Helper()
+	h.Kernel(release)
+	h.BootConfig(modernConfig())
+	h.AvailableModules(slices.Concat(legacyModules, nftModules)...)
+	h.IptablesAlternative(alt)
+}
+
 // Synology44 is a Synology DSM NAS: kernel 4.4.302+ built without nf_tables
 // (DOMAIN.md section 3), legacy iptables modules loaded by DSM's firewall
 // and Docker, a Marvell 88SE9235 SATA controller (1b4b:9235) on ahci, DMI
@@ -70,14 +81,11 @@ func (h *Host) Synology44() *Host {
 // iptables alternative nft (Debian's default since buster), no legacy tables.
 func (h *Host) Debian12() *Host {
 	h.t.Helper()
-	h.Kernel("6.1.0-18-amd64")
-	h.BootConfig(modernConfig())
+	h.modernDistro("6.1.0-18-amd64", "nft")
 	h.LoadedModules("nf_tables", "nft_compat", "nf_conntrack", "nf_nat", "xt_conntrack", "virtio_net")
-	h.AvailableModules(slices.Concat(legacyModules, nftModules)...)
 	h.BuiltinModules("unix", "af_packet")
 	h.PCI("0000:00:03.0", "1af4", "1041", "virtio-pci")
 	h.DMI("QEMU", "Standard PC (Q35 + ICH9, 2009)")
-	h.IptablesAlternative("nft")
 	return h.Cmdline("BOOT_IMAGE=/boot/vmlinuz-6.1.0-18-amd64 root=UUID=0b1c ro quiet")
 }
 
@@ -90,13 +98,10 @@ func (h *Host) RHEL9() *Host {
 	h.t.Helper()
 	h.Mkdir("/usr/lib")
 	h.Symlink("/lib", "usr/lib")
-	h.Kernel("5.14.0-427.13.1.el9_4.x86_64")
-	h.BootConfig(modernConfig())
+	h.modernDistro("5.14.0-427.13.1.el9_4.x86_64", "nft")
 	h.LoadedModules("nf_tables", "nft_compat", "nf_conntrack", "nft_ct", "nft_chain_nat", "xfs")
-	h.AvailableModules(slices.Concat(legacyModules, nftModules)...)
 	h.PCI("0000:00:1f.2", "8086", "2922", "ahci")
 	h.DMI("Red Hat", "KVM")
-	h.IptablesAlternative("nft")
 	return h.Cmdline("BOOT_IMAGE=(hd0,gpt2)/vmlinuz-5.14.0-427.13.1.el9_4.x86_64 root=/dev/mapper/rhel-root ro crashkernel=1G-4G:192M")
 }
 
@@ -105,14 +110,11 @@ func (h *Host) RHEL9() *Host {
 // legacy filter and nat tables live.
 func (h *Host) Ubuntu2204DockerLegacy() *Host {
 	h.t.Helper()
-	h.Kernel("5.15.0-91-generic")
-	h.BootConfig(modernConfig())
+	h.modernDistro("5.15.0-91-generic", "legacy")
 	h.LoadedModules("x_tables", "ip_tables", "iptable_filter", "iptable_nat", "xt_MASQUERADE",
 		"xt_conntrack", "xt_addrtype", "nf_nat", "nf_conntrack", "br_netfilter", "bridge", "overlay")
-	h.AvailableModules(slices.Concat(legacyModules, nftModules)...)
 	h.PCI("0000:00:04.0", "1af4", "1000", "virtio-pci")
 	h.DMI("Amazon EC2", "t3.large")
-	h.IptablesAlternative("legacy")
 	h.LegacyTables([]string{"filter", "nat"}, []string{})
 	return h.Cmdline("BOOT_IMAGE=/boot/vmlinuz-5.15.0-91-generic root=LABEL=cloudimg-rootfs ro console=ttyS0")
 }

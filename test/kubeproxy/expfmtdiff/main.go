@@ -15,7 +15,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	"sort"
 	"strconv"
@@ -130,15 +129,8 @@ func flatten(name string, typ dto.MetricType, m *dto.Metric) []sample {
 }
 
 // spell writes a float as the test spells the values it reads: Go's
-// shortest 'g' form, +Inf, -Inf or NaN.
+// shortest 'g' form, which spells the special values +Inf, -Inf and NaN
+// as the exposition format does.
 func spell(v float64) string {
-	switch {
-	case math.IsInf(v, 1):
-		return "+Inf"
-	case math.IsInf(v, -1):
-		return "-Inf"
-	case math.IsNaN(v):
-		return "NaN"
-	}
 	return strconv.FormatFloat(v, 'g', -1, 64)
 }
