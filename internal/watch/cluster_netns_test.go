@@ -33,13 +33,11 @@ func TestNodeConditionInNetns(t *testing.T) {
 	}
 	nft := nstest.Tool(t, "nft")
 	h := testhost.New(t).File("/etc/rancher/rke2/config.yaml", "node-name: Node-A\n")
-	api := clusterNode(t, h, "config")
+	api, c, j := clusterNode(t, h, "config")
 
 	old := clusterOptions
 	t.Cleanup(func() { clusterOptions = old })
 	clusterOptions = clusterpublish.Options{MinInterval: time.Hour, MaxBackoff: time.Second}
-	var j journal
-	c := &verify.Command{Host: verify.Host{Root: h.Root(), ProxyMode: &kubeproxy.Endpoint{}}, TextfileDir: "/textfile", NodeCondition: true, Progress: j.log}
 	stop := onHostInBackground(c, Schedule{Poll: 50 * time.Millisecond, Quiet: 20 * time.Millisecond, Grace: time.Hour, Full: 200 * time.Millisecond})
 	defer stop()
 
@@ -125,7 +123,9 @@ func TestNodeConditionInNetns(t *testing.T) {
 // 127.0.0.1), starts a real API server holding Node node-a, and makes h
 // node-a: a /textfile dir, an nftables plan decided by source, node-a's
 // credentials where RKE2's agent keeps them, kube-proxy's rules loaded.
-func clusterNode(t *testing.T, h *testhost.Host, source string) *apiserver.Server {
+// It returns the server and a verify command that publishes node-a's
+// condition, its progress kept in the journal.
+func clusterNode(t *testing.T, h *testhost.Host, source string) (*apiserver.Server, *verify.Command, *journal) {
 	t.Helper()
 	run(t, nstest.Tool(t, "ip"), "link", "set", "lo", "up")
 	api := apiserver.Start(t)
@@ -134,7 +134,9 @@ func clusterNode(t *testing.T, h *testhost.Host, source string) *apiserver.Serve
 	writePlan(t, h.Root(), plan.Plan{Decision: plan.Decision{Backend: backend.NFTables, ProxyMode: "nftables", Source: source}})
 	api.InstallRKE2Agent(h.Dir(), "node-a")
 	loadKubeProxy(t, 3)
-	return api
+	j := &journal{}
+	c := &verify.Command{Host: verify.Host{Root: h.Root(), ProxyMode: &kubeproxy.Endpoint{}}, TextfileDir: "/textfile", NodeCondition: true, Progress: j.log}
+	return api, c, j
 }
 
 func run(t *testing.T, name string, args ...string) {
@@ -153,9 +155,7 @@ func TestVerifyOnceInNetns(t *testing.T) {
 	}
 	nft := nstest.Tool(t, "nft")
 	h := testhost.New(t).File("/proc/sys/kernel/hostname", "Node-A\n")
-	api := clusterNode(t, h, "auto")
-	var j journal
-	c := &verify.Command{Host: verify.Host{Root: h.Root(), ProxyMode: &kubeproxy.Endpoint{}}, TextfileDir: "/textfile", NodeCondition: true, Progress: j.log}
+	api, c, j := clusterNode(t, h, "auto")
 	const ct = clusterpublish.ConditionType
 
 	// No node-name in RKE2's config: the hostname, lower-cased, names it.
