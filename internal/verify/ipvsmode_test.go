@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io/fs"
 	"net/netip"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/check"
 	"golang.org/x/sys/unix"
 )
 
@@ -100,23 +100,10 @@ func TestModeBesideBackend(t *testing.T) {
 				t.Errorf("metrics lack %q:\n%s", want, m)
 			}
 		}
-		promtoolCheck(t, m)
+		check.PromtoolMetrics(t, m)
 		b, err := JSON(res) // what WriteStatus stores
 		if err != nil || !strings.Contains(string(b), `"mode": "`+c.want+`"`) || !strings.Contains(string(b), `"expect": "`+string(c.opts.Expect)+`"`) {
 			t.Errorf("status.json lacks mode %q beside the backend: %v\n%s", c.want, err, b)
 		}
-	}
-}
-
-func promtoolCheck(t *testing.T, text []byte) {
-	t.Helper()
-	promtool, err := exec.LookPath("promtool")
-	if err != nil {
-		t.Skip("promtool not installed (CI installs Debian's prometheus package)")
-	}
-	cmd := exec.Command(promtool, "check", "metrics")
-	cmd.Stdin = bytes.NewReader(text)
-	if out, err := cmd.CombinedOutput(); err != nil || len(out) > 0 {
-		t.Errorf("promtool check metrics: %v\n%s\non:\n%s", err, out, text)
 	}
 }

@@ -1,7 +1,6 @@
 package watch
 
 import (
-	"os/exec"
 	"path"
 	"strings"
 	"testing"
@@ -11,6 +10,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/bench"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/plan"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/check"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/testhost"
 )
 
@@ -63,7 +63,7 @@ func TestFleetMetricsFromTheHost(t *testing.T) {
 	if !strings.Contains(string(got), "rke2_proxy_backend_bench_stale ") {
 		t.Errorf("no bench_stale gauge:\n%s", got)
 	}
-	promtoolClean(t, got)
+	check.PromtoolMetrics(t, got)
 }
 
 // Without a plan, conflicts, bench record or proof, only the conflict
@@ -83,20 +83,7 @@ func TestFleetMetricsOfAnUnknownNode(t *testing.T) {
 	if strings.Contains(got, "decision_info{") {
 		t.Errorf("a source with a quote reached a label:\n%s", got)
 	}
-	promtoolClean(t, []byte(got))
-}
-
-func promtoolClean(t *testing.T, text []byte) {
-	t.Helper()
-	p, err := exec.LookPath("promtool")
-	if err != nil {
-		t.Skip("promtool not installed (CI installs Debian's prometheus package)")
-	}
-	cmd := exec.Command(p, "check", "metrics")
-	cmd.Stdin = strings.NewReader(string(text))
-	if out, err := cmd.CombinedOutput(); err != nil || len(out) > 0 {
-		t.Errorf("promtool check metrics: %v\n%s\non:\n%s", err, out, text)
-	}
+	check.PromtoolMetrics(t, []byte(got))
 }
 
 // A node without node_exporter's directory pays no probe for the textfile.

@@ -1,32 +1,21 @@
 package watch
 
 import (
-	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/testhost"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/check"
 )
 
 func TestMetricsPassPromtool(t *testing.T) {
-	promtool, err := exec.LookPath("promtool")
-	if err != nil {
-		testhost.Unmet(t, "promtool not installed (CI installs Debian's prometheus package): %v", err)
-	}
 	for _, c := range []struct {
 		drifting bool
 		n        int
 	}{{false, 0}, {true, 3}} {
-		text := Metrics(c.drifting, c.n)
-		cmd := exec.Command(promtool, "check", "metrics")
-		cmd.Stdin = bytes.NewReader(text)
-		if out, err := cmd.CombinedOutput(); err != nil || len(out) > 0 {
-			t.Errorf("promtool check metrics: %v\n%s\non:\n%s", err, out, text)
-		}
+		check.PromtoolMetrics(t, Metrics(c.drifting, c.n))
 	}
 }
 

@@ -41,3 +41,18 @@ func TestHelpersFailWhereTheyShould(t *testing.T) {
 		t.Fatalf("%d failures, want 6 (two phrases, one output, three errors): %q", len(r.errs), r.errs)
 	}
 }
+
+// PromtoolMetrics passes what promtool accepts and fails, once, on a lint
+// problem (a counter without _total): else every metrics test using it
+// would pass whatever it is given.
+func TestPromtoolMetricsFailsWhereItShould(t *testing.T) {
+	r := &recorder{TB: t}
+	PromtoolMetrics(r, []byte("# HELP foo_total x\n# TYPE foo_total counter\nfoo_total 1\n"))
+	if len(r.errs) != 0 {
+		t.Fatalf("failed on valid metrics: %q", r.errs)
+	}
+	PromtoolMetrics(r, []byte("# HELP foo x\n# TYPE foo counter\nfoo 1\n"))
+	if len(r.errs) != 1 {
+		t.Fatalf("%d failures on a counter without _total, want 1: %q", len(r.errs), r.errs)
+	}
+}
