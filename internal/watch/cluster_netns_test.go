@@ -31,9 +31,7 @@ func TestNodeConditionInNetns(t *testing.T) {
 	if !nstest.InNetns(t) {
 		return
 	}
-	nft := nstest.Tool(t, "nft")
-	h := testhost.New(t).File("/etc/rancher/rke2/config.yaml", "node-name: Node-A\n")
-	api, c, j := clusterNode(t, h, "config")
+	h, api, c, j := clusterNode(t, "config", "/etc/rancher/rke2/config.yaml", "node-name: Node-A\n")
 
 	old := clusterOptions
 	t.Cleanup(func() { clusterOptions = old })
@@ -79,7 +77,7 @@ func TestNodeConditionInNetns(t *testing.T) {
 	}
 
 	// Drift: a changed verdict is written at once.
-	run(t, nft, "flush", "table", "ip", "kube-proxy")
+	kubeProxyTable(t, "flush")
 	n = api.WaitNode(t, "node-a", ct+"=True", 30*time.Second, status("True"))
 	cond, _ = n.Condition(ct)
 	if cond.Reason != clusterpublish.ReasonWrong || !strings.Contains(cond.Message, "finding(s), first [") {
@@ -91,7 +89,7 @@ func TestNodeConditionInNetns(t *testing.T) {
 	wrongSince := cond.LastTransitionTime
 
 	// Recovery.
-	run(t, nft, "delete", "table", "ip", "kube-proxy")
+	kubeProxyTable(t, "delete")
 	loadKubeProxy(t, 3)
 	n = api.WaitNode(t, "node-a", ct+"=False again", 30*time.Second, status("False"))
 	if cond, _ = n.Condition(ct); cond.LastTransitionTime < wrongSince {
@@ -100,7 +98,7 @@ func TestNodeConditionInNetns(t *testing.T) {
 
 	// The API server goes away: watch goes on, one journal line says so.
 	api.Stop()
-	run(t, nft, "flush", "table", "ip", "kube-proxy")
+	kubeProxyTable(t, "flush")
 	j.waitFor(t, "a note that the Node cannot be written", 30*time.Second, hasLine("cannot publish the Node condition "+ct))
 	eventually(t, h.Root(), "/run/rke2-proxy-backend/status.json", `"verdict": "failed"`)
 	api.Restart()
@@ -120,23 +118,31 @@ func TestNodeConditionInNetns(t *testing.T) {
 }
 
 // clusterNode brings the netns's loopback up (the API server listens on
-// 127.0.0.1), starts a real API server holding Node node-a, and makes h
-// node-a: a /textfile dir, an nftables plan decided by source, node-a's
-// credentials where RKE2's agent keeps them, kube-proxy's rules loaded.
-// It returns the server and a verify command that publishes node-a's
-// condition, its progress kept in the journal.
-func clusterNode(t *testing.T, h *testhost.Host, source string) (*apiserver.Server, *verify.Command, *journal) {
+// 127.0.0.1), starts a real API server holding Node node-a, and makes a
+// host h node-a: file holding content (what names the node), a /textfile
+// dir, an nftables plan decided by source, node-a's credentials where
+// RKE2's agent keeps them, kube-proxy's rules loaded. c is a verify
+// command that publishes node-a's condition, its progress kept in j.
+func clusterNode(t *testing.T, source, file, content string) (h *testhost.Host, api *apiserver.Server, c *verify.Command, j *journal) {
 	t.Helper()
+	h = testhost.New(t).File(file, content)
 	run(t, nstest.Tool(t, "ip"), "link", "set", "lo", "up")
-	api := apiserver.Start(t)
+	api = apiserver.Start(t)
 	api.RegisterNode("node-a")
 	h.Mkdir("/textfile")
 	writePlan(t, h.Root(), plan.Plan{Decision: plan.Decision{Backend: backend.NFTables, ProxyMode: "nftables", Source: source}})
 	api.InstallRKE2Agent(h.Dir(), "node-a")
 	loadKubeProxy(t, 3)
-	j := &journal{}
-	c := &verify.Command{Host: verify.Host{Root: h.Root(), ProxyMode: &kubeproxy.Endpoint{}}, TextfileDir: "/textfile", NodeCondition: true, Progress: j.log}
-	return api, c, j
+	j = &journal{}
+	c = &verify.Command{Host: verify.Host{Root: h.Root(), ProxyMode: &kubeproxy.Endpoint{}}, TextfileDir: "/textfile", NodeCondition: true, Progress: j.log}
+	return h, api, c, j
+}
+
+// kubeProxyTable runs `nft verb table ip kube-proxy`: how these tests
+// break (flush, delete) the rules watch and verify judge.
+func kubeProxyTable(t *testing.T, verb string) {
+	t.Helper()
+	run(t, nstest.Tool(t, "nft"), verb, "table", "ip", "kube-proxy")
 }
 
 func run(t *testing.T, name string, args ...string) {
@@ -153,9 +159,7 @@ func TestVerifyOnceInNetns(t *testing.T) {
 	if !nstest.InNetns(t) {
 		return
 	}
-	nft := nstest.Tool(t, "nft")
-	h := testhost.New(t).File("/proc/sys/kernel/hostname", "Node-A\n")
-	api, c, j := clusterNode(t, h, "auto")
+	h, api, c, j := clusterNode(t, "auto", "/proc/sys/kernel/hostname", "Node-A\n")
 	const ct = clusterpublish.ConditionType
 
 	// No node-name in RKE2's config: the hostname, lower-cased, names it.
@@ -171,7 +175,7 @@ func TestVerifyOnceInNetns(t *testing.T) {
 	if err := Beat(h.Root(), time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	run(t, nft, "flush", "table", "ip", "kube-proxy")
+	kubeProxyTable(t, "flush")
 	if res, _ := Once(context.Background(), c); res == nil || res.Verdict != verify.VerdictFailed {
 		t.Fatalf("Once on flushed rules: %+v", res)
 	}
