@@ -12,19 +12,20 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostconflict"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kubeproxy"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/plan"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/testhost"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/version"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/watch"
 )
 
 // promtool finds Debian's promtool (package prometheus). Outside CI a
-// developer without it gets a skip; packaging/test/monitoring.sh, which
-// `make e2e` runs, requires it.
+// developer without it gets a skip; under CI (which installs it) its
+// absence fails, as every unmet prerequisite does.
 func promtool(t *testing.T) string {
 	t.Helper()
 	p, err := exec.LookPath("promtool")
 	if err != nil {
-		t.Skip("promtool not installed (Debian package prometheus)")
+		testhost.Unmet(t, "promtool not installed (Debian package prometheus)")
 	}
 	return p
 }
