@@ -28,17 +28,21 @@
 #   boot 1  backend: iptables-legacy. The generator's k3s.service drop-in
 #           (Environment=IPTABLES_MODE=legacy, ExecStartPre= apply) is part
 #           of the unit; apply wrote config.yaml.d/60-proxy-backend.yaml with
-#           k3s's keys and the stand-in read it; kube-proxy's rules are in
-#           legacy and not in nft; the bin/aux links stuck on legacy; verify
-#           passed; no unit failed. Then, in the running guest, `switch --to
-#           iptables-nft`: apply must reset the stuck links, kube-proxy's
-#           rules move to nft, nothing is left in legacy, verify passes.
-#   boot 2  the reboot after the switch: iptables-nft, the links already on
+#           k3s's keys and the stand-in read it; kube-proxy's rules and
+#           flannel's chains (the stand-in plays k3s's flannel, through the
+#           same PATH) are in legacy and not in nft; the bin/aux links stuck
+#           on legacy; verify passed (flannel beside kube-proxy); no unit
+#           failed.
+#   boot 2  the same without flannel (flannel-backend: none), then, in the
+#           running guest, `switch --to iptables-nft`: apply must reset the
+#           stuck links (and keep its prefer-bundled-bin), kube-proxy's rules
+#           move to nft, nothing is left in legacy, verify passes.
+#   boot 3  the reboot after the switch: iptables-nft, the links already on
 #           nft, verify passes, no unit failed.
 #
-# What it does not prove: the stand-in is not k3s (no flannel, kube-router,
-# containerd or API server: verify's flannel/kube-router owner group is not
-# exercised, only kube-proxy's and kubelet's chains); iptables-detect.sh and
+# What it does not prove: the stand-in is not k3s (no kube-router, containerd
+# or API server; its flannel is two chains and their jumps, IPv4 only); a
+# live switch with flannel running (see boot 2); iptables-detect.sh and
 # xtables-set-mode.sh here are small scripts with k3s-root's behaviour, not
 # k3s-root's, and its multi-call binaries are links to the guest's own
 # iptables 1.8.9; k3s agents, INSTALL_K3S_NAME units, k3s releases without
@@ -123,6 +127,7 @@ cat >"$R/usr/local/sbin/k3s-boot-test" <<'GUEST'
 set -u
 n=$(cat /etc/boot-test/boot)
 expect=$(cat /etc/boot-test/expect)
+mode=$(cat /etc/boot-test/mode)
 out=/var/lib/boot-test
 verify=rke2-proxy-backend-verify.service
 aux=/var/lib/rancher/k3s/data/current/bin/aux
@@ -150,6 +155,10 @@ on_backend() {
 	[ "$got" = "$b" ] && ok "kube-proxy's iptables (k3s's PATH) went to $b" || bad "kube-proxy's iptables went to '$got', want $b"
 	check "bin/aux's iptables link stuck on xtables-$m-multi" test "$(readlink $aux/iptables)" = "xtables-$m-multi"
 	check "kube-proxy's rules are in $b" kube_proxy_in "$b"
+	if ! grep -q '^flannel-backend: none' /etc/rancher/k3s/config.yaml; then
+		check "flannel's chains (same k3s PATH) are in $b" sh -c "iptables-$m-save | grep -q '^:FLANNEL-FWD'"
+		check "no flannel chains in $other" sh -c "! iptables-${other#iptables-}-save | grep -q FLANNEL-"
+	fi
 	left=$(kube_proxy_left "$other")
 	[ -z "$left" ] && ok "no kube-proxy rules in $other" || bad "kube-proxy rules in $other: $left"
 	check_settled $verify
@@ -168,7 +177,7 @@ check "the drop-in runs apply before k3s" grep -q '^ExecStartPre=/usr/bin/rke2-p
 check "systemd gives k3s.service IPTABLES_MODE=$m" sh -c "systemctl show -P Environment k3s.service | tr ' ' '\n' | grep -qx IPTABLES_MODE=$m"
 on_backend "$expect" "$m"
 
-if [ "$n" = 1 ]; then
+if [ "$mode" = switch ]; then
 	/usr/bin/rke2-proxy-backend switch --to iptables-nft --timeout 90s >"$out/switch.log" 2>&1
 	rc=$?
 	cut -c1-220 "$out/switch.log" | sed 's/^/INFO switch | /' >>"$result"
@@ -196,19 +205,27 @@ chmod 0755 "$R/usr/local/sbin/k3s-boot-test"
 guest_test_unit "$R" k3s-boot-test "k3s boot"
 mkdir -p "$R/etc/boot-test"
 
-# boot N EXPECTED_BACKEND
+# boot N EXPECTED_BACKEND plain|switch
 boot() {
 	echo "$1" >"$R/etc/boot-test/boot"
 	echo "$2" >"$R/etc/boot-test/expect"
-	log "boot $1: expecting $2"
+	echo "$3" >"$R/etc/boot-test/mode"
+	log "boot $1: expecting $2 ($3)"
 	guest_boot "$R" "$R/var/lib/boot-test/result-$1" "$work/console-$1.log" 300 "boot $1"
 	guest_verdict "$R/var/lib/boot-test/result-$1" "$R/var/lib/boot-test/diag-$1" "boot $1"
 	pass "boot $1 on $2 in ${GUEST_TOOK}s (boot, k3s stand-in ready, verify, poweroff)"
 }
-boot 1 iptables-legacy
-grep -qx 'backend: iptables-nft' "$cfg" || fail "boot 1: the switch did not leave backend: iptables-nft in the config"
-boot 2 iptables-nft
+boot 1 iptables-legacy plain
+# The switch runs without flannel: with k3s's flannel, switch removes
+# kube-proxy's and kubelet's chains from the old backend but not flannel's,
+# its own verify then fails (cni-other-backend) and it rolls back (reported
+# to the lead; drop this line once switch moves flannel's chains too).
+echo 'flannel-backend: none' >>"$R/etc/rancher/k3s/config.yaml"
+cp "$R/etc/rancher/k3s/config.yaml" "$work/k3s-config.orig"
+boot 2 iptables-legacy switch
+grep -qx 'backend: iptables-nft' "$cfg" || fail "boot 2: the switch did not leave backend: iptables-nft in the config"
+boot 3 iptables-nft plain
 
 cmp -s "$work/k3s-config.orig" "$R/etc/rancher/k3s/config.yaml" || fail "the operator's k3s config.yaml was modified"
 cmp -s "$work/k3s-env.orig" "$R/etc/systemd/system/k3s.service.env" || fail "k3s.service.env was modified"
-pass "the operator's k3s config.yaml and k3s.service.env are untouched after two boots and a switch"
+pass "the operator's k3s config.yaml and k3s.service.env are untouched after three boots and a switch"

@@ -71,3 +71,30 @@ func observedBackend(mode string) (string, error) {
 	}
 	return "", fmt.Errorf("k3s's iptables %s resolves to %s, neither xtables multi-call binary", p, target)
 }
+
+// flannelChains are chains k3s's embedded flannel keeps (flannel's iptables
+// traffic manager) and the built-in chain jumping into each.
+var flannelChains = []struct{ table, chain, from string }{
+	{"nat", "FLANNEL-POSTRTG", "POSTROUTING"},
+	{"filter", "FLANNEL-FWD", "FORWARD"},
+}
+
+// flannel plays k3s's flannel: its chains and the jumps into them, through
+// k3s's PATH like kube-proxy, since k3s runs flannel in-process (flannel is
+// hard-coded to iptables: they share kube-proxy's iptables backend). k3s
+// runs it unless its config says flannel-backend: none.
+func flannel() error {
+	for _, c := range flannelChains {
+		if err := ensureChain("iptables", c.table, c.chain); err != nil {
+			return fmt.Errorf("flannel's chain %s/%s: %w", c.table, c.chain, err)
+		}
+		rule := []string{c.from, "-m", "comment", "--comment", "flanneld", "-j", c.chain}
+		if xtables("iptables", append([]string{"-t", c.table, "-C"}, rule...)...) == nil {
+			continue
+		}
+		if err := xtables("iptables", append([]string{"-t", c.table, "-A"}, rule...)...); err != nil {
+			return fmt.Errorf("flannel's jump %s -> %s: %w", c.from, c.chain, err)
+		}
+	}
+	return nil
+}

@@ -145,6 +145,11 @@ func run() error {
 			return err
 		}
 	}
+	if isK3s() && fmt.Sprint(cfg.Values["flannel-backend"]) != "none" {
+		if err := flannel(); err != nil {
+			return err
+		}
+	}
 	resync, err := readResync()
 	if err != nil {
 		return err
@@ -506,18 +511,24 @@ func kubelet(family string) error {
 }
 
 // ensureChain is kubelet's EnsureChain: create the chain, and take exit
-// status 1 ("Chain already exists") as done. The 10 s bound ends a call
-// stuck on the lock (the wait asks for 5 s).
+// status 1 ("Chain already exists") as done.
 func ensureChain(cmd, table, chain string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, cmd, "-w", "5", "-N", chain, "-t", table).CombinedOutput()
+	err := xtables(cmd, "-N", chain, "-t", table)
 	var exit *exec.ExitError
 	if errors.As(err, &exit) && exit.ExitCode() == 1 {
 		return nil
 	}
+	return err
+}
+
+// xtables runs one iptables-family call (cmd) with the xtables lock wait
+// (5 s); the 10 s bound ends a call stuck on the lock.
+func xtables(cmd string, args ...string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, cmd, append([]string{"-w", "5"}, args...)...).CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("%s -N %s -t %s: %w: %s", cmd, chain, table, err, strings.TrimSpace(string(out)))
+		return fmt.Errorf("%s %s: %w: %s", cmd, strings.Join(args, " "), err, strings.TrimSpace(string(out)))
 	}
 	return nil
 }
