@@ -18,8 +18,11 @@ import (
 // new IPTABLES_MODE takes effect. Its reasons name the k3s facts.
 func k3sStep(o Options, f facts.Facts, d decide.Decision) (preferBundled bool, reasons []string) {
 	k := f.RKE2.Kubernetes
-	switch _, set := f.RKE2.Config.Values[rke2.KeyPreferBundledBin]; {
-	case set:
+	// The key is the operator's only when a file other than our own drop-in
+	// (which the merged config includes) set it last.
+	origin, set := f.RKE2.Config.Origin[rke2.KeyPreferBundledBin]
+	switch {
+	case set && origin != rke2.DropInPath(f.RKE2.ConfigFile):
 		reasons = append(reasons, fmt.Sprintf("k3s's config sets %s itself: left as the operator set it.", rke2.KeyPreferBundledBin))
 	case rke2.SupportsPreferBundledBin(k):
 		preferBundled = true

@@ -98,3 +98,16 @@ func TestApplyK3sResetsStuckAuxLinks(t *testing.T) {
 		}
 	}
 }
+
+// apply runs before every k3s start and reads the merged config, its own
+// drop-in included: the prefer-bundled-bin it wrote last time is not the
+// operator's, so the next apply (a restart, a switch) must write it again
+// rather than drop it and leave k3s on the host's iptables.
+func TestApplyK3sKeepsItsOwnPreferBundledBin(t *testing.T) {
+	h := testhost.New(t).Debian12().K3sUnit("k3s", "server").K3sBinary("/usr/local/bin/k3s", "v1.34.4+k3s1")
+	for i, b := range []backend.Backend{backend.IptablesLegacy, backend.IptablesNFT} {
+		if got, log := applyK3s(t, h, b); !strings.Contains(got, "\nprefer-bundled-bin: true\n") {
+			t.Errorf("apply %d (%s): prefer-bundled-bin dropped:\n%s\n%s", i+1, b, got, log)
+		}
+	}
+}

@@ -151,10 +151,12 @@ cleanup_overlays() {
 	return 0
 }
 
-# boot_test_setup NAME: what every nspawn boot test of the .deb needs first:
-# root and the tools, current packages, the cached bookworm root. Sets arch
-# (Go's name for this machine), deb (its package) and work (a directory
-# removed at exit, after the overlays are unmounted).
+# boot_test_setup NAME [guest]: what every nspawn boot test of the .deb
+# needs first: root and the tools, current packages, the cached bookworm
+# root. Sets arch (Go's name for this machine), deb (its package) and work
+# (a directory removed at exit, after the overlays are unmounted). With
+# "guest" it also makes the guest: an overlay at R (work/guest/merged) with
+# the .deb installed by `dpkg --root`.
 boot_test_setup() {
 	need_root
 	need_tools systemd-nspawn debootstrap dpkg make go timeout mountpoint
@@ -164,6 +166,11 @@ boot_test_setup() {
 	deb=$(host_package deb)
 	work=$(mktemp -d "/tmp/rke2pb-$1.XXXXXX")
 	trap 'cleanup_overlays; rm -rf "$work"' EXIT
+	[ "${2:-}" = guest ] || return 0
+	new_overlay "$work/guest"
+	R=$work/guest/merged
+	log "installing $(basename "$deb") with dpkg --root"
+	run_logged "$work/dpkg.log" "dpkg --root -i failed" dpkg --root "$R" --force-confold -i "$deb"
 }
 
 # build_standin OUT [VERSION] builds the RKE2 stand-in (packaging/test/standin)
@@ -353,14 +360,15 @@ assert_contains() {
 	}
 }
 
-# install_kube_proxy_oracle STANDIN ROOT puts the RKE2 stand-in's kube-proxy
+# install_kube_proxy_oracle STANDIN ROOT puts the stand-in's kube-proxy
 # into a guest root: the oracle (kube-proxy's real proxier) built for the
-# Kubernetes minor of the stand-in's version, where the stand-in runs it.
+# Kubernetes minor of the stand-in's version (rke2's or k3s's --version),
+# where the stand-in runs it.
 # internal/testkit/oracle caches the build in .cache/oracle.
 install_kube_proxy_oracle() {
 	local standin=$1 root=$2 minor oracle
-	minor=$("$standin" --version | sed -n 's/^rke2 version \(v[0-9]*\.[0-9]*\)\..*/\1/p')
-	[ -n "$minor" ] || fail "cannot read the Kubernetes minor from the stand-in's rke2 --version"
+	minor=$("$standin" --version | sed -n 's/^\(rke2\|k3s\) version \(v[0-9]*\.[0-9]*\)\..*/\2/p')
+	[ -n "$minor" ] || fail "cannot read the Kubernetes minor from the stand-in's --version"
 	log "building the kube-proxy oracle for Kubernetes $minor (minutes when not cached)"
 	oracle=$(cd "$REPO" && oracle_binary "$minor") || fail "no kube-proxy oracle for $minor (is it in internal/testkit/oracle.Minors? run: go test -v -run TestBinaries ./internal/testkit/oracle)"
 	install -D -m 0755 "$oracle" "$root/usr/local/lib/rke2-standin/kubeproxy-oracle"

@@ -72,6 +72,10 @@ const (
 
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "--version" {
+		if isK3s() {
+			fmt.Printf("k3s version %s (abcdef12)\ngo version go1\n", k3sVersion())
+			return
+		}
 		fmt.Printf("rke2 version %s (standin)\ngo version go1\n", Version)
 		return
 	}
@@ -90,9 +94,12 @@ func run() error {
 		return err
 	}
 	// RKE2 unpacks its runtime here on first start; later boots can learn
-	// the version from the name without running the binary.
-	if err := os.MkdirAll(dataDir(), 0o755); err != nil {
-		return err
+	// the version from the name without running the binary. (k3s's data
+	// dir, with bin/aux, is laid out by k3s-boot.sh.)
+	if !isK3s() {
+		if err := os.MkdirAll(dataDir(), 0o755); err != nil {
+			return err
+		}
 	}
 	env := os.Environ()
 	sort.Strings(env)
@@ -105,6 +112,9 @@ func run() error {
 	mainFile := os.Getenv("RKE2_CONFIG_FILE")
 	if mainFile == "" {
 		mainFile = "/etc/rancher/rke2/config.yaml"
+	}
+	if isK3s() {
+		mainFile = k3sConfigFile()
 	}
 	cfg, err := loadConfig(mainFile)
 	if err != nil {
@@ -123,12 +133,20 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	if err := record("backend", backend+"\n"); err != nil {
+	if isK3s() {
+		// kubelet and kube-proxy run in k3s's process, on its PATH.
+		os.Setenv("PATH", k3sPath(cfg.Values))
+	} else if err := record("backend", backend+"\n"); err != nil {
 		return err
 	}
 	// kubelet starts before kube-proxy on a node.
 	for _, family := range []string{"ipv4", "ipv6"} {
 		if err := kubelet(family); err != nil {
+			return err
+		}
+	}
+	if isK3s() && fmt.Sprint(cfg.Values["flannel-backend"]) != "none" {
+		if err := flannel(); err != nil {
 			return err
 		}
 	}
@@ -139,6 +157,14 @@ func run() error {
 	proxy, err := kubeProxy(backend, mode, resync)
 	if err != nil {
 		return err
+	}
+	if isK3s() {
+		if backend, err = observedBackend(mode); err != nil {
+			return err
+		}
+		if err := record("backend", backend+"\n"); err != nil {
+			return err
+		}
 	}
 	ln, err := net.Listen("tcp", metricsAddress(cfg.Values))
 	if err != nil {
@@ -378,30 +404,49 @@ func metricsAddress(values map[string]any) string {
 // first successful sync of each family, leaving the rules in place; with a
 // resync period kube-proxy keeps running and is returned.
 func kubeProxy(backend, mode string, resync time.Duration) (*exec.Cmd, error) {
+	// A node without IPv6 runs kube-proxy single-stack.
+	_, noIPv6 := os.Stat("/proc/net/if_inet6")
+	args := []string{"--mode", mode, "--services", fmt.Sprint(services), fmt.Sprintf("--ipv6=%t", noIPv6 == nil)}
+	cmd := exec.Command(oracle, args...)
+	if !isK3s() { // k3s's kube-proxy has k3s's environment and PATH as is
+		path, err := imageWrapper(backend)
+		if err != nil {
+			return nil, err
+		}
+		cmd.Env = append(os.Environ(), "PATH="+path)
+	}
+	return startKubeProxy(cmd, args, resync)
+}
+
+// imageWrapper is the PATH of RKE2's kube-proxy image for backend: the
+// iptables* commands point at the xtables multi-call binary IPTABLES_MODE
+// chose, as the image's wrapper does.
+func imageWrapper(backend string) (string, error) {
 	flavour := "nft"
 	if backend == "iptables-legacy" {
 		flavour = "legacy"
 	}
 	multi, err := exec.LookPath("xtables-" + flavour + "-multi")
 	if err != nil {
-		return nil, fmt.Errorf("kube-proxy's iptables wrapper: %w", err)
+		return "", fmt.Errorf("kube-proxy's iptables wrapper: %w", err)
 	}
 	bin := filepath.Join("/run/rke2-standin", "iptables-"+flavour)
 	if err := os.MkdirAll(bin, 0o755); err != nil {
-		return nil, err
+		return "", err
 	}
 	for _, name := range []string{"iptables", "iptables-save", "iptables-restore", "ip6tables", "ip6tables-save", "ip6tables-restore"} {
 		link := filepath.Join(bin, name)
 		os.Remove(link)
 		if err := os.Symlink(multi, link); err != nil {
-			return nil, err
+			return "", err
 		}
 	}
-	// A node without IPv6 runs kube-proxy single-stack.
-	_, noIPv6 := os.Stat("/proc/net/if_inet6")
-	args := []string{"--mode", mode, "--services", fmt.Sprint(services), fmt.Sprintf("--ipv6=%t", noIPv6 == nil)}
-	cmd := exec.Command(oracle, args...)
-	cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"))
+	return bin + ":" + os.Getenv("PATH"), nil
+}
+
+// startKubeProxy runs kube-proxy (cmd, with args) until its first sync;
+// with a resync period it stays running and is returned.
+func startKubeProxy(cmd *exec.Cmd, args []string, resync time.Duration) (*exec.Cmd, error) {
 	if resync == 0 {
 		out, err := cmd.CombinedOutput()
 		if err != nil {
@@ -466,18 +511,24 @@ func kubelet(family string) error {
 }
 
 // ensureChain is kubelet's EnsureChain: create the chain, and take exit
-// status 1 ("Chain already exists") as done. The 10 s bound ends a call
-// stuck on the lock (the wait asks for 5 s).
+// status 1 ("Chain already exists") as done.
 func ensureChain(cmd, table, chain string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, cmd, "-w", "5", "-N", chain, "-t", table).CombinedOutput()
+	err := xtables(cmd, "-N", chain, "-t", table)
 	var exit *exec.ExitError
 	if errors.As(err, &exit) && exit.ExitCode() == 1 {
 		return nil
 	}
+	return err
+}
+
+// xtables runs one iptables-family call (cmd) with the xtables lock wait
+// (5 s); the 10 s bound ends a call stuck on the lock.
+func xtables(cmd string, args ...string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, cmd, append([]string{"-w", "5"}, args...)...).CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("%s -N %s -t %s: %w: %s", cmd, chain, table, err, strings.TrimSpace(string(out)))
+		return fmt.Errorf("%s %s: %w: %s", cmd, strings.Join(args, " "), err, strings.TrimSpace(string(out)))
 	}
 	return nil
 }

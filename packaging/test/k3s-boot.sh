@@ -1,0 +1,231 @@
+#!/usr/bin/env bash
+# Real-boot end-to-end test on k3s (issue 23): the built .deb in a real
+# systemd (systemd-nspawn, lib/common.sh's boot helpers) on a guest laid out
+# as k3s's install.sh and its first start leave a server:
+#
+#   /etc/systemd/system/k3s.service   k3s's unit as install.sh writes it
+#                                     (the Go fixtures' copy), enabled
+#   /etc/systemd/system/k3s.service.env   K3S_* only, as install.sh keeps it
+#   /etc/rancher/k3s/config.yaml      the operator's k3s config
+#   /usr/local/bin/k3s                the stand-in (packaging/test/standin) in
+#                                     its k3s mode: answers `k3s --version` in
+#                                     k3s's format and runs kubelet's chains
+#                                     and the oracle's kube-proxy in-process,
+#                                     with the unit's environment and k3s's
+#                                     PATH (<data>/bin, host PATH, bin/aux; bin/aux
+#                                     before the host with prefer-bundled-bin)
+#   <data>/data/current -> <hash>, <hash>/bin/aux: k3s-root's layout: the
+#                                     iptables links to iptables-detect.sh, which
+#                                     honours IPTABLES_MODE (else counts rules),
+#                                     then has xtables-set-mode.sh point the
+#                                     links at xtables-<mode>-multi for good
+#
+# The guest's host alternative stays on iptables-nft (bookworm's default)
+# while our config asks for iptables-legacy: kube-proxy's rules land in
+# legacy only if apply's prefer-bundled-bin put bin/aux first and the
+# generator's IPTABLES_MODE reached the k3s process.
+#
+#   boot 1  backend: iptables-legacy. The generator's k3s.service drop-in
+#           (Environment=IPTABLES_MODE=legacy, ExecStartPre= apply) is part
+#           of the unit; apply wrote config.yaml.d/60-proxy-backend.yaml with
+#           k3s's keys and the stand-in read it; kube-proxy's rules and
+#           flannel's chains (the stand-in plays k3s's flannel, through the
+#           same PATH) are in legacy and not in nft; the bin/aux links stuck
+#           on legacy; verify passed (flannel beside kube-proxy); no unit
+#           failed.
+#   boot 2  the same without flannel (flannel-backend: none), then, in the
+#           running guest, `switch --to iptables-nft`: apply must reset the
+#           stuck links (and keep its prefer-bundled-bin), kube-proxy's rules
+#           move to nft, nothing is left in legacy, verify passes.
+#   boot 3  the reboot after the switch: iptables-nft, the links already on
+#           nft, verify passes, no unit failed.
+#
+# What it does not prove: the stand-in is not k3s (no kube-router, containerd
+# or API server; its flannel is two chains and their jumps, IPv4 only); a
+# live switch with flannel running (see boot 2); iptables-detect.sh and
+# xtables-set-mode.sh here are small scripts with k3s-root's behaviour, not
+# k3s-root's, and its multi-call binaries are links to the guest's own
+# iptables 1.8.9; k3s agents, INSTALL_K3S_NAME units, k3s releases without
+# prefer-bundled-bin and NAS kernels are left to the Go fixtures.
+#
+# Needs: root, systemd-nspawn (systemd-container), debootstrap, dpkg, make,
+# go; overlayfs (falls back to a copy).
+source "$(dirname "$0")/lib/common.sh"
+boot_test_setup k3s-boot guest
+
+log "building the stand-in as k3s"
+build_standin "$R/usr/local/bin/k3s"
+"$R/usr/local/bin/k3s" --version | grep -qE '^k3s version v[0-9.]+\+k3s[0-9]+ \([0-9a-f]{8}\)$' ||
+	fail "the stand-in as k3s does not answer --version in k3s's format: $("$R/usr/local/bin/k3s" --version)"
+install_kube_proxy_oracle "$R/usr/local/bin/k3s" "$R"
+
+# k3s.service as install.sh writes it, enabled, and its .env.
+mkdir -p "$R/etc/systemd/system/multi-user.target.wants"
+cp "$REPO/internal/testkit/testhost/units/k3s.service" "$R/etc/systemd/system/k3s.service"
+ln -sf /etc/systemd/system/k3s.service "$R/etc/systemd/system/multi-user.target.wants/k3s.service"
+echo 'K3S_TOKEN=boot-test-secret' >"$R/etc/systemd/system/k3s.service.env"
+cp "$R/etc/systemd/system/k3s.service.env" "$work/k3s-env.orig"
+mkdir -p "$R/etc/rancher/k3s"
+printf 'write-kubeconfig-mode: "0644"\nnode-label:\n  - "site=nas"\n' >"$R/etc/rancher/k3s/config.yaml"
+cp "$R/etc/rancher/k3s/config.yaml" "$work/k3s-config.orig"
+
+# k3s-root's bin/aux, as k3s extracts it on its first start.
+aux=$R/var/lib/rancher/k3s/data/5ca1ab1e0b0e/bin/aux
+mkdir -p "$aux"
+ln -sfn 5ca1ab1e0b0e "$R/var/lib/rancher/k3s/data/current"
+for m in legacy nft; do ln -sfn "/usr/sbin/xtables-$m-multi" "$aux/xtables-$m-multi"; done
+cat >"$aux/iptables-detect.sh" <<'DETECT'
+#!/bin/bash
+# k3s-root's iptables-detect.sh's behaviour: IPTABLES_MODE (legacy|nft)
+# decides, else the backend with more rules (nft on a tie); the choice is
+# made permanent by relinking, then the command runs.
+set -e
+dir=$(dirname "$(readlink -f "$0")")
+name=$(basename "$0")
+mode=${IPTABLES_MODE:-}
+case $mode in
+legacy | nft) ;;
+"")
+	l=$("$dir/xtables-legacy-multi" iptables-save 2>/dev/null | grep -c '^-' || true)
+	n=$("$dir/xtables-nft-multi" iptables-save 2>/dev/null | grep -c '^-' || true)
+	mode=nft
+	[ "$l" -gt "$n" ] && mode=legacy
+	;;
+*)
+	echo "iptables-detect.sh: IPTABLES_MODE=$mode is not legacy or nft" >&2
+	exit 1
+	;;
+esac
+"$dir/xtables-set-mode.sh" "$mode"
+exec -a "$name" "$dir/xtables-$mode-multi" "$@"
+DETECT
+cat >"$aux/xtables-set-mode.sh" <<'SETMODE'
+#!/bin/sh
+# k3s-root's xtables-set-mode.sh's behaviour: point bin/aux's iptables
+# links at xtables-$1-multi, each replaced atomically.
+set -e
+dir=$(dirname "$0")
+for l in iptables iptables-save iptables-restore ip6tables ip6tables-save ip6tables-restore; do
+	ln -sfn "xtables-$1-multi" "$dir/.$l.$$"
+	mv -Tf "$dir/.$l.$$" "$dir/$l"
+done
+SETMODE
+chmod 0755 "$aux/iptables-detect.sh" "$aux/xtables-set-mode.sh"
+for l in iptables iptables-save iptables-restore ip6tables ip6tables-save ip6tables-restore; do
+	ln -sfn iptables-detect.sh "$aux/$l"
+done
+
+cfg=$R/etc/rke2-proxy-backend/config.yaml
+grep -q '^backend: auto$' "$cfg" || fail "the shipped example no longer has 'backend: auto' (update this test)"
+sed -i 's/^backend: auto$/backend: iptables-legacy/; s/^  wait: .*/  wait: 60s/' "$cfg"
+chroot "$R" update-alternatives --quiet --set iptables /usr/sbin/iptables-nft || fail "update-alternatives in the guest root failed"
+
+# The in-guest assertions, run by k3s-boot-test.service at every boot.
+cat >"$R/usr/local/sbin/k3s-boot-test" <<'GUEST'
+#!/bin/bash
+# k3s-boot.sh's assertions inside the guest; then power off.
+set -u
+n=$(cat /etc/boot-test/boot)
+expect=$(cat /etc/boot-test/expect)
+mode=$(cat /etc/boot-test/mode)
+out=/var/lib/boot-test
+verify=rke2-proxy-backend-verify.service
+aux=/var/lib/rancher/k3s/data/current/bin/aux
+drop=/etc/rancher/k3s/config.yaml.d/60-proxy-backend.yaml
+. /usr/local/lib/boot-test/guest-prelude.sh
+guest_result "$out/result-$n"
+
+# kube_proxy_in B: kube-proxy's own chains are in backend B (IPv4).
+kube_proxy_in() { iptables-${1#iptables-}-save 2>/dev/null | grep -q '^:KUBE-SERVICES'; }
+# kube_proxy_left B: kube-proxy's rules in B, kubelet's chains aside.
+kube_proxy_left() {
+	(iptables-${1#iptables-}-save; ip6tables-${1#iptables-}-save) 2>/dev/null | grep KUBE- |
+		grep -v -e KUBE-IPTABLES-HINT -e KUBE-KUBELET-CANARY -e KUBE-FIREWALL | tr '\n' ';'
+}
+# on_backend B M: k3s is up on B: what the stand-in saw, the bin/aux links,
+# the rules, verify.
+on_backend() {
+	local b=$1 m=$2 other=iptables-nft
+	[ "$b" = iptables-nft ] && other=iptables-legacy
+	check "k3s.service is active (stand-in sent READY=1)" test "$(prop k3s.service ActiveState)" = active
+	check "k3s's environment has IPTABLES_MODE=$m (the generator's drop-in)" grep -qx "IPTABLES_MODE=$m" /var/lib/rke2-standin/env
+	check "apply's drop-in says IPTABLES_MODE's backend in k3s's keys" sh -c "grep -q 'prefer-bundled-bin: true' $drop && grep -q 'proxy-mode=iptables' $drop && ! grep -q kube-proxy-extra-env $drop"
+	check "the stand-in (k3s) read $drop" grep -q "$drop" /var/lib/rke2-standin/config.json
+	got=$(cat /var/lib/rke2-standin/backend 2>/dev/null)
+	[ "$got" = "$b" ] && ok "kube-proxy's iptables (k3s's PATH) went to $b" || bad "kube-proxy's iptables went to '$got', want $b"
+	check "bin/aux's iptables link stuck on xtables-$m-multi" test "$(readlink $aux/iptables)" = "xtables-$m-multi"
+	check "kube-proxy's rules are in $b" kube_proxy_in "$b"
+	if ! grep -q '^flannel-backend: none' /etc/rancher/k3s/config.yaml; then
+		check "flannel's chains (same k3s PATH) are in $b" sh -c "iptables-$m-save | grep -q '^:FLANNEL-FWD'"
+		check "no flannel chains in $other" sh -c "! iptables-${other#iptables-}-save | grep -q FLANNEL-"
+	fi
+	left=$(kube_proxy_left "$other")
+	[ -z "$left" ] && ok "no kube-proxy rules in $other" || bad "kube-proxy rules in $other: $left"
+	check_settled $verify
+}
+
+# Wait (bounded) for k3s to be up and a verify run to be over.
+wait_for 120 sh -c "[ \"\$(systemctl show -P ActiveState k3s.service)\" = active ] && [ \"\$(systemctl show -P ActiveState $verify)\" != activating ] && [ \"\$(systemctl show -P ExecMainStartTimestampMonotonic $verify)\" != 0 ]" ||
+	info "k3s or verify did not settle in 120s"
+
+d=$(ls /run/systemd/generator*/k3s.service.d/50-rke2-proxy-backend.conf 2>/dev/null | head -n 1)
+[ -n "$d" ] && ok "generator wrote $d" || bad "generator wrote no drop-in for k3s.service"
+m=${expect#iptables-}
+check "systemctl cat k3s.service shows the drop-in" sh -c "systemctl cat --no-pager k3s.service | grep -qF '# $d'"
+check "the drop-in sets Environment=IPTABLES_MODE=$m" grep -qx "Environment=IPTABLES_MODE=$m" "$d"
+check "the drop-in runs apply before k3s" grep -q '^ExecStartPre=/usr/bin/rke2-proxy-backend apply' "$d"
+check "systemd gives k3s.service IPTABLES_MODE=$m" sh -c "systemctl show -P Environment k3s.service | tr ' ' '\n' | grep -qx IPTABLES_MODE=$m"
+on_backend "$expect" "$m"
+
+if [ "$mode" = switch ]; then
+	/usr/bin/rke2-proxy-backend switch --to iptables-nft --timeout 90s >"$out/switch.log" 2>&1
+	rc=$?
+	cut -c1-220 "$out/switch.log" | sed 's/^/INFO switch | /' >>"$result"
+	[ $rc = 0 ] && ok "switch --to iptables-nft exits 0" || bad "switch --to iptables-nft exited $rc"
+	check "switch logged no [failed] step" sh -c "! grep -q '\[failed\]' $out/switch.log"
+	check "apply reset bin/aux's links stuck on legacy" sh -c "journalctl -b -u k3s.service --no-pager | grep -q 'reset .*bin/aux/iptables (-> xtables-legacy-multi'"
+	check "the k3s drop-in now says IPTABLES_MODE=nft" sh -c "systemctl cat --no-pager k3s.service | grep -qx Environment=IPTABLES_MODE=nft"
+	on_backend iptables-nft nft
+	/usr/bin/rke2-proxy-backend verify >"$out/verify-after-switch" 2>&1
+	rc=$?
+	cut -c1-220 "$out/verify-after-switch" | sed 's/^/INFO verify | /' >>"$result"
+	[ $rc = 0 ] && ok "verify after the switch exits 0" || bad "verify after the switch exited $rc"
+fi
+for c in "systemctl --failed --no-pager" "systemctl cat --no-pager k3s.service" "cat $drop" "ls -l $aux" \
+	"head -n 40 /var/lib/rke2-standin/backend /var/lib/rke2-standin/config.json" \
+	"iptables-legacy-save | grep -e '^:KUBE-' -e '^\*'" "iptables-nft-save | grep -e '^:KUBE-' -e '^\*'" \
+	"head -n 80 /run/rke2-proxy-backend/*" \
+	"journalctl -b --no-pager -o short-monotonic | grep -i -e k3s -e rke2 -e generator | tail -n 120"; do
+	echo "== $c"
+	sh -c "$c" 2>&1
+done >"$out/diag-$n"
+guest_done
+GUEST
+chmod 0755 "$R/usr/local/sbin/k3s-boot-test"
+guest_test_unit "$R" k3s-boot-test "k3s boot"
+mkdir -p "$R/etc/boot-test"
+
+# boot N EXPECTED_BACKEND plain|switch
+boot() {
+	echo "$1" >"$R/etc/boot-test/boot"
+	echo "$2" >"$R/etc/boot-test/expect"
+	echo "$3" >"$R/etc/boot-test/mode"
+	log "boot $1: expecting $2 ($3)"
+	guest_boot "$R" "$R/var/lib/boot-test/result-$1" "$work/console-$1.log" 300 "boot $1"
+	guest_verdict "$R/var/lib/boot-test/result-$1" "$R/var/lib/boot-test/diag-$1" "boot $1"
+	pass "boot $1 on $2 in ${GUEST_TOOK}s (boot, k3s stand-in ready, verify, poweroff)"
+}
+boot 1 iptables-legacy plain
+# The switch runs without flannel: with k3s's flannel, switch removes
+# kube-proxy's and kubelet's chains from the old backend but not flannel's,
+# its own verify then fails (cni-other-backend) and it rolls back (reported
+# to the lead; drop this line once switch moves flannel's chains too).
+echo 'flannel-backend: none' >>"$R/etc/rancher/k3s/config.yaml"
+cp "$R/etc/rancher/k3s/config.yaml" "$work/k3s-config.orig"
+boot 2 iptables-legacy switch
+grep -qx 'backend: iptables-nft' "$cfg" || fail "boot 2: the switch did not leave backend: iptables-nft in the config"
+boot 3 iptables-nft plain
+
+cmp -s "$work/k3s-config.orig" "$R/etc/rancher/k3s/config.yaml" || fail "the operator's k3s config.yaml was modified"
+cmp -s "$work/k3s-env.orig" "$R/etc/systemd/system/k3s.service.env" || fail "k3s.service.env was modified"
+pass "the operator's k3s config.yaml and k3s.service.env are untouched after three boots and a switch"
