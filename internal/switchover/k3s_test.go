@@ -25,3 +25,21 @@ func TestFindUnitK3s(t *testing.T) {
 		t.Errorf("two installed, none active: %v", err)
 	}
 }
+
+// A switch on a k3s node refuses while k3s's flannel runs (its chains
+// would stay in the old backend and the verify step would roll back), and
+// goes on once the config says flannel-backend: none; RKE2 nodes are not
+// asked.
+func TestK3sFlannelRefusal(t *testing.T) {
+	h := testhost.New(t).Debian12().K3sUnit("k3s", "server").K3sConfig("config.yaml", "write-kubeconfig-mode: \"0644\"\n")
+	if why := k3sFlannelRefusal(h.Root()); !strings.Contains(why, "runs k3s's flannel (flannel-backend is not none in /etc/rancher/k3s/config.yaml)") {
+		t.Errorf("k3s with flannel: %q", why)
+	}
+	h.K3sConfig("config.yaml.d/10-cni.yaml", "flannel-backend: none\n")
+	if why := k3sFlannelRefusal(h.Root()); why != "" {
+		t.Errorf("k3s without flannel: %q", why)
+	}
+	if why := k3sFlannelRefusal(testhost.New(t).Debian12().RKE2Unit("tarball", "server").Root()); why != "" {
+		t.Errorf("RKE2: %q", why)
+	}
+}

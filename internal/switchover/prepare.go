@@ -58,6 +58,9 @@ func (r Request) prepare(ctx context.Context, to backend.Backend) (s *Switch, do
 	if why := decide.SwitchRefusal(f, to); why != "" {
 		return nil, false, usage(fmt.Errorf("--to %s: %s", to, why))
 	}
+	if why := k3sFlannelRefusal(r.Root); why != "" {
+		return nil, false, usage(fmt.Errorf("--to %s: %s", to, why))
+	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, false, fmt.Errorf("no %s: RKE2 has not started with rke2-proxy-backend this boot, so nothing says which backend kube-proxy uses; start RKE2 (or set backend: %s in %s and restart it)", hostfs.PlanFile, to, r.ConfigFile)

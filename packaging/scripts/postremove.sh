@@ -35,7 +35,11 @@ case "$1" in
 remove | purge | abort-install | 0)
 	rm -f /usr/lib/systemd/system-generators/rke2-proxy-backend-generator
 	rm -rf /run/rke2-proxy-backend
-	rm -f "$metrics_dir/rke2_proxy_backend.prom" "$metrics_dir/rke2_proxy_backend_watch.prom"
+	rm -f "$metrics_dir/rke2_proxy_backend.prom" "$metrics_dir/rke2_proxy_backend_watch.prom" "$metrics_dir/rke2_proxy_backend_fleet.prom"
+	# node-feature-discovery's labels of a tool that is gone would claim a
+	# verified backend until their expiry: remove them with the package.
+	rm -f /etc/kubernetes/node-feature-discovery/features.d/rke2-proxy-backend \
+		/etc/kubernetes/node-feature-discovery/features.d/.rke2-proxy-backend.tmp-*
 	if [ -d /run/systemd/system ]; then
 		systemctl daemon-reload >/dev/null 2>&1 || true
 	fi

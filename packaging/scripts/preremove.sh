@@ -17,15 +17,16 @@ set -e
 
 bin=/usr/bin/rke2-proxy-backend
 
-# remove_metrics DIR removes verify's and watch's textfiles from DIR (and
+# remove_metrics DIR removes verify's and watch's textfiles (the fleet's
+# too) from DIR (and
 # the temp files an interrupted atomic write leaves beside them).
 remove_metrics() {
 	case $1 in
 	/*) ;;
 	*) return 0 ;;
 	esac
-	rm -f "$1/rke2_proxy_backend.prom" "$1/rke2_proxy_backend_watch.prom" \
-		"$1"/.rke2_proxy_backend.prom.tmp-* "$1"/.rke2_proxy_backend_watch.prom.tmp-*
+	rm -f "$1/rke2_proxy_backend.prom" "$1/rke2_proxy_backend_watch.prom" "$1/rke2_proxy_backend_fleet.prom" \
+		"$1"/.rke2_proxy_backend.prom.tmp-* "$1"/.rke2_proxy_backend_watch.prom.tmp-* "$1"/.rke2_proxy_backend_fleet.prom.tmp-*
 }
 
 case "$1" in

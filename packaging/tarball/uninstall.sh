@@ -82,7 +82,9 @@ else
 	fi
 fi
 rm -rf "/run/$name"
-rm -f "$textfile_dir/rke2_proxy_backend.prom" "$textfile_dir/rke2_proxy_backend_watch.prom"
+rm -f "$textfile_dir/rke2_proxy_backend.prom" "$textfile_dir/rke2_proxy_backend_watch.prom" "$textfile_dir/rke2_proxy_backend_fleet.prom"
+# NFD's labels of a removed tool would claim a verified backend until they expire.
+rm -f /etc/kubernetes/node-feature-discovery/features.d/rke2-proxy-backend
 
 dirs=$(grep '^d ' "$manifest" | cut -c3- | LC_ALL=C sort -r)
 rm -f "$manifest"

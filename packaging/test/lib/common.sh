@@ -386,7 +386,10 @@ plant_removable_state() {
 		mkdir -p "$r$d"
 		echo 'rke2_proxy_backend_verify_ok 1' >"$r$d/rke2_proxy_backend.prom"
 		echo 'rke2_proxy_backend_drift 0' >"$r$d/rke2_proxy_backend_watch.prom"
+		echo 'rke2_proxy_backend_host_conflicts 0' >"$r$d/rke2_proxy_backend_fleet.prom"
 	done
+	mkdir -p "$r/etc/kubernetes/node-feature-discovery/features.d"
+	echo 'feature.node.kubernetes.io/rke2-proxy-backend.backend=nftables' >"$r/etc/kubernetes/node-feature-discovery/features.d/rke2-proxy-backend"
 	echo 'node_other_metric 1' >"$r/srv/metrics/other.prom"
 	mkdir -p "$r/var/lib/rke2-proxy-backend"
 	echo '{}' >"$r/var/lib/rke2-proxy-backend/bench.json"
@@ -401,4 +404,5 @@ assert_metrics_removed() {
 		[ -z "$left" ] || fail "$what left our metrics in $d: $left"
 	done
 	[ -f "$r/srv/metrics/other.prom" ] || fail "$what deleted another exporter's textfile"
+	[ ! -e "$r/etc/kubernetes/node-feature-discovery/features.d/rke2-proxy-backend" ] || fail "$what left our node-feature-discovery labels"
 }

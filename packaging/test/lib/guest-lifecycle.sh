@@ -170,8 +170,9 @@ case_purge() {
 		/usr/lib/systemd/system/rke2-proxy-backend-verify.service /usr/lib/systemd/system/rke2-proxy-backend-watch.service \
 		/etc/rke2-proxy-backend /var/lib/rke2-proxy-backend /run/rke2-proxy-backend \
 		/etc/rancher/rke2/config.yaml.d/60-proxy-backend.yaml \
-		$m/rke2_proxy_backend.prom $m/rke2_proxy_backend_watch.prom \
+		$m/rke2_proxy_backend.prom $m/rke2_proxy_backend_watch.prom $m/rke2_proxy_backend_fleet.prom \
 		/var/lib/prometheus/node-exporter/rke2_proxy_backend.prom /var/lib/prometheus/node-exporter/rke2_proxy_backend_watch.prom \
+		/var/lib/prometheus/node-exporter/rke2_proxy_backend_fleet.prom /etc/kubernetes/node-feature-discovery/features.d/rke2-proxy-backend \
 		/usr/share/doc/rke2-proxy-backend /usr/share/rke2-proxy-backend /usr/share/man/man1/rke2-proxy-backend.1.gz; do
 		[ -e "$p" ] || [ -L "$p" ] && left="$left $p"
 	done
