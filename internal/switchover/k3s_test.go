@@ -5,6 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostplan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/testhost"
 )
 
@@ -31,15 +34,21 @@ func TestFindUnitK3s(t *testing.T) {
 // goes on once the config says flannel-backend: none; RKE2 nodes are not
 // asked.
 func TestK3sFlannelRefusal(t *testing.T) {
+	refusal := func(h *testhost.Host) string {
+		kind := distro.Find(h.Root(), "").Kind
+		opts := hostplan.Apply
+		opts.Distribution = kind
+		return k3sFlannelRefusal(kind, facts.Probe(h.Root(), opts))
+	}
 	h := testhost.New(t).Debian12().K3sUnit("k3s", "server").K3sConfig("config.yaml", "write-kubeconfig-mode: \"0644\"\n")
-	if why := k3sFlannelRefusal(h.Root()); !strings.Contains(why, "runs k3s's flannel (flannel-backend is not none in /etc/rancher/k3s/config.yaml)") {
+	if why := refusal(h); !strings.Contains(why, "runs k3s's flannel (flannel-backend is not none in /etc/rancher/k3s/config.yaml)") {
 		t.Errorf("k3s with flannel: %q", why)
 	}
 	h.K3sConfig("config.yaml.d/10-cni.yaml", "flannel-backend: none\n")
-	if why := k3sFlannelRefusal(h.Root()); why != "" {
+	if why := refusal(h); why != "" {
 		t.Errorf("k3s without flannel: %q", why)
 	}
-	if why := k3sFlannelRefusal(testhost.New(t).Debian12().RKE2Unit("tarball", "server").Root()); why != "" {
+	if why := refusal(testhost.New(t).Debian12().RKE2Unit("tarball", "server")); why != "" {
 		t.Errorf("RKE2: %q", why)
 	}
 }

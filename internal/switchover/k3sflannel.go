@@ -5,7 +5,6 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 )
 
 // k3sFlannelRefusal says why a switch cannot work on a k3s node whose
@@ -16,13 +15,12 @@ import (
 // leaving flannel's and kubelet's new chains behind (the k3s boot test,
 // packaging/test/k3s-boot.sh, saw exactly that). Refusing before anything
 // is written is the honest answer until the switch moves flannel's too.
-func k3sFlannelRefusal(root hostfs.Root) string {
-	if distro.Find(root, "").Kind != distro.K3s {
+// f is the switch's one probe of the node, taken with kind's paths.
+func k3sFlannelRefusal(kind distro.Kind, f facts.Facts) string {
+	if kind != distro.K3s {
 		return ""
 	}
-	f := facts.Probe(root, facts.Options{Distribution: distro.K3s})
-	cfg := f.RKE2.Config
-	if v := cfg.Strings("flannel-backend"); len(v) > 0 && v[len(v)-1] == "none" {
+	if v := f.RKE2.Config.Strings("flannel-backend"); len(v) > 0 && v[len(v)-1] == "none" {
 		return ""
 	}
 	return fmt.Sprintf("this k3s node runs k3s's flannel (flannel-backend is not none in %s): switch does not move flannel's chains yet, so its verify step would fail on them and roll back; it is not supported on k3s nodes with flannel (README: k3s nodes)", f.RKE2.ConfigFile)

@@ -36,7 +36,11 @@ func (r Request) prepare(ctx context.Context, to backend.Backend) (s *Switch, do
 	}
 	// The facts apply will see when the switch restarts RKE2: the binary's
 	// release (a gate it removed), the host's nft (a skewed pair).
-	f := facts.Probe(r.Root, hostplan.Apply)
+	// The distribution's own config and units: on k3s, k3s's.
+	kind := distro.Find(r.Root, "").Kind
+	opts := hostplan.Apply
+	opts.Distribution = kind
+	f := facts.Probe(r.Root, opts)
 	p, err := plan.Read(r.Root)
 	// A migration off ipvs: the plan says kube-proxy runs ipvs (the
 	// operator may have removed proxy-mode=ipvs already, waiting for this
@@ -58,7 +62,7 @@ func (r Request) prepare(ctx context.Context, to backend.Backend) (s *Switch, do
 	if why := decide.SwitchRefusal(f, to); why != "" {
 		return nil, false, usage(fmt.Errorf("--to %s: %s", to, why))
 	}
-	if why := k3sFlannelRefusal(r.Root); why != "" {
+	if why := k3sFlannelRefusal(kind, f); why != "" {
 		return nil, false, usage(fmt.Errorf("--to %s: %s", to, why))
 	}
 	switch {
