@@ -1,8 +1,9 @@
-// Package cni knows the CNIs RKE2 ships: which one a node runs (from RKE2's
-// `cni:` key and the HelmChartConfigs operators drop into the server
-// manifests directory), whether it can follow kube-proxy into nftables mode,
-// the exact HelmChartConfig that switches it, and which netfilter chains
-// belong to it. Everything here is pure: facts read the files, verify and
+// Package cni knows the CNIs RKE2 ships, and k3s's built-in flannel and
+// kube-router network policy: which one a node runs (from RKE2's `cni:` key
+// and the HelmChartConfigs operators drop into the server manifests
+// directory), whether it can follow kube-proxy into nftables mode, the
+// exact HelmChartConfig that switches it, and which netfilter chains belong
+// to it. Everything here is pure: facts read the files, verify and
 // detect use the answers.
 package cni
 
@@ -18,6 +19,9 @@ const (
 	OwnerCilium       Owner = "cilium"  // cilium-agent's iptables mode
 	OwnerPortmap      Owner = "portmap" // the portmap CNI plugin (hostPort)
 	OwnerNodeLocalDNS Owner = "nodelocaldns"
+	// OwnerKubeRouter is kube-router's network policy controller, which
+	// k3s runs in its own process unless disable-network-policy is set.
+	OwnerKubeRouter Owner = "kube-router"
 )
 
 // chainPrefixes map a chain name prefix to its writer. The names are the
@@ -25,7 +29,13 @@ const (
 // cali-fw-<iface>, cali-pi-<policy>...); flanneld creates FLANNEL-FWD and
 // FLANNEL-POSTRTG; cilium-agent CILIUM_INPUT, CILIUM_POST_nat,
 // CILIUM_PRE_mangle and, while it swaps rules, OLD_CILIUM_*; portmap keeps
-// CNI-HOSTPORT-DNAT/-SETMARK/-MASQ and one CNI-DN-<hash> per container.
+// CNI-HOSTPORT-DNAT/-SETMARK/-MASQ and one CNI-DN-<hash> per container;
+// kube-router's network policy controller (pkg/controllers/netpol, which
+// k3s embeds) hooks KUBE-ROUTER-INPUT/-FORWARD/-OUTPUT into the filter
+// table's built-in chains and keeps one KUBE-NWPLCY-<hash> per policy (and
+// KUBE-NWPLCY-DEFAULT) and one KUBE-POD-FW-<hash> per pod. None of these
+// starts with a kube-proxy prefix (KUBE-FW- is kube-proxy's, KUBE-POD-FW-
+// is not).
 var chainPrefixes = []struct {
 	prefix string
 	owner  Owner
@@ -36,6 +46,9 @@ var chainPrefixes = []struct {
 	{"OLD_CILIUM_", OwnerCilium},
 	{"CNI-HOSTPORT-", OwnerPortmap},
 	{"CNI-DN-", OwnerPortmap},
+	{"KUBE-ROUTER-", OwnerKubeRouter},
+	{"KUBE-NWPLCY-", OwnerKubeRouter},
+	{"KUBE-POD-FW-", OwnerKubeRouter},
 }
 
 // ChainOwner says which CNI component owns a chain, by name. Chain names

@@ -27,10 +27,11 @@ type JumpRef struct {
 type Owned struct {
 	// Tables are kube-proxy's nftables tables (family and name).
 	Tables []ChainRef `json:"tables,omitempty"`
-	// Chains are kube-proxy-owned iptables chains, or the chains of
+	// Chains are the iptables chains of the group's writers (kube-proxy's
+	// alone unless Group.Find was asked for more), or the chains of
 	// kube-proxy's nftables tables.
 	Chains []ChainRef `json:"chains,omitempty"`
-	// Jumps lead from chains kube-proxy does not own into its chains.
+	// Jumps lead from chains outside the group into the group's chains.
 	Jumps []JumpRef `json:"jumps,omitempty"`
 	// Rules counts the rules in Chains plus Jumps.
 	Rules int `json:"rules"`
@@ -42,13 +43,17 @@ type Owned struct {
 // Empty reports whether no kube-proxy object was found.
 func (o Owned) Empty() bool { return len(o.Tables) == 0 && len(o.Chains) == 0 && len(o.Jumps) == 0 }
 
-// Find walks a live ruleset. nftables says whether rs comes from the
+// Find walks a live ruleset for kube-proxy's footprint alone: what RKE2's
+// readers count (KubeProxyOnly.Find).
+func Find(rs *rules.Ruleset, nftables bool) Owned { return KubeProxyOnly.Find(rs, nftables) }
+
+// Find walks a live ruleset for the group's footprint. nftables says whether rs comes from the
 // native nftables backend (only tables named vocab.NFTablesTable count) or
 // from an iptables backend (only iptables tables count: an nftables reader
 // may also return iptables-nft's tables, and an iptables-nft reader must
 // not count kube-proxy's native table). Empty legacy tables
 // created by a probe are not evidence of anything and are not reported.
-func Find(rs *rules.Ruleset, nftables bool) Owned {
+func (g Group) Find(rs *rules.Ruleset, nftables bool) Owned {
 	var o Owned
 	if rs == nil {
 		return o
@@ -71,15 +76,15 @@ func Find(rs *rules.Ruleset, nftables bool) Owned {
 		owned := map[string]bool{}
 		for _, c := range t.Chains {
 			ref := ChainRef{Family: t.Family, Table: t.Name, Chain: c.Name}
-			switch Of(t.Name, c.Name) {
-			case KubeProxy:
-				owned[c.Name] = true
-				o.Chains = append(o.Chains, ref)
-				o.Rules += len(c.Rules)
-			case Kubelet:
+			switch owner := Of(t.Name, c.Name); {
+			case owner == Kubelet:
 				if vocab.IsKubeletHint(t.Name, c.Name) {
 					o.KubeletHints = append(o.KubeletHints, ref)
 				}
+			case owner != Nobody && g.Has(owner):
+				owned[c.Name] = true
+				o.Chains = append(o.Chains, ref)
+				o.Rules += len(c.Rules)
 			}
 		}
 		for _, c := range t.Chains {

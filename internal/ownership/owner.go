@@ -22,8 +22,8 @@ const (
 
 // Of says who created a chain: KubeProxy, Kubelet, the CNI component whose
 // name it bears (the names are internal/cni's knowledge), or Nobody for
-// anything else (built-in chains, other KUBE-* chains such as
-// kube-router's). Only KubeProxy's chains are this tool's to move or
+// anything else (built-in chains, KUBE-* chains of writers it does not
+// know). Only KubeProxy's chains are this tool's to move or
 // delete. For nftables, every chain of a table named vocab.NFTablesTable
 // is kube-proxy's.
 func Of(table, chain string) Owner {

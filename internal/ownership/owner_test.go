@@ -18,8 +18,10 @@ func TestOf(t *testing.T) {
 		{"mangle", "KUBE-IPTABLES-HINT", Kubelet},
 		{"filter", "KUBE-FIREWALL", Kubelet}, // kube-proxy copies it but never deletes it
 		{"nat", "KUBE-KUBELET-CANARY", Kubelet},
-		{"filter", "KUBE-ROUTER-INPUT", Nobody}, // kube-router's: a KUBE- prefix is not enough
-		{"filter", "KUBE-SVC", Nobody},          // the prefix without the hash
+		{"filter", "KUBE-ROUTER-INPUT", Owner(cni.OwnerKubeRouter)}, // a KUBE- prefix is not kube-proxy's
+		{"filter", "KUBE-POD-FW-4XGPQLOJ6OOL6D6B", Owner(cni.OwnerKubeRouter)},
+		{"filter", "KUBE-NETWORK-X", Nobody},
+		{"filter", "KUBE-SVC", Nobody}, // the prefix without the hash
 		{"filter", "INPUT", Nobody},
 		{"kube-proxy", "services", KubeProxy},
 		{"kube-proxy", "INPUT", KubeProxy}, // everything in kube-proxy's nftables table

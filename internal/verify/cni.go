@@ -36,6 +36,11 @@ func findCNIChains(rs *rules.Ruleset) map[cni.Owner][]string {
 		for _, c := range t.Chains {
 			where := fmt.Sprintf("%s %s %s", t.Family, t.Name, c.Name)
 			if o := cni.ChainOwner(c.Name); o != cni.OwnerNone {
+				if o == cni.OwnerKubeRouter {
+					// RKE2 ships no kube-router: one an operator runs
+					// picks its own iptables and is not RKE2's CNI.
+					continue
+				}
 				named[o] = append(named[o], where)
 				continue
 			}
@@ -92,6 +97,7 @@ var cniOwnerNames = map[cni.Owner]string{
 	cni.OwnerCilium:       "Cilium",
 	cni.OwnerPortmap:      "the portmap CNI plugin (hostPort)",
 	cni.OwnerNodeLocalDNS: "NodeLocal DNSCache",
+	cni.OwnerKubeRouter:   "kube-router's network policy controller",
 }
 
 // cniFindings reports CNI rules in st when they belong in another backend

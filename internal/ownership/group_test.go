@@ -1,0 +1,54 @@
+package ownership
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
+)
+
+// On k3s the group is kube-proxy, flannel and kube-router: their chains
+// and the jumps into them count; Felix's, kubelet's and the built-ins do
+// not. RKE2's group still finds kube-proxy's alone in the same rules.
+func TestGroupFind(t *testing.T) {
+	jump := func(to string) rules.Rule { return rules.Rule{Text: "-j " + to, Jump: to} }
+	rs := &rules.Ruleset{Backend: backend.IptablesLegacy, Tables: []rules.Table{
+		{Family: rules.IPv4, Name: "filter", Chains: []rules.Chain{
+			chain("FORWARD", jump("KUBE-ROUTER-FORWARD"), jump("KUBE-FORWARD"),
+				rules.Rule{Text: `-m comment --comment "flanneld forward" -j FLANNEL-FWD`, Jump: "FLANNEL-FWD"}, jump("cali-FORWARD")),
+			chain("KUBE-FORWARD"),
+			chain("KUBE-ROUTER-FORWARD", jump("KUBE-POD-FW-4XGPQLOJ6OOL6D6B")),
+			chain("KUBE-POD-FW-4XGPQLOJ6OOL6D6B", jump("KUBE-NWPLCY-DEFAULT")),
+			chain("KUBE-NWPLCY-DEFAULT"),
+			chain("FLANNEL-FWD", rules.Rule{Text: "-s 10.42.0.0/16 -j ACCEPT"}),
+			chain("cali-FORWARD"),
+			chain("KUBE-FIREWALL"),
+		}},
+	}}
+	ref := func(c string) ChainRef { return ChainRef{Family: rules.IPv4, Table: "filter", Chain: c} }
+	fwd := rs.Tables[0].Chains[0].Rules
+	for _, c := range []struct {
+		group Group
+		want  Owned
+	}{
+		{GroupOf(distro.RKE2), Owned{
+			Chains: []ChainRef{ref("KUBE-FORWARD")},
+			Jumps:  []JumpRef{{ChainRef: ref("FORWARD"), Rule: fwd[1]}},
+			Rules:  1,
+		}},
+		{GroupOf(distro.K3s), Owned{
+			Chains: []ChainRef{ref("KUBE-FORWARD"), ref("KUBE-ROUTER-FORWARD"), ref("KUBE-POD-FW-4XGPQLOJ6OOL6D6B"), ref("KUBE-NWPLCY-DEFAULT"), ref("FLANNEL-FWD")},
+			Jumps:  []JumpRef{{ChainRef: ref("FORWARD"), Rule: fwd[0]}, {ChainRef: ref("FORWARD"), Rule: fwd[1]}, {ChainRef: ref("FORWARD"), Rule: fwd[2]}},
+			Rules:  6, // 3 chains with one rule each + 3 jumps from FORWARD
+		}},
+	} {
+		if got := c.group.Find(rs, false); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%v.Find =\n%+v\nwant\n%+v", c.group, got, c.want)
+		}
+	}
+	if GroupOf("").Has(Owner("flannel")) {
+		t.Error(`GroupOf("") has flannel: an unknown distribution must count as RKE2`)
+	}
+}
