@@ -40,7 +40,7 @@ func newCleanupCommand(g *globals) *cobra.Command {
 		if err != nil {
 			return usageError(err)
 		}
-		p, err := cleanup.Stranded(cmd.Context(), g.hostRoot(), b, cleanup.Options{Force: force, DryRun: dryRun})
+		p, err := cleanup.Stranded(cmd.Context(), g.hostRoot(), b, cleanup.Options{Force: force, DryRun: dryRun, Distribution: g.host().Distribution})
 		if err != nil {
 			return failure("cleanup: %w", err)
 		}
