@@ -1,13 +1,16 @@
 package switchover
 
 import (
+	"bytes"
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostplan"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/plan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/testhost"
 )
 
@@ -29,26 +32,30 @@ func TestFindUnitK3s(t *testing.T) {
 	}
 }
 
-// A switch on a k3s node refuses while k3s's flannel runs (its chains
-// would stay in the old backend and the verify step would roll back), and
-// goes on once the config says flannel-backend: none; RKE2 nodes are not
-// asked.
-func TestK3sFlannelRefusal(t *testing.T) {
-	refusal := func(h *testhost.Host) string {
-		kind := distro.Find(h.Root(), "").Kind
-		opts := hostplan.Apply
-		opts.Distribution = kind
-		return k3sFlannelRefusal(kind, facts.Probe(h.Root(), opts))
-	}
-	h := testhost.New(t).Debian12().K3sUnit("k3s", "server").K3sConfig("config.yaml", "write-kubeconfig-mode: \"0644\"\n")
-	if why := refusal(h); !strings.Contains(why, "runs k3s's flannel (flannel-backend is not none in /etc/rancher/k3s/config.yaml)") {
-		t.Errorf("k3s with flannel: %q", why)
-	}
-	h.K3sConfig("config.yaml.d/10-cni.yaml", "flannel-backend: none\n")
-	if why := refusal(h); why != "" {
-		t.Errorf("k3s without flannel: %q", why)
-	}
-	if why := refusal(testhost.New(t).Debian12().RKE2Unit("tarball", "server")); why != "" {
-		t.Errorf("RKE2: %q", why)
+// A switch on a k3s node with k3s's flannel goes ahead (it used to be
+// refused: its sweep left flannel's chains in the old backend and verify
+// rolled it back) and sweeps k3s's group from the old backend; on RKE2 it
+// sweeps kube-proxy's alone.
+func TestK3sSwitchSweepsTheGroup(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		h    *testhost.Host
+		want ownership.Group
+	}{
+		{"k3s with flannel", testhost.New(t).Debian12().K3sUnit("k3s", "server").K3sConfig("config.yaml", "write-kubeconfig-mode: \"0644\"\n"), ownership.K3s},
+		{"RKE2", testhost.New(t).Debian12().RKE2Unit("tarball", "server"), ownership.KubeProxyOnly},
+	} {
+		root := c.h.Root()
+		if _, err := plan.Write(root, plan.Plan{Decision: plan.Decision{Backend: backend.IptablesLegacy}}); err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		s, done, err := Request{Root: root, ConfigFile: hostfs.ConfigFile, Out: &out, Log: &out}.prepare(context.Background(), backend.IptablesNFT)
+		if err != nil || done {
+			t.Fatalf("%s: prepare = %v, done %v\n%s", c.name, err, done, out.String())
+		}
+		if got := s.Cleaner.(LiveCleaner).Group; !slices.Equal(got, c.want) {
+			t.Errorf("%s: the switch sweeps %v, want %v", c.name, got, c.want)
+		}
 	}
 }

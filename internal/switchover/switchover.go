@@ -53,9 +53,11 @@ type Verifier interface {
 	Verify(ctx context.Context, b backend.Backend) (*verify.Result, error)
 }
 
-// Cleaner removes kube-proxy's rules from backend b.
+// Cleaner removes the rules of kube-proxy's group (on k3s flannel's and
+// kube-router's too) from backend b while kube-proxy runs in kubeProxy:
+// the other backend of the switch, whichever step asks.
 type Cleaner interface {
-	Clean(ctx context.Context, b backend.Backend) (*cleanup.Plan, error)
+	Clean(ctx context.Context, b, kubeProxy backend.Backend) (*cleanup.Plan, error)
 }
 
 // IPVSSweeper removes kube-proxy's ipvs leftovers once it left ipvs mode
@@ -440,13 +442,20 @@ func cause(ctx context.Context) error {
 	return context.Cause(ctx)
 }
 
+// clean removes the group's rules from b. Every step that cleans a
+// backend runs while kube-proxy is on the switch's other one: To is
+// cleaned before the restart and in the rollback, From after the restart.
 func (s *Switch) clean(ctx context.Context, b backend.Backend) error {
-	p, err := s.Cleaner.Clean(ctx, b)
+	kubeProxy := s.To
+	if b == s.To {
+		kubeProxy = s.From
+	}
+	p, err := s.Cleaner.Clean(ctx, b, kubeProxy)
 	if err != nil {
 		return err
 	}
 	if len(p.Removals) > 0 {
-		fmt.Fprintf(s.Log, "rke2-proxy-backend: switch:   removed %d kube-proxy object(s) from %s\n", len(p.Removals), b)
+		fmt.Fprintf(s.Log, "rke2-proxy-backend: switch:   removed %d %s object(s) from %s\n", len(p.Removals), cleanup.OwnerNames(p.Owners, "and"), b)
 	}
 	return nil
 }

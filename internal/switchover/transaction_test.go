@@ -103,7 +103,7 @@ func (n *node) Verify(ctx context.Context, b backend.Backend) (*verify.Result, e
 		Backends: []verify.BackendState{{Backend: n.live, Complete: true}}}, nil
 }
 
-func (n *node) Clean(ctx context.Context, b backend.Backend) (*cleanup.Plan, error) {
+func (n *node) Clean(ctx context.Context, b, _ backend.Backend) (*cleanup.Plan, error) {
 	n.hook(ctx, "clean")
 	if n.m.ipvs && n.m.from == n.m.to {
 		n.t.Errorf("the migration off ipvs on %s cleaned %s: its kube-proxy rules are the live ones", n.m.from, b)
