@@ -11,6 +11,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/plan"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/switchjournal"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/testhost"
 )
 
@@ -56,6 +57,38 @@ func TestK3sSwitchSweepsTheGroup(t *testing.T) {
 		}
 		if got := s.Cleaner.(LiveCleaner).Group; !slices.Equal(got, c.want) {
 			t.Errorf("%s: the switch sweeps %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// The steps say whose rules each sweep takes: kube-proxy's on RKE2, in the
+// words they always had; on k3s flannel's and kube-router's too, except in
+// iptables-nft beside nftables mode, where those two live.
+func TestSweepStepsNameTheGroup(t *testing.T) {
+	for _, c := range []struct {
+		group    ownership.Group
+		from, to backend.Backend
+		want     [3]string // before the restart, after it, in the rollback
+	}{
+		{nil, backend.IptablesLegacy, backend.IptablesNFT, [3]string{
+			"remove stale kube-proxy rules from iptables-nft (kube-proxy uses iptables-legacy until the restart)",
+			"remove kube-proxy's rules from iptables-legacy", "remove kube-proxy's rules from iptables-nft"}},
+		{ownership.K3s, backend.IptablesLegacy, backend.IptablesNFT, [3]string{
+			"remove the stale rules of kube-proxy, flannel and kube-router from iptables-nft (kube-proxy uses iptables-legacy until the restart)",
+			"remove the rules of kube-proxy, flannel and kube-router from iptables-legacy", "remove the rules of kube-proxy, flannel and kube-router from iptables-nft"}},
+		{ownership.K3s, backend.NFTables, backend.IptablesLegacy, [3]string{
+			"remove the stale rules of kube-proxy, flannel and kube-router from iptables-legacy (kube-proxy uses nftables until the restart)",
+			"remove kube-proxy's rules from nftables, and those of flannel and kube-router from iptables-nft", "remove the rules of kube-proxy, flannel and kube-router from iptables-legacy"}},
+		{ownership.K3s, backend.IptablesNFT, backend.NFTables, [3]string{
+			"remove stale kube-proxy rules from nftables (kube-proxy uses iptables-nft until the restart)",
+			"remove kube-proxy's rules from iptables-nft", "remove kube-proxy's rules from nftables"}},
+	} {
+		root := hostfs.New(t.TempDir())
+		s := &Switch{From: c.from, To: c.to, Cleaner: LiveCleaner{Group: c.group}, Config: FileConfig{Root: root, File: hostfs.ConfigFile},
+			Restarter: UnitRestarter{Unit: "k3s.service"}, Journal: switchjournal.File{Root: root}}
+		plan, rollback := s.Plan(), s.RollbackPlan()
+		if got := [3]string{plan[0], plan[4], rollback[3]}; got != c.want {
+			t.Errorf("%v from %s to %s: steps\n%q\nwant\n%q", c.group, c.from, c.to, got, c.want)
 		}
 	}
 }

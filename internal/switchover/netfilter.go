@@ -69,29 +69,40 @@ type LiveCleaner struct {
 	Group ownership.Group
 }
 
+// Owners is the group Clean sweeps.
+func (c LiveCleaner) Owners() ownership.Group {
+	if c.Group == nil {
+		return ownership.KubeProxyOnly
+	}
+	return c.Group
+}
+
 // Clean removes the group's rules from b while kube-proxy runs in
 // kubeProxy (cleanup.Sweep). Leaving nftables mode, or abandoning it in a
 // rollback, also sweeps flannel's and kube-router's chains from
 // iptables-nft, where they lived beside kube-proxy's native tables,
 // unless kube-proxy runs in iptables-nft and they with it.
 func (c LiveCleaner) Clean(ctx context.Context, b, kubeProxy backend.Backend) (*cleanup.Plan, error) {
-	g := c.Group
-	if g == nil {
-		g = ownership.KubeProxyOnly
-	}
+	g := c.Owners()
 	p, err := c.clean(ctx, b, cleanup.Sweep(g, b, kubeProxy))
-	if err != nil || b != backend.NFTables || len(g) == 1 || kubeProxy == backend.IptablesNFT {
+	if err != nil || b != backend.NFTables || len(companions(g)) == 0 || kubeProxy == backend.IptablesNFT {
 		return p, err
 	}
-	companions, err := c.clean(ctx, backend.IptablesNFT, slices.DeleteFunc(slices.Clone(g), func(o ownership.Owner) bool { return o == ownership.KubeProxy }))
+	cp, err := c.clean(ctx, backend.IptablesNFT, companions(g))
 	if err != nil {
 		return p, err
 	}
-	for _, r := range companions.Removals {
+	for _, r := range cp.Removals {
 		p.Removals = append(p.Removals, string(backend.IptablesNFT)+": "+r)
 	}
-	p.Owners = append(p.Owners, companions.Owners...)
+	p.Owners = append(p.Owners, cp.Owners...)
 	return p, nil
+}
+
+// companions are g's writers other than kube-proxy (k3s's flannel and
+// kube-router), which have no native nftables tables.
+func companions(g ownership.Group) ownership.Group {
+	return slices.DeleteFunc(slices.Clone(g), func(o ownership.Owner) bool { return o == ownership.KubeProxy })
 }
 
 func (c LiveCleaner) clean(ctx context.Context, b backend.Backend, g ownership.Group) (*cleanup.Plan, error) {

@@ -18,6 +18,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cleanup"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/switchjournal"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
@@ -110,6 +111,8 @@ func (n *node) Clean(ctx context.Context, b, _ backend.Backend) (*cleanup.Plan, 
 	}
 	return &cleanup.Plan{Backend: b}, ctx.Err()
 }
+
+func (n *node) Owners() ownership.Group { return nil }
 
 func (n *node) Tidy(ctx context.Context, b backend.Backend) (*HintTidy, error) {
 	n.hook(ctx, "hints")
