@@ -207,6 +207,7 @@ if [ "$mode" = switch ]; then
 	cut -c1-220 "$out/switch.log" | sed 's/^/INFO switch | /' >>"$result"
 	[ $rc = 0 ] && ok "switch --to iptables-nft exits 0" || bad "switch --to iptables-nft exited $rc"
 	check "switch logged no [failed] step" sh -c "! grep -q '\[failed\]' $out/switch.log"
+	check "the switch swept flannel's and kube-router's chains from legacy with kube-proxy's" grep -qE 'removed [0-9]+ kube-proxy, flannel and kube-router object\(s\) from iptables-legacy' "$out/switch.log"
 	check "apply reset bin/aux's links stuck on legacy" sh -c "journalctl -b -u k3s.service --no-pager | grep -q 'reset .*bin/aux/iptables (-> xtables-legacy-multi'"
 	check "the k3s drop-in now says IPTABLES_MODE=nft" sh -c "systemctl cat --no-pager k3s.service | grep -qx Environment=IPTABLES_MODE=nft"
 	on_backend iptables-nft nft
@@ -214,6 +215,9 @@ if [ "$mode" = switch ]; then
 	rc=$?
 	cut -c1-220 "$out/verify-after-switch" | sed 's/^/INFO verify | /' >>"$result"
 	[ $rc = 0 ] && ok "verify after the switch exits 0" || bad "verify after the switch exited $rc"
+	# cleanup finds k3s from its unit: nothing of the group is left to take.
+	check "cleanup --backend iptables-legacy on k3s finds none of the group left" sh -c \
+		"/usr/bin/rke2-proxy-backend cleanup --backend iptables-legacy --dry-run | grep -qx 'cleanup: no kube-proxy, flannel or kube-router rules in iptables-legacy; nothing to remove'"
 fi
 for c in "systemctl --failed --no-pager" "systemctl cat --no-pager k3s.service" "cat $drop" "ls -l $aux" \
 	"head -n 40 /var/lib/rke2-standin/backend /var/lib/rke2-standin/config.json" \
