@@ -1,8 +1,10 @@
 // Package cleanup removes kube-proxy's rules from one backend: the rules a
 // backend switch stranded there, which kube-proxy itself never removes
-// (it cleans only the backend its wrapper chose). Only kube-proxy-owned
-// objects go: never kubelet's chains (KUBE-IPTABLES-HINT,
-// KUBE-KUBELET-CANARY, KUBE-FIREWALL), never anyone else's.
+// (it cleans only the backend its wrapper chose). Only the objects of the
+// distribution's owner group go (ownership.GroupOf: kube-proxy's on RKE2;
+// kube-proxy's, flannel's and kube-router's on k3s, which move with it):
+// never kubelet's chains (KUBE-IPTABLES-HINT, KUBE-KUBELET-CANARY,
+// KUBE-FIREWALL), never anyone else's.
 package cleanup
 
 import (
@@ -24,22 +26,34 @@ type Plan struct {
 	// Scripts is the one transaction per family: iptables-restore --noflush
 	// input for the iptables backends, nft -f input for nftables.
 	Scripts map[rules.Family]string `json:"scripts"`
+	// Owners are whose objects Removals holds, in the group's order.
+	Owners []ownership.Owner `json:"owners,omitempty"`
+
+	// group is whose objects were looked for (the report's "no rules of").
+	group ownership.Group
 }
 
 // Empty reports whether there is nothing to remove.
 func (p *Plan) Empty() bool { return len(p.Removals) == 0 }
 
 // Compute plans the removal of kube-proxy's objects from rs, a live read of
-// backend rs.Backend.
-func Compute(rs *rules.Ruleset) *Plan {
-	p := &Plan{Backend: rs.Backend, Removals: []string{}, Scripts: map[rules.Family]string{}}
-	owned := ownership.Find(rs, rs.Backend == backend.NFTables)
+// backend rs.Backend: RKE2's group.
+func Compute(rs *rules.Ruleset) *Plan { return ComputeGroup(rs, ownership.KubeProxyOnly) }
+
+// ComputeGroup plans the removal of the objects of g's writers from rs.
+// Every chain or jump of a writer other than kube-proxy says whose it is.
+func ComputeGroup(rs *rules.Ruleset, g ownership.Group) *Plan {
+	p := &Plan{Backend: rs.Backend, Removals: []string{}, Scripts: map[rules.Family]string{}, group: g}
+	owned := g.Find(rs, rs.Backend == backend.NFTables)
+	went := map[ownership.Owner]bool{}
 	if rs.Backend == backend.NFTables {
 		for _, t := range owned.Tables {
 			fam := rules.NFTFamily(t.Family)
+			went[ownership.KubeProxy] = true
 			p.Removals = append(p.Removals, fmt.Sprintf("table %s %s with all its chains, sets and maps", fam, t.Table))
 			p.Scripts[t.Family] += fmt.Sprintf("delete table %s %s\n", fam, t.Table)
 		}
+		p.Owners = ownersIn(g, went)
 		return p
 	}
 	for _, fam := range []rules.Family{rules.IPv4, rules.IPv6} {
@@ -58,11 +72,15 @@ func Compute(rs *rules.Ruleset) *Plan {
 				b.WriteString(d + "\n")
 			}
 			for _, j := range jumps {
-				p.Removals = append(p.Removals, fmt.Sprintf("%s %s rule: -A %s %s", fam, table, j.Chain, printable(j.Rule.Text)))
+				o := ownership.Of(table, ownership.JumpTarget(j.Rule))
+				went[o] = true
+				p.Removals = append(p.Removals, fmt.Sprintf("%s %s rule: -A %s %s%s", fam, table, j.Chain, printable(j.Rule.Text), whose(o)))
 			}
 			for _, c := range chains {
+				o := ownership.Of(table, c)
+				went[o] = true
 				fmt.Fprintf(&b, "-X %s\n", c)
-				p.Removals = append(p.Removals, fmt.Sprintf("%s %s chain %s", fam, table, c))
+				p.Removals = append(p.Removals, fmt.Sprintf("%s %s chain %s%s", fam, table, c, whose(o)))
 			}
 			b.WriteString("COMMIT\n")
 		}
@@ -70,7 +88,29 @@ func Compute(rs *rules.Ruleset) *Plan {
 			p.Scripts[fam] = b.String()
 		}
 	}
+	p.Owners = ownersIn(g, went)
 	return p
+}
+
+// whose marks a removal that is not kube-proxy's with its writer, so a k3s
+// operator reads which chains were flannel's or kube-router's; RKE2's
+// lines (kube-proxy's alone) stay as they always were.
+func whose(o ownership.Owner) string {
+	if o == ownership.KubeProxy {
+		return ""
+	}
+	return " (" + string(o) + ")"
+}
+
+// ownersIn are g's writers with an object in went, in g's order.
+func ownersIn(g ownership.Group, went map[ownership.Owner]bool) []ownership.Owner {
+	var out []ownership.Owner
+	for _, o := range g {
+		if went[o] {
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 // tablesOf lists the tables of fam holding owned chains or jumps, in

@@ -8,7 +8,9 @@ import (
 	"strings"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/plan"
 )
 
@@ -19,25 +21,32 @@ type Options struct {
 	Force bool
 	// DryRun plans and changes nothing.
 	DryRun bool
+	// Distribution says whose chains go (ownership.GroupOf): on k3s
+	// flannel's and kube-router's with kube-proxy's.
+	Distribution distro.Kind
 }
 
-// Stranded removes kube-proxy's rules from backend b of this network
+// Stranded removes the distribution's group's rules (kube-proxy's; on k3s
+// also flannel's and kube-router's) from backend b of this network
 // namespace and returns what it removed (with DryRun, would remove). It
 // refuses the backend root's plan says kube-proxy uses unless Force: those
 // are the live rules, not stranded ones. No plan is no objection.
 func Stranded(ctx context.Context, root hostfs.Root, b backend.Backend, opts Options) (*Plan, error) {
 	p, err := plan.Read(root)
+	var planned backend.Backend
 	switch {
 	case err == nil && !p.Decision.Disabled && p.Decision.Backend == b && !opts.Force:
 		return nil, fmt.Errorf("kube-proxy uses %s according to %s; refusing to remove its live rules (use --force to do it anyway; kube-proxy rebuilds them when it restarts)", b, hostfs.PlanFile)
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return nil, err
+	case err == nil && !p.Decision.Disabled:
+		planned = p.Decision.Backend
 	}
 	live, err := Read(ctx, Exec, b)
 	if err != nil {
 		return nil, err
 	}
-	cp := Compute(live)
+	cp := ComputeGroup(live, Sweep(ownership.GroupOf(opts.Distribution), b, planned))
 	if !opts.DryRun && !cp.Empty() {
 		if err := Apply(ctx, Exec, cp); err != nil {
 			return nil, err

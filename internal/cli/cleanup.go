@@ -15,7 +15,7 @@ func newCleanupCommand(g *globals) *cobra.Command {
 		backendName                               string
 		dryRun, force, kubeletHints, ipvsLeftover bool
 	)
-	cmd := flagsOnly(spec{"cleanup --backend B [--dry-run] [--force] | cleanup --kubelet-hints [--dry-run] | cleanup --ipvs-leftovers [--dry-run] [--force]", "Remove kube-proxy rules stranded in backend B, kubelet's leftover hint chains, or ipvs mode's leftovers", "cleanup", printsJSON}, func(cmd *cobra.Command) error {
+	cmd := flagsOnly(spec{"cleanup --backend B [--dry-run] [--force] | cleanup --kubelet-hints [--dry-run] | cleanup --ipvs-leftovers [--dry-run] [--force]", "Remove kube-proxy rules (on k3s also flannel's and kube-router's) stranded in backend B, kubelet's leftover hint chains, or ipvs mode's leftovers", "cleanup", printsJSON}, func(cmd *cobra.Command) error {
 		if ipvsLeftover {
 			if backendName != "" || kubeletHints {
 				return usageError(errors.New("--ipvs-leftovers takes neither --backend nor --kubelet-hints: it removes only ipvs's own state"))
@@ -40,7 +40,7 @@ func newCleanupCommand(g *globals) *cobra.Command {
 		if err != nil {
 			return usageError(err)
 		}
-		p, err := cleanup.Stranded(cmd.Context(), g.hostRoot(), b, cleanup.Options{Force: force, DryRun: dryRun})
+		p, err := cleanup.Stranded(cmd.Context(), g.hostRoot(), b, cleanup.Options{Force: force, DryRun: dryRun, Distribution: g.host().Distribution})
 		if err != nil {
 			return failure("cleanup: %w", err)
 		}

@@ -92,7 +92,7 @@ func (g Group) Find(rs *rules.Ruleset, nftables bool) Owned {
 				continue
 			}
 			for _, r := range c.Rules {
-				if target := jumpTarget(r); owned[target] {
+				if target := JumpTarget(r); owned[target] {
 					o.Jumps = append(o.Jumps, JumpRef{ChainRef: ChainRef{Family: t.Family, Table: t.Name, Chain: c.Name}, Rule: r})
 					o.Rules++
 				}
@@ -102,9 +102,9 @@ func (g Group) Find(rs *rules.Ruleset, nftables bool) Owned {
 	return o
 }
 
-// jumpTarget is r.Jump, or the -j/-g target in its text when a reader left
+// JumpTarget is r.Jump, or the -j/-g target in its text when a reader left
 // Jump empty.
-func jumpTarget(r rules.Rule) string {
+func JumpTarget(r rules.Rule) string {
 	if r.Jump != "" {
 		return r.Jump
 	}

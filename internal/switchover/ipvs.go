@@ -49,7 +49,7 @@ func (s *Switch) sweepIPVS(ctx context.Context, l *logger) error {
 // restored node runs iptables mode (the operator removed proxy-mode=ipvs),
 // and a kube-ipvs0 left there answers ARP for every Service IP.
 func (s *Switch) abandonStep() step {
-	st := s.cleanStep(rollbackSteps[3], s.To, fmt.Sprintf("remove kube-proxy's rules from %s", s.To))
+	st := s.cleanStep(rollbackSteps[3], s.To, "remove "+s.sweptFrom(s.To))
 	if !s.FromIPVS {
 		return st
 	}

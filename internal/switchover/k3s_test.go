@@ -1,13 +1,17 @@
 package switchover
 
 import (
+	"bytes"
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostplan"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/plan"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/switchjournal"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/testhost"
 )
 
@@ -29,26 +33,62 @@ func TestFindUnitK3s(t *testing.T) {
 	}
 }
 
-// A switch on a k3s node refuses while k3s's flannel runs (its chains
-// would stay in the old backend and the verify step would roll back), and
-// goes on once the config says flannel-backend: none; RKE2 nodes are not
-// asked.
-func TestK3sFlannelRefusal(t *testing.T) {
-	refusal := func(h *testhost.Host) string {
-		kind := distro.Find(h.Root(), "").Kind
-		opts := hostplan.Apply
-		opts.Distribution = kind
-		return k3sFlannelRefusal(kind, facts.Probe(h.Root(), opts))
+// A switch on a k3s node with k3s's flannel goes ahead (it used to be
+// refused: its sweep left flannel's chains in the old backend and verify
+// rolled it back) and sweeps k3s's group from the old backend; on RKE2 it
+// sweeps kube-proxy's alone.
+func TestK3sSwitchSweepsTheGroup(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		h    *testhost.Host
+		want ownership.Group
+	}{
+		{"k3s with flannel", testhost.New(t).Debian12().K3sUnit("k3s", "server").K3sConfig("config.yaml", "write-kubeconfig-mode: \"0644\"\n"), ownership.K3s},
+		{"RKE2", testhost.New(t).Debian12().RKE2Unit("tarball", "server"), ownership.KubeProxyOnly},
+	} {
+		root := c.h.Root()
+		if _, err := plan.Write(root, plan.Plan{Decision: plan.Decision{Backend: backend.IptablesLegacy}}); err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		s, done, err := Request{Root: root, ConfigFile: hostfs.ConfigFile, Out: &out, Log: &out}.prepare(context.Background(), backend.IptablesNFT)
+		if err != nil || done {
+			t.Fatalf("%s: prepare = %v, done %v\n%s", c.name, err, done, out.String())
+		}
+		if got := s.Cleaner.(LiveCleaner).Group; !slices.Equal(got, c.want) {
+			t.Errorf("%s: the switch sweeps %v, want %v", c.name, got, c.want)
+		}
 	}
-	h := testhost.New(t).Debian12().K3sUnit("k3s", "server").K3sConfig("config.yaml", "write-kubeconfig-mode: \"0644\"\n")
-	if why := refusal(h); !strings.Contains(why, "runs k3s's flannel (flannel-backend is not none in /etc/rancher/k3s/config.yaml)") {
-		t.Errorf("k3s with flannel: %q", why)
-	}
-	h.K3sConfig("config.yaml.d/10-cni.yaml", "flannel-backend: none\n")
-	if why := refusal(h); why != "" {
-		t.Errorf("k3s without flannel: %q", why)
-	}
-	if why := refusal(testhost.New(t).Debian12().RKE2Unit("tarball", "server")); why != "" {
-		t.Errorf("RKE2: %q", why)
+}
+
+// The steps say whose rules each sweep takes: kube-proxy's on RKE2, in the
+// words they always had; on k3s flannel's and kube-router's too, except in
+// iptables-nft beside nftables mode, where those two live.
+func TestSweepStepsNameTheGroup(t *testing.T) {
+	for _, c := range []struct {
+		group    ownership.Group
+		from, to backend.Backend
+		want     [3]string // before the restart, after it, in the rollback
+	}{
+		{nil, backend.IptablesLegacy, backend.IptablesNFT, [3]string{
+			"remove stale kube-proxy rules from iptables-nft (kube-proxy uses iptables-legacy until the restart)",
+			"remove kube-proxy's rules from iptables-legacy", "remove kube-proxy's rules from iptables-nft"}},
+		{ownership.K3s, backend.IptablesLegacy, backend.IptablesNFT, [3]string{
+			"remove the stale rules of kube-proxy, flannel and kube-router from iptables-nft (kube-proxy uses iptables-legacy until the restart)",
+			"remove the rules of kube-proxy, flannel and kube-router from iptables-legacy", "remove the rules of kube-proxy, flannel and kube-router from iptables-nft"}},
+		{ownership.K3s, backend.NFTables, backend.IptablesLegacy, [3]string{
+			"remove the stale rules of kube-proxy, flannel and kube-router from iptables-legacy (kube-proxy uses nftables until the restart)",
+			"remove kube-proxy's rules from nftables, and those of flannel and kube-router from iptables-nft", "remove the rules of kube-proxy, flannel and kube-router from iptables-legacy"}},
+		{ownership.K3s, backend.IptablesNFT, backend.NFTables, [3]string{
+			"remove stale kube-proxy rules from nftables (kube-proxy uses iptables-nft until the restart)",
+			"remove kube-proxy's rules from iptables-nft", "remove kube-proxy's rules from nftables"}},
+	} {
+		root := hostfs.New(t.TempDir())
+		s := &Switch{From: c.from, To: c.to, Cleaner: LiveCleaner{Group: c.group}, Config: FileConfig{Root: root, File: hostfs.ConfigFile},
+			Restarter: UnitRestarter{Unit: "k3s.service"}, Journal: switchjournal.File{Root: root}}
+		plan, rollback := s.Plan(), s.RollbackPlan()
+		if got := [3]string{plan[0], plan[4], rollback[3]}; got != c.want {
+			t.Errorf("%v from %s to %s: steps\n%q\nwant\n%q", c.group, c.from, c.to, got, c.want)
+		}
 	}
 }

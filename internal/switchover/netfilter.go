@@ -3,12 +3,14 @@ package switchover
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cleanup"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kubeproxy"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
 
@@ -56,12 +58,54 @@ func (v LiveVerifier) Verify(ctx context.Context, b backend.Backend) (*verify.Re
 	return res, nil
 }
 
-// LiveCleaner is `cleanup --backend B --force`'s code.
+// LiveCleaner is `cleanup --backend B --force`'s code, for the
+// distribution's group: on k3s flannel and kube-router write again in the
+// new backend through the reset bin/aux links when k3s restarts, so their
+// chains in the old one are stranded as kube-proxy's are, and verify
+// fails on them until they go.
 type LiveCleaner struct {
 	Run cleanup.Runner
+	// Group is whose rules go (nil: kube-proxy's alone, RKE2's group).
+	Group ownership.Group
 }
 
-func (c LiveCleaner) Clean(ctx context.Context, b backend.Backend) (*cleanup.Plan, error) {
+// Owners is the group Clean sweeps.
+func (c LiveCleaner) Owners() ownership.Group {
+	if c.Group == nil {
+		return ownership.KubeProxyOnly
+	}
+	return c.Group
+}
+
+// Clean removes the group's rules from b while kube-proxy runs in
+// kubeProxy (cleanup.Sweep). Leaving nftables mode, or abandoning it in a
+// rollback, also sweeps flannel's and kube-router's chains from
+// iptables-nft, where they lived beside kube-proxy's native tables,
+// unless kube-proxy runs in iptables-nft and they with it.
+func (c LiveCleaner) Clean(ctx context.Context, b, kubeProxy backend.Backend) (*cleanup.Plan, error) {
+	g := c.Owners()
+	p, err := c.clean(ctx, b, cleanup.Sweep(g, b, kubeProxy))
+	if err != nil || b != backend.NFTables || len(companions(g)) == 0 || kubeProxy == backend.IptablesNFT {
+		return p, err
+	}
+	cp, err := c.clean(ctx, backend.IptablesNFT, companions(g))
+	if err != nil {
+		return p, err
+	}
+	for _, r := range cp.Removals {
+		p.Removals = append(p.Removals, string(backend.IptablesNFT)+": "+r)
+	}
+	p.Owners = append(p.Owners, cp.Owners...)
+	return p, nil
+}
+
+// companions are g's writers other than kube-proxy (k3s's flannel and
+// kube-router), which have no native nftables tables.
+func companions(g ownership.Group) ownership.Group {
+	return slices.DeleteFunc(slices.Clone(g), func(o ownership.Owner) bool { return o == ownership.KubeProxy })
+}
+
+func (c LiveCleaner) clean(ctx context.Context, b backend.Backend, g ownership.Group) (*cleanup.Plan, error) {
 	run := c.Run
 	if run == nil {
 		run = cleanup.Exec
@@ -70,7 +114,7 @@ func (c LiveCleaner) Clean(ctx context.Context, b backend.Backend) (*cleanup.Pla
 	if err != nil {
 		return nil, err
 	}
-	p := cleanup.Compute(live)
+	p := cleanup.ComputeGroup(live, g)
 	if p.Empty() {
 		return p, nil
 	}

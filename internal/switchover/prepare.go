@@ -18,6 +18,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostplan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kubeproxy"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/plan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/switchjournal"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
@@ -60,9 +61,6 @@ func (r Request) prepare(ctx context.Context, to backend.Backend) (s *Switch, do
 		writeTranslation(r.Out, from, to, report)
 	}
 	if why := decide.SwitchRefusal(f, to); why != "" {
-		return nil, false, usage(fmt.Errorf("--to %s: %s", to, why))
-	}
-	if why := k3sFlannelRefusal(kind, f); why != "" {
 		return nil, false, usage(fmt.Errorf("--to %s: %s", to, why))
 	}
 	switch {
@@ -143,7 +141,7 @@ func (r Request) assemble(ctx context.Context, from, to backend.Backend, j switc
 			ProxyModeURL: kubeproxy.ProxyModeEndpoint(r.Root).URL,
 			Progress:     func(line string) { fmt.Fprintln(r.Log, "rke2-proxy-backend: switch: verify: "+line) },
 		},
-		Cleaner:         LiveCleaner{},
+		Cleaner:         LiveCleaner{Group: ownership.GroupOf(distro.Find(r.Root, "").Kind)},
 		Sweeper:         LiveSweeper{},
 		Hints:           LiveHints{},
 		VerifyUnit:      VerifyUnitRerunner{Systemctl: sc},

@@ -177,11 +177,11 @@ func (r Request) outcome(s *Switch, err error) error {
 	case r.Rollback && s.FromIPVS:
 		_, err = fmt.Fprintf(r.Out, "switch: rolled back: kube-proxy uses %s%s; the config is the original\n", s.From, s.ipvsRollbackNote())
 	case r.Rollback:
-		_, err = fmt.Fprintf(r.Out, "switch: rolled back: kube-proxy uses %s; the config is the original; no kube-proxy rules left in %s\n", s.From, s.To)
+		_, err = fmt.Fprintf(r.Out, "switch: rolled back: kube-proxy uses %s; the config is the original; no %s rules left in %s\n", s.From, s.sweptNames(s.To), s.To)
 	case s.FromIPVS:
 		_, err = fmt.Fprintf(r.Out, "switch: kube-proxy left ipvs mode: it runs %s mode on %s, verified; ipvs's leftovers are swept\n", s.To.ProxyMode(), s.To)
 	default:
-		_, err = fmt.Fprintf(r.Out, "switch: kube-proxy uses %s; no kube-proxy rules left in %s\n", s.To, s.From)
+		_, err = fmt.Fprintf(r.Out, "switch: kube-proxy uses %s; no %s rules left in %s\n", s.To, s.sweptNames(s.From), s.From)
 	}
 	return err
 }

@@ -23,6 +23,7 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cleanup"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/switchjournal"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
@@ -53,9 +54,14 @@ type Verifier interface {
 	Verify(ctx context.Context, b backend.Backend) (*verify.Result, error)
 }
 
-// Cleaner removes kube-proxy's rules from backend b.
+// Cleaner removes the rules of kube-proxy's group (on k3s flannel's and
+// kube-router's too) from backend b while kube-proxy runs in kubeProxy:
+// the other backend of the switch, whichever step asks.
 type Cleaner interface {
-	Clean(ctx context.Context, b backend.Backend) (*cleanup.Plan, error)
+	Clean(ctx context.Context, b, kubeProxy backend.Backend) (*cleanup.Plan, error)
+	// Owners are the group whose rules Clean removes (nil: kube-proxy's),
+	// for the steps' lines.
+	Owners() ownership.Group
 }
 
 // IPVSSweeper removes kube-proxy's ipvs leftovers once it left ipvs mode
@@ -149,11 +155,11 @@ type step struct {
 func (s *Switch) forward(l *logger) []step {
 	var snap = func() switchjournal.Snapshot { return s.journal.Config }
 	steps := []step{
-		s.cleanStep(forwardSteps[0], s.To, fmt.Sprintf("remove stale kube-proxy rules from %s (kube-proxy uses %s until the restart)", s.To, s.From)),
+		s.cleanStep(forwardSteps[0], s.To, fmt.Sprintf("remove %s (kube-proxy uses %s until the restart)", staleRules(s.sweptFrom(s.To)), s.From)),
 		{forwardSteps[1], fmt.Sprintf("record backend: %s in %s (its original is in %s until the switch ends)", s.To, s.Config.Describe(), s.Journal.Describe()), func(context.Context) error { return s.Config.Set(snap(), s.To) }, false},
 		{forwardSteps[2], "restart " + s.Restarter.Describe(), s.restart, false},
 		{forwardSteps[3], fmt.Sprintf("wait for kube-proxy's rules in %s", s.To), func(ctx context.Context) error { return s.waitSynced(ctx, s.To) }, false},
-		s.cleanStep(forwardSteps[4], s.From, fmt.Sprintf("remove kube-proxy's rules from %s", s.From)),
+		s.cleanStep(forwardSteps[4], s.From, "remove "+s.sweptFrom(s.From)),
 	}
 	if s.FromIPVS {
 		steps = append(steps, step{forwardSteps[5], "remove what ipvs mode left: its chains in both iptables backends, kube-proxy's KUBE-* ipsets, kube-ipvs0 and the IPVS virtual servers on its addresses (never another owner's); say the sysctls that stay", func(ctx context.Context) error { return s.sweepIPVS(ctx, l) }, false})
@@ -440,13 +446,58 @@ func cause(ctx context.Context) error {
 	return context.Cause(ctx)
 }
 
+// sweptNames names whose rules the switch swept from b, for the outcome:
+// "kube-proxy" on RKE2, as it always said; on k3s "kube-proxy, flannel or
+// kube-router" (kube-proxy alone in iptables-nft beside nftables mode).
+func (s *Switch) sweptNames(b backend.Backend) string {
+	return cleanup.OwnerNames(cleanup.Sweep(s.Cleaner.Owners(), b, s.otherThan(b)), "or")
+}
+
+// staleRules is sweptFrom for the step before the restart, whose line on
+// RKE2 always read "stale kube-proxy rules from B".
+func staleRules(what string) string {
+	if rest, ok := strings.CutPrefix(what, "kube-proxy's rules"); ok {
+		return "stale kube-proxy rules" + rest
+	}
+	return strings.Replace(what, "the rules of", "the stale rules of", 1)
+}
+
+// sweptFrom says what a clean step takes from b: "kube-proxy's rules
+// from B" on RKE2, as its lines always said; on k3s the group's, narrowed
+// around nftables mode as cleanup.Sweep and LiveCleaner narrow it.
+func (s *Switch) sweptFrom(b backend.Backend) string {
+	group, kubeProxy := s.Cleaner.Owners(), s.otherThan(b)
+	if b == backend.NFTables {
+		if c := companions(group); len(c) > 0 && kubeProxy != backend.IptablesNFT {
+			return fmt.Sprintf("kube-proxy's rules from %s, and those of %s from %s", b, cleanup.OwnerNames(c, "and"), backend.IptablesNFT)
+		}
+		return fmt.Sprintf("kube-proxy's rules from %s", b)
+	}
+	if g := cleanup.Sweep(group, b, kubeProxy); len(g) > 1 {
+		return fmt.Sprintf("the rules of %s from %s", cleanup.OwnerNames(g, "and"), b)
+	}
+	return fmt.Sprintf("kube-proxy's rules from %s", b)
+}
+
+// otherThan is where kube-proxy runs while a step cleans b: every step
+// that cleans a backend runs while kube-proxy is on the switch's other
+// one (To is cleaned before the restart and in the rollback, From after
+// the restart).
+func (s *Switch) otherThan(b backend.Backend) backend.Backend {
+	if b == s.To {
+		return s.From
+	}
+	return s.To
+}
+
+// clean removes the group's rules from b.
 func (s *Switch) clean(ctx context.Context, b backend.Backend) error {
-	p, err := s.Cleaner.Clean(ctx, b)
+	p, err := s.Cleaner.Clean(ctx, b, s.otherThan(b))
 	if err != nil {
 		return err
 	}
 	if len(p.Removals) > 0 {
-		fmt.Fprintf(s.Log, "rke2-proxy-backend: switch:   removed %d kube-proxy object(s) from %s\n", len(p.Removals), b)
+		fmt.Fprintf(s.Log, "rke2-proxy-backend: switch:   removed %d %s object(s) from %s\n", len(p.Removals), cleanup.OwnerNames(p.Owners, "and"), b)
 	}
 	return nil
 }

@@ -21,7 +21,9 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ruleload"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/k3sgroup"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/nstest"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
 
 // loadKubeProxy loads kube-proxy's rendered rules for b, both families, the
@@ -59,6 +61,10 @@ type simulatedRKE2 struct {
 	// kubeletIn is the host's iptables alternative: kubelet writes its
 	// chains there at every start ("" writes none).
 	kubeletIn backend.Backend
+	// k3s plays k3s: its flannel and kube-router write their chains at
+	// every start through the iptables kube-proxy's backend says (k3s's
+	// PATH, bin/aux's links), iptables-nft in nftables mode.
+	k3s bool
 }
 
 // kubeletChains writes kubelet's chains into iptables backend b, both
@@ -102,10 +108,31 @@ func (s *simulatedRKE2) Restart(context.Context) error {
 			return err
 		}
 	}
+	if s.k3s {
+		if err := k3sCompanions(b); err != nil {
+			return err
+		}
+	}
 	if s.broken[b] {
 		return nil
 	}
 	return loadKubeProxy(b)
+}
+
+// k3sCompanions writes flannel's and kube-router's chains where they go
+// while kube-proxy runs in b, unless they are there already (each ensures
+// its rules, it does not add them twice).
+func k3sCompanions(b backend.Backend) error {
+	flavour := verify.HintBackend(b).IptablesMode()
+	if out, _ := exec.Command("iptables-" + flavour + "-save").Output(); strings.Contains(string(out), ":FLANNEL-FWD") {
+		return nil
+	}
+	cmd := exec.Command("iptables-"+flavour+"-restore", "-w", "5", "--noflush")
+	cmd.Stdin = strings.NewReader(k3sgroup.Restore(k3sgroup.Flannel, k3sgroup.KubeRouter))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("flannel's and kube-router's chains in iptables-%s: %v: %s", flavour, err, out)
+	}
+	return nil
 }
 
 func owned(t *testing.T, b backend.Backend) ownership.Owned {

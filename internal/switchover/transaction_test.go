@@ -18,6 +18,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cleanup"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/switchjournal"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
@@ -103,13 +104,15 @@ func (n *node) Verify(ctx context.Context, b backend.Backend) (*verify.Result, e
 		Backends: []verify.BackendState{{Backend: n.live, Complete: true}}}, nil
 }
 
-func (n *node) Clean(ctx context.Context, b backend.Backend) (*cleanup.Plan, error) {
+func (n *node) Clean(ctx context.Context, b, _ backend.Backend) (*cleanup.Plan, error) {
 	n.hook(ctx, "clean")
 	if n.m.ipvs && n.m.from == n.m.to {
 		n.t.Errorf("the migration off ipvs on %s cleaned %s: its kube-proxy rules are the live ones", n.m.from, b)
 	}
 	return &cleanup.Plan{Backend: b}, ctx.Err()
 }
+
+func (n *node) Owners() ownership.Group { return nil }
 
 func (n *node) Tidy(ctx context.Context, b backend.Backend) (*HintTidy, error) {
 	n.hook(ctx, "hints")

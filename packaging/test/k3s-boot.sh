@@ -9,10 +9,12 @@
 #   /etc/rancher/k3s/config.yaml      the operator's k3s config
 #   /usr/local/bin/k3s                the stand-in (packaging/test/standin) in
 #                                     its k3s mode: answers `k3s --version` in
-#                                     k3s's format and runs kubelet's chains
-#                                     and the oracle's kube-proxy in-process,
-#                                     with the unit's environment and k3s's
-#                                     PATH (<data>/bin, host PATH, bin/aux; bin/aux
+#                                     k3s's format and runs kubelet's chains,
+#                                     flannel's and kube-router's (shaped as
+#                                     theirs: internal/testkit/k3sgroup) and the
+#                                     oracle's kube-proxy in-process, with the
+#                                     unit's environment and k3s's PATH
+#                                     (<data>/bin, host PATH, bin/aux; bin/aux
 #                                     before the host with prefer-bundled-bin)
 #   <data>/data/current -> <hash>, <hash>/bin/aux: k3s-root's layout: the
 #                                     iptables links to iptables-detect.sh, which
@@ -28,25 +30,32 @@
 #   boot 1  backend: iptables-legacy. The generator's k3s.service drop-in
 #           (Environment=IPTABLES_MODE=legacy, ExecStartPre= apply) is part
 #           of the unit; apply wrote config.yaml.d/60-proxy-backend.yaml with
-#           k3s's keys and the stand-in read it; kube-proxy's rules and
-#           flannel's chains (the stand-in plays k3s's flannel, through the
-#           same PATH) are in legacy and not in nft; the bin/aux links stuck
-#           on legacy; verify passed (flannel beside kube-proxy); no unit
-#           failed.
-#   boot 2  the same without flannel (flannel-backend: none), then, in the
-#           running guest, `switch --to iptables-nft`: apply must reset the
-#           stuck links (and keep its prefer-bundled-bin), kube-proxy's rules
-#           move to nft, nothing is left in legacy, verify passes.
-#   boot 3  the reboot after the switch: iptables-nft, the links already on
-#           nft, verify passes, no unit failed.
+#           k3s's keys and the stand-in read it; kube-proxy's, flannel's and
+#           kube-router's chains (one k3s PATH) are in legacy and not in nft;
+#           the bin/aux links stuck on legacy; verify passed; no unit failed.
+#   boot 2  the same, then, in the running guest, `switch --to iptables-nft`
+#           with flannel and kube-router running: apply must reset the stuck
+#           links (and keep its prefer-bundled-bin), the restarted k3s writes
+#           all three writers' chains in nft, the switch sweeps all three
+#           from legacy (kubelet's chains as the switch leaves them), verify
+#           passes.
+#   boot 3  the reboot after the switch, now with flannel-backend: none and
+#           disable-network-policy: true: iptables-nft, the links already on
+#           nft, no flannel or kube-router chain anywhere (the stand-in
+#           honours both keys), verify passes without them, no unit failed.
+# The operator's files are byte-identical after each boot. The three boots
+# take about as long as before (one more iptables call per rule at each
+# k3s start; the whole script's time is printed per boot).
 #
-# What it does not prove: the stand-in is not k3s (no kube-router, containerd
-# or API server; its flannel is two chains and their jumps, IPv4 only); a
-# live switch with flannel running (see boot 2); iptables-detect.sh and
+# What it does not prove: the stand-in is not k3s (no containerd or API
+# server; its flannel and kube-router are their chains and jumps, IPv4
+# only, with no pods or policies); iptables-detect.sh and
 # xtables-set-mode.sh here are small scripts with k3s-root's behaviour, not
 # k3s-root's, and its multi-call binaries are links to the guest's own
-# iptables 1.8.9; k3s agents, INSTALL_K3S_NAME units, k3s releases without
-# prefer-bundled-bin and NAS kernels are left to the Go fixtures.
+# iptables 1.8.9; a switch to or from nftables mode (flannel then stays in
+# iptables-nft: the Go netns tests), k3s agents, INSTALL_K3S_NAME units, k3s
+# releases without prefer-bundled-bin and NAS kernels are left to the Go
+# fixtures.
 #
 # Needs: root, systemd-nspawn (systemd-container), debootstrap, dpkg, make,
 # go; overlayfs (falls back to a copy).
@@ -137,11 +146,17 @@ guest_result "$out/result-$n"
 
 # kube_proxy_in B: kube-proxy's own chains are in backend B (IPv4).
 kube_proxy_in() { iptables-${1#iptables-}-save 2>/dev/null | grep -q '^:KUBE-SERVICES'; }
-# kube_proxy_left B: kube-proxy's rules in B, kubelet's chains aside.
-kube_proxy_left() {
-	(iptables-${1#iptables-}-save; ip6tables-${1#iptables-}-save) 2>/dev/null | grep KUBE- |
+# group_left B: the rules of k3s's group in B (kube-proxy's, flannel's,
+# kube-router's: KUBE-*, FLANNEL-*), kubelet's chains aside.
+group_left() {
+	(iptables-${1#iptables-}-save; ip6tables-${1#iptables-}-save) 2>/dev/null | grep -e KUBE- -e FLANNEL- |
 		grep -v -e KUBE-IPTABLES-HINT -e KUBE-KUBELET-CANARY -e KUBE-FIREWALL | tr '\n' ';'
 }
+# has_rule B LINE: iptables-save of B (IPv4, no -t: that would create
+# legacy tables) shows LINE exactly.
+has_rule() { iptables-${1#iptables-}-save 2>/dev/null | grep -qxF -- "$2"; }
+# k3s_key KEY VALUE: the operator's k3s config sets KEY: VALUE.
+k3s_key() { grep -qx "$1: $2" /etc/rancher/k3s/config.yaml; }
 # on_backend B M: k3s is up on B: what the stand-in saw, the bin/aux links,
 # the rules, verify.
 on_backend() {
@@ -155,12 +170,21 @@ on_backend() {
 	[ "$got" = "$b" ] && ok "kube-proxy's iptables (k3s's PATH) went to $b" || bad "kube-proxy's iptables went to '$got', want $b"
 	check "bin/aux's iptables link stuck on xtables-$m-multi" test "$(readlink $aux/iptables)" = "xtables-$m-multi"
 	check "kube-proxy's rules are in $b" kube_proxy_in "$b"
-	if ! grep -q '^flannel-backend: none' /etc/rancher/k3s/config.yaml; then
-		check "flannel's chains (same k3s PATH) are in $b" sh -c "iptables-$m-save | grep -q '^:FLANNEL-FWD'"
-		check "no flannel chains in $other" sh -c "! iptables-${other#iptables-}-save | grep -q FLANNEL-"
+	if k3s_key flannel-backend none; then
+		check "no flannel chain in either backend (flannel-backend: none)" sh -c "! (iptables-legacy-save; iptables-nft-save) | grep -q FLANNEL-"
+	else
+		check "flannel's chains (same k3s PATH) are in $b" has_rule "$b" ":FLANNEL-FWD - [0:0]"
+		check "flannel's masq jump is in $b" has_rule "$b" '-A POSTROUTING -m comment --comment "flanneld masq" -j FLANNEL-POSTRTG'
+		check "flannel's forward jump is in $b" has_rule "$b" '-A FORWARD -m comment --comment "flanneld forward" -j FLANNEL-FWD'
 	fi
-	left=$(kube_proxy_left "$other")
-	[ -z "$left" ] && ok "no kube-proxy rules in $other" || bad "kube-proxy rules in $other: $left"
+	if k3s_key disable-network-policy true; then
+		check "no kube-router chain in either backend (disable-network-policy)" sh -c "! (iptables-legacy-save; iptables-nft-save) | grep -q -e KUBE-ROUTER- -e KUBE-NWPLCY-"
+	else
+		check "kube-router's chains (same k3s PATH) are in $b" has_rule "$b" ":KUBE-NWPLCY-DEFAULT - [0:0]"
+		check "kube-router's INPUT hook is in $b" has_rule "$b" '-A INPUT -m comment --comment "kube-router netpol - 4IA2OSFRMVNDXBVV" -j KUBE-ROUTER-INPUT'
+	fi
+	left=$(group_left "$other")
+	[ -z "$left" ] && ok "no kube-proxy, flannel or kube-router rules in $other" || bad "k3s's group has rules in $other: $left"
 	check_settled $verify
 }
 
@@ -183,6 +207,7 @@ if [ "$mode" = switch ]; then
 	cut -c1-220 "$out/switch.log" | sed 's/^/INFO switch | /' >>"$result"
 	[ $rc = 0 ] && ok "switch --to iptables-nft exits 0" || bad "switch --to iptables-nft exited $rc"
 	check "switch logged no [failed] step" sh -c "! grep -q '\[failed\]' $out/switch.log"
+	check "the switch swept flannel's and kube-router's chains from legacy with kube-proxy's" grep -qE 'removed [0-9]+ kube-proxy, flannel and kube-router object\(s\) from iptables-legacy' "$out/switch.log"
 	check "apply reset bin/aux's links stuck on legacy" sh -c "journalctl -b -u k3s.service --no-pager | grep -q 'reset .*bin/aux/iptables (-> xtables-legacy-multi'"
 	check "the k3s drop-in now says IPTABLES_MODE=nft" sh -c "systemctl cat --no-pager k3s.service | grep -qx Environment=IPTABLES_MODE=nft"
 	on_backend iptables-nft nft
@@ -190,10 +215,13 @@ if [ "$mode" = switch ]; then
 	rc=$?
 	cut -c1-220 "$out/verify-after-switch" | sed 's/^/INFO verify | /' >>"$result"
 	[ $rc = 0 ] && ok "verify after the switch exits 0" || bad "verify after the switch exited $rc"
+	# cleanup finds k3s from its unit: nothing of the group is left to take.
+	check "cleanup --backend iptables-legacy on k3s finds none of the group left" sh -c \
+		"/usr/bin/rke2-proxy-backend cleanup --backend iptables-legacy --dry-run | grep -qx 'cleanup: no kube-proxy, flannel or kube-router rules in iptables-legacy; nothing to remove'"
 fi
 for c in "systemctl --failed --no-pager" "systemctl cat --no-pager k3s.service" "cat $drop" "ls -l $aux" \
 	"head -n 40 /var/lib/rke2-standin/backend /var/lib/rke2-standin/config.json" \
-	"iptables-legacy-save | grep -e '^:KUBE-' -e '^\*'" "iptables-nft-save | grep -e '^:KUBE-' -e '^\*'" \
+	"iptables-legacy-save | grep -e '^:KUBE-' -e '^:FLANNEL-' -e '^\*'" "iptables-nft-save | grep -e '^:KUBE-' -e '^:FLANNEL-' -e '^\*'" \
 	"head -n 80 /run/rke2-proxy-backend/*" \
 	"journalctl -b --no-pager -o short-monotonic | grep -i -e k3s -e rke2 -e generator | tail -n 120"; do
 	echo "== $c"
@@ -215,17 +243,21 @@ boot() {
 	guest_verdict "$R/var/lib/boot-test/result-$1" "$R/var/lib/boot-test/diag-$1" "boot $1"
 	pass "boot $1 on $2 in ${GUEST_TOOK}s (boot, k3s stand-in ready, verify, poweroff)"
 }
+# operator_files_untouched WHEN: the operator's k3s config and unit env
+# are byte for byte what this script wrote.
+operator_files_untouched() {
+	cmp -s "$work/k3s-config.orig" "$R/etc/rancher/k3s/config.yaml" || fail "$1: the operator's k3s config.yaml was modified"
+	cmp -s "$work/k3s-env.orig" "$R/etc/systemd/system/k3s.service.env" || fail "$1: k3s.service.env was modified"
+	pass "$1: the operator's k3s config.yaml and k3s.service.env are untouched"
+}
 boot 1 iptables-legacy plain
-# The switch runs without flannel: with k3s's flannel, switch removes
-# kube-proxy's and kubelet's chains from the old backend but not flannel's,
-# its own verify then fails (cni-other-backend) and it rolls back (reported
-# to the lead; drop this line once switch moves flannel's chains too).
-echo 'flannel-backend: none' >>"$R/etc/rancher/k3s/config.yaml"
-cp "$R/etc/rancher/k3s/config.yaml" "$work/k3s-config.orig"
+# The switch runs with k3s's flannel and kube-router.
 boot 2 iptables-legacy switch
 grep -qx 'backend: iptables-nft' "$cfg" || fail "boot 2: the switch did not leave backend: iptables-nft in the config"
+operator_files_untouched "after boot 1 and the switch in boot 2"
+# The node without flannel and network policy: the stand-in writes
+# neither, and verify asks for neither.
+printf 'flannel-backend: none\ndisable-network-policy: true\n' >>"$R/etc/rancher/k3s/config.yaml"
+cp "$R/etc/rancher/k3s/config.yaml" "$work/k3s-config.orig"
 boot 3 iptables-nft plain
-
-cmp -s "$work/k3s-config.orig" "$R/etc/rancher/k3s/config.yaml" || fail "the operator's k3s config.yaml was modified"
-cmp -s "$work/k3s-env.orig" "$R/etc/systemd/system/k3s.service.env" || fail "k3s.service.env was modified"
-pass "the operator's k3s config.yaml and k3s.service.env are untouched after three boots and a switch"
+operator_files_untouched "after boot 3"

@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/k3sgroup"
 )
 
 // k3s mode: installed as /usr/local/bin/k3s (packaging/test/k3s-boot.sh)
@@ -13,7 +15,9 @@ import (
 // differently for kube-proxy: its version line, its config file, and that
 // kube-proxy (and kubelet) run inside the k3s process with the unit's own
 // environment (IPTABLES_MODE from the unit, no kube-proxy-extra-env) and
-// k3s's PATH, through which k3s-root's bin/aux wrappers pick the backend.
+// k3s's PATH, through which k3s-root's bin/aux wrappers pick the backend;
+// flannel and kube-router's network policy controller, which k3s runs
+// in-process too, write their chains through the same PATH (companions).
 
 // isK3s reports whether the stand-in was started under k3s's name.
 func isK3s() bool { return filepath.Base(os.Args[0]) == "k3s" }
@@ -72,28 +76,41 @@ func observedBackend(mode string) (string, error) {
 	return "", fmt.Errorf("k3s's iptables %s resolves to %s, neither xtables multi-call binary", p, target)
 }
 
-// flannelChains are chains k3s's embedded flannel keeps (flannel's iptables
-// traffic manager) and the built-in chain jumping into each.
-var flannelChains = []struct{ table, chain, from string }{
-	{"nat", "FLANNEL-POSTRTG", "POSTROUTING"},
-	{"filter", "FLANNEL-FWD", "FORWARD"},
-}
-
-// flannel plays k3s's flannel: its chains and the jumps into them, through
-// k3s's PATH like kube-proxy, since k3s runs flannel in-process (flannel is
-// hard-coded to iptables: they share kube-proxy's iptables backend). k3s
-// runs it unless its config says flannel-backend: none.
-func flannel() error {
-	for _, c := range flannelChains {
-		if err := ensureChain("iptables", c.table, c.chain); err != nil {
-			return fmt.Errorf("flannel's chain %s/%s: %w", c.table, c.chain, err)
+// companions plays k3s's flannel and kube-router network policy
+// controller: their chains and the jumps into them (internal/testkit/
+// k3sgroup, shaped as theirs), written one iptables call at a time through
+// k3s's PATH as kube-proxy's are, since k3s runs both in-process: they
+// share kube-proxy's iptables backend (flannel is hard-coded to iptables,
+// kube-router's netpol speaks iptables and ipset). k3s runs flannel unless
+// its config says flannel-backend: none, kube-router's controller unless
+// disable-network-policy. Like the real ones it ensures each rule (-C
+// first), so a restart on the same backend adds nothing twice.
+func companions(values map[string]any) error {
+	var ws []k3sgroup.Writer
+	if fmt.Sprint(values["flannel-backend"]) != "none" {
+		ws = append(ws, k3sgroup.Flannel)
+	}
+	if fmt.Sprint(values["disable-network-policy"]) != "true" {
+		ws = append(ws, k3sgroup.KubeRouter)
+	}
+	for _, w := range ws {
+		for _, c := range w.Chains {
+			if err := ensureChain("iptables", c.Table, c.Name); err != nil {
+				return fmt.Errorf("%s's chain %s/%s: %w", w.Name, c.Table, c.Name, err)
+			}
 		}
-		rule := []string{c.from, "-m", "comment", "--comment", "flanneld", "-j", c.chain}
-		if xtables("iptables", append([]string{"-t", c.table, "-C"}, rule...)...) == nil {
-			continue
-		}
-		if err := xtables("iptables", append([]string{"-t", c.table, "-A"}, rule...)...); err != nil {
-			return fmt.Errorf("flannel's jump %s -> %s: %w", c.from, c.chain, err)
+		for _, r := range w.Rules {
+			spec := append([]string{"-t", r.Table, "-C", r.Chain}, r.Args...)
+			if xtables("iptables", spec...) == nil {
+				continue
+			}
+			add := []string{"-t", r.Table, "-A", r.Chain}
+			if r.Insert {
+				add = []string{"-t", r.Table, "-I", r.Chain, "1"}
+			}
+			if err := xtables("iptables", append(add, r.Args...)...); err != nil {
+				return fmt.Errorf("%s's rule in %s/%s: %w", w.Name, r.Table, r.Chain, err)
+			}
 		}
 	}
 	return nil

@@ -145,8 +145,8 @@ func run() error {
 			return err
 		}
 	}
-	if isK3s() && fmt.Sprint(cfg.Values["flannel-backend"]) != "none" {
-		if err := flannel(); err != nil {
+	if isK3s() {
+		if err := companions(cfg.Values); err != nil {
 			return err
 		}
 	}

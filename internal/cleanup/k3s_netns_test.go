@@ -1,0 +1,103 @@
+package cleanup
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/plan"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/check"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/expectedtest"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/k3sgroup"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/nstest"
+)
+
+// felix is someone else's chain and jump (Calico's), which no cleanup takes.
+const felix = "*filter\n:cali-FORWARD - [0:0]\n-A FORWARD -m comment --comment \"cali:wUHhoiAYhphO9Mso\" -j cali-FORWARD\nCOMMIT\n"
+
+// On k3s `cleanup --backend B` takes kube-proxy's, flannel's and
+// kube-router's chains and the jumps into them from B, and says whose
+// each was; kubelet's chains and Felix's stay, and so does the live
+// backend, byte for byte. RKE2's cleanup of the same rules takes
+// kube-proxy's alone. With kube-proxy in nftables mode flannel and
+// kube-router live in iptables-nft, so there only kube-proxy's go.
+func TestCleanupK3sGroupInNetns(t *testing.T) {
+	cases := []struct {
+		stranded, chosen backend.Backend
+		companionsLive   bool // flannel's and kube-router's in stranded are live
+	}{
+		{stranded: backend.IptablesLegacy, chosen: backend.IptablesNFT},
+		{stranded: backend.IptablesNFT, chosen: backend.IptablesLegacy},
+		{stranded: backend.IptablesNFT, chosen: backend.NFTables, companionsLive: true},
+	}
+	for _, c := range cases {
+		t.Run(string(c.stranded)+" next to "+string(c.chosen), func(t *testing.T) {
+			if !nstest.InNetns(t) {
+				return
+			}
+			flavour := c.stranded.IptablesMode()
+			expectedtest.Load(t, expected.Options{Backend: c.stranded, Services: 3})
+			nstest.Feed(t, k3sgroup.Restore(k3sgroup.Flannel, k3sgroup.KubeRouter)+felix, "iptables-"+flavour+"-restore", "-w", "5", "--noflush")
+			expectedtest.Load(t, expected.Options{Backend: c.chosen, Services: 5})
+			before := snapshot(t, c.chosen)
+			root := hostfs.New(t.TempDir())
+			if _, err := plan.Write(root, plan.Plan{Decision: plan.Decision{Backend: c.chosen}}); err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+
+			rke2, err := Stranded(ctx, root, c.stranded, Options{DryRun: true, Distribution: distro.RKE2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rke2Text := Result{Plan: rke2, DryRun: true}.Text()
+			check.Says(t, "RKE2's dry run", rke2Text, "cleanup: would remove ", " kube-proxy object(s) from "+string(c.stranded)+":\n", "chain KUBE-SERVICES\n")
+			for _, never := range []string{"FLANNEL-", "KUBE-ROUTER-", "KUBE-NWPLCY-", "cali-", "KUBE-IPTABLES-HINT", "(kube-proxy)"} {
+				if strings.Contains(rke2Text, never) {
+					t.Errorf("RKE2's cleanup would take %q:\n%s", never, rke2Text)
+				}
+			}
+
+			p, err := Stranded(ctx, root, c.stranded, Options{Distribution: distro.K3s})
+			if err != nil {
+				t.Fatal(err)
+			}
+			text := Result{Plan: p}.Text()
+			left := snapshot(t, c.stranded)
+			check.Says(t, "what cleanup left (kubelet's, Felix's)", left, ":KUBE-IPTABLES-HINT", ":KUBE-KUBELET-CANARY", ":KUBE-FIREWALL", ":cali-FORWARD", "-j cali-FORWARD")
+			companions := []string{":FLANNEL-POSTRTG", ":FLANNEL-FWD", ":KUBE-ROUTER-INPUT", ":KUBE-ROUTER-FORWARD", ":KUBE-ROUTER-OUTPUT", ":KUBE-NWPLCY-DEFAULT",
+				`-A POSTROUTING -m comment --comment "flanneld masq" -j FLANNEL-POSTRTG`, `-A INPUT -m comment --comment "kube-router netpol - 4IA2OSFRMVNDXBVV" -j KUBE-ROUTER-INPUT`}
+			if c.companionsLive {
+				check.Says(t, "what cleanup left in "+string(c.stranded)+" beside kube-proxy's native tables (flannel's and kube-router's, live)", left, companions...)
+				check.Says(t, "report", text, " kube-proxy object(s) from "+string(c.stranded)+":\n")
+			} else {
+				for _, gone := range companions {
+					if strings.Contains(left, gone) {
+						t.Errorf("k3s's cleanup left %q in %s:\n%s", gone, c.stranded, left)
+					}
+				}
+				check.Says(t, "report", text, " object(s) of kube-proxy, flannel and kube-router from "+string(c.stranded)+":\n",
+					"  ipv4 nat chain FLANNEL-POSTRTG (flannel)\n", "  ipv4 filter chain KUBE-NWPLCY-DEFAULT (kube-router)\n",
+					`  ipv4 filter rule: -A FORWARD -m comment --comment "flanneld forward" -j FLANNEL-FWD (flannel)`+"\n", "  ipv4 nat chain KUBE-SERVICES\n")
+			}
+			if strings.Contains(left, ":KUBE-SERVICES") || strings.Contains(left, ":KUBE-SVC-") {
+				t.Errorf("kube-proxy's chains left in %s:\n%s", c.stranded, left)
+			}
+			after, err := Read(ctx, Exec, c.stranded)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if again := ComputeGroup(after, Sweep(ownership.K3s, c.stranded, c.chosen)); !again.Empty() {
+				t.Errorf("a second cleanup would remove %q", again.Removals)
+			}
+			if got := snapshot(t, c.chosen); got != before {
+				t.Errorf("the chosen backend %s changed:\n--- before\n%s\n--- after\n%s", c.chosen, before, got)
+			}
+		})
+	}
+}
