@@ -18,12 +18,13 @@ import (
 // new IPTABLES_MODE takes effect. Its reasons name the k3s facts.
 func k3sStep(o Options, f facts.Facts, d decide.Decision) (preferBundled bool, reasons []string) {
 	k := f.RKE2.Kubernetes
-	// The key is the operator's only when a file other than our own drop-in
-	// (which the merged config includes) set it last.
-	origin, set := f.RKE2.Config.Origin[rke2.KeyPreferBundledBin]
+	// The operator's setting is the last one in a file other than our own
+	// drop-in: the merged value is ours whenever our drop-in (from an
+	// earlier apply, merged after config.yaml and 50-*.yaml) sets it too.
+	op, set := f.RKE2.Config.LastExcept(rke2.KeyPreferBundledBin, rke2.DropInPath(f.RKE2.ConfigFile))
 	switch {
-	case set && origin != rke2.DropInPath(f.RKE2.ConfigFile):
-		reasons = append(reasons, fmt.Sprintf("k3s's config sets %s itself: left as the operator set it.", rke2.KeyPreferBundledBin))
+	case set:
+		reasons = append(reasons, fmt.Sprintf("k3s's config sets %s: %s itself in %s: left as the operator set it, and the drop-in does not set it.", rke2.KeyPreferBundledBin, op.Value, op.File))
 	case rke2.SupportsPreferBundledBin(k):
 		preferBundled = true
 		reasons = append(reasons, fmt.Sprintf("k3s %s knows %s: kube-proxy, flannel and kube-router run k3s's bundled iptables (bin/aux, which honours IPTABLES_MODE), not the host's.", f.RKE2.Version, rke2.KeyPreferBundledBin))
