@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 )
 
@@ -26,6 +27,9 @@ func (p *probe) rke2() RKE2 {
 	r.CNI = p.cniSetup(r.Config, r.DataDir)
 	dataDir := r.DataDir
 	r.Version, r.VersionSource = p.version(r.Units, dataDir)
+	if p.opts.Distribution == distro.K3s {
+		r.Distribution, r.K3sAuxTarget = distro.K3s, p.k3sAuxTarget(dataDir)
+	}
 	if r.Version != "" {
 		if kv, err := rke2.ParseVersion(r.Version); err == nil {
 			r.Kubernetes = kv
