@@ -17,17 +17,6 @@ import (
 
 func isK3s(f facts.Facts) bool { return f.RKE2.Distribution == distro.K3s }
 
-// k3sIptablesPin is the operator's IPTABLES_MODE in the first k3s unit
-// that sets one (a node runs one k3s unit).
-func k3sIptablesPin(f facts.Facts) *facts.UnitEnvSetting {
-	for _, u := range f.RKE2.Units {
-		if u.IptablesMode != nil {
-			return u.IptablesMode
-		}
-	}
-	return nil
-}
-
 // wins says why the operator's IPTABLES_MODE is what k3s runs with
 // whatever the generator's drop-in says, "" when ours is applied after it.
 func wins(s *facts.UnitEnvSetting) string {

@@ -40,7 +40,7 @@ func readPins(f facts.Facts) pins {
 	p.iptablesMode, p.iptablesModeFile = eff.IptablesMode(ours)
 	if isK3s(f) {
 		p.iptablesMode, p.iptablesModeFile = "", ""
-		if p.k3sEnv = k3sIptablesPin(f); p.k3sEnv != nil {
+		if p.k3sEnv = f.RKE2.K3sIptablesMode(); p.k3sEnv != nil {
 			p.iptablesMode, p.iptablesModeFile = p.k3sEnv.Value, p.k3sEnv.Where()
 		}
 	}

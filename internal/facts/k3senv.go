@@ -33,6 +33,17 @@ func (s UnitEnvSetting) Where() string {
 	return fmt.Sprintf("%s line %d", s.File, s.Line)
 }
 
+// K3sIptablesMode is the operator's IPTABLES_MODE in the first k3s unit
+// that sets one (a node runs one k3s unit); nil on RKE2 or when none does.
+func (r RKE2) K3sIptablesMode() *UnitEnvSetting {
+	for _, u := range r.Units {
+		if u.IptablesMode != nil {
+			return u.IptablesMode
+		}
+	}
+	return nil
+}
+
 // OurDropInName is the generator's drop-in in <unit>.d (units.DropInName;
 // facts sits below units). It lives in the generator directory, which is
 // not read here: what this tool wrote is not the operator's choice.
