@@ -23,6 +23,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostplan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kmod"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/plan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
@@ -119,7 +120,7 @@ func Run(ctx context.Context, o Options, in Input) (Result, error) {
 		return res, nil
 	}
 	for _, r := range d.Respected {
-		o.log("respecting the operator's RKE2 setting %s: not overriding it", r)
+		o.log("respecting the operator's %s setting %s: not overriding it", hostplan.DistroName(o.Distribution), r)
 	}
 	for _, r := range d.Refused {
 		o.log("warning: %s", r)
@@ -165,12 +166,11 @@ func Run(ctx context.Context, o Options, in Input) (Result, error) {
 		giveUp(o, &res, dropInPath)
 		return res, nil
 	}
-	data, err := rke2.RenderDropIn(dropIn(d))
+	data, why, err := renderFor(o, in.Facts, d)
 	if o.Distribution == distro.K3s {
-		preferBundled, reasons := k3sStep(o, in.Facts, d)
+		reasons := k3sStep(o, in.Facts, d, why)
 		res.Plan.Decision.Reasons = append(append([]string{}, d.Reasons...), reasons...)
 		o.log("k3s: %s", strings.Join(reasons, " "))
-		data, err = rke2.RenderK3sDropIn(dropIn(d), preferBundled)
 	}
 	if err == nil {
 		err = writeDropIn(o, dropInPath, data)

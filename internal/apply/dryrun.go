@@ -75,7 +75,10 @@ func dryRun(o Options, in Input, res *Result, dropInPath string) error {
 		fmt.Fprintf(w, "# would not write %s (on_failure decides whether RKE2 starts)\n", dropInPath)
 		return nil
 	}
-	data, err := rke2.RenderDropIn(dropIn(d))
+	data, why, err := renderFor(o, in.Facts, d)
+	if why != "" {
+		fmt.Fprintf(w, "# k3s: %s\n", why)
+	}
 	if err != nil {
 		return fmt.Errorf("render RKE2 drop-in: %w", err)
 	}

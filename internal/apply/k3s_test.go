@@ -121,3 +121,28 @@ func TestApplyK3sKeepsItsOwnPreferBundledBin(t *testing.T) {
 		}
 	}
 }
+
+// apply --dry-run on k3s shows the drop-in a real run writes: k3s's keys
+// (no kube-proxy-extra-env, which k3s does not know) and prefer-bundled-bin
+// where the release knows it; it touches neither the drop-in nor the
+// sticky bin/aux links.
+func TestApplyK3sDryRunShowsK3sDropIn(t *testing.T) {
+	h := testhost.New(t).Debian12().K3sUnit("k3s", "server").K3sBinary("/usr/local/bin/k3s", "v1.31.2+k3s1").K3sAux("xtables-legacy-multi")
+	kmodtest.Install(t, h.Dir(), h.Release())
+	var out, log bytes.Buffer
+	_, err := OnHost(context.Background(), hostplan.Host{Root: h.Root()}, PrepareOptions{Forced: backend.IptablesNFT, DryRun: true, Stdout: &out,
+		Log: func(f string, a ...any) { fmt.Fprintf(&log, f+"\n", a...) }})
+	if err != nil {
+		t.Fatalf("apply --dry-run: %v\n%s", err, log.String())
+	}
+	got := out.String()
+	if strings.Contains(got, rke2.KeyKubeProxyExtraEnv) || !strings.Contains(got, "\nprefer-bundled-bin: true\n") || !strings.Contains(got, "# k3s: k3s v1.31.2+k3s1 knows prefer-bundled-bin") {
+		t.Errorf("the dry run does not show k3s's drop-in:\n%s", got)
+	}
+	if h.Root().Exists(k3sDropIn) {
+		t.Error("the dry run wrote the drop-in")
+	}
+	if target, _ := h.Root().Readlink("/var/lib/rancher/k3s/data/current/bin/aux/iptables"); target != "xtables-legacy-multi" {
+		t.Errorf("the dry run reset bin/aux's iptables link to %q", target)
+	}
+}
