@@ -146,3 +146,17 @@ func TestApplyK3sDryRunShowsK3sDropIn(t *testing.T) {
 		t.Errorf("the dry run reset bin/aux's iptables link to %q", target)
 	}
 }
+
+// When apply cannot honour the plan on k3s, on_failure's verdict names
+// the unit that does (not) start: k3s.
+func TestApplyK3sOnFailureNamesK3s(t *testing.T) {
+	h := testhost.New(t).Debian12().K3sUnit("k3s", "server").K3sBinary("/usr/local/bin/k3s", "v1.31.2+k3s1").
+		K3sConfig("config.yaml.d/60-proxy-backend.yaml", "node-name: edge-1\n").File("/etc/rke2-proxy-backend/config.yaml", "on_failure: block\n")
+	kmodtest.Install(t, h.Dir(), h.Release())
+	var log bytes.Buffer
+	out, err := OnHost(context.Background(), hostplan.Host{Root: h.Root(), ConfigFile: "/etc/rke2-proxy-backend/config.yaml"}, PrepareOptions{Forced: backend.IptablesNFT,
+		Log: func(f string, a ...any) { fmt.Fprintf(&log, f+"\n", a...) }})
+	if err != nil || out.Verdict != Blocked || !strings.Contains(out.Message, "(on_failure: block, k3s will not start)") {
+		t.Errorf("apply: %v, verdict %d %q\n%s", err, out.Verdict, out.Message, log.String())
+	}
+}
