@@ -105,6 +105,9 @@ func (p *probe) k3sEnvSetting(unit, unitPath, unitText, name string) *UnitEnvSet
 	for i, file := range files {
 		text := unitText
 		if i > 0 {
+			if target, err := p.root.Readlink(file); err == nil && target == "/dev/null" {
+				continue // a masked drop-in: systemd reads nothing (and no same-named one below)
+			}
 			data, ok := p.read(file, "the operator's settings in it are unknown")
 			if !ok {
 				continue

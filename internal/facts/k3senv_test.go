@@ -44,6 +44,9 @@ func TestK3sUnitIptablesMode(t *testing.T) {
 		}, &UnitEnvSetting{Value: "legacy", File: "/etc/systemd/system/k3s.service.env", Line: 2, EnvFile: true, Rewritten: true}},
 		{"/etc/default/k3s", func(h *testhost.Host) { h.File("/etc/default/k3s", "IPTABLES_MODE='legacy'\n") },
 			&UnitEnvSetting{Value: "legacy", File: "/etc/default/k3s", Line: 1, EnvFile: true}},
+		{"a drop-in masked with /dev/null hides the vendor's", func(h *testhost.Host) {
+			h.File(usr+"10-x.conf", "[Service]\nEnvironment=IPTABLES_MODE=legacy\n").DevNull("/dev/null").Symlink(etc+"10-x.conf", "/dev/null")
+		}, nil},
 		{"our own drop-in name in /etc is not ours", func(h *testhost.Host) {
 			h.K3sUnitEnv("k3s", OurDropInName, "IPTABLES_MODE=legacy")
 		}, &UnitEnvSetting{Value: "legacy", File: etc + OurDropInName, Line: 2}},
