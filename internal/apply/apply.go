@@ -331,18 +331,19 @@ func laterOverrides(o Options, d decide.Decision, warn func(format string, args 
 	for key, values := range map[string][]string{
 		rke2.KeyKubeProxyArg: d.KubeProxyArgs, rke2.KeyKubeProxyExtraEnv: d.KubeProxyEnv, rke2.KeyNodeLabel: d.NodeLabels, rke2.KeyNodeTaint: d.NodeTaints,
 	} {
-		if len(values) > 0 {
+		// k3s's drop-in has no kube-proxy-extra-env (RenderK3sDropIn).
+		if len(values) > 0 && !(o.Distribution == distro.K3s && key == rke2.KeyKubeProxyExtraEnv) {
 			keys = append(keys, key)
 		}
 	}
 	sort.Strings(keys)
 	files, err := rke2.ReadFiles(o.Root, o.RKE2Config)
 	if err != nil {
-		msg := fmt.Sprintf("could not check later RKE2 drop-ins: %v", err)
+		msg := fmt.Sprintf("could not check later %s drop-ins: %v", hostplan.DistroName(o.Distribution), err)
 		warn("warning: %s", msg)
 		return []string{msg}
 	}
-	ws := rke2.LaterOverrides(files, o.RKE2Config, keys)
+	ws := rke2.LaterOverrides(files, o.RKE2Config, hostplan.DistroName(o.Distribution), keys)
 	for _, w := range ws {
 		warn("warning: %s", w)
 	}

@@ -160,3 +160,17 @@ func TestApplyK3sOnFailureNamesK3s(t *testing.T) {
 		t.Errorf("apply: %v, verdict %d %q\n%s", err, out.Verdict, out.Message, log.String())
 	}
 }
+
+// A later k3s drop-in that sets kube-proxy-arg without "+" wipes ours, and
+// apply says so in k3s's words; one that sets kube-proxy-extra-env does
+// not touch ours (k3s's drop-in has no such key), so nothing is said.
+func TestApplyK3sLaterOverrides(t *testing.T) {
+	h := testhost.New(t).Debian12().K3sUnit("k3s", "server").K3sBinary("/usr/local/bin/k3s", "v1.31.2+k3s1").
+		K3sConfig("config.yaml.d/70-env.yaml", "kube-proxy-extra-env: [FOO=bar]\n").
+		K3sConfig("config.yaml.d/80-args.yaml", "kube-proxy-arg: [v=2]\n")
+	_, log := applyK3s(t, h, backend.IptablesNFT)
+	if !strings.Contains(log, `80-args.yaml sets "kube-proxy-arg" without "+" after 60-proxy-backend.yaml: k3s drops our kube-proxy-arg+ entries`) ||
+		strings.Contains(log, "70-env.yaml") {
+		t.Errorf("later drop-ins misjudged:\n%s", log)
+	}
+}
