@@ -72,7 +72,8 @@ func (p *probe) unitDropIns(unit string) []string {
 		d := path.Join(dir, unit+".d")
 		entries, err := p.root.ReadDirMax(d, maxDropIns)
 		if err != nil && !isNotExist(err) {
-			p.unreadable("%s: %s; the operator's settings in it are unknown: fix the directory's permissions", d, errText(err))
+			// A partial listing (more than maxDropIns) is still used.
+			p.unreadable("%s: %s; the operator's settings in it may be missed: %s", d, errText(err), fixHint(d, err))
 		}
 		for _, e := range entries {
 			name := e.Name()
