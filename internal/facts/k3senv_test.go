@@ -89,3 +89,17 @@ func TestOurDropInNameIsTheGenerators(t *testing.T) {
 		t.Errorf("facts.OurDropInName %q, units.DropInName %q", OurDropInName, units.DropInName)
 	}
 }
+
+// A FIFO planted as a k3s drop-in does not hang the probe (the generator
+// reads these at boot): it is unreadable, named, and the rest is read.
+func TestK3sUnitDropInFIFO(t *testing.T) {
+	h := testhost.New(t).Debian12().K3sUnit("k3s", "server").K3sUnitEnv("k3s", "10-iptables.conf", "IPTABLES_MODE=legacy").
+		FIFO("/etc/systemd/system/k3s.service.d/20-fifo.conf")
+	f := Probe(h.Root(), Options{Distribution: distro.K3s})
+	if got := f.RKE2.Units[0].IptablesMode; got == nil || got.Value != "legacy" {
+		t.Errorf("IPTABLES_MODE %+v, want legacy from 10-iptables.conf", got)
+	}
+	if text := strings.Join(f.Unreadable, "\n"); !strings.Contains(text, "/etc/systemd/system/k3s.service.d/20-fifo.conf: not a regular file") {
+		t.Errorf("the FIFO is not named: %q", text)
+	}
+}
