@@ -75,24 +75,32 @@ func Run(o Options) (Outcome, error) {
 		o.Log.Info("running in the initrd; RKE2 starts from the real root, nothing to do")
 		return Initrd, nil
 	}
-	out, err := run(o)
+	out, kind, err := run(o)
 	if err != nil && out != BrokenConfig {
-		o.Log.Error("%v; wrote nothing, so RKE2 starts without apply: with the %s an earlier boot left, if any (delete it for RKE2's own defaults)",
-			err, rke2.DropInName)
+		name := hostplan.DistroName(kind)
+		o.Log.Error("%v; wrote nothing, so %s starts without apply: with the %s an earlier boot left, if any (delete it for %s's own defaults)",
+			err, name, rke2.DropInName, name)
 		return Failed, err
 	}
 	return out, err
 }
 
-func run(o Options) (Outcome, error) {
+// run is Run after the initrd check; it also returns the distribution it
+// found ("" before that), so Run's last words name it.
+func run(o Options) (Outcome, distro.Kind, error) {
 	if len(o.Dirs) == 0 || o.Dirs[0] == "" {
-		return Failed, errors.New("no output directory given")
+		return Failed, "", errors.New("no output directory given")
 	}
 	normal := o.Dirs[0]
 	if !filepath.IsAbs(normal) {
-		return Failed, fmt.Errorf("output directory %q is not an absolute path", normal)
+		return Failed, "", fmt.Errorf("output directory %q is not an absolute path", normal)
 	}
 	dist := distro.Find(o.Root, o.Distribution)
+	out, err := runFor(o, normal, dist)
+	return out, dist.Kind, err
+}
+
+func runFor(o Options, normal string, dist distro.Distro) (Outcome, error) {
 	if o.Decide == nil && !dist.Installed() {
 		// Before the probe: a host without RKE2 or k3s (most hosts that
 		// have the package but not yet the cluster) pays for a few stats,
@@ -178,8 +186,8 @@ func brokenConfig(o Options, normal string, f facts.Facts, dist distro.Distro, c
 	if err != nil {
 		return Failed, fmt.Errorf("%w; and wiring apply into %s failed: %w", cfgErr, strings.Join(names, ", "), err)
 	}
-	o.Log.Error("%v; %s will run `rke2-proxy-backend apply`, which exits 2 on this error, so RKE2 does not start until it is fixed (the intent is unknown: the %s an earlier boot left is not used)",
-		cfgErr, strings.Join(names, ", "), rke2.DropInName)
+	o.Log.Error("%v; %s will run `rke2-proxy-backend apply`, which exits 2 on this error, so %s does not start until it is fixed (the intent is unknown: the %s an earlier boot left is not used)",
+		cfgErr, strings.Join(names, ", "), hostplan.DistroName(dist.Kind), rke2.DropInName)
 	return BrokenConfig, cfgErr
 }
 

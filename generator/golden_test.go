@@ -142,6 +142,12 @@ func goldenCases() []goldenCase {
 			// stuck on nft: apply resets them so IPTABLES_MODE=legacy is honoured.
 			return h.Synology44().K3sUnit("k3s-agent", "agent").K3sBinary("/usr/local/bin/k3s", "v1.30.4+k3s1").K3sAux("xtables-nft-multi")
 		})},
+		{name: "k3s_operator_pinned_legacy", host: host(func(h *testhost.Host) *testhost.Host {
+			// The operator pinned legacy in a drop-in sorting before ours, on a
+			// host whose own iptables is nft: the pin is kept and our drop-in
+			// writes the same IPTABLES_MODE, so it cannot mask theirs.
+			return h.Debian12().K3sPinnedLegacy().K3sBinary("/usr/local/bin/k3s", "v1.31.2+k3s1")
+		})},
 		{name: "k3s_named_unit_rhel9", host: host(func(h *testhost.Host) *testhost.Host {
 			// The binary gives no version: no prefer-bundled-bin, which an older
 			// k3s would refuse.

@@ -31,7 +31,8 @@ import (
 // Source is the decision source of an adopted plan.
 const Source = "adopted"
 
-// RKE2Units are the units adoption looks for, server first.
+// RKE2Units are the units adoption looks for on RKE2, server first (on
+// k3s: unitsToAdopt).
 var RKE2Units = []string{"rke2-server.service", "rke2-agent.service"}
 
 // Options are one adoption's inputs.
@@ -120,7 +121,8 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	case !errors.Is(err, fs.ErrNotExist):
 		return res, err
 	}
-	for _, u := range RKE2Units {
+	candidates := unitsToAdopt(o)
+	for _, u := range candidates {
 		if o.Systemd.IsActive(ctx, u) {
 			res.Unit = u
 			break
@@ -128,7 +130,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}
 	if res.Unit == "" {
 		res.Outcome = NotRunning
-		res.Message = "RKE2 is not running (neither rke2-server nor rke2-agent is active): nothing to adopt; its next start runs apply, which records the plan"
+		res.Message = notRunning(o.Facts, candidates)
 		return res, nil
 	}
 	now := decide.Decide(generatorView(o.Facts, ""), o.Config)
@@ -145,6 +147,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	b, outcome, msg := judge(obs)
 	if outcome != Adopted {
 		res.Outcome, res.Message = outcome, msg
+		inK3sWords(o.Facts, &res)
 		return res, nil
 	}
 	res.Outcome = Adopted
@@ -154,6 +157,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	res.Differences = differences(b, start, boot)
 	p.Warnings = append(p.Warnings, res.Differences...)
 	res.Plan = &p
+	inK3sWords(o.Facts, &res)
 	if o.DryRun {
 		return res, nil
 	}

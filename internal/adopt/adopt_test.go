@@ -64,7 +64,13 @@ func running() *fakeSystemd {
 
 func options(t *testing.T, h *testhost.Host, r netfilter.Reader, sd Systemd) Options {
 	t.Helper()
-	f := facts.Probe(h.Root(), facts.Options{})
+	return probedOptions(t, h, facts.Options{}, r, sd)
+}
+
+// probedOptions are options on h as the probe with opts reads it.
+func probedOptions(t *testing.T, h *testhost.Host, opts facts.Options, r netfilter.Reader, sd Systemd) Options {
+	t.Helper()
+	f := facts.Probe(h.Root(), opts)
 	c, err := config.Load(h.Root(), hostfs.ConfigFile, nil, f.Cmdline)
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kubeproxy"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
@@ -33,6 +34,10 @@ type Observation struct {
 	RKE2ProxyModeFile    string `json:"rke2_proxy_mode_file,omitempty"`
 	RKE2IptablesMode     string `json:"rke2_iptables_mode,omitempty"`
 	RKE2IptablesModeFile string `json:"rke2_iptables_mode_file,omitempty"`
+	// k3s: on k3s RKE2IptablesMode is the operator's in the k3s unit's
+	// environment (our generator's drop-in is not counted), with the file
+	// and line.
+	k3s bool
 }
 
 // observe reads every backend's live rules through the project's one
@@ -64,6 +69,13 @@ func observe(ctx context.Context, o Options, f facts.Facts) (Observation, error)
 	eff := f.RKE2.Config
 	obs.RKE2ProxyMode, obs.RKE2ProxyModeFile = eff.ProxyMode()
 	obs.RKE2IptablesMode, obs.RKE2IptablesModeFile = eff.IptablesMode()
+	if f.RKE2.Distribution == distro.K3s {
+		// kube-proxy runs inside k3s: its IPTABLES_MODE is the unit's.
+		obs.RKE2IptablesMode, obs.RKE2IptablesModeFile, obs.k3s = "", "", true
+		if env := f.RKE2.K3sIptablesMode(); env != nil {
+			obs.RKE2IptablesMode, obs.RKE2IptablesModeFile = env.Value, env.Where()
+		}
+	}
 	obs.RKE2IptablesMode = strings.TrimSpace(obs.RKE2IptablesMode)
 	return obs, nil
 }
@@ -87,20 +99,29 @@ func (obs Observation) rke2Says(b backend.Backend) (reason, warning string) {
 	if obs.RKE2IptablesMode != "" {
 		set = append(set, fmt.Sprintf("IPTABLES_MODE=%s (in %s)", obs.RKE2IptablesMode, obs.RKE2IptablesModeFile))
 	}
-	if len(set) == 0 {
+	switch {
+	case len(set) == 0 && obs.k3s:
+		reason = "k3s's config sets no proxy-mode and its unit no IPTABLES_MODE, so kube-proxy runs in its default iptables mode and the iptables k3s runs (its bundled iptables-detect.sh, or the host's when that comes first in k3s's PATH) chose the iptables variant itself."
+	case len(set) == 0:
 		reason = "RKE2's config sets neither proxy-mode nor IPTABLES_MODE, so kube-proxy runs in RKE2's default iptables mode and its image chose the iptables variant itself."
-	} else {
+	case obs.k3s:
+		reason = "k3s's settings give kube-proxy " + strings.Join(set, " and ") + "."
+	default:
 		reason = "RKE2's config gives kube-proxy " + strings.Join(set, " and ") + "."
 	}
 	mode := obs.RKE2ProxyMode
 	if mode == "" {
 		mode = "iptables"
 	}
+	says := "RKE2's config says"
+	if obs.k3s {
+		says = "k3s's settings say"
+	}
 	switch {
 	case mode != b.ProxyMode():
-		warning = fmt.Sprintf("RKE2's config says proxy-mode=%s but kube-proxy's rules are in %s: RKE2 was started before that setting was made.", mode, b)
+		warning = fmt.Sprintf(says+" proxy-mode=%s but kube-proxy's rules are in %s: RKE2 was started before that setting was made.", mode, b)
 	case b != backend.NFTables && obs.RKE2IptablesMode != "" && obs.RKE2IptablesMode != b.IptablesMode():
-		warning = fmt.Sprintf("RKE2's config says IPTABLES_MODE=%s (in %s) but kube-proxy's rules are in %s: RKE2 was started before that setting was made.", obs.RKE2IptablesMode, obs.RKE2IptablesModeFile, b)
+		warning = fmt.Sprintf(says+" IPTABLES_MODE=%s (in %s) but kube-proxy's rules are in %s: RKE2 was started before that setting was made.", obs.RKE2IptablesMode, obs.RKE2IptablesModeFile, b)
 	}
 	return reason, warning
 }

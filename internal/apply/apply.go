@@ -23,6 +23,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostplan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kmod"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/plan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
@@ -119,7 +120,7 @@ func Run(ctx context.Context, o Options, in Input) (Result, error) {
 		return res, nil
 	}
 	for _, r := range d.Respected {
-		o.log("respecting the operator's RKE2 setting %s: not overriding it", r)
+		o.log("respecting the operator's %s setting %s: not overriding it", hostplan.DistroName(o.Distribution), r)
 	}
 	for _, r := range d.Refused {
 		o.log("warning: %s", r)
@@ -165,12 +166,11 @@ func Run(ctx context.Context, o Options, in Input) (Result, error) {
 		giveUp(o, &res, dropInPath)
 		return res, nil
 	}
-	data, err := rke2.RenderDropIn(dropIn(d))
+	data, why, err := renderFor(o, in.Facts, d)
 	if o.Distribution == distro.K3s {
-		preferBundled, reasons := k3sStep(o, in.Facts, d)
+		reasons := k3sStep(o, in.Facts, d, why)
 		res.Plan.Decision.Reasons = append(append([]string{}, d.Reasons...), reasons...)
 		o.log("k3s: %s", strings.Join(reasons, " "))
-		data, err = rke2.RenderK3sDropIn(dropIn(d), preferBundled)
 	}
 	if err == nil {
 		err = writeDropIn(o, dropInPath, data)
@@ -331,18 +331,19 @@ func laterOverrides(o Options, d decide.Decision, warn func(format string, args 
 	for key, values := range map[string][]string{
 		rke2.KeyKubeProxyArg: d.KubeProxyArgs, rke2.KeyKubeProxyExtraEnv: d.KubeProxyEnv, rke2.KeyNodeLabel: d.NodeLabels, rke2.KeyNodeTaint: d.NodeTaints,
 	} {
-		if len(values) > 0 {
+		// k3s's drop-in has no kube-proxy-extra-env (RenderK3sDropIn).
+		if len(values) > 0 && !(o.Distribution == distro.K3s && key == rke2.KeyKubeProxyExtraEnv) {
 			keys = append(keys, key)
 		}
 	}
 	sort.Strings(keys)
 	files, err := rke2.ReadFiles(o.Root, o.RKE2Config)
 	if err != nil {
-		msg := fmt.Sprintf("could not check later RKE2 drop-ins: %v", err)
+		msg := fmt.Sprintf("could not check later %s drop-ins: %v", hostplan.DistroName(o.Distribution), err)
 		warn("warning: %s", msg)
 		return []string{msg}
 	}
-	ws := rke2.LaterOverrides(files, o.RKE2Config, keys)
+	ws := rke2.LaterOverrides(files, o.RKE2Config, hostplan.DistroName(o.Distribution), keys)
 	for _, w := range ws {
 		warn("warning: %s", w)
 	}

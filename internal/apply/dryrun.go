@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostplan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kmod"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 )
@@ -48,7 +49,7 @@ func dryRun(o Options, in Input, res *Result, dropInPath string) error {
 	}
 	fmt.Fprintf(w, "# backend: %s (source %s)\n", d.Backend, d.Source)
 	if d.ProxyMode == decide.ProxyModeIPVS {
-		fmt.Fprintf(w, "# proxy mode: ipvs, kept from RKE2's config (the drop-in writes no proxy-mode), scheduler %s\n", d.IPVSScheduler)
+		fmt.Fprintf(w, "# proxy mode: ipvs, kept from %s's config (the drop-in writes no proxy-mode), scheduler %s\n", hostplan.DistroName(o.Distribution), d.IPVSScheduler)
 	}
 	switch {
 	case !state.Supported:
@@ -72,10 +73,13 @@ func dryRun(o Options, in Input, res *Result, dropInPath string) error {
 		for _, p := range res.Problems {
 			fmt.Fprintf(w, "# problem: %s\n", p)
 		}
-		fmt.Fprintf(w, "# would not write %s (on_failure decides whether RKE2 starts)\n", dropInPath)
+		fmt.Fprintf(w, "# would not write %s (on_failure decides whether %s starts)\n", dropInPath, hostplan.DistroName(o.Distribution))
 		return nil
 	}
-	data, err := rke2.RenderDropIn(dropIn(d))
+	data, why, err := renderFor(o, in.Facts, d)
+	if why != "" {
+		fmt.Fprintf(w, "# k3s: %s\n", why)
+	}
 	if err != nil {
 		return fmt.Errorf("render RKE2 drop-in: %w", err)
 	}

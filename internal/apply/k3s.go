@@ -13,29 +13,48 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 )
 
-// k3sStep is what apply does on k3s beside the drop-in: whether the
-// drop-in may set prefer-bundled-bin, and the bin/aux links reset so a
-// new IPTABLES_MODE takes effect. Its reasons name the k3s facts.
-func k3sStep(o Options, f facts.Facts, d decide.Decision) (preferBundled bool, reasons []string) {
-	k := f.RKE2.Kubernetes
-	// The key is the operator's only when a file other than our own drop-in
-	// (which the merged config includes) set it last.
-	origin, set := f.RKE2.Config.Origin[rke2.KeyPreferBundledBin]
-	switch {
-	case set && origin != rke2.DropInPath(f.RKE2.ConfigFile):
-		reasons = append(reasons, fmt.Sprintf("k3s's config sets %s itself: left as the operator set it.", rke2.KeyPreferBundledBin))
-	case rke2.SupportsPreferBundledBin(k):
-		preferBundled = true
-		reasons = append(reasons, fmt.Sprintf("k3s %s knows %s: kube-proxy, flannel and kube-router run k3s's bundled iptables (bin/aux, which honours IPTABLES_MODE), not the host's.", f.RKE2.Version, rke2.KeyPreferBundledBin))
-	case !k.Known():
-		reasons = append(reasons, fmt.Sprintf("k3s's version is unknown, so %s is not set (a k3s that does not know it refuses to start): the host's iptables, if installed, comes first in k3s's PATH and IPTABLES_MODE reaches only k3s's bundled one.", rke2.KeyPreferBundledBin))
-	default:
-		reasons = append(reasons, fmt.Sprintf("k3s %s predates %s (v1.26.0, v1.25.5, v1.24.9, v1.23.15): the host's iptables, if installed, comes first in k3s's PATH and must match %s.", f.RKE2.Version, rke2.KeyPreferBundledBin, d.Backend))
+// renderFor renders the drop-in for the node's distribution: on k3s with
+// k3s's keys and, where it may, prefer-bundled-bin, and the sentence that
+// says why (a dry run shows the same bytes a real run writes).
+func renderFor(o Options, f facts.Facts, d decide.Decision) (data []byte, k3sReason string, err error) {
+	if o.Distribution != distro.K3s {
+		data, err = rke2.RenderDropIn(dropIn(d))
+		return data, "", err
 	}
+	prefer, why := preferBundledBin(f, d)
+	data, err = rke2.RenderK3sDropIn(dropIn(d), prefer)
+	return data, why, err
+}
+
+// k3sStep is what a real apply does on k3s beside the drop-in: the
+// bin/aux links reset so a new IPTABLES_MODE takes effect. Its reasons,
+// after why (renderFor's), name the k3s facts.
+func k3sStep(o Options, f facts.Facts, d decide.Decision, why string) []string {
+	reasons := []string{why}
 	if d.IptablesMode != "" {
 		reasons = append(reasons, resetAuxLinks(o, distro.K3s.AuxDir(f.RKE2.DataDir), d.IptablesMode))
 	}
-	return preferBundled, reasons
+	return reasons
+}
+
+// preferBundledBin is whether the drop-in may set prefer-bundled-bin,
+// and why: not when the operator set it, nor on a release that does not
+// know it (k3s refuses an unknown key).
+func preferBundledBin(f facts.Facts, d decide.Decision) (bool, string) {
+	k := f.RKE2.Kubernetes
+	// The operator's setting is the last one in a file other than our own
+	// drop-in: the merged value is ours whenever our drop-in (from an
+	// earlier apply, merged after config.yaml and 50-*.yaml) sets it too.
+	op, set := f.RKE2.Config.LastExcept(rke2.KeyPreferBundledBin, rke2.DropInPath(f.RKE2.ConfigFile))
+	switch {
+	case set:
+		return false, fmt.Sprintf("k3s's config sets %s: %s itself in %s: left as the operator set it, and the drop-in does not set it.", rke2.KeyPreferBundledBin, op.Value, op.File)
+	case rke2.SupportsPreferBundledBin(k):
+		return true, fmt.Sprintf("k3s %s knows %s: kube-proxy, flannel and kube-router run k3s's bundled iptables (bin/aux, which honours IPTABLES_MODE), not the host's.", f.RKE2.Version, rke2.KeyPreferBundledBin)
+	case !k.Known():
+		return false, fmt.Sprintf("k3s's version is unknown, so %s is not set (a k3s that does not know it refuses to start): the host's iptables, if installed, comes first in k3s's PATH and IPTABLES_MODE reaches only k3s's bundled one.", rke2.KeyPreferBundledBin)
+	}
+	return false, fmt.Sprintf("k3s %s predates %s (v1.26.0, v1.25.5, v1.24.9, v1.23.15): the host's iptables, if installed, comes first in k3s's PATH and must match %s.", f.RKE2.Version, rke2.KeyPreferBundledBin, d.Backend)
 }
 
 // auxLinks are k3s-root's links in bin/aux: shipped pointing at

@@ -23,7 +23,7 @@ func logKubeProxyRefusals(refusals []kpargs.Finding, logf func(string, ...any)) 
 // kube-proxy that cannot start; warn lets it start (the drop-in is written
 // as planned) and says kube-proxy will fail until the items are removed.
 // An outcome already blocked keeps its own message.
-func weighKubeProxyRefusals(out Outcome, refusals []kpargs.Finding, cfg config.Config, dryRun bool, logf func(string, ...any)) Outcome {
+func weighKubeProxyRefusals(out Outcome, refusals []kpargs.Finding, cfg config.Config, dryRun bool, name string, logf func(string, ...any)) Outcome {
 	if len(refusals) == 0 || out.Verdict == Blocked {
 		return out
 	}
@@ -33,11 +33,11 @@ func weighKubeProxyRefusals(out Outcome, refusals []kpargs.Finding, cfg config.C
 		run = "apply --dry-run"
 	}
 	if cfg.OnFailure == config.OnFailureBlock {
-		return out.block("%s: RKE2's config holds kube-proxy arguments that Kubernetes %s refuses (on_failure: block, RKE2 will not start): %s",
-			run, refusals[0].Kubernetes, msg)
+		return out.block("%s: %s's config holds kube-proxy arguments that Kubernetes %s refuses (on_failure: block, %s will not start): %s",
+			run, name, refusals[0].Kubernetes, name, msg)
 	}
-	logf("warning: RKE2's config holds kube-proxy arguments that Kubernetes %s refuses (on_failure: warn, RKE2 starts, and its kube-proxy fails until they are removed): %s",
-		refusals[0].Kubernetes, msg)
+	logf("warning: %s's config holds kube-proxy arguments that Kubernetes %s refuses (on_failure: warn, %s starts, and its kube-proxy fails until they are removed): %s",
+		name, refusals[0].Kubernetes, name, msg)
 	out.Verdict = Warned
 	return out
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostplan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 )
 
@@ -129,20 +130,22 @@ func Prepare(ctx context.Context, o PrepareOptions, in Input) (Outcome, error) {
 			}
 		}
 	}
-	out = onFailure(out, cfg, o.DryRun, logf)
-	return weighKubeProxyRefusals(out, refusals, cfg, o.DryRun, logf), nil
+	name := hostplan.DistroName(o.Distribution)
+	out = onFailure(out, cfg, o.DryRun, name, logf)
+	return weighKubeProxyRefusals(out, refusals, cfg, o.DryRun, name, logf), nil
 }
 
 // UnknownIntent is what apply says when the operator config cannot be
 // loaded (exit 2): neither a fresh decision nor the drop-in an earlier boot
 // left may stand in for an intent it cannot read.
-func UnknownIntent(cfgErr error) error {
-	return fmt.Errorf("%w; RKE2 will not start until this is fixed (the operator's intent is unknown, so %s from an earlier boot is not used); check with `rke2-proxy-backend detect`",
-		cfgErr, rke2.DropInName)
+func UnknownIntent(cfgErr error, name string) error {
+	return fmt.Errorf("%w; %s will not start until this is fixed (the operator's intent is unknown, so %s from an earlier boot is not used); check with `rke2-proxy-backend detect`",
+		cfgErr, name, rke2.DropInName)
 }
 
-// onFailure weighs a run's problems by the operator's on_failure.
-func onFailure(out Outcome, cfg config.Config, dryRun bool, logf func(string, ...any)) Outcome {
+// onFailure weighs a run's problems by the operator's on_failure; name is
+// the distribution whose start it decides.
+func onFailure(out Outcome, cfg config.Config, dryRun bool, name string, logf func(string, ...any)) Outcome {
 	problems := out.Result.Problems
 	if len(problems) == 0 {
 		return out
@@ -155,16 +158,16 @@ func onFailure(out Outcome, cfg config.Config, dryRun bool, logf func(string, ..
 	if dryRun {
 		// The same exit code a real run would give, in the conditional.
 		if cfg.OnFailure == config.OnFailureBlock {
-			return out.block("apply --dry-run: a real run could not honour the plan (on_failure: block, RKE2 would not start): %s", msg)
+			return out.block("apply --dry-run: a real run could not honour the plan (on_failure: block, %s would not start): %s", name, msg)
 		}
-		logf("warning: a real run could not honour the plan (on_failure: warn, RKE2 would start with %s): %s", reads, msg)
+		logf("warning: a real run could not honour the plan (on_failure: warn, %s would start with %s): %s", name, reads, msg)
 		out.Verdict = Warned
 		return out
 	}
 	if cfg.OnFailure == config.OnFailureBlock {
-		return out.block("apply: cannot honour the plan (on_failure: block, RKE2 will not start): %s", msg)
+		return out.block("apply: cannot honour the plan (on_failure: block, %s will not start): %s", name, msg)
 	}
-	logf("warning: cannot honour the plan (on_failure: warn, RKE2 starts with %s): %s", reads, msg)
+	logf("warning: cannot honour the plan (on_failure: warn, %s starts with %s): %s", name, reads, msg)
 	out.Verdict = Warned
 	return out
 }

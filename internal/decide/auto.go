@@ -148,6 +148,10 @@ func (s *state) finish(b backend.Backend) {
 	}
 	d.KubeProxyArgs = append(d.KubeProxyArgs, s.extraArgs(d.ProxyMode)...)
 	s.setting(&d.KubeProxyEnv, "IPTABLES_MODE", d.IptablesMode, s.pins.iptablesMode, s.pins.iptablesModeFile)
+	if isK3s(s.f) && b.UsesIptables() {
+		s.sayK3sEnv(b)
+		s.sayK3sIptables(b)
+	}
 	if s.underIPVS() {
 		s.finishIPVS(b)
 	}
@@ -179,6 +183,9 @@ func (s *state) setting(list *[]string, name, value, pin, file string) {
 		return
 	}
 	*list = append(*list, name+"="+value)
+	if s.pins.k3sEnv != nil && name == "IPTABLES_MODE" {
+		return // respectK3sEnv said what becomes of the unit's value
+	}
 	if pin != "" && pin != value {
 		s.say("RKE2's config sets %s=%s in %s; the drop-in's %s=%s overrides it because RKE2 reads the drop-in later.", name, pin, file, name, value)
 	}

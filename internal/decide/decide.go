@@ -51,6 +51,9 @@ func Decide(f facts.Facts, c config.Config) Decision {
 	}
 	s.finish(b)
 	s.sayKubeProxyFindings()
+	if isK3s(f) {
+		inK3sWords(s.d)
+	}
 	return *s.d
 }
 
@@ -132,6 +135,15 @@ func (s *state) respectRKE2() (backend.Backend, bool) {
 	if s.underIPVS() {
 		return s.respectIPVS()
 	}
+	if p.k3sEnv != nil {
+		s.dropInvalidIptablesMode()
+		if b, ok, handled := s.respectK3sEnv(); handled {
+			return b, ok
+		}
+		if p = s.pins; !p.any() {
+			return "", false
+		}
+	}
 	if !s.c.RespectRKE2Config {
 		s.say("RKE2's config sets %s, but respect_rke2_config is false, so auto-detection decides and the drop-in overrides it.", strings.Join(p.text(), " and "))
 		return "", false
@@ -174,6 +186,11 @@ func (s *state) respectRKE2() (backend.Backend, bool) {
 func (s *state) dropInvalidIptablesMode() {
 	p := s.pins
 	if p.iptablesMode != "" && p.iptablesMode != "legacy" && p.iptablesMode != "nft" {
+		if p.k3sEnv != nil {
+			s.say("%s", invalidK3sEnv(p.k3sEnv))
+			s.pins.iptablesMode, s.pins.iptablesModeFile, s.pins.k3sEnv = "", "", nil
+			return
+		}
 		s.say("RKE2's config sets IPTABLES_MODE=%s in %s, which RKE2's kube-proxy image does not accept (only legacy and nft work; anything else makes every iptables call in kube-proxy fail), so it is not kept and the drop-in sets a working value.", p.iptablesMode, p.iptablesModeFile)
 		s.pins.iptablesMode, s.pins.iptablesModeFile = "", ""
 	}

@@ -23,6 +23,9 @@ type pins struct {
 	// miscasedGate is a kube-proxy-arg naming the gate in another letter
 	// case, which kube-proxy does not know (it then refuses to start).
 	miscasedGate, miscasedGateFile string
+	// k3sEnv is, on k3s, where the unit's environment pins IPTABLES_MODE
+	// (iptablesMode then is its value): k3s has no kube-proxy-extra-env.
+	k3sEnv *facts.UnitEnvSetting
 }
 
 func readPins(f facts.Facts) pins {
@@ -35,6 +38,12 @@ func readPins(f facts.Facts) pins {
 	var p pins
 	p.proxyMode, p.proxyModeFile = eff.ProxyMode(ours)
 	p.iptablesMode, p.iptablesModeFile = eff.IptablesMode(ours)
+	if isK3s(f) {
+		p.iptablesMode, p.iptablesModeFile = "", ""
+		if p.k3sEnv = f.RKE2.K3sIptablesMode(); p.k3sEnv != nil {
+			p.iptablesMode, p.iptablesModeFile = p.k3sEnv.Value, p.k3sEnv.Where()
+		}
+	}
 	if p.iptablesMode != "" {
 		p.iptablesMode = strings.TrimSpace(p.iptablesMode)
 	}

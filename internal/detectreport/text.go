@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 )
@@ -28,7 +29,7 @@ func (r Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "backend: none, rke2-proxy-backend leaves kube-proxy alone (source: %s)\n", d.Source)
 	} else {
 		fmt.Fprintf(&b, "backend: %s (source: %s)\n", d.Backend, d.Source)
-		fmt.Fprintf(&b, "proxy mode: %s\n", proxyModeText(d))
+		fmt.Fprintf(&b, "proxy mode: %s\n", proxyModeText(f, d))
 		settings := append(append([]string{}, d.KubeProxyArgs...), d.KubeProxyEnv...)
 		if len(settings) == 0 {
 			settings = []string{"nothing to add"}
@@ -40,7 +41,7 @@ func (r Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "  %d. %s\n", i+1, reason)
 	}
 	list(&b, "refused", d.Refused)
-	list(&b, "kept from RKE2's config", d.Respected)
+	list(&b, "kept from "+settingsOf(f), d.Respected)
 	b.WriteString("\nfacts:\n")
 	fact(&b, "kernel", kernelText(f.Kernel))
 	fact(&b, "iptables", OrUnknown(f.Userspace.IptablesAlternative)+pathSuffix(f.Userspace.IptablesPath))
@@ -52,7 +53,7 @@ func (r Report) WriteText(w io.Writer) error {
 	if s := costText(f); s != "" {
 		fact(&b, "cost", s)
 	}
-	fact(&b, "rke2", rke2Text(f.RKE2))
+	fact(&b, distLabel(f), rke2Text(f.RKE2))
 	fact(&b, "cni", cniText(f.RKE2.CNI))
 	configText := "defaults (no " + hostfs.ConfigFile + ")"
 	if c.File != "" {
@@ -68,9 +69,9 @@ func (r Report) WriteText(w io.Writer) error {
 
 // proxyModeText is kube-proxy's mode; under ipvs the backend line names
 // the iptables backend beneath it, so the mode line says so.
-func proxyModeText(d decide.Decision) string {
+func proxyModeText(f facts.Facts, d decide.Decision) string {
 	if d.ProxyMode == decide.ProxyModeIPVS {
-		return fmt.Sprintf("ipvs (kept from RKE2's config; %s under it, scheduler %s)", d.Backend, d.IPVSScheduler)
+		return fmt.Sprintf("ipvs (kept from %s; %s under it, scheduler %s)", settingsOf(f), d.Backend, d.IPVSScheduler)
 	}
 	return OrUnknown(d.ProxyMode)
 }
@@ -159,4 +160,21 @@ func pathSuffix(p string) string {
 		return ""
 	}
 	return " (" + p + ")"
+}
+
+// settingsOf names where kept settings come from: RKE2's config, or on
+// k3s its config and its unit's environment (IPTABLES_MODE lives there).
+func settingsOf(f facts.Facts) string {
+	if f.RKE2.Distribution == distro.K3s {
+		return "k3s's config and unit"
+	}
+	return "RKE2's config"
+}
+
+// distLabel is the facts line naming the distribution's install.
+func distLabel(f facts.Facts) string {
+	if f.RKE2.Distribution == distro.K3s {
+		return "k3s"
+	}
+	return "rke2"
 }

@@ -1,6 +1,7 @@
 package facts
 
 import (
+	"path"
 	"strings"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
@@ -24,10 +25,24 @@ func (p *probe) k3sUnits() []RKE2Unit {
 			unit.Role = "server"
 		}
 		unit.ConfigFile = p.unitEnv(u.Name, parsed)["K3S_CONFIG_FILE"]
+		unit.IptablesMode = p.k3sEnvSetting(u.Name, u.Path, string(data), "IPTABLES_MODE")
+		p.checkIptablesMode(u.Name, unit.IptablesMode)
 		units = append(units, unit)
 	}
 	if len(units) == 0 {
 		p.problem("No k3s unit (k3s.service, k3s-agent.service, k3s-<name>.service) in /etc/systemd/system or /usr/lib/systemd/system: k3s is not installed (yet), so there is nothing to configure.")
 	}
 	return units
+}
+
+// k3sAuxTarget is where bin/aux's iptables link points (its base name):
+// iptables-detect.sh until k3s-root's first run, then the
+// xtables-<mode>-multi that run chose and stuck to; "" when k3s has not
+// extracted its binaries yet (or the link cannot be read).
+func (p *probe) k3sAuxTarget(dataDir string) string {
+	target, err := p.root.Readlink(path.Join(distro.K3s.AuxDir(dataDir), "iptables"))
+	if err != nil {
+		return ""
+	}
+	return path.Base(target)
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 )
 
@@ -26,6 +27,9 @@ func (p *probe) rke2() RKE2 {
 	r.CNI = p.cniSetup(r.Config, r.DataDir)
 	dataDir := r.DataDir
 	r.Version, r.VersionSource = p.version(r.Units, dataDir)
+	if p.opts.Distribution == distro.K3s {
+		r.Distribution, r.K3sAuxTarget = distro.K3s, p.k3sAuxTarget(dataDir)
+	}
 	if r.Version != "" {
 		if kv, err := rke2.ParseVersion(r.Version); err == nil {
 			r.Kubernetes = kv
@@ -48,13 +52,13 @@ func (p *probe) rke2Config() RKE2 {
 	if err != nil {
 		if errors.Is(err, fs.ErrPermission) && os.Geteuid() != 0 {
 			// RKE2 runs as root and reads it; only this run cannot.
-			p.unreadable("%s: RKE2's config cannot be read by this user; %s", err, fixHint(r.ConfigFile, err))
+			p.unreadable("%s: %s's config cannot be read by this user; %s", err, p.dist(), fixHint(r.ConfigFile, err))
 		} else {
-			p.unreadable("%s: RKE2's config cannot be read, and RKE2 will refuse it too; fix the file", err)
+			p.unreadable("%s: %s's config cannot be read, and %s will refuse it too; fix the file", err, p.dist(), p.dist())
 		}
 		eff = rke2.Merge(nil)
 	} else if len(eff.Files) == 0 {
-		p.problem("No RKE2 config at %s or in %s.d: RKE2 runs with its defaults (kube-proxy in iptables mode).", r.ConfigFile, r.ConfigFile)
+		p.problem("No %s config at %s or in %s.d: %s runs with its defaults (kube-proxy in iptables mode).", p.dist(), r.ConfigFile, r.ConfigFile, p.dist())
 	}
 	r.Config = eff
 	r.DataDir = p.opts.Distribution.DataDir()
@@ -83,7 +87,7 @@ func (p *probe) version(units []RKE2Unit, dataDir string) (version, source strin
 	// now and not worth a sentence.
 	quiet := &probe{root: p.root}
 	if old, oldSrc := quiet.rke2Version(dataDir); old != "" && old != v {
-		src += " (the binary the unit runs, which RKE2 is about to start; " + oldSrc + " holds " + old + ", left by the release that ran before)"
+		src += " (the binary the unit runs, which " + p.dist() + " is about to start; " + oldSrc + " holds " + old + ", left by the release that ran before)"
 	}
 	return v, src
 }
@@ -104,7 +108,7 @@ func (p *probe) rke2Version(dataDir string) (version, source string) {
 	dataRoot := path.Join(dataDir, "data")
 	entries, err := p.root.ReadDir(dataRoot)
 	if err != nil && !isNotExist(err) {
-		p.unreadable("%s: %s: the RKE2 version is unknown; check the directory's permissions", dataRoot, errText(err))
+		p.unreadable("%s: %s: the %s version is unknown; check the directory's permissions", dataRoot, errText(err), p.dist())
 		return "", ""
 	}
 	best, bestName := "", ""
@@ -114,7 +118,7 @@ func (p *probe) rke2Version(dataDir string) (version, source string) {
 		}
 	}
 	if best == "" {
-		p.problem("No RKE2 runtime in %s: RKE2 has not started here yet, or /var is not mounted (normal at generator time); the Kubernetes version is unknown.", dataRoot)
+		p.problem("No %s runtime in %s: %s has not started here yet, or /var is not mounted (normal at generator time); the Kubernetes version is unknown.", p.dist(), dataRoot, p.dist())
 		return "", ""
 	}
 	return best, path.Join(dataRoot, bestName)

@@ -7,6 +7,7 @@ package facts
 
 import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cni"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/skew"
 )
@@ -141,6 +142,11 @@ type RKE2Unit struct {
 	Binary string `json:"binary,omitempty"`
 	// ConfigFile is RKE2_CONFIG_FILE from the unit's environment files, if set.
 	ConfigFile string `json:"config_file,omitempty"`
+	// IptablesMode is, on k3s, the operator's IPTABLES_MODE in the unit's
+	// environment (unit file, drop-ins, environment files; never our own
+	// drop-in): kube-proxy runs inside k3s, so this is kube-proxy's, the
+	// same explicit choice as RKE2's kube-proxy-extra-env.
+	IptablesMode *UnitEnvSetting `json:"iptables_mode,omitempty"`
 }
 
 // RKE2 describes the RKE2 install and its effective configuration.
@@ -160,4 +166,11 @@ type RKE2 struct {
 	DataDir string `json:"data_dir,omitempty"`
 	// CNI is what RKE2 runs for pod networking and how its charts are set.
 	CNI cni.Setup `json:"cni"`
+	// Distribution is set on k3s only ("" is RKE2, as before it was known),
+	// so the decision words its reasons for the node's distribution.
+	Distribution distro.Kind `json:"distribution,omitempty"`
+	// K3sAuxTarget is, on k3s, where bin/aux's iptables link points:
+	// iptables-detect.sh, or the xtables-<mode>-multi an earlier start
+	// stuck it to ("" before k3s's first start).
+	K3sAuxTarget string `json:"k3s_aux_target,omitempty"`
 }

@@ -14,6 +14,11 @@ type unitFile struct {
 	execStart []string // every ExecStart= value; "" resets the list
 	envFiles  []string
 	env       []string // Environment= values, unsplit
+	// envLine and envFileLine are the lines env and envFiles start on;
+	// envReset and envFileReset say an empty assignment dropped what came
+	// before (in this file and, for a drop-in, in the files before it).
+	envLine, envFileLine   []int
+	envReset, envFileReset bool
 }
 
 // parseUnit reads the [Service] keys we need; systemd's line continuations
@@ -24,8 +29,13 @@ func parseUnit(text string) unitFile {
 	sc := bufio.NewScanner(strings.NewReader(text))
 	sc.Buffer(make([]byte, 0, 4096), maxConfigLine)
 	var pending string
+	n, start := 0, 0
 	for sc.Scan() {
+		n++
 		line := strings.TrimSpace(sc.Text())
+		if strings.TrimSpace(pending) == "" {
+			start = n // the first line with something on it
+		}
 		if cont, ok := strings.CutSuffix(line, "\\"); ok {
 			pending += cont + " "
 			continue
@@ -52,15 +62,15 @@ func parseUnit(text string) unitFile {
 			}
 		case "EnvironmentFile":
 			if value == "" {
-				u.envFiles = nil
+				u.envFiles, u.envFileLine, u.envFileReset = nil, nil, true
 			} else {
-				u.envFiles = append(u.envFiles, value)
+				u.envFiles, u.envFileLine = append(u.envFiles, value), append(u.envFileLine, start)
 			}
 		case "Environment":
 			if value == "" {
-				u.env = nil
+				u.env, u.envLine, u.envReset = nil, nil, true
 			} else {
-				u.env = append(u.env, value)
+				u.env, u.envLine = append(u.env, value), append(u.envLine, start)
 			}
 		}
 	}
@@ -116,11 +126,9 @@ func (p *probe) unitEnv(name string, u unitFile) map[string]string {
 	if len(files) == 0 {
 		files = hostfs.RKE2EnvFiles
 	}
-	short := strings.TrimSuffix(name, ".service")
 	for _, f := range files {
-		f = strings.TrimPrefix(f, "-") // "-" only makes a missing file fine, which it is here anyway
-		f = strings.NewReplacer("%N", short, "%n", name, "%p", short).Replace(f)
-		if !path.IsAbs(f) {
+		f, ok := envFilePath(name, f)
+		if !ok {
 			continue
 		}
 		data, ok := p.read(f, "settings in it (such as RKE2_CONFIG_FILE) are unknown")
@@ -129,6 +137,16 @@ func (p *probe) unitEnv(name string, u unitFile) map[string]string {
 		}
 	}
 	return env
+}
+
+// envFilePath is an EnvironmentFile= value's path for unit name, with
+// the specifiers RKE2's and k3s's units use expanded; ok is false for a
+// relative path, which systemd refuses. A leading "-" only makes a missing
+// file fine, which it is here anyway.
+func envFilePath(name, value string) (string, bool) {
+	short := strings.TrimSuffix(name, ".service")
+	f := strings.NewReplacer("%N", short, "%n", name, "%p", short).Replace(strings.TrimPrefix(value, "-"))
+	return f, path.IsAbs(f)
 }
 
 // rke2Units finds rke2-server.service and rke2-agent.service; for each name

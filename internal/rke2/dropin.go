@@ -154,10 +154,10 @@ func checkEnv(v string) error {
 }
 
 // LaterOverrides lists, as sentences, the drop-ins sorted after ours that set
-// one of keys without "+": RKE2 applies them after ours, so they replace
-// (wipe) what we appended. files are RKE2's config files in merge order, as
-// ReadFiles returns them.
-func LaterOverrides(files []File, mainFile string, keys []string) []string {
+// one of keys without "+": RKE2 (or k3s: reader names it) applies them
+// after ours, so they replace (wipe) what we appended. files are the
+// config files in merge order, as ReadFiles returns them.
+func LaterOverrides(files []File, mainFile, reader string, keys []string) []string {
 	ours := DropInPath(mainFile)
 	var out []string
 	for _, f := range files {
@@ -166,8 +166,8 @@ func LaterOverrides(files []File, mainFile string, keys []string) []string {
 		}
 		for _, k := range keys {
 			if _, set := f.Values[k]; set {
-				out = append(out, fmt.Sprintf("%s sets %q without \"+\" after %s: RKE2 drops our %s+ entries; use %q there instead",
-					f.Path, k, DropInName, k, k+"+"))
+				out = append(out, fmt.Sprintf("%s sets %q without \"+\" after %s: %s drops our %s+ entries; use %q there instead",
+					f.Path, k, DropInName, reader, k, k+"+"))
 			}
 		}
 	}

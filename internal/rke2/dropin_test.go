@@ -148,7 +148,7 @@ func TestLaterOverrides(t *testing.T) {
 		{Path: dir + "70-append.yaml", Values: map[string]any{"kube-proxy-arg+": "v=2"}},
 		{Path: dir + "90-wipe.yaml", Values: map[string]any{"kube-proxy-extra-env": "A=b", "node-label": "x=y"}},
 	}
-	got := LaterOverrides(files, hostfs.RKE2ConfigFile, []string{KeyKubeProxyArg, KeyKubeProxyExtraEnv})
+	got := LaterOverrides(files, hostfs.RKE2ConfigFile, "RKE2", []string{KeyKubeProxyArg, KeyKubeProxyExtraEnv})
 	if len(got) != 1 || !strings.Contains(got[0], "90-wipe.yaml") || !strings.Contains(got[0], `"kube-proxy-extra-env"`) {
 		t.Errorf("LaterOverrides = %q, want one warning about 90-wipe.yaml's kube-proxy-extra-env", got)
 	}

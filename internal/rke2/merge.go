@@ -18,6 +18,7 @@ func Merge(files []File) Effective {
 		ItemOrigin: map[string][]string{},
 		Line:       map[string]int{},
 		ItemLine:   map[string][]int{},
+		Assigned:   map[string][]Setting{},
 		Files:      []string{},
 	}
 	for _, f := range files {
@@ -33,6 +34,7 @@ func Merge(files []File) Effective {
 				eff.Values[key] = append(toSlice(old), add...)
 			} else {
 				eff.Values[key] = value
+				eff.Assigned[key] = append(eff.Assigned[key], Setting{Value: toText(value), File: f.Path, Line: it.Line})
 				if list, ok := value.([]string); ok {
 					eff.ItemOrigin[key] = repeat(f.Path, len(list))
 					eff.ItemLine[key] = repeat(it.Line, len(list))

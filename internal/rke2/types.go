@@ -38,6 +38,10 @@ type Effective struct {
 	// Not in detect's JSON: the findings name their lines themselves.
 	Line     map[string]int   `json:"-"`
 	ItemLine map[string][]int `json:"-"`
+	// Assigned is every replacing assignment of each key (one without
+	// "+"), in merge order: a single-value key's history, so a caller can
+	// ask what it would be without its own drop-in (LastExcept).
+	Assigned map[string][]Setting `json:"-"`
 	// Files are the files read, in merge order.
 	Files []string `json:"files"`
 }

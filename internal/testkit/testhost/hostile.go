@@ -31,13 +31,26 @@ func (h *Host) FIFO(hostPath string) *Host {
 // (the test is skipped otherwise, and fails under CI: see Unmet).
 func (h *Host) DevZero(hostPath string) *Host {
 	h.t.Helper()
+	return h.charDevice(hostPath, 5)
+}
+
+// DevNull makes hostPath the character device /dev/null (1:3), as DevZero
+// does: what a unit or drop-in masked with a link to /dev/null reads.
+func (h *Host) DevNull(hostPath string) *Host {
+	h.t.Helper()
+	return h.charDevice(hostPath, 3)
+}
+
+// charDevice makes hostPath the memory device 1:minor (root only).
+func (h *Host) charDevice(hostPath string, minor int) *Host {
+	h.t.Helper()
 	if os.Geteuid() != 0 {
 		Unmet(h.t, "testhost: creating a device node needs root")
 	}
 	full := h.path(hostPath)
 	h.mkdir(filepath.Dir(full))
 	_ = os.RemoveAll(full)
-	if err := syscall.Mknod(full, syscall.S_IFCHR|0o644, 1<<8|5); err != nil {
+	if err := syscall.Mknod(full, syscall.S_IFCHR|0o644, 1<<8|minor); err != nil {
 		h.t.Fatalf("testhost: %v", err)
 	}
 	return h

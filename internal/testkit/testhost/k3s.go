@@ -68,3 +68,30 @@ func (h *Host) K3sAux(target string) *Host {
 
 // K3sAuxLinks are the links k3s-root ships in bin/aux to iptables-detect.sh.
 var K3sAuxLinks = []string{"ip6tables", "ip6tables-restore", "ip6tables-save", "iptables", "iptables-restore", "iptables-save"}
+
+// K3sUnitEnv is an operator's Environment= for k3s unit (its base name,
+// "k3s"), as `systemctl edit` or a configuration tool writes it: a drop-in
+// file in /etc/systemd/system/<unit>.service.d, or, with file "", a line
+// appended to the unit file's [Service] (which ends install.sh's unit).
+// k3s runs kube-proxy in its own process, so this is kube-proxy's env.
+func (h *Host) K3sUnitEnv(unit, file, assignment string) *Host {
+	h.t.Helper()
+	if file == "" {
+		p := "/etc/systemd/system/" + unit + ".service"
+		data, err := h.Root().ReadFile(p)
+		if err != nil {
+			h.t.Fatalf("testhost: K3sUnitEnv: no unit %s: %v", p, err)
+		}
+		// The blank line ends install.sh's ExecStart= continuation.
+		return h.File(p, string(data)+"\nEnvironment="+assignment+"\n")
+	}
+	return h.File("/etc/systemd/system/"+unit+".service.d/"+file, "[Service]\nEnvironment="+assignment+"\n")
+}
+
+// K3sPinnedLegacy is a k3s server whose operator pinned iptables-legacy in
+// a drop-in of their own that sorts before the generator's: the NAS whose
+// kernel lacks nf_tables, set up by hand before rke2-proxy-backend came.
+func (h *Host) K3sPinnedLegacy() *Host {
+	h.t.Helper()
+	return h.K3sUnit("k3s", "server").K3sUnitEnv("k3s", "10-iptables.conf", "IPTABLES_MODE=legacy")
+}

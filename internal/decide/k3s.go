@@ -1,0 +1,160 @@
+package decide
+
+import (
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
+)
+
+// k3s runs kube-proxy inside its own process (distro.Kind.EnvInConfig is
+// false): the operator's IPTABLES_MODE is in the k3s unit's environment,
+// not in a kube-proxy-extra-env, and it is pinned exactly as RKE2's is.
+
+func isK3s(f facts.Facts) bool { return f.RKE2.Distribution == distro.K3s }
+
+// wins says why the operator's IPTABLES_MODE is what k3s runs with
+// whatever the generator's drop-in says, "" when ours is applied after it.
+func wins(s *facts.UnitEnvSetting) string {
+	switch {
+	case s.EnvFile:
+		return fmt.Sprintf("%s is an environment file, whose variables systemd puts over every Environment= (the generator's drop-in's too)", s.File)
+	case s.AfterOurs:
+		return fmt.Sprintf("%s sorts after the generator's drop-in (%s), so systemd applies it later", path.Base(s.File), facts.OurDropInName)
+	}
+	return ""
+}
+
+// respectK3sEnv keeps the k3s unit's IPTABLES_MODE, or says why not.
+// handled is false when a pinned proxy-mode other than iptables decides
+// instead, as on RKE2; ok is false when the caller goes on to auto.
+func (s *state) respectK3sEnv() (b backend.Backend, ok, handled bool) {
+	env := s.pins.k3sEnv
+	if env == nil {
+		return "", false, false
+	}
+	b = byIptablesMode(s.pins.iptablesMode)
+	if why := wins(env); why != "" && !s.c.RespectRKE2Config {
+		s.d.Source = SourceRKE2Config
+		s.say("k3s's unit sets IPTABLES_MODE=%s (%s), and respect_rke2_config is false, but %s: k3s runs with it whatever this decision says, so %s is planned to match; to let auto-detection decide, remove it there.", env.Value, env.Where(), why, b)
+		return b, true, true
+	}
+	if !s.c.RespectRKE2Config {
+		s.say("k3s's unit sets IPTABLES_MODE=%s (%s), but respect_rke2_config is false, so auto-detection decides and the generator's drop-in, which systemd applies later, overrides it.", env.Value, env.Where())
+		return "", false, true
+	}
+	if s.pins.proxyMode != "" && s.pins.proxyMode != "iptables" {
+		return "", false, false
+	}
+	s.d.Source = SourceRKE2Config
+	s.say("k3s's settings already pin %s, and respect_rke2_config is true, so %s is kept: kube-proxy runs inside k3s, so the unit's IPTABLES_MODE is kube-proxy's (and flannel's and kube-router's), and the generator's drop-in sets the same value, never another.", strings.Join(s.pins.text(), " and "), b)
+	if cp := s.caps[b]; cp.support == unsupported {
+		s.say("Warning: %s, so kube-proxy is likely to fail: change IPTABLES_MODE in %s, or set respect_rke2_config: false to let auto-detection decide.", cp.why, env.File)
+	}
+	return b, true, true
+}
+
+// sayK3sEnv says what becomes of the unit's IPTABLES_MODE when the
+// backend came from elsewhere (an override), and warns about one that
+// will not last.
+func (s *state) sayK3sEnv(b backend.Backend) {
+	env := s.pins.k3sEnv
+	if env == nil {
+		return
+	}
+	if mode := b.IptablesMode(); env.Value != mode {
+		if why := wins(env); why != "" {
+			s.say("Warning: k3s's unit sets IPTABLES_MODE=%s (%s), and %s: k3s runs kube-proxy, flannel and kube-router with it, not with %s; remove it there.", env.Value, env.Where(), why, b)
+		} else if s.c.RespectRKE2Config {
+			s.say("k3s's unit sets IPTABLES_MODE=%s (%s); the generator's drop-in's IPTABLES_MODE=%s overrides it, because systemd applies the drop-in later.", env.Value, env.Where(), mode)
+		}
+	}
+	if !env.Rewritten {
+		return
+	}
+	unit := strings.TrimSuffix(path.Base(env.File), ".env")
+	s.say("Warning: IPTABLES_MODE=%s is in %s, which k3s's install.sh rewrites on every install or upgrade keeping only K3S_*, CONTAINERD_* and proxy variables, so it is lost then: move it to a drop-in of your own, e.g. %s with [Service] and Environment=IPTABLES_MODE=%s.",
+		env.Value, env.Where(), path.Join(path.Dir(env.File), unit+".d", "10-iptables-mode.conf"), env.Value)
+}
+
+// invalidK3sEnv is dropInvalidIptablesMode's sentence on k3s.
+func invalidK3sEnv(env *facts.UnitEnvSetting) string {
+	out := fmt.Sprintf("k3s's unit sets IPTABLES_MODE=%s (%s), which k3s's bundled iptables (k3s-root's iptables-detect.sh) does not accept (only legacy and nft work; anything else makes every iptables call of kube-proxy, flannel and kube-router fail), so it is not kept", env.Value, env.Where())
+	if why := wins(env); why != "" {
+		return out + "; but " + why + ", so k3s runs with it anyway: write legacy or nft there."
+	}
+	return out + ", and the generator's drop-in, which systemd applies later, sets a working value over it."
+}
+
+// sayK3sIptables names the k3s facts behind an iptables backend: whose
+// iptables kube-proxy, flannel and kube-router run (k3s's bundled one in
+// bin/aux, which honours IPTABLES_MODE, or the host's, first in k3s's
+// PATH without prefer-bundled-bin), and where bin/aux's links point.
+func (s *state) sayK3sIptables(b backend.Backend) {
+	f := s.f
+	mode := b.IptablesMode()
+	host := "the host's iptables, if installed, comes first in k3s's PATH"
+	if alt := f.Userspace.IptablesAlternative; alt == "legacy" || alt == "nft" {
+		host = fmt.Sprintf("the host's iptables (%s) comes first in k3s's PATH", byIptablesMode(alt))
+	}
+	op, set := f.RKE2.Config.LastExcept(rke2.KeyPreferBundledBin, ourDropIn(f))
+	v := f.RKE2.Kubernetes
+	switch {
+	case set && op.Value == "true":
+		s.say("k3s's config sets %s: true in %s, so kube-proxy, flannel and kube-router run k3s's bundled iptables (bin/aux, k3s-root's iptables-detect.sh), which honours IPTABLES_MODE=%s.", rke2.KeyPreferBundledBin, op.File, mode)
+	case set:
+		s.say("k3s's config sets %s: %s in %s, so %s and IPTABLES_MODE does not steer it: it must be %s too, or kube-proxy, flannel and kube-router write to another backend than planned.", rke2.KeyPreferBundledBin, op.Value, op.File, host, b)
+	case rke2.SupportsPreferBundledBin(v):
+		s.say("k3s %s knows %s, which apply sets: kube-proxy, flannel and kube-router run k3s's bundled iptables (bin/aux, k3s-root's iptables-detect.sh), which honours IPTABLES_MODE=%s, not the host's.", rke2Name(f), rke2.KeyPreferBundledBin, mode)
+	case !v.Known():
+		s.say("k3s's version is not known here: apply asks the k3s binary and sets %s where the release knows it (k3s's bundled iptables then honours IPTABLES_MODE=%s); without it %s and must be %s too.", rke2.KeyPreferBundledBin, mode, host, b)
+	default:
+		s.say("k3s %s predates %s (v1.26.0, v1.25.5, v1.24.9, v1.23.15), so %s and IPTABLES_MODE steers only k3s's bundled iptables: the host's must be %s too.", rke2Name(f), rke2.KeyPreferBundledBin, host, b)
+	}
+	want := "xtables-" + mode + "-multi"
+	switch t := f.RKE2.K3sAuxTarget; {
+	case t == "":
+		s.say("k3s has not extracted its bundled iptables (bin/aux) yet: on its first start iptables-detect.sh honours IPTABLES_MODE=%s and links bin/aux's iptables to %s.", mode, want)
+	case t == want:
+		s.say("bin/aux's iptables links point at %s (an earlier start chose it, and the choice sticks), the planned mode.", t)
+	case t == "xtables-legacy-multi" || t == "xtables-nft-multi":
+		s.say("bin/aux's iptables links point at %s, where an earlier start stuck them: apply resets them to iptables-detect.sh before k3s starts, so IPTABLES_MODE=%s takes effect.", t, mode)
+	default:
+		s.say("bin/aux's iptables links point at %s, so IPTABLES_MODE=%s decides on k3s's next start.", t, mode)
+	}
+}
+
+// k3sWords are the phrases of RKE2's sentences whose fact holds on k3s
+// as it is, in k3s's words: k3s reads the same config keys and drop-ins
+// (pkg/configfilearg, which RKE2 uses), restarts the same way and reports
+// its Kubernetes version alike. Sentences whose fact differs on k3s (the
+// kube-proxy image, the unit's IPTABLES_MODE) have k3s sentences of their
+// own above.
+var k3sWords = strings.NewReplacer(
+	"RKE2's config", "k3s's config",
+	"RKE2 reads the drop-in later", "k3s reads the drop-in later",
+	"RKE2 runs kube-proxy with its own defaults", "k3s runs kube-proxy with its own defaults",
+	"RKE2 ran with last time", "k3s ran with last time",
+	"RKE2 runs Kubernetes", "k3s runs Kubernetes",
+	"the Kubernetes version RKE2 runs", "the Kubernetes version k3s runs",
+	"without restarting RKE2", "without restarting k3s",
+	"RKE2 is not restarted", "k3s is not restarted",
+	"RKE2's Kubernetes version is unknown (no RKE2 version was found)", "k3s's Kubernetes version is unknown (no k3s version was found)",
+	"iptables-nft, RKE2's usual choice", "iptables-nft, the usual choice",
+	"so RKE2 adds no taint", "so k3s adds no taint",
+	"RKE2 registers the node", "k3s registers the node",
+)
+
+// inK3sWords rewrites the decision's sentences for a k3s node.
+func inK3sWords(d *Decision) {
+	for i, r := range d.Reasons {
+		d.Reasons[i] = k3sWords.Replace(r)
+	}
+	for i, r := range d.Refused {
+		d.Refused[i] = k3sWords.Replace(r)
+	}
+}
