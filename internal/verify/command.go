@@ -74,6 +74,7 @@ func (c *Command) Verify(ctx context.Context, wait time.Duration, progress func(
 		AddIPVSLeftovers(opts, res)
 		// A kube-proxy that cannot start: the item of RKE2's config to remove.
 		AddRefusedKubeProxyArgs(c.Root, c.ConfigFile, res)
+		newGroup(opts).reword(res)
 	}
 	return res, err
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cni"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 )
 
 // group is the writers that share kube-proxy's backend on this node and
@@ -101,4 +102,41 @@ func (g group) restart() string {
 func (g group) k3sFix(from backend.Backend) string {
 	return fmt.Sprintf("kube-proxy, flannel and kube-router write with the first iptables on k3s's PATH (k3s-root's bin/aux links, with prefer-bundled-bin), and an earlier start left it on %s: restart k3s (%s) so its ExecStartPre rke2-proxy-backend apply resets the links and all three write again where the plan (%s) wants them, or run rke2-proxy-backend switch --to %s; then remove the old chains with %s",
 		from, g.restart(), g.expect, g.expect, CleanupCommand(from))
+}
+
+// k3sWords are RKE2's words in the fix texts every check shares, each with
+// k3s's: kube-proxy runs inside the k3s process, so it restarts with k3s's
+// unit, logs to k3s's journal and reads k3s's config.
+func (g group) k3sWords() *strings.Replacer {
+	return strings.NewReplacer(
+		restartRKE2, g.restart(),
+		syncFailureRestart, g.restart(),
+		"restart RKE2", "restart k3s",
+		rke2.DropInPath(distro.RKE2.ConfigFile()), rke2.DropInPath(distro.K3s.ConfigFile()),
+		kubeProxyPodLogs, "k3s's journal, journalctl -u "+strings.TrimSuffix(g.unit(), ".service"),
+		"RKE2's config", "k3s's config",
+	)
+}
+
+// unit is the k3s unit a fix names: the one installed, else install.sh's
+// server unit.
+func (g group) unit() string {
+	if len(g.units) == 1 {
+		return g.units[0]
+	}
+	return "k3s"
+}
+
+// reword puts k3s's words into res's fixes on k3s (a no-op on RKE2, and
+// on text already reworded).
+func (g group) reword(res *Result) {
+	if !g.k3s() || res == nil {
+		return
+	}
+	r := g.k3sWords()
+	for _, fs := range [][]Finding{res.Findings, res.Warnings} {
+		for i := range fs {
+			fs[i].Fix = r.Replace(fs[i].Fix)
+		}
+	}
 }

@@ -188,3 +188,47 @@ func TestForHostOnK3s(t *testing.T) {
 		t.Errorf("--distribution rke2: distribution %q, CNI %+v, k3s %+v, %v: want RKE2's CNI read", opts.Distribution, opts.CNI, opts.K3s, err)
 	}
 }
+
+// On k3s the fixes every check shares name k3s's unit, journal and
+// drop-in, not RKE2's; the same run as RKE2 keeps RKE2's words.
+func TestK3sWordsInSharedFixes(t *testing.T) {
+	for _, c := range []struct {
+		kind       distro.Kind
+		want, not  string
+		unitsFound []string
+	}{
+		{distro.K3s, "restart kube-proxy so it rebuilds its rules: systemctl restart k3s-agent.service", "rke2-server", []string{"k3s-agent.service"}},
+		{distro.RKE2, restartKubeProxyHint, "k3s", nil},
+	} {
+		res := run(t, Options{Expect: backend.IptablesNFT, Reader: newFake(t), Distribution: c.kind, Units: c.unitsFound})
+		text := report(res)
+		if !strings.Contains(text, "[missing-table]") || !strings.Contains(text, c.want) || strings.Contains(text, c.not) {
+			t.Errorf("%s, nothing synced: want a missing-table fix saying %q, never %q:\n%s", c.kind, c.want, c.not, text)
+		}
+	}
+	g := group{kind: distro.K3s, units: []string{"k3s-nas.service"}}
+	fixed := g.k3sWords().Replace(syncFailureFix + "; " + "restart RKE2 so kube-proxy reads /etc/rancher/rke2/config.yaml.d/60-proxy-backend.yaml: " + restartRKE2)
+	for _, want := range []string{"k3s's journal, journalctl -u k3s-nas", "restart k3s (systemctl restart k3s-nas.service)", "reads /etc/rancher/k3s/config.yaml.d/60-proxy-backend.yaml: systemctl restart k3s-nas.service"} {
+		if !strings.Contains(fixed, want) {
+			t.Errorf("k3s's words %q lack %q", fixed, want)
+		}
+	}
+	if rest := strings.ReplaceAll(fixed, "rke2-proxy-backend", ""); strings.Contains(rest, "rke2") || strings.Contains(rest, "RKE2") || g.k3sWords().Replace(fixed) != fixed {
+		t.Errorf("k3s's words %q keep RKE2's, or change on a second pass", fixed)
+	}
+}
+
+// k3s's flannel writes iptables only, even with a flannel-conf that asks
+// for nftables (k3s#12849): a flannel table of its own beside nftables
+// mode is no running writer's, where RKE2 expects it there.
+func TestK3sFlannelNativeTable(t *testing.T) {
+	tables := map[cni.Owner][]string{cni.OwnerFlannel: {"ipv4 table flannel-ipv4"}}
+	k3s := newGroup(Options{Expect: backend.NFTables, Distribution: distro.K3s})
+	got := k3s.cniFindings(nil, &BackendState{Backend: backend.NFTables, cniChains: tables})
+	if len(got) != 1 || !strings.Contains(got[0].Message, "they belong in iptables-nft: 1 nftables table(s) of its own") || !strings.Contains(got[0].Fix, "nft delete table <family> <name> for each: ipv4 table flannel-ipv4") {
+		t.Errorf("k3s: %+v", got)
+	}
+	if got := cniFindings(backend.NFTables, canalSetup(), &BackendState{Backend: backend.NFTables, cniChains: tables}); len(got) != 0 {
+		t.Errorf("RKE2: %+v", got)
+	}
+}
