@@ -230,7 +230,7 @@ func (g group) cniFix(o cni.Owner, primary string, want backend.Backend, native 
 	case o == cni.OwnerFlannel:
 		return fmt.Sprintf("this flannel is not k3s's own (flannel-backend: none): set \"EnableNFTables\": %t in its net-conf.json (the kube-flannel-cfg ConfigMap) and restart its pods, then reboot the node so nothing stays in the old backend", want == backend.NFTables)
 	case o == cni.OwnerCalico && !native:
-		return fmt.Sprintf("set Felix's backend with kubectl patch felixconfiguration default --type merge -p '{\"spec\":{\"iptablesBackend\":\"%s\"}}'", felixConfigBackend(want)) + restartCNIHint
+		return "set Felix's backend with " + felixBackendPatch(want) + restartCNIHint
 	case o == cni.OwnerCalico:
 		return "turn" + strings.TrimPrefix(felixNFTablesOff, " and") + restartCNIHint
 	}
@@ -248,7 +248,7 @@ func cniFix(o cni.Owner, primary string, expect, want backend.Backend, native bo
 		}
 		calico := chartFix(cni.Calico, "installation.", expect, "installation.calicoNetwork.linuxDataplane", "Iptables")
 		if expect != backend.NFTables {
-			calico += fmt.Sprintf(" and Felix's backend with kubectl patch felixconfiguration default --type merge -p '{\"spec\":{\"iptablesBackend\":\"%s\"}}'", felixConfigBackend(want))
+			calico += " and Felix's backend with " + felixBackendPatch(want)
 		}
 		switch primary {
 		case cni.Canal:
@@ -303,6 +303,11 @@ func felixBackend(want backend.Backend) string {
 		return "legacy"
 	}
 	return "nft"
+}
+
+// felixBackendPatch sets FelixConfiguration's spec.iptablesBackend for want.
+func felixBackendPatch(want backend.Backend) string {
+	return fmt.Sprintf(`kubectl patch felixconfiguration default --type merge -p '{"spec":{"iptablesBackend":"%s"}}'`, felixConfigBackend(want))
 }
 
 // felixConfigBackend is FelixConfiguration's spec.iptablesBackend for want.

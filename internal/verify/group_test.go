@@ -22,6 +22,7 @@ import (
 var k3sWriters = map[string][]struct{ hook, chain, comment string }{
 	"flannel":     {{"nat POSTROUTING", "FLANNEL-POSTRTG", "flanneld masq"}, {"filter FORWARD", "FLANNEL-FWD", "flanneld forward"}},
 	"kube-router": {{"filter FORWARD", "KUBE-ROUTER-FORWARD", "kube-router netpol"}, {"filter INPUT", "KUBE-ROUTER-INPUT", "kube-router netpol"}, {"filter", "KUBE-NWPLCY-DEFAULT", ""}},
+	"calico":      {{"filter FORWARD", "cali-FORWARD", "cali:wUHhoiAYhphO9Mso"}},
 }
 
 // withWriters is rs (nil: an empty ruleset of b) with the chains of the
@@ -100,6 +101,8 @@ func TestK3sGroupPlacement(t *testing.T) {
 		{"k3s without network policy, an operator's kube-router in legacy", distro.K3s, backend.IptablesNFT, &facts.K3sNetwork{Flannel: true}, backend.IptablesLegacy, []string{"kube-router"}, "", nil},
 		{"k3s without flannel, an operator's flannel in legacy", distro.K3s, backend.IptablesNFT, &facts.K3sNetwork{NetworkPolicy: true}, backend.IptablesLegacy, []string{"flannel"},
 			"cni-other-backend@iptables-legacy", []string{`this flannel is not k3s's own (flannel-backend: none): set "EnableNFTables": false in its net-conf.json`}},
+		{"k3s, an operator's Calico in legacy", distro.K3s, backend.IptablesNFT, &facts.K3sNetwork{}, backend.IptablesLegacy, []string{"calico"},
+			"cni-other-backend@iptables-legacy", []string{`fix: set Felix's backend with kubectl patch felixconfiguration default --type merge -p '{"spec":{"iptablesBackend":"NFT"}}'; then reboot`}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
