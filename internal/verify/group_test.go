@@ -88,6 +88,7 @@ func TestK3sGroupPlacement(t *testing.T) {
 			"cni-other-backend@iptables-nft", []string{"in a HelmChartConfig for rke2-canal set flannel.enableNFTables: true"}},
 		{"k3s iptables-nft, flannel in legacy", distro.K3s, backend.IptablesNFT, nil, backend.IptablesLegacy, []string{"flannel"},
 			"stranded-rules@iptables-legacy", []string{
+				"iptables-legacy: STRANDED: 2 chains, 4 rules of k3s's flannel\n",
 				"4 rule(s) of k3s's flannel stranded in iptables-legacy while kube-proxy uses iptables-nft; 2 chain(s): ipv4 filter FLANNEL-FWD, ipv4 nat FLANNEL-POSTRTG; 2 jump(s)",
 				"restart k3s (systemctl restart k3s-agent.service) so its ExecStartPre rke2-proxy-backend apply resets the links", "rke2-proxy-backend switch --to iptables-nft",
 				"then remove the old chains with rke2-proxy-backend cleanup --backend iptables-legacy"}},

@@ -36,7 +36,7 @@ func strandedFindings(expect backend.Backend, st BackendState) []Finding {
 // kube-router's with kube-proxy's), and the fix moves the whole group.
 func (g group) strandedFindings(st BackendState) []Finding {
 	o := st.Owned
-	if !g.k3s() || o == nil || o.Empty() {
+	if !g.k3s() || o == nil || o.Empty() || st.strays == "" {
 		return strandedFindings(g.expect, st)
 	}
 	where := string(g.expect)
@@ -46,8 +46,8 @@ func (g group) strandedFindings(st BackendState) []Finding {
 	return []Finding{{
 		Kind:    KindStranded,
 		Backend: st.Backend,
-		Message: fmt.Sprintf("%d rule(s) of k3s's %s stranded in %s while kube-proxy uses %s; %s",
-			o.Rules, g.names(writers(o)), st.Backend, where, strandedParts(o)),
+		Message: fmt.Sprintf("%d rule(s) of %s stranded in %s while kube-proxy uses %s; %s",
+			o.Rules, st.strays, st.Backend, where, strandedParts(o)),
 		Fix: g.k3sFix(st.Backend),
 	}}
 }

@@ -211,7 +211,10 @@ type BackendState struct {
 	// CNIOtherBackend counts those that belong in another backend.
 	CNIOtherBackend map[cni.Owner]int `json:"cni_other_backend,omitempty"`
 	cniChains       map[cni.Owner][]string
-	ReadError       string `json:"read_error,omitempty"`
+	// strays names, on k3s, whose objects the stranded counts hold
+	// ("k3s's kube-proxy, flannel"), for the report's line.
+	strays    string
+	ReadError string `json:"read_error,omitempty"`
 	// Owned is the detail behind the counts; Live is what was read.
 	Owned *ownership.Owned `json:"-"`
 	Live  *rules.Ruleset   `json:"-"`

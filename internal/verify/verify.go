@@ -199,6 +199,9 @@ func (g group) fillOwned(st *BackendState, rs *rules.Ruleset) {
 	}
 	o := members.Find(rs, st.Backend == backend.NFTables)
 	st.Owned = &o
+	if g.k3s() && st.Backend != g.expect && !o.Empty() {
+		st.strays = "k3s's " + g.names(writers(&o))
+	}
 	st.KubeProxyChains = len(o.Chains)
 	st.KubeProxyRules = o.Rules
 	for _, h := range o.KubeletHints {
