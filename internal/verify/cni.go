@@ -8,6 +8,7 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cni"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 )
 
@@ -26,7 +27,11 @@ const KindCNIOtherBackend = "cni-other-backend"
 //
 // The nftables reader returns only kube-proxy's own table: the CNIs' own
 // native tables come from fillCNI's table list (cni.TableOwner).
-func findCNIChains(rs *rules.Ruleset) map[cni.Owner][]string {
+func findCNIChains(rs *rules.Ruleset) map[cni.Owner][]string { return group{}.findCNIChains(rs) }
+
+// findCNIChains is findCNIChains for g's node: kube-router's chains count
+// only where k3s runs it, as one of the group.
+func (g group) findCNIChains(rs *rules.Ruleset) map[cni.Owner][]string {
 	if rs == nil {
 		return nil
 	}
@@ -36,9 +41,10 @@ func findCNIChains(rs *rules.Ruleset) map[cni.Owner][]string {
 		for _, c := range t.Chains {
 			where := fmt.Sprintf("%s %s %s", t.Family, t.Name, c.Name)
 			if o := cni.ChainOwner(c.Name); o != cni.OwnerNone {
-				if o == cni.OwnerKubeRouter {
-					// RKE2 ships no kube-router: one an operator runs
-					// picks its own iptables and is not RKE2's CNI.
+				if o == cni.OwnerKubeRouter && !g.has(o) {
+					// RKE2 ships no kube-router, and k3s runs none
+					// with disable-network-policy: one an operator
+					// runs picks its own iptables and is no one's CNI.
 					continue
 				}
 				named[o] = append(named[o], where)
@@ -105,6 +111,15 @@ var cniOwnerNames = map[cni.Owner]string{
 // fix then names the values for every chart that could carry the writer.
 // It records the misplaced counts in st for the metrics.
 func cniFindings(expect backend.Backend, setup *cni.Setup, st *BackendState) []Finding {
+	return group{expect: expect}.cniFindings(setup, st)
+}
+
+// cniFindings is cniFindings for g's node. On k3s the group's own writers
+// (flannel, kube-router) in an iptables backend are left to the stranded
+// check, which judges them with kube-proxy's; their nftables tables of
+// their own are a finding in any mode, since k3s's write iptables only.
+func (g group) cniFindings(setup *cni.Setup, st *BackendState) []Finding {
+	expect := g.expect
 	primary := ""
 	if setup != nil {
 		primary = setup.Primary
@@ -117,7 +132,13 @@ func cniFindings(expect backend.Backend, setup *cni.Setup, st *BackendState) []F
 	var out []Finding
 	for _, o := range owners {
 		want := cniBackend(o, primary, expect)
-		if want == st.Backend || (expect == backend.NFTables && st.Backend == backend.NFTables) {
+		member := g.k3s() && g.has(o)
+		switch {
+		case member && st.Backend != backend.NFTables:
+			continue
+		case member:
+			want = g.home(ownership.Owner(o))
+		case want == st.Backend || (expect == backend.NFTables && st.Backend == backend.NFTables):
 			// A CNI's own nftables tables next to kube-proxy's nftables
 			// mode are where flannel (enableNFTables) and Felix (its
 			// nftablesMode Auto follows kube-proxy, calico#11629) put them.
@@ -137,7 +158,7 @@ func cniFindings(expect backend.Backend, setup *cni.Setup, st *BackendState) []F
 			Backend: st.Backend,
 			Message: fmt.Sprintf("%s has rules in %s, but next to kube-proxy in %s they belong in %s: %d %s: %s",
 				cniOwnerNames[o], st.Backend, expect, want, len(chains), what, list(chains)),
-			Fix: cniFix(o, primary, expect, want, st.Backend == backend.NFTables),
+			Fix: g.cniFix(o, primary, want, st.Backend == backend.NFTables, chains),
 		})
 	}
 	return out
@@ -160,8 +181,8 @@ func cniNativeTables(ctx context.Context, opts Options, res *Result) []rules.Tab
 // fillCNI records the CNI chains of rs in st and, for nftables, the CNIs'
 // own tables among native ("<family> table <name>": their chains are not
 // read, the table says whose they are).
-func fillCNI(st *BackendState, rs *rules.Ruleset, native []rules.Table) {
-	st.cniChains = findCNIChains(rs)
+func (g group) fillCNI(st *BackendState, rs *rules.Ruleset, native []rules.Table) {
+	st.cniChains = g.findCNIChains(rs)
 	if st.Backend == backend.NFTables {
 		for _, t := range native {
 			if o := cni.TableOwner(t.Name); o != cni.OwnerNone {
@@ -194,6 +215,28 @@ const restartCNIHint = "; then reboot the node (or restart the CNI's pods and re
 // for it.
 const felixNFTablesOff = ` and Felix's own nftables dataplane off with kubectl patch felixconfiguration default --type merge -p '{"spec":{"nftablesMode":"Disabled"}}'`
 
+// cniFix is cniFix for g's node. k3s has no HelmChartConfig for its own
+// writers: a native table of k3s's flannel or kube-router is no current
+// writer's (k3s's write iptables only), and an operator's Calico or flannel
+// is set in its own configuration. chains are the misplaced ones.
+func (g group) cniFix(o cni.Owner, primary string, want backend.Backend, native bool, chains []string) string {
+	if !g.k3s() {
+		return cniFix(o, primary, g.expect, want, native)
+	}
+	switch {
+	case g.has(o):
+		return fmt.Sprintf("k3s's %s writes iptables rules only (k3s#12849), through k3s's PATH iptables: no running writer of k3s owns these tables; remove them (nft delete table <family> <name> for each: %s) and restart k3s (%s)",
+			cniOwnerNames[o], strings.Join(chains, ", "), g.restart())
+	case o == cni.OwnerFlannel:
+		return fmt.Sprintf("this flannel is not k3s's own (flannel-backend: none): set \"EnableNFTables\": %t in its net-conf.json (the kube-flannel-cfg ConfigMap) and restart its pods, then reboot the node so nothing stays in the old backend", want == backend.NFTables)
+	case o == cni.OwnerCalico && !native:
+		return "set Felix's backend with " + felixBackendPatch(want) + restartCNIHint
+	case o == cni.OwnerCalico:
+		return "turn" + strings.TrimPrefix(felixNFTablesOff, " and") + restartCNIHint
+	}
+	return cniFix(o, primary, g.expect, want, native)
+}
+
 // cniFix names the chart value (or host setting) that moves o into want;
 // native says o's rules are nftables tables of its own.
 func cniFix(o cni.Owner, primary string, expect, want backend.Backend, native bool) string {
@@ -205,7 +248,7 @@ func cniFix(o cni.Owner, primary string, expect, want backend.Backend, native bo
 		}
 		calico := chartFix(cni.Calico, "installation.", expect, "installation.calicoNetwork.linuxDataplane", "Iptables")
 		if expect != backend.NFTables {
-			calico += fmt.Sprintf(" and Felix's backend with kubectl patch felixconfiguration default --type merge -p '{\"spec\":{\"iptablesBackend\":\"%s\"}}'", felixConfigBackend(want))
+			calico += " and Felix's backend with " + felixBackendPatch(want)
 		}
 		switch primary {
 		case cni.Canal:
@@ -260,6 +303,11 @@ func felixBackend(want backend.Backend) string {
 		return "legacy"
 	}
 	return "nft"
+}
+
+// felixBackendPatch sets FelixConfiguration's spec.iptablesBackend for want.
+func felixBackendPatch(want backend.Backend) string {
+	return fmt.Sprintf(`kubectl patch felixconfiguration default --type merge -p '{"spec":{"iptablesBackend":"%s"}}'`, felixConfigBackend(want))
 }
 
 // felixConfigBackend is FelixConfiguration's spec.iptablesBackend for want.

@@ -23,7 +23,7 @@ func Load(root hostfs.Root, configFile string, f Flags) (*Command, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Command{Host: Host{Root: root, Claim: f.Claim}, ConfigFile: configFile, Wait: cfg.Verify.Wait, TextfileDir: cfg.Verify.TextfileDir, NoStatus: f.NoStatus,
+	c := &Command{Host: Host{Root: root, Claim: f.Claim, Distribution: f.Distribution}, ConfigFile: configFile, Wait: cfg.Verify.Wait, TextfileDir: cfg.Verify.TextfileDir, NoStatus: f.NoStatus,
 		NodeFeatures: cfg.Verify.NodeFeatureFile, NodeCondition: cfg.Verify.NodeCondition}
 	if f.WaitSet {
 		c.Wait = f.Wait
@@ -74,6 +74,7 @@ func (c *Command) Verify(ctx context.Context, wait time.Duration, progress func(
 		AddIPVSLeftovers(opts, res)
 		// A kube-proxy that cannot start: the item of RKE2's config to remove.
 		AddRefusedKubeProxyArgs(c.Root, c.ConfigFile, res)
+		newGroup(opts).reword(res)
 	}
 	return res, err
 }

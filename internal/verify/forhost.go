@@ -1,6 +1,8 @@
 package verify
 
 import (
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cni"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kubeproxy"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
@@ -10,8 +12,10 @@ import (
 // ForHost builds one run's options from the host under h.Root: the
 // expected backend and Kubernetes version (the claim, else the plan, see
 // Expect), the node's IP families, the host's iptables alternative,
-// kube-proxy's /proxyMode endpoint, the CNI RKE2 runs and how to list the
-// CNIs' own nftables tables, and the reader with verify's read bounds. It
+// kube-proxy's /proxyMode endpoint, the distribution (distro.Find, or
+// h.Distribution), the CNI RKE2 runs or, on k3s, which of k3s's own
+// writers run, how to list the CNIs' own nftables tables, and the reader
+// with verify's read bounds. It
 // reads the host at every call: the operator may change RKE2's config or
 // the CNI between runs, and apply rewrites the plan when RKE2 restarts.
 // Wait, Poll and Progress are left to the caller's run. The result and
@@ -30,8 +34,20 @@ func ForHost(h Host) (Options, *Result, error) {
 		ep = kubeproxy.ProxyModeEndpoint(h.Root)
 	}
 	opts.ProxyModeURL, opts.ProxyModeSource = ep.URL, ep.Source
-	setup, unreadable := facts.ReadCNI(h.Root)
-	opts.CNI, opts.NFTTables = &setup, netfilter.NFTTables
+	d := distro.Find(h.Root, h.Distribution)
+	opts.Distribution, opts.Units, opts.NFTTables = d.Kind, d.UnitNames(), netfilter.NFTTables
+	var unreadable []string
+	if d.Kind == distro.K3s {
+		// k3s has no HelmChartConfigs: its config says which of its own
+		// writers run beside kube-proxy.
+		var n facts.K3sNetwork
+		n, unreadable = facts.ReadK3sNetwork(h.Root)
+		opts.K3s = &n
+	} else {
+		var setup cni.Setup
+		setup, unreadable = facts.ReadCNI(h.Root)
+		opts.CNI = &setup
+	}
 	if h.Warn != nil {
 		for _, u := range unreadable {
 			h.Warn(u)

@@ -45,6 +45,8 @@ func backendLine(b BackendState) string {
 		return fmt.Sprintf("kube-proxy skeleton complete (%d kube-proxy chains, %d rules)", b.KubeProxyChains, b.KubeProxyRules)
 	case b.Expected:
 		return "kube-proxy skeleton INCOMPLETE"
+	case b.KubeProxyChains > 0 && b.strays != "":
+		return fmt.Sprintf("STRANDED: %d chains, %d rules of %s", b.KubeProxyChains, b.KubeProxyRules, b.strays)
 	case b.KubeProxyChains > 0:
 		return fmt.Sprintf("STRANDED: %d kube-proxy chains, %d rules", b.KubeProxyChains, b.KubeProxyRules)
 	}

@@ -2,9 +2,11 @@ package verify
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
 )
 
 // CleanupCommand is the command that removes kube-proxy's rules from b.
@@ -20,6 +22,57 @@ func strandedFindings(expect backend.Backend, st BackendState) []Finding {
 	if o == nil || o.Empty() {
 		return nil
 	}
+	return []Finding{{
+		Kind:    KindStranded,
+		Backend: st.Backend,
+		Message: fmt.Sprintf("%d kube-proxy rule(s) stranded in %s while kube-proxy uses %s; %s",
+			o.Rules, st.Backend, expect, strandedParts(o)),
+		Fix: CleanupCommand(st.Backend),
+	}}
+}
+
+// strandedFindings is strandedFindings for g's node: on k3s st.Owned holds
+// the group's objects out of place in st.Backend (flannel's and
+// kube-router's with kube-proxy's), and the fix moves the whole group.
+func (g group) strandedFindings(st BackendState) []Finding {
+	o := st.Owned
+	if !g.k3s() || o == nil || o.Empty() || st.strays == "" {
+		return strandedFindings(g.expect, st)
+	}
+	where := string(g.expect)
+	if g.expect == backend.NFTables {
+		where += " (flannel's and kube-router's iptables rules belong in " + string(backend.IptablesNFT) + ")"
+	}
+	return []Finding{{
+		Kind:    KindStranded,
+		Backend: st.Backend,
+		Message: fmt.Sprintf("%d rule(s) of %s stranded in %s while kube-proxy uses %s; %s",
+			o.Rules, st.strays, st.Backend, where, strandedParts(o)),
+		Fix: g.k3sFix(st.Backend),
+	}}
+}
+
+// writers are the owners of o's tables and chains (every jump of o leads
+// into one of them), kube-proxy first, then in the order met.
+func writers(o *ownership.Owned) ownership.Group {
+	var out ownership.Group
+	add := func(table, chain string) {
+		if w := ownership.Of(table, chain); !out.Has(w) {
+			out = append(out, w)
+		}
+	}
+	if len(o.Tables) > 0 {
+		add(o.Tables[0].Table, "")
+	}
+	for _, c := range o.Chains {
+		add(c.Table, c.Chain)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i] == ownership.KubeProxy && out[j] != ownership.KubeProxy })
+	return out
+}
+
+// strandedParts lists o's objects, tables or else chains and jumps.
+func strandedParts(o *ownership.Owned) string {
 	// Each list is counted on its own, so "and N more" is N of that list.
 	var parts []string
 	if len(o.Tables) > 0 {
@@ -43,13 +96,7 @@ func strandedFindings(expect backend.Backend, st BackendState) []Finding {
 			parts = append(parts, fmt.Sprintf("%d jump(s) into them: %s", len(jumps), list(jumps)))
 		}
 	}
-	return []Finding{{
-		Kind:    KindStranded,
-		Backend: st.Backend,
-		Message: fmt.Sprintf("%d kube-proxy rule(s) stranded in %s while kube-proxy uses %s; %s",
-			o.Rules, st.Backend, expect, strings.Join(parts, "; ")),
-		Fix: CleanupCommand(st.Backend),
-	}}
+	return strings.Join(parts, "; ")
 }
 
 // HintBackend is where kubelet's hint chains belong for kube-proxy's
@@ -107,6 +154,39 @@ func hintFindings(expect backend.Backend, states []BackendState, hostIptables st
 				st.Backend, expect, hostIptablesName(hostIptables), list(st.KubeletHints))
 			f.Fix = fmt.Sprintf("point the host's iptables at %s (update-alternatives --set iptables /usr/sbin/%s; update-alternatives --set ip6tables /usr/sbin/%s), restart RKE2 so kubelet writes its hints there: %s; then %s (or reboot the node)",
 				alt, alt, "ip6"+strings.TrimPrefix(alt, "ip"), restartRKE2, KubeletHintsCleanup)
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// hintFindings is hintFindings for g's node. On k3s kubelet runs inside
+// the k3s process as kube-proxy does and writes its hints with the same
+// PATH iptables (k3s-root's bin/aux links), not the host's alternative:
+// what moves them is k3s's restart, after which apply has reset the links.
+func (g group) hintFindings(states []BackendState, hostIptables string) []Finding {
+	if !g.k3s() {
+		return hintFindings(g.expect, states, hostIptables)
+	}
+	want := HintBackend(g.expect)
+	wantHas := false
+	for _, st := range states {
+		wantHas = wantHas || st.Backend == want && len(st.KubeletHints) > 0
+	}
+	var out []Finding
+	for _, st := range states {
+		if st.Backend == want || len(st.KubeletHints) == 0 {
+			continue
+		}
+		f := Finding{Kind: KindKubeletHint, Backend: st.Backend}
+		if wantHas {
+			f.Message = fmt.Sprintf("kubelet's hint chains in %s are leftovers: kubelet, which runs inside k3s, already wrote its own in %s, but kubelet never removes the old ones: %s",
+				st.Backend, want, list(st.KubeletHints))
+			f.Fix = KubeletHintsCleanup + " (no reboot needed)"
+		} else {
+			f.Message = fmt.Sprintf("kubelet's hint chains are in %s but kube-proxy uses %s: kubelet runs inside k3s and writes them at its start with k3s's PATH iptables, which pointed at %s then: %s",
+				st.Backend, g.expect, st.Backend, list(st.KubeletHints))
+			f.Fix = fmt.Sprintf("restart k3s so apply resets k3s-root's bin/aux links and kubelet writes them in %s: %s; then %s", want, g.restart(), KubeletHintsCleanup)
 		}
 		out = append(out, f)
 	}

@@ -159,8 +159,15 @@ func risingFailures(expect backend.Backend, before, after *kubeproxy.Figures, be
 }
 
 // syncFailureFix is where an operator learns which command fails.
-const syncFailureFix = "read kube-proxy's log for the failing command (/var/log/pods/kube-system_kube-proxy-*/kube-proxy/*.log), " +
-	"run rke2-proxy-backend detect to see whether this node can run the backend, then restart RKE2 (systemctl restart rke2-server, rke2-agent on agents)"
+const syncFailureFix = "read kube-proxy's log for the failing command (" + kubeProxyPodLogs + "), " +
+	"run rke2-proxy-backend detect to see whether this node can run the backend, then restart RKE2 (" + syncFailureRestart + ")"
+
+// kubeProxyPodLogs and syncFailureRestart are the RKE2 words of
+// syncFailureFix that k3s words replace (group.k3sWords).
+const (
+	kubeProxyPodLogs   = "/var/log/pods/kube-system_kube-proxy-*/kube-proxy/*.log"
+	syncFailureRestart = "systemctl restart rke2-server, rke2-agent on agents"
+)
 
 // likelyCauses names what makes kube-proxy's writes fail in each backend;
 // the findings of detect and verify that prove one are other checks'.

@@ -7,6 +7,8 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cni"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kubeproxy"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
@@ -66,6 +68,19 @@ type Options struct {
 	// CNI is what RKE2 runs for pod networking (nil: not read); it picks
 	// the chart a CNI finding's fix names.
 	CNI *cni.Setup
+	// Distribution is the node's (distro.K3s or RKE2; "" counts as RKE2).
+	// verify carries the Kind rather than only its ownership.Group: the
+	// group says whose chains move with kube-proxy's, but the Kind also
+	// picks the facts (k3s's config instead of RKE2's HelmChartConfigs)
+	// and the fix texts (k3s's bin/aux links and unit, not RKE2's charts).
+	Distribution distro.Kind
+	// K3s is what k3s runs beside kube-proxy, on k3s (nil: not read; then
+	// flannel and kube-router's network policy count as running, k3s's
+	// default). A writer k3s does not run is judged as an operator's CNI.
+	K3s *facts.K3sNetwork
+	// Units are the distribution's installed units, for the restart the
+	// k3s fixes name (none: k3s's usual names).
+	Units []string
 	// NFTTables lists the native nftables tables (netfilter.NFTTables), to
 	// find the CNIs' own tables next to kube-proxy's; nil looks for none.
 	NFTTables func(ctx context.Context) ([]rules.Table, error)
@@ -98,6 +113,9 @@ type Host struct {
 	// Warn, when set, gets each host file the CNI could not be read from:
 	// a CNI verify cannot name only makes a finding's fix less precise.
 	Warn func(string)
+	// Distribution overrides the one distro.Find sees under Root
+	// (--distribution; "" finds it).
+	Distribution distro.Kind
 }
 
 // Flags are the verify and watch commands' shared flags as given; a *Set
@@ -112,6 +130,9 @@ type Flags struct {
 	ProxyModeURL    string
 	ProxyModeURLSet bool
 	NoStatus        bool
+	// Distribution is the global --distribution ("" finds it), which
+	// Given takes from the command's flag set.
+	Distribution distro.Kind
 }
 
 // Command is verify as the verify and watch commands run it on a host:
@@ -180,7 +201,8 @@ type BackendState struct {
 	// Complete is set for the expected backend: the whole skeleton is there.
 	Complete bool `json:"complete,omitempty"`
 	// KubeProxyChains and KubeProxyRules count kube-proxy's objects
-	// (stranded ones when the backend is not the expected one).
+	// (stranded ones when the backend is not the expected one; on k3s
+	// those of the whole group, flannel's and kube-router's too).
 	KubeProxyChains int      `json:"kube_proxy_chains"`
 	KubeProxyRules  int      `json:"kube_proxy_rules"`
 	KubeletHints    []string `json:"kubelet_hints,omitempty"`
@@ -189,7 +211,10 @@ type BackendState struct {
 	// CNIOtherBackend counts those that belong in another backend.
 	CNIOtherBackend map[cni.Owner]int `json:"cni_other_backend,omitempty"`
 	cniChains       map[cni.Owner][]string
-	ReadError       string `json:"read_error,omitempty"`
+	// strays names, on k3s, whose objects the stranded counts hold
+	// ("k3s's kube-proxy, flannel"), for the report's line.
+	strays    string
+	ReadError string `json:"read_error,omitempty"`
 	// Owned is the detail behind the counts; Live is what was read.
 	Owned *ownership.Owned `json:"-"`
 	Live  *rules.Ruleset   `json:"-"`

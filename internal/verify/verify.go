@@ -118,9 +118,10 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		}
 	}
 	native := cniNativeTables(ctx, opts, res)
-	fillOwned(&exp, opts.Expect, live)
-	fillCNI(&exp, live, native)
-	res.Findings = append(res.Findings, cniFindings(opts.Expect, opts.CNI, &exp)...)
+	g := newGroup(opts)
+	g.fillOwned(&exp, live)
+	g.fillCNI(&exp, live, native)
+	res.Findings = append(res.Findings, g.cniFindings(opts.CNI, &exp)...)
 	res.Backends = append(res.Backends, exp)
 	for _, b := range backend.All {
 		if b == opts.Expect {
@@ -135,14 +136,14 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 			res.Backends = append(res.Backends, st)
 			continue
 		}
-		fillOwned(&st, b, rs)
-		fillCNI(&st, rs, native)
-		res.Findings = append(res.Findings, strandedFindings(opts.Expect, st)...)
-		res.Findings = append(res.Findings, cniFindings(opts.Expect, opts.CNI, &st)...)
+		g.fillOwned(&st, rs)
+		g.fillCNI(&st, rs, native)
+		res.Findings = append(res.Findings, g.strandedFindings(st)...)
+		res.Findings = append(res.Findings, g.cniFindings(opts.CNI, &st)...)
 		res.Backends = append(res.Backends, st)
 	}
 	// Kubelet's hint counts against kube-proxy's backend, wherever it is.
-	hints := hintFindings(opts.Expect, res.Backends, opts.HostIptables)
+	hints := g.hintFindings(res.Backends, opts.HostIptables)
 	if opts.OneBootOverride {
 		res.Warnings = append(res.Warnings, oneBootHints(hints)...)
 	} else {
@@ -173,6 +174,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if opts.ProxyMode == ProxyModeIPVS {
 		addIPVSMode(opts, res)
 	}
+	g.reword(res)
 	res.settle()
 	res.Duration = opts.Now().Sub(start)
 	return res, nil
@@ -187,9 +189,19 @@ func wantMode(opts Options) string {
 	return opts.Expect.ProxyMode()
 }
 
-func fillOwned(st *BackendState, b backend.Backend, rs *rules.Ruleset) {
-	o := ownership.Find(rs, b == backend.NFTables)
+// fillOwned records kube-proxy's objects in the expected backend and, in
+// any other, the group's objects that do not belong there (kube-proxy's
+// alone on RKE2).
+func (g group) fillOwned(st *BackendState, rs *rules.Ruleset) {
+	members := ownership.KubeProxyOnly
+	if st.Backend != g.expect {
+		members = g.strays(st.Backend)
+	}
+	o := members.Find(rs, st.Backend == backend.NFTables)
 	st.Owned = &o
+	if g.k3s() && st.Backend != g.expect && !o.Empty() {
+		st.strays = "k3s's " + g.names(writers(&o))
+	}
 	st.KubeProxyChains = len(o.Chains)
 	st.KubeProxyRules = o.Rules
 	for _, h := range o.KubeletHints {

@@ -1,0 +1,142 @@
+package verify
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cni"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
+)
+
+// group is the writers that share kube-proxy's backend on this node and
+// where each one's rules belong. On RKE2 it is kube-proxy alone: the CNIs
+// run in pods with their own iptables choice and verify's CNI check judges
+// them. On k3s flannel and kube-router's network policy controller run in
+// the k3s process and exec the same iptables as kube-proxy (the first on
+// k3s's PATH: k3s-root's bin/aux links, or the host's), so their chains
+// move with kube-proxy's and a copy left in another backend is stranded
+// like kube-proxy's own.
+type group struct {
+	kind    distro.Kind
+	members ownership.Group
+	expect  backend.Backend
+	// units are the distribution's installed units, for the fix texts.
+	units []string
+}
+
+// newGroup is opts' group: ownership.GroupOf the distribution, less the
+// members k3s does not run here (flannel-backend: none,
+// disable-network-policy: true), whose chains are then an operator's
+// writer with its own iptables choice.
+func newGroup(opts Options) group {
+	g := group{kind: opts.Distribution, expect: opts.Expect, units: opts.Units}
+	for _, m := range ownership.GroupOf(opts.Distribution) {
+		switch {
+		case opts.K3s != nil && m == ownership.Owner(cni.OwnerFlannel) && !opts.K3s.Flannel,
+			opts.K3s != nil && m == ownership.Owner(cni.OwnerKubeRouter) && !opts.K3s.NetworkPolicy:
+			continue
+		}
+		g.members = append(g.members, m)
+	}
+	return g
+}
+
+func (g group) k3s() bool { return g.kind == distro.K3s }
+
+// has reports whether the CNI component o is one of the group.
+func (g group) has(o cni.Owner) bool { return g.members.Has(ownership.Owner(o)) }
+
+// home is where member m's rules belong: kube-proxy's backend, except
+// that k3s's flannel and kube-router write iptables only (k3s#12849), so
+// next to nftables mode they belong in iptables-nft, never native.
+func (g group) home(m ownership.Owner) backend.Backend {
+	if m == ownership.KubeProxy || g.expect != backend.NFTables {
+		return g.expect
+	}
+	return backend.IptablesNFT
+}
+
+// strays are the members whose rules in b are out of place (never empty
+// for a backend other than g.expect: kube-proxy is one).
+func (g group) strays(b backend.Backend) ownership.Group {
+	var out ownership.Group
+	for _, m := range g.members {
+		if g.home(m) != b {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// names lists members as an operator knows them.
+func (g group) names(members ownership.Group) string {
+	var out []string
+	for _, m := range members {
+		if m == ownership.KubeProxy {
+			out = append(out, "kube-proxy")
+			continue
+		}
+		out = append(out, cniOwnerNames[cni.Owner(m)])
+	}
+	return strings.Join(out, ", ")
+}
+
+// restart is the command that restarts the distribution's service.
+func (g group) restart() string {
+	if !g.k3s() {
+		return restartRKE2
+	}
+	if len(g.units) == 0 {
+		return "systemctl restart k3s, or k3s-agent on agents"
+	}
+	return "systemctl restart " + strings.Join(g.units, " ")
+}
+
+// k3sFix moves the group from the backend it left: apply, k3s's
+// ExecStartPre, resets the bin/aux links a first start made stick, so
+// after a restart the whole group writes again in its backend; the old
+// chains stay until cleanup removes them.
+func (g group) k3sFix(from backend.Backend) string {
+	return fmt.Sprintf("kube-proxy, flannel and kube-router write with the first iptables on k3s's PATH (k3s-root's bin/aux links, with prefer-bundled-bin), and an earlier start left it on %s: restart k3s (%s) so its ExecStartPre rke2-proxy-backend apply resets the links and all three write again where the plan (%s) wants them, or run rke2-proxy-backend switch --to %s; then remove the old chains with %s",
+		from, g.restart(), g.expect, g.expect, CleanupCommand(from))
+}
+
+// k3sWords are RKE2's words in the fix texts every check shares, each with
+// k3s's: kube-proxy runs inside the k3s process, so it restarts with k3s's
+// unit, logs to k3s's journal and reads k3s's config.
+func (g group) k3sWords() *strings.Replacer {
+	return strings.NewReplacer(
+		restartRKE2, g.restart(),
+		syncFailureRestart, g.restart(),
+		"restart RKE2", "restart k3s",
+		rke2.DropInPath(distro.RKE2.ConfigFile()), rke2.DropInPath(distro.K3s.ConfigFile()),
+		kubeProxyPodLogs, "k3s's journal, journalctl -u "+strings.TrimSuffix(g.unit(), ".service"),
+		"RKE2's config", "k3s's config",
+	)
+}
+
+// unit is the k3s unit a fix names: the one installed, else install.sh's
+// server unit.
+func (g group) unit() string {
+	if len(g.units) == 1 {
+		return g.units[0]
+	}
+	return "k3s"
+}
+
+// reword puts k3s's words into res's fixes on k3s (a no-op on RKE2, and
+// on text already reworded).
+func (g group) reword(res *Result) {
+	if !g.k3s() || res == nil {
+		return
+	}
+	r := g.k3sWords()
+	for _, fs := range [][]Finding{res.Findings, res.Warnings} {
+		for i := range fs {
+			fs[i].Fix = r.Replace(fs[i].Fix)
+		}
+	}
+}
