@@ -72,7 +72,7 @@ func ComputeGroup(rs *rules.Ruleset, g ownership.Group) *Plan {
 				b.WriteString(d + "\n")
 			}
 			for _, j := range jumps {
-				o := ownership.Of(table, ownership.JumpTarget(j.Rule))
+				o := j.Owner()
 				went[o] = true
 				p.Removals = append(p.Removals, fmt.Sprintf("%s %s rule: -A %s %s%s", fam, table, j.Chain, printable(j.Rule.Text), whose(o)))
 			}

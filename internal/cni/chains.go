@@ -74,8 +74,9 @@ var nodeLocalDNSComments = []string{
 
 // RuleCommentOwner says which CNI component wrote a rule, by its comment,
 // for the writers whose rules live in built-in chains: NodeLocal DNS always,
-// and the base-chain jumps of flannel ("flanneld masq", "flanneld forward")
-// and Cilium ("cilium-feeder: ...").
+// and the base-chain jumps of flannel ("flanneld masq", "flanneld forward"),
+// kube-router ("kube-router netpol - <hash>") and Cilium ("cilium-feeder:
+// ...").
 func RuleCommentOwner(comment string) Owner {
 	switch {
 	case oneOf(comment, nodeLocalDNSComments):
@@ -84,6 +85,11 @@ func RuleCommentOwner(comment string) Owner {
 		return OwnerFlannel
 	case strings.HasPrefix(comment, "cilium-feeder: "):
 		return OwnerCilium
+	case strings.HasPrefix(comment, "kube-router netpol - "), strings.HasPrefix(comment, "KUBE-ROUTER rule "):
+		// kube-router's hooks into the built-ins, and the accept of
+		// traffic its policies marked, which some releases put in the
+		// built-ins themselves.
+		return OwnerKubeRouter
 	case strings.HasPrefix(comment, "cali:"):
 		// Felix tags every rule it writes with "cali:<hash>".
 		return OwnerCalico

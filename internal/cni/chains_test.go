@@ -50,8 +50,11 @@ func TestOwners(t *testing.T) {
 			"flanneld forward":                       OwnerFlannel,
 			"cilium-feeder: CILIUM_PRE_nat":          OwnerCilium,
 			"cali:Cz_u1IQiXIMmKD4c":                  OwnerCalico,
-			"kubernetes service portals":             OwnerNone,
-			"NodeLocal DNS Cache":                    OwnerNone,
+			"kube-router netpol - 4IA2OSFRMVNDXBVV":  OwnerKubeRouter,
+			"KUBE-ROUTER rule to explicitly ACCEPT traffic that comply to network policies": OwnerKubeRouter,
+			"rule to explicitly ACCEPT traffic that comply to network policies":             OwnerNone, // in kube-router's own chains, which say whose it is
+			"kubernetes service portals": OwnerNone,
+			"NodeLocal DNS Cache":        OwnerNone,
 		}},
 		{"TableOwner", TableOwner, map[string]Owner{
 			"calico": OwnerCalico, "flannel-ipv4": OwnerFlannel, "flannel-ipv6": OwnerFlannel,

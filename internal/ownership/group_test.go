@@ -10,14 +10,19 @@ import (
 )
 
 // On k3s the group is kube-proxy, flannel and kube-router: their chains
-// and the jumps into them count; Felix's, kubelet's and the built-ins do
+// and the jumps into them count, and kube-router's commented rule in a
+// built-in; Felix's, kubelet's and the built-ins do
 // not. RKE2's group still finds kube-proxy's alone in the same rules.
 func TestGroupFind(t *testing.T) {
 	jump := func(to string) rules.Rule { return rules.Rule{Text: "-j " + to, Jump: to} }
 	rs := &rules.Ruleset{Backend: backend.IptablesLegacy, Tables: []rules.Table{
 		{Family: rules.IPv4, Name: "filter", Chains: []rules.Chain{
 			chain("FORWARD", jump("KUBE-ROUTER-FORWARD"), jump("KUBE-FORWARD"),
-				rules.Rule{Text: `-m comment --comment "flanneld forward" -j FLANNEL-FWD`, Jump: "FLANNEL-FWD"}, jump("cali-FORWARD")),
+				rules.Rule{Text: `-m comment --comment "flanneld forward" -j FLANNEL-FWD`, Jump: "FLANNEL-FWD"}, jump("cali-FORWARD"),
+				// kube-router's accept of policy-marked traffic, in the
+				// built-in: its comment says whose it is.
+				rules.Rule{Text: `-m comment --comment "KUBE-ROUTER rule to explicitly ACCEPT traffic that comply to network policies" -m mark --mark 0x20000/0x20000 -j ACCEPT`,
+					Comment: "KUBE-ROUTER rule to explicitly ACCEPT traffic that comply to network policies", Jump: "ACCEPT"}),
 			chain("KUBE-FORWARD"),
 			chain("KUBE-ROUTER-FORWARD", jump("KUBE-POD-FW-4XGPQLOJ6OOL6D6B")),
 			chain("KUBE-POD-FW-4XGPQLOJ6OOL6D6B", jump("KUBE-NWPLCY-DEFAULT")),
@@ -40,8 +45,8 @@ func TestGroupFind(t *testing.T) {
 		}},
 		{GroupOf(distro.K3s), Owned{
 			Chains: []ChainRef{ref("KUBE-FORWARD"), ref("KUBE-ROUTER-FORWARD"), ref("KUBE-POD-FW-4XGPQLOJ6OOL6D6B"), ref("KUBE-NWPLCY-DEFAULT"), ref("FLANNEL-FWD")},
-			Jumps:  []JumpRef{{ChainRef: ref("FORWARD"), Rule: fwd[0]}, {ChainRef: ref("FORWARD"), Rule: fwd[1]}, {ChainRef: ref("FORWARD"), Rule: fwd[2]}},
-			Rules:  6, // 3 chains with one rule each + 3 jumps from FORWARD
+			Jumps:  []JumpRef{{ChainRef: ref("FORWARD"), Rule: fwd[0]}, {ChainRef: ref("FORWARD"), Rule: fwd[1]}, {ChainRef: ref("FORWARD"), Rule: fwd[2]}, {ChainRef: ref("FORWARD"), Rule: fwd[4]}},
+			Rules:  7, // 3 chains with one rule each + 3 jumps and kube-router's accept in FORWARD
 		}},
 	} {
 		if got := c.group.Find(rs, false); !reflect.DeepEqual(got, c.want) {

@@ -3,6 +3,7 @@ package ownership
 import (
 	"strings"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cni"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/vocab"
 )
@@ -31,7 +32,10 @@ type Owned struct {
 	// alone unless Group.Find was asked for more), or the chains of
 	// kube-proxy's nftables tables.
 	Chains []ChainRef `json:"chains,omitempty"`
-	// Jumps lead from chains outside the group into the group's chains.
+	// Jumps lead from chains outside the group into the group's chains;
+	// they also hold the rules a member writes into a chain outside the
+	// group that its comment names as the member's (kube-router's accept
+	// of policy-marked traffic in the built-ins), which go with it.
 	Jumps []JumpRef `json:"jumps,omitempty"`
 	// Rules counts the rules in Chains plus Jumps.
 	Rules int `json:"rules"`
@@ -92,7 +96,7 @@ func (g Group) Find(rs *rules.Ruleset, nftables bool) Owned {
 				continue
 			}
 			for _, r := range c.Rules {
-				if target := JumpTarget(r); owned[target] {
+				if target := JumpTarget(r); owned[target] || g.commentOwned(r) {
 					o.Jumps = append(o.Jumps, JumpRef{ChainRef: ChainRef{Family: t.Family, Table: t.Name, Chain: c.Name}, Rule: r})
 					o.Rules++
 				}
@@ -100,6 +104,15 @@ func (g Group) Find(rs *rules.Ruleset, nftables bool) Owned {
 		}
 	}
 	return o
+}
+
+// Owner is whose j is: the writer of the chain it jumps into, else the one
+// its comment names (a member's own rule in a built-in chain).
+func (j JumpRef) Owner() Owner {
+	if o := Of(j.Table, JumpTarget(j.Rule)); o != Nobody {
+		return o
+	}
+	return Owner(cni.RuleCommentOwner(j.Rule.Comment))
 }
 
 // JumpTarget is r.Jump, or the -j/-g target in its text when a reader left
@@ -115,4 +128,12 @@ func JumpTarget(r rules.Rule) string {
 		}
 	}
 	return ""
+}
+
+// commentOwned reports whether r's comment names a CNI member of g as its
+// writer (cni.RuleCommentOwner). kube-proxy's group has no such member, so
+// RKE2's footprint is its chains and the jumps into them alone.
+func (g Group) commentOwned(r rules.Rule) bool {
+	o := Owner(cni.RuleCommentOwner(r.Comment))
+	return o != Nobody && g.Has(o)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/switchjournal"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/k3sgroup"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/nstest"
 )
 
@@ -30,7 +31,7 @@ func groupIn(t *testing.T, b backend.Backend) map[ownership.Owner]int {
 		n[ownership.Of(c.Table, c.Chain)]++
 	}
 	for _, j := range o.Jumps {
-		n[ownership.Of(j.Table, ownership.JumpTarget(j.Rule))]++
+		n[j.Owner()]++
 	}
 	return n
 }
@@ -97,8 +98,8 @@ func TestSwitchK3sGroupInNetns(t *testing.T) {
 				if n := groupIn(t, companionsFrom); n[flannel] > 0 || n[kubeRouter] > 0 {
 					t.Errorf("flannel's or kube-router's chains left in %s: %v", companionsFrom, n)
 				}
-				if n := groupIn(t, c.to); n[ownership.KubeProxy] == 0 || n[flannel] != 4 || n[kubeRouter] != 7 {
-					t.Errorf("the new backend %s holds %v, want kube-proxy's, flannel's 2 chains and 2 jumps, kube-router's 4 chains and 3 jumps", c.to, n)
+				if n := groupIn(t, c.to); n[ownership.KubeProxy] == 0 || n[flannel] != k3sgroup.Flannel.Objects() || n[kubeRouter] != k3sgroup.KubeRouter.Objects() {
+					t.Errorf("the new backend %s holds %v, want kube-proxy's, flannel's %d and kube-router's %d chains and rules in the built-ins", c.to, n, k3sgroup.Flannel.Objects(), k3sgroup.KubeRouter.Objects())
 				}
 				if want := " kube-proxy, flannel and kube-router object(s) from " + string(c.from); !strings.Contains(log.String(), want) {
 					t.Errorf("log lacks %q", want)
@@ -110,7 +111,7 @@ func TestSwitchK3sGroupInNetns(t *testing.T) {
 				if n := groupIn(t, c.to); len(n) > 0 {
 					t.Errorf("k3s's group left in the abandoned backend %s: %v", c.to, n)
 				}
-				if n := groupIn(t, c.from); n[ownership.KubeProxy] == 0 || n[flannel] != 4 || n[kubeRouter] != 7 {
+				if n := groupIn(t, c.from); n[ownership.KubeProxy] == 0 || n[flannel] != k3sgroup.Flannel.Objects() || n[kubeRouter] != k3sgroup.KubeRouter.Objects() {
 					t.Errorf("%s after the rollback holds %v, want the group as before", c.from, n)
 				}
 			default:

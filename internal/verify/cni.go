@@ -51,7 +51,7 @@ func (g group) findCNIChains(rs *rules.Ruleset) map[cni.Owner][]string {
 				continue
 			}
 			for _, r := range c.Rules {
-				if o := cni.RuleCommentOwner(r.Comment); o != cni.OwnerNone {
+				if o := cni.RuleCommentOwner(r.Comment); o != cni.OwnerNone && (o != cni.OwnerKubeRouter || g.has(o)) {
 					if holding[o] == nil {
 						holding[o] = map[string]bool{}
 					}

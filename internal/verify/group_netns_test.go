@@ -3,12 +3,14 @@ package verify_test
 // k3s's owner group on real rules: kube-proxy's real proxier (the oracle,
 // one minor) programs its backend in a throwaway namespace, and rules
 // shaped as k3s's flannel and kube-router's network policy controller
-// write them are loaded beside it with the real iptables-restore of a
+// write them (internal/testkit/k3sgroup, which the cleanup and switch
+// tests and the boot test's stand-in write too) are loaded beside it with the real iptables-restore of a
 // backend. verify judges them as k3s does them, and nftables mode's also
 // as RKE2 with Canal, whose flannel belongs in native nftables there.
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -19,59 +21,11 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ruleload"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/k3sgroup"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/nstest"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/oracle"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
-
-// flannelIptables is what flanneld's iptables traffic manager writes
-// (flannel-io/flannel pkg/trafficmngr/iptables: masqRules and forwardRules,
-// each rule commented "flanneld masq" or "flanneld forward", the jumps from
-// POSTROUTING and FORWARD first), for k3s's default cluster CIDR
-// 10.42.0.0/16 and the node's pod CIDR 10.42.1.0/24; 0x4000 is
-// kube-proxy's masquerade mark, which flannel leaves to kube-proxy.
-const flannelIptables = `*nat
-:FLANNEL-POSTRTG - [0:0]
--A POSTROUTING -m comment --comment "flanneld masq" -j FLANNEL-POSTRTG
--A FLANNEL-POSTRTG -m mark --mark 0x4000/0x4000 -m comment --comment "flanneld masq" -j RETURN
--A FLANNEL-POSTRTG -s 10.42.1.0/24 -d 10.42.0.0/16 -m comment --comment "flanneld masq" -j RETURN
--A FLANNEL-POSTRTG -s 10.42.0.0/16 -d 10.42.1.0/24 -m comment --comment "flanneld masq" -j RETURN
--A FLANNEL-POSTRTG ! -s 10.42.0.0/16 -d 10.42.1.0/24 -m comment --comment "flanneld masq" -j RETURN
--A FLANNEL-POSTRTG -s 10.42.0.0/16 ! -d 224.0.0.0/4 -m comment --comment "flanneld masq" -j MASQUERADE --random-fully
--A FLANNEL-POSTRTG ! -s 10.42.0.0/16 -d 10.42.0.0/16 -m comment --comment "flanneld masq" -j MASQUERADE --random-fully
-COMMIT
-*filter
-:FLANNEL-FWD - [0:0]
--A FORWARD -m comment --comment "flanneld forward" -j FLANNEL-FWD
--A FLANNEL-FWD -s 10.42.0.0/16 -m comment --comment "flanneld forward" -j ACCEPT
--A FLANNEL-FWD -d 10.42.0.0/16 -m comment --comment "flanneld forward" -j ACCEPT
-COMMIT
-`
-
-// kubeRouterIptables is the start of what kube-router's network policy
-// controller (which k3s embeds) writes, as a k3s node's iptables-save
-// shows it: KUBE-ROUTER-INPUT/-FORWARD/-OUTPUT hooked first into the
-// built-ins with "kube-router netpol - <hash>" comments, the accept of
-// traffic its policies marked 0x20000, KUBE-NWPLCY-DEFAULT (icmp allowed,
-// then the policy mark) and one pod's KUBE-POD-FW-<hash> chain.
-const kubeRouterIptables = `*filter
-:KUBE-ROUTER-INPUT - [0:0]
-:KUBE-ROUTER-FORWARD - [0:0]
-:KUBE-ROUTER-OUTPUT - [0:0]
-:KUBE-NWPLCY-DEFAULT - [0:0]
-:KUBE-POD-FW-4BDGZEWEU32YM75H - [0:0]
--I INPUT 1 -m comment --comment "kube-router netpol - 4IA2OSFRMVNDXBVV" -j KUBE-ROUTER-INPUT
--I FORWARD 1 -m comment --comment "kube-router netpol - TEMCG2JMHZYE7H7T" -j KUBE-ROUTER-FORWARD
--I OUTPUT 1 -m comment --comment "kube-router netpol - VEAAIY32XVBHCSCY" -j KUBE-ROUTER-OUTPUT
--A FORWARD -m comment --comment "KUBE-ROUTER rule to explicitly ACCEPT traffic that comply to network policies" -m mark --mark 0x20000/0x20000 -j ACCEPT
--A KUBE-ROUTER-FORWARD -d 10.42.1.11/32 -m comment --comment "rule to jump traffic destined to POD name:redis namespace: default to chain KUBE-POD-FW-4BDGZEWEU32YM75H" -j KUBE-POD-FW-4BDGZEWEU32YM75H
--A KUBE-NWPLCY-DEFAULT -p icmp -m comment --comment "allow icmp echo requests" -m icmp --icmp-type 8 -j ACCEPT
--A KUBE-NWPLCY-DEFAULT -m comment --comment "rule to mark traffic matching a network policy" -j MARK --set-xmark 0x10000/0x10000
--A KUBE-POD-FW-4BDGZEWEU32YM75H -m comment --comment "rule for stateful firewall for pod" -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT
--A KUBE-POD-FW-4BDGZEWEU32YM75H -d 10.42.1.11/32 -m comment --comment "run through default ingress network policy chain" -j KUBE-NWPLCY-DEFAULT
--A KUBE-POD-FW-4BDGZEWEU32YM75H -m comment --comment "set mark to ACCEPT traffic that comply to network policies" -j MARK --set-xmark 0x20000/0x20000
-COMMIT
-`
 
 // One minor, each mode once: about a second a cell beside the oracle
 // matrix's minutes.
@@ -132,7 +86,7 @@ func runK3sGroupCell(t *testing.T, minor string, b backend.Backend, o oracle.Opt
 		return res
 	}
 
-	load(home, flannelIptables+kubeRouterIptables)
+	load(home, k3sgroup.Restore(k3sgroup.Flannel, k3sgroup.KubeRouter))
 	if res := judge(distro.K3s); !res.OK {
 		t.Errorf("k3s, kube-proxy %s in %s, flannel and kube-router in %s: want ok\n%s", minor, b, home, report(res))
 	}
@@ -144,14 +98,14 @@ func runK3sGroupCell(t *testing.T, minor string, b backend.Backend, o oracle.Opt
 	}
 
 	// A k3s start that once ran the other iptables left flannel's there.
-	load(other, flannelIptables)
+	load(other, k3sgroup.Restore(k3sgroup.Flannel))
 	res := judge(distro.K3s)
 	text := report(res)
 	if res.OK || len(res.Findings) != 1 || !hasFinding(res, verify.KindStranded, other, "") {
 		t.Fatalf("k3s, flannel's chains also in %s: want one stranded finding there\n%s", other, text)
 	}
 	for _, want := range []string{
-		"10 rule(s) of k3s's flannel stranded in " + string(other),
+		fmt.Sprintf("%d rule(s) of k3s's flannel stranded in %s", len(k3sgroup.Flannel.Rules), other),
 		"2 chain(s): ", "ipv4 filter FLANNEL-FWD", "ipv4 nat FLANNEL-POSTRTG",
 		"restart k3s (systemctl restart k3s, or k3s-agent on agents) so its ExecStartPre rke2-proxy-backend apply resets the links",
 		"rke2-proxy-backend switch --to " + string(b),
