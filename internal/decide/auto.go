@@ -160,6 +160,9 @@ func (s *state) finish(b backend.Backend) {
 	}
 	d.NodeTaints = nodeTaints(s, b)
 	if b == backend.NFTables {
+		if isK3s(s.f) {
+			s.sayK3sNft()
+		}
 		s.say("%s", cniReason(s.f, s.f.RKE2.ManifestsDir()))
 	}
 	if live := s.f.LiveRules; live.Probed {

@@ -1,6 +1,7 @@
 package facts
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
@@ -27,5 +28,37 @@ func TestProbeK3s(t *testing.T) {
 	// The same host probed as RKE2 has no units: nothing is mistaken.
 	if rk := Probe(h.Root(), Options{}).RKE2; len(rk.Units) != 0 || rk.ConfigFile != "/etc/rancher/rke2/config.yaml" {
 		t.Errorf("as RKE2: units %+v, config %s", rk.Units, rk.ConfigFile)
+	}
+}
+
+// The nfts on k3s's PATH: k3s-root's bin/aux/nft once k3s has extracted
+// its binaries, and the first one in the unit's PATH; a file that is not
+// executable is none, and apply asks each found one its version.
+func TestProbeK3sNft(t *testing.T) {
+	const aux = "/var/lib/rancher/k3s/data/0123abcd/bin/aux"
+	h := testhost.New(t).Debian12().K3sUnit("k3s", "server").K3sAux("iptables-detect.sh").
+		Executable(aux+"/nft", "#!/bin/sh\necho 'nftables v1.1.0 (Commodore Bullmoose #4)'\n").
+		File("/var/lib/rancher/k3s/data/0123abcd/bin/nft", "not executable\n").
+		File("/usr/local/sbin/nft", "not executable\n").
+		Executable("/usr/sbin/nft", "#!/bin/sh\necho 'nftables v1.0.6 (Lester Gooch #5)'\n")
+	n := Probe(h.Root(), Options{Distribution: distro.K3s}).RKE2.K3sNft
+	want := K3sNft{Extracted: true, Aux: "/var/lib/rancher/k3s/data/current/bin/aux/nft", Host: "/usr/sbin/nft"}
+	if n == nil || !reflect.DeepEqual(*n, want) {
+		t.Fatalf("k3s nft %+v, want %+v", n, want)
+	}
+	n = Probe(h.Root(), Options{Distribution: distro.K3s, AskNft: true}).RKE2.K3sNft
+	if v := n.Versions[want.Aux]; v.Version != "1.1.0" || v.Source != want.Aux+" --version" {
+		t.Errorf("bundled nft version %+v", n.Versions)
+	}
+	if v := n.Versions["/usr/sbin/nft"]; v.Version != "1.0.6" {
+		t.Errorf("host nft version %+v", n.Versions)
+	}
+	// Before k3s's first start nothing is extracted; RKE2 has none of it.
+	bare := testhost.New(t).Debian12().K3sUnit("k3s", "server")
+	if n := Probe(bare.Root(), Options{Distribution: distro.K3s}).RKE2.K3sNft; n == nil || n.Extracted || n.Aux != "" || n.Host != "" {
+		t.Errorf("not extracted: %+v", n)
+	}
+	if n := Probe(bare.Root(), Options{}).RKE2.K3sNft; n != nil {
+		t.Errorf("RKE2 has a k3s nft: %+v", n)
 	}
 }

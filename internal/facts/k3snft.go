@@ -1,0 +1,78 @@
+package facts
+
+import (
+	"path"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
+)
+
+// On k3s, kube-proxy runs inside the k3s process and its nftables mode
+// execs `nft` from k3s's PATH: <data>/bin, then the host's PATH, then
+// <data>/bin/aux, or with prefer-bundled-bin <data>/bin, <data>/bin/aux,
+// then the host's PATH (k3s-io/k3s cmd/k3s/main.go). k3s-root bundles nft
+// in bin/aux from v0.14.1 on (k3s-io/k3s-root scripts/package, 1f35cfd),
+// and none in bin. The probe stats each place (a handful of stats, no
+// reads); decide orders them as k3s does, since whether prefer-bundled-bin
+// is in effect is its business.
+
+// K3sNft is where an nft is on k3s's PATH, by PATH part.
+type K3sNft struct {
+	// Extracted is true when k3s has unpacked its binaries
+	// (<data>/data/current/bin exists): before that, whether bin/aux
+	// holds an nft cannot be told.
+	Extracted bool `json:"extracted"`
+	// Bin and Aux are <data>/data/current/bin/nft and .../bin/aux/nft
+	// when they are executable files ("" otherwise).
+	Bin string `json:"bin,omitempty"`
+	Aux string `json:"aux,omitempty"`
+	// Host is the first executable nft in the PATH systemd gives the k3s
+	// unit ("" when none).
+	Host string `json:"host,omitempty"`
+	// Versions are the found nfts' versions where apply asked them, by path.
+	Versions map[string]ToolVersion `json:"versions,omitempty"`
+}
+
+// K3sUnitPath is the PATH systemd gives a service that sets none (k3s's
+// units set none; systemd's default, with the split-usr dirs kept for
+// older distributions).
+var K3sUnitPath = []string{"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"}
+
+// k3sNft finds the nfts on k3s's PATH for dataDir; apply (AskNft) also
+// asks each found one its version, bounded.
+func (p *probe) k3sNft(dataDir string) *K3sNft {
+	bin := path.Dir(distro.K3s.AuxDir(dataDir))
+	n := &K3sNft{}
+	if st, err := p.root.Stat(bin); err == nil && st.IsDir() {
+		n.Extracted = true
+		n.Bin = p.executable(path.Join(bin, "nft"))
+		n.Aux = p.executable(path.Join(distro.K3s.AuxDir(dataDir), "nft"))
+	}
+	for _, dir := range K3sUnitPath {
+		if n.Host = p.executable(path.Join(dir, "nft")); n.Host != "" {
+			break
+		}
+	}
+	if !p.opts.AskNft {
+		return n
+	}
+	for _, found := range []string{n.Bin, n.Aux, n.Host} {
+		if found == "" {
+			continue
+		}
+		if tv, ok := p.askVersion(found); ok {
+			if n.Versions == nil {
+				n.Versions = map[string]ToolVersion{}
+			}
+			n.Versions[found] = tv
+		}
+	}
+	return n
+}
+
+// executable is hostPath when it is an executable regular file, else "".
+func (p *probe) executable(hostPath string) string {
+	if _, err := p.hostExecutable(hostPath); err != nil {
+		return ""
+	}
+	return hostPath
+}
