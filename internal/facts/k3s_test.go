@@ -2,6 +2,7 @@ package facts
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
@@ -60,5 +61,19 @@ func TestProbeK3sNft(t *testing.T) {
 	}
 	if n := Probe(bare.Root(), Options{}).RKE2.K3sNft; n != nil {
 		t.Errorf("RKE2 has a k3s nft: %+v", n)
+	}
+}
+
+// A k3s config that k3s would refuse is named as k3s's config, file and
+// line, so the operator fixes the right file; RKE2's keeps RKE2's name.
+func TestProbeK3sBadConfigNamesK3s(t *testing.T) {
+	h := testhost.New(t).Debian12().K3sUnit("k3s", "server").K3sConfig("config.yaml", "- not a mapping\n")
+	got := strings.Join(Probe(h.Root(), Options{Distribution: distro.K3s}).Unreadable, "\n")
+	if want := "k3s config /etc/rancher/k3s/config.yaml: line 1: expected a mapping"; !strings.Contains(got, want) || strings.Contains(got, "RKE2") {
+		t.Errorf("unreadable:\n%s\nwant %q and no RKE2", got, want)
+	}
+	r := testhost.New(t).Debian12().File("/etc/rancher/rke2/config.yaml", "- not a mapping\n")
+	if got := strings.Join(Probe(r.Root(), Options{}).Unreadable, "\n"); !strings.Contains(got, "RKE2 config /etc/rancher/rke2/config.yaml: line 1") {
+		t.Errorf("RKE2's unreadable:\n%s", got)
 	}
 }
