@@ -20,12 +20,14 @@ import (
 
 // k3sPrefersBundled reports whether prefer-bundled-bin is in effect at
 // k3s's next start: the operator's setting when there is one, else what
-// apply writes (it sets it where the release knows the key).
-func k3sPrefersBundled(f facts.Facts) bool {
+// apply writes (it sets it where the release knows the key). known is
+// false when neither tells (no operator setting, k3s's version unknown:
+// the generator's case, since apply asks the binary).
+func k3sPrefersBundled(f facts.Facts) (yes, known bool) {
 	if op, set := f.RKE2.Config.LastExcept(rke2.KeyPreferBundledBin, ourDropIn(f)); set {
-		return op.Value == "true"
+		return op.Value == "true", true
 	}
-	return rke2.SupportsPreferBundledBin(f.RKE2.Kubernetes)
+	return rke2.SupportsPreferBundledBin(f.RKE2.Kubernetes), f.RKE2.Kubernetes.Known()
 }
 
 // k3sNft is the nft kube-proxy would run on k3s's PATH.
@@ -56,7 +58,7 @@ func runningK3sNft(f facts.Facts) k3sNft {
 	host := dir{n.Host, "the host's nft"}
 	out := k3sNft{order: "without prefer-bundled-bin k3s's PATH puts the host's dirs before bin/aux"}
 	order := []dir{bin, host, bundled}
-	if k3sPrefersBundled(f) {
+	if yes, _ := k3sPrefersBundled(f); yes {
 		out.order = "prefer-bundled-bin puts k3s's bin/aux before the host's dirs in k3s's PATH"
 		order = []dir{bin, bundled, host}
 	}

@@ -58,19 +58,9 @@ func TestK3sNFTablesByTheNftOnK3sPath(t *testing.T) {
 		c.host(h)
 		f, cfg := probed(t, h, facts.Options{Distribution: distro.K3s, RKE2Binary: true, AskNft: true}, nil)
 		d := Decide(f, cfg)
-		all := strings.Join(d.Reasons, "\n")
 		if d.Backend != c.want {
-			t.Errorf("%s: %s, want %s:\n%s", c.name, d.Backend, c.want, all)
+			t.Errorf("%s: %s, want %s:\n%s", c.name, d.Backend, c.want, strings.Join(d.Reasons, "\n"))
 		}
-		for _, w := range c.reasons {
-			if !strings.Contains(all, w) {
-				t.Errorf("%s: no reason with %q:\n%s", c.name, w, all)
-			}
-		}
-		for _, w := range c.not {
-			if strings.Contains(all, w) {
-				t.Errorf("%s: a reason says %q:\n%s", c.name, w, all)
-			}
-		}
+		reasonsHave(t, c.name, d, c.reasons, c.not)
 	}
 }
