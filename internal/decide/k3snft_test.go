@@ -47,6 +47,12 @@ func TestK3sNFTablesByTheNftOnK3sPath(t *testing.T) {
 		}, backend.IptablesNFT, []string{
 			"the nft kube-proxy would run on k3s's PATH, /usr/sbin/nft (the host's nft), is 0.9.8 (per /usr/sbin/nft --version), older than 1.0.1",
 		}, nil},
+		{"k3s-root's nft 1.1.0 reads the host nft 1.1.3's sets: the skew pair is judged with k3s's reader", func(h *testhost.Host) {
+			h.K3sBinary("/usr/local/bin/k3s", "v1.34.5+k3s1").K3sAux("iptables-detect.sh").Executable(aux+"/nft", nft("1.1.0")).
+				Executable("/usr/sbin/nft", nft("1.1.3"))
+		}, backend.IptablesNFT, []string{
+			"The prefer list puts nftables first, but kube-proxy runs nft 1.1.0 (" + auxNft + " on k3s's PATH, per " + auxNft + " --version) and the host's nft is 1.1.3 (per /usr/sbin/nft --version), a known-bad pair: kube-proxy's nft 1.1.1 or older against sets written by nft 1.1.2 or later",
+		}, nil},
 		{"before k3s's first start, with a host nft", func(h *testhost.Host) {
 			h.K3sBinary("/usr/local/bin/k3s", "v1.33.5+k3s1").Executable("/usr/sbin/nft", nft("1.0.6"))
 		}, backend.NFTables, []string{

@@ -2,8 +2,10 @@ package facts
 
 import (
 	"path"
+	"slices"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 )
 
 // On k3s, kube-proxy runs inside the k3s process and its nftables mode
@@ -75,4 +77,73 @@ func (p *probe) executable(hostPath string) string {
 		return ""
 	}
 	return hostPath
+}
+
+// K3sPrefersBundled reports whether prefer-bundled-bin is in effect at
+// k3s's next start: the operator's setting when there is one, else what
+// apply writes (it sets it where the release knows the key). known is
+// false when neither tells (no operator setting, k3s's version unknown:
+// the generator's case, since apply asks the binary).
+func (r RKE2) K3sPrefersBundled() (yes, known bool) {
+	main := r.ConfigFile
+	if main == "" {
+		main = distro.K3s.ConfigFile()
+	}
+	if op, set := r.Config.LastExcept(rke2.KeyPreferBundledBin, rke2.DropInPath(main)); set {
+		return op.Value == "true", true
+	}
+	return rke2.SupportsPreferBundledBin(r.Kubernetes), r.Kubernetes.Known()
+}
+
+// Where an nft sits on k3s's PATH.
+const (
+	K3sNftBin  = "bin"     // <data>/data/current/bin (k3s-root puts none there)
+	K3sNftAux  = "bin/aux" // k3s-root's bundled nft
+	K3sNftHost = "host"    // the host's PATH
+)
+
+// K3sNftRun is the nft kube-proxy's nftables mode would exec on k3s's
+// PATH: Path "" when none is found. Shadowable is set when k3s has not
+// extracted its binaries yet and bin/aux comes before Path (or nothing
+// was found): an nft k3s unpacks there would run instead.
+type K3sNftRun struct {
+	Path, Dir    string
+	Version      ToolVersion
+	BundledFirst bool
+	Shadowable   bool
+	// AuxPath is where k3s's bundled nft is (or would be).
+	AuxPath string
+}
+
+// K3sRunningNft finds it, in k3s's PATH order (k3s-io/k3s cmd/k3s/main.go).
+func (r RKE2) K3sRunningNft(hostNft ToolVersion) K3sNftRun {
+	n := K3sNft{}
+	if r.K3sNft != nil {
+		n = *r.K3sNft
+	}
+	dataDir := r.DataDir
+	if dataDir == "" {
+		dataDir = distro.K3s.DataDir()
+	}
+	run := K3sNftRun{AuxPath: path.Join(distro.K3s.AuxDir(dataDir), "nft")}
+	run.BundledFirst, _ = r.K3sPrefersBundled()
+	order := []string{K3sNftBin, K3sNftHost, K3sNftAux}
+	if run.BundledFirst {
+		order = []string{K3sNftBin, K3sNftAux, K3sNftHost}
+	}
+	found := map[string]string{K3sNftBin: n.Bin, K3sNftAux: n.Aux, K3sNftHost: n.Host}
+	for i, dir := range order {
+		p := found[dir]
+		if p == "" {
+			continue
+		}
+		run.Path, run.Dir, run.Version = p, dir, n.Versions[p]
+		if dir == K3sNftHost && run.Version.Version == "" && slices.Contains(hostNftCommands, p) {
+			run.Version = hostNft // dpkg's nftables package installs these
+		}
+		run.Shadowable = !n.Extracted && slices.Index(order, K3sNftAux) < i
+		return run
+	}
+	run.Shadowable = !n.Extracted
+	return run
 }
