@@ -53,6 +53,11 @@ func TestK3sNFTablesByTheNftOnK3sPath(t *testing.T) {
 		}, backend.IptablesNFT, []string{
 			"The prefer list puts nftables first, but kube-proxy runs nft 1.1.0 (" + auxNft + " on k3s's PATH, per " + auxNft + " --version) and the host's nft is 1.1.3 (per /usr/sbin/nft --version), a known-bad pair: kube-proxy's nft 1.1.1 or older against sets written by nft 1.1.2 or later",
 		}, nil},
+		{"before k3s's first start, no host nft: assumed, not confirmed", func(h *testhost.Host) {
+			h.K3sBinary("/usr/local/bin/k3s", "v1.33.5+k3s1")
+		}, backend.NFTables, []string{
+			"Support for nftables is assumed, not confirmed: k3s has not extracted its binaries yet, so whether its bin/aux holds the nft kube-proxy's nftables mode runs (k3s-root ships one from v0.14.1 on) cannot be told, and no nft is in the host's PATH",
+		}, nil},
 		{"before k3s's first start, with a host nft", func(h *testhost.Host) {
 			h.K3sBinary("/usr/local/bin/k3s", "v1.33.5+k3s1").Executable("/usr/sbin/nft", nft("1.0.6"))
 		}, backend.NFTables, []string{

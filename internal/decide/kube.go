@@ -17,8 +17,9 @@ var nftImageFrom = map[int]int{29: 15, 30: 11, 31: 7, 32: 3}
 const nftablesGate = "NFTablesProxyMode=true"
 
 // kubeSupportsNFTables judges the Kubernetes side of nftables mode: version
-// and image (on k3s, the nft on k3s's PATH). Unknown versions are unsupported because the feature gate
-// cannot be chosen safely: passing a gate a version lacks stops kube-proxy.
+// and image (on k3s, the nft on k3s's PATH). Unknown versions are
+// unsupported because the feature gate cannot be chosen safely: passing a
+// gate a version lacks stops kube-proxy.
 func kubeSupportsNFTables(f facts.Facts) capability {
 	v := f.RKE2.Kubernetes
 	if !v.Known() {

@@ -57,6 +57,9 @@ func SwitchRefusal(f facts.Facts, b backend.Backend) string {
 			rke2Name(f), firstDocumented)
 	}
 	if c := kubeSupportsNFTables(f); c.support == unsupported {
+		if isK3s(f) {
+			return c.why + ", then switch again" // the why names k3s's fix
+		}
 		return c.why + "; upgrade RKE2, then switch again"
 	}
 	return skewRefusal(f)
