@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/testhost"
 )
 
@@ -51,8 +52,21 @@ func TestProbeK3sNft(t *testing.T) {
 	if v := n.Versions[want.Aux]; v.Version != "1.1.0" || v.Source != want.Aux+" --version" {
 		t.Errorf("bundled nft version %+v", n.Versions)
 	}
-	if v := n.Versions["/usr/sbin/nft"]; v.Version != "1.0.6" {
-		t.Errorf("host nft version %+v", n.Versions)
+	if _, asked := n.Versions["/usr/sbin/nft"]; asked {
+		t.Errorf("the host's /usr/sbin/nft was asked twice: %+v", n.Versions)
+	}
+	run := Probe(h.Root(), Options{Distribution: distro.K3s, AskNft: true}).RKE2
+	var err error
+	run.Config = rke2.Merge([]rke2.File{{Path: "/etc/rancher/k3s/config.yaml", Values: map[string]any{"prefer-bundled-bin": false}}})
+	if r := run.K3sRunningNft(ToolVersion{Version: "1.0.6", Source: "/usr/sbin/nft --version"}); r.Path != "/usr/sbin/nft" || r.Dir != K3sNftHost || r.Version.Version != "1.0.6" {
+		t.Errorf("without prefer-bundled-bin the host's nft runs: %+v", r)
+	}
+	run.Config = rke2.Merge(nil)
+	if run.Kubernetes, err = rke2.ParseVersion("v1.31.2+k3s1"); err != nil {
+		t.Fatal(err)
+	}
+	if r := run.K3sRunningNft(ToolVersion{}); r.Path != want.Aux || r.Dir != K3sNftAux || !r.BundledFirst || r.Version.Version != "1.1.0" {
+		t.Errorf("with prefer-bundled-bin (apply sets it where the release knows it) the bundled nft runs: %+v", r)
 	}
 	// Before k3s's first start nothing is extracted; RKE2 has none of it.
 	bare := testhost.New(t).Debian12().K3sUnit("k3s", "server")

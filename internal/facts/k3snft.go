@@ -30,7 +30,8 @@ type K3sNft struct {
 	// Host is the first executable nft in the PATH systemd gives the k3s
 	// unit ("" when none).
 	Host string `json:"host,omitempty"`
-	// Versions are the found nfts' versions where apply asked them, by path.
+	// Versions are the found nfts' versions where apply asked them, by
+	// path; the host's /usr/sbin/nft and /sbin/nft are Userspace.Nft.
 	Versions map[string]ToolVersion `json:"versions,omitempty"`
 }
 
@@ -58,8 +59,8 @@ func (p *probe) k3sNft(dataDir string) *K3sNft {
 		return n
 	}
 	for _, found := range []string{n.Bin, n.Aux, n.Host} {
-		if found == "" {
-			continue
+		if found == "" || slices.Contains(hostNftCommands, found) {
+			continue // toolVersions asks those already (Userspace.Nft)
 		}
 		if tv, ok := p.askVersion(found); ok {
 			if n.Versions == nil {
