@@ -101,6 +101,10 @@ func (s *state) autoIptables() backend.Backend {
 		if u.IptablesPath != "" {
 			where = " (" + u.IptablesPath + ")"
 		}
+		if isK3s(s.f) {
+			s.sayK3sHostAlternative(b, where)
+			return b
+		}
 		s.say("The host's iptables command is %s%s, and kubelet writes its KUBE-IPTABLES-HINT and KUBE-KUBELET-CANARY chains with it, so kube-proxy uses the same backend.", b, where)
 		return b
 	}
@@ -160,6 +164,9 @@ func (s *state) finish(b backend.Backend) {
 	}
 	d.NodeTaints = nodeTaints(s, b)
 	if b == backend.NFTables {
+		if isK3s(s.f) {
+			s.sayK3sNft()
+		}
 		s.say("%s", cniReason(s.f, s.f.RKE2.ManifestsDir()))
 	}
 	if live := s.f.LiveRules; live.Probed {

@@ -146,8 +146,8 @@ func (v kernelView) backend(b backend.Backend, f facts.Facts) capability {
 	if !v.atLeast(minK[0], minK[1]) {
 		return capability{support: unsupported, why: fmt.Sprintf("kernel %s is older than %d.%d, which kube-proxy's nftables mode needs", f.Kernel.Release, minK[0], minK[1])}
 	}
-	if c := kubeSupportsNFTables(f); c.support == unsupported {
-		return c
+	if c := kubeSupportsNFTables(f); c.support > result.support {
+		return c // on k3s also unconfirmed: bin/aux not extracted yet
 	}
 	return result
 }

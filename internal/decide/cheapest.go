@@ -99,6 +99,10 @@ func (s *state) cheapest() (backend.Backend, bool) {
 		s.say("The prefer list starts with cheapest: %s, so %s, the cheapest, is used.", measured, low)
 	}
 	if alt := s.f.Userspace.IptablesAlternative; chosen.UsesIptables() && (alt == "legacy" || alt == "nft") && alt != chosen.IptablesMode() {
+		if isK3s(s.f) {
+			s.sayK3sOtherAlternative(byIptablesMode(alt), chosen)
+			return chosen, true
+		}
 		s.say("The host's iptables command is %s, and kubelet writes its hint chains with it: point it at %s too (update-alternatives --set iptables /usr/sbin/iptables-%s, and ip6tables likewise) so both sit in one backend.",
 			byIptablesMode(alt), chosen, chosen.IptablesMode())
 	}
@@ -107,19 +111,19 @@ func (s *state) cheapest() (backend.Backend, bool) {
 
 // ranLastTime is the backend our own drop-in told RKE2 at its last start
 // (60-proxy-backend.yaml persists across boots, unlike plan.json), with
-// the file; "" when there is none.
+// the file; "" when there is none. On k3s the drop-in holds only the
+// proxy mode (k3sRanLastTime).
 func ranLastTime(f facts.Facts) (backend.Backend, string) {
-	main := f.RKE2.ConfigFile
-	if main == "" {
-		main = hostfs.RKE2ConfigFile
-	}
-	ours := rke2.DropInPath(main)
+	ours := ourDropIn(f)
 	eff := f.RKE2.Config
 	mode := ourSetting(eff, ours, rke2.KeyKubeProxyArg, "proxy-mode")
 	switch mode {
 	case "nftables":
 		return backend.NFTables, ours
 	case "iptables":
+		if isK3s(f) {
+			return k3sRanLastTime(f, ours)
+		}
 		if im := ourSetting(eff, ours, rke2.KeyKubeProxyExtraEnv, "IPTABLES_MODE"); im == "legacy" || im == "nft" {
 			return byIptablesMode(im), ours
 		}

@@ -25,7 +25,9 @@ var nftMinimum = []int{1, 0, 1}
 // DNSCache) that moves to nftables too, and a host nft that can read the
 // rules. An unknown RKE2 version is left to kubeSupportsNFTables.
 func clusterFollowsNFTables(f facts.Facts) capability {
-	if v := f.RKE2.Kubernetes; v.Known() && v.Major == 1 {
+	// RKE2's release notes are no k3s fact: on k3s the nft on its PATH
+	// (kubeSupportsNFTables) and the Kubernetes version decide.
+	if v := f.RKE2.Kubernetes; v.Known() && v.Major == 1 && !isK3s(f) {
 		if predatesNFTablesDocs(v) {
 			return capability{support: unsupported, why: fmt.Sprintf("RKE2 %s predates the first releases that document nftables mode (%s)", rke2Name(f), firstDocumented)}
 		}

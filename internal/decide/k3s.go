@@ -128,6 +128,62 @@ func (s *state) sayK3sIptables(b backend.Backend) {
 	}
 }
 
+// sayK3sHostAlternative is the host-alternative step's sentence on k3s,
+// where kubelet runs inside k3s and writes its hint chains with the
+// iptables on k3s's PATH, as kube-proxy, flannel and kube-router do: with
+// prefer-bundled-bin that is k3s's bundled one, which follows
+// IPTABLES_MODE, so the host's alternative binds nothing of k3s's and
+// only keeps the node's rules (the host's own firewall's too) in one
+// backend; without it the host's iptables is what all of k3s runs.
+func (s *state) sayK3sHostAlternative(b backend.Backend, where string) {
+	yes, known := k3sPrefersBundled(s.f)
+	if !known {
+		s.say("The host's iptables command is %s%s. On k3s kubelet runs inside k3s and writes its KUBE-IPTABLES-HINT and KUBE-KUBELET-CANARY chains with the iptables on k3s's PATH, as kube-proxy, flannel and kube-router do: k3s's bundled one (bin/aux, which follows IPTABLES_MODE) once apply sets prefer-bundled-bin, else this one (k3s's version, which tells, is not known here), so %s is used, which holds either way.", b, where, b)
+		return
+	}
+	if yes {
+		s.say("The host's iptables command is %s%s. On k3s kubelet runs inside k3s and, with prefer-bundled-bin, writes its KUBE-IPTABLES-HINT and KUBE-KUBELET-CANARY chains with k3s's bundled iptables (bin/aux), which follows IPTABLES_MODE as kube-proxy's, flannel's and kube-router's does, so they land in the planned backend either way; %s is used so the host's own iptables rules (a firewall's) sit in the same backend.", b, where, b)
+		return
+	}
+	s.say("The host's iptables command is %s%s, and without prefer-bundled-bin it comes before k3s's bin/aux in k3s's PATH: kubelet (inside k3s) writes its KUBE-IPTABLES-HINT and KUBE-KUBELET-CANARY chains with it, and kube-proxy, flannel and kube-router run it too, so %s is used.", b, where, b)
+}
+
+// sayK3sOtherAlternative is what cheapest says on k3s when the host's
+// iptables alternative (alt) is not the chosen backend's.
+func (s *state) sayK3sOtherAlternative(alt, chosen backend.Backend) {
+	if yes, _ := k3sPrefersBundled(s.f); yes {
+		s.say("The host's iptables command is %s; k3s's kubelet, kube-proxy, flannel and kube-router run k3s's bundled iptables (prefer-bundled-bin), which follows IPTABLES_MODE=%s, so only the host's own rules stay in %s.", alt, chosen.IptablesMode(), alt)
+		return
+	}
+	s.say("The host's iptables command is %s, and without prefer-bundled-bin k3s's kubelet, kube-proxy, flannel and kube-router all run it: point it at %s (update-alternatives --set iptables /usr/sbin/iptables-%s, and ip6tables likewise), or they write to %s, not the planned backend.", alt, chosen, chosen.IptablesMode(), alt)
+}
+
+// k3sRanLastTime is ranLastTime's iptables variant on k3s, whose drop-in
+// (ours, which says proxy-mode=iptables) carries no IPTABLES_MODE: that
+// is the unit's, in a generator drop-in under /run that does not outlive
+// the boot. What persists is what k3s's iptables used: with
+// prefer-bundled-bin, bin/aux's links, which k3s-root's iptables-detect.sh
+// stuck to xtables-<mode>-multi at the last start (apply resets them on a
+// change, and then nothing tells); without it, the host's iptables
+// alternative, first in k3s's PATH.
+func k3sRanLastTime(f facts.Facts, ours string) (backend.Backend, string) {
+	yes, known := k3sPrefersBundled(f)
+	if yes || !known {
+		// A stuck link means the bundled iptables ran: the links move
+		// only when iptables-detect.sh runs.
+		switch t := f.RKE2.K3sAuxTarget; t {
+		case "xtables-legacy-multi", "xtables-nft-multi":
+			mode := strings.TrimSuffix(strings.TrimPrefix(t, "xtables-"), "-multi")
+			return byIptablesMode(mode), fmt.Sprintf("%s and bin/aux's iptables link, which k3s's last start stuck to %s", ours, t)
+		}
+		return "", ""
+	}
+	if alt := f.Userspace.IptablesAlternative; alt == "legacy" || alt == "nft" {
+		return byIptablesMode(alt), fmt.Sprintf("%s and the host's iptables alternative, which k3s runs without prefer-bundled-bin", ours)
+	}
+	return "", ""
+}
+
 // k3sWords are the phrases of RKE2's sentences whose fact holds on k3s
 // as it is, in k3s's words: k3s reads the same config keys and drop-ins
 // (pkg/configfilearg, which RKE2 uses), restarts the same way and reports

@@ -17,8 +17,9 @@ var nftImageFrom = map[int]int{29: 15, 30: 11, 31: 7, 32: 3}
 const nftablesGate = "NFTablesProxyMode=true"
 
 // kubeSupportsNFTables judges the Kubernetes side of nftables mode: version
-// and image. Unknown versions are unsupported because the feature gate
-// cannot be chosen safely: passing a gate a version lacks stops kube-proxy.
+// and image (on k3s, the nft on k3s's PATH). Unknown versions are
+// unsupported because the feature gate cannot be chosen safely: passing a
+// gate a version lacks stops kube-proxy.
 func kubeSupportsNFTables(f facts.Facts) capability {
 	v := f.RKE2.Kubernetes
 	if !v.Known() {
@@ -26,6 +27,9 @@ func kubeSupportsNFTables(f facts.Facts) capability {
 	}
 	if !v.AtLeast(1, 29) {
 		return capability{support: unsupported, why: fmt.Sprintf("Kubernetes %s has no nftables mode in kube-proxy (it arrived in 1.29)", v)}
+	}
+	if isK3s(f) {
+		return k3sNftCapability(f) // no image: the nft on k3s's PATH runs
 	}
 	if v.Major == 1 {
 		if first, ok := nftImageFrom[v.Minor]; ok {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nl"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/skew"
@@ -59,6 +60,13 @@ func SkewHost(f Facts) skew.Host {
 		Sets: f.LiveRules.UserdataSets, SetsRead: f.LiveRules.UserdataSetsRead}
 	if v, err := skew.ParseVersion(f.Userspace.Nft.Version); err == nil {
 		h.Nft, h.NftSource = v, f.Userspace.Nft.Source
+	}
+	if f.RKE2.Distribution == distro.K3s {
+		// No image: the nft on k3s's PATH reads the sets.
+		n := f.RKE2.K3sRunningNft(f.Userspace.Nft)
+		if v, err := skew.ParseVersion(n.Version.Version); err == nil {
+			h.Reader, h.ReaderSource = v, fmt.Sprintf("%s on k3s's PATH, per %s", n.Path, n.Version.Source)
+		}
 	}
 	return h
 }

@@ -29,6 +29,7 @@ func (p *probe) rke2() RKE2 {
 	r.Version, r.VersionSource = p.version(r.Units, dataDir)
 	if p.opts.Distribution == distro.K3s {
 		r.Distribution, r.K3sAuxTarget = distro.K3s, p.k3sAuxTarget(dataDir)
+		r.K3sNft = p.k3sNft(dataDir)
 	}
 	if r.Version != "" {
 		if kv, err := rke2.ParseVersion(r.Version); err == nil {
@@ -48,7 +49,7 @@ func (p *probe) rke2Config() RKE2 {
 			break
 		}
 	}
-	eff, err := rke2.LoadEffective(p.root, r.ConfigFile)
+	eff, err := rke2.LoadEffectiveOf(p.root, r.ConfigFile, p.dist())
 	if err != nil {
 		if errors.Is(err, fs.ErrPermission) && os.Geteuid() != 0 {
 			// RKE2 runs as root and reads it; only this run cannot.

@@ -173,4 +173,7 @@ type RKE2 struct {
 	// iptables-detect.sh, or the xtables-<mode>-multi an earlier start
 	// stuck it to ("" before k3s's first start).
 	K3sAuxTarget string `json:"k3s_aux_target,omitempty"`
+	// K3sNft is, on k3s, where an nft is on k3s's PATH (kube-proxy's
+	// nftables mode runs it); nil on RKE2, whose nft is the image's.
+	K3sNft *K3sNft `json:"k3s_nft,omitempty"`
 }

@@ -13,7 +13,19 @@ import (
 // LoadEffective merges mainFile and <mainFile>.d/*.yaml|*.yml exactly as RKE2
 // does. A host without any config file yields an empty Effective, not an error.
 func LoadEffective(root hostfs.Root, mainFile string) (Effective, error) {
-	files, err := ReadFiles(root, mainFile)
+	return LoadEffectiveOf(root, mainFile, ProgramRKE2)
+}
+
+// ProgramRKE2 is the name errors give the config's owner unless told
+// otherwise: k3s reads the same files the same way (RKE2 uses k3s's
+// pkg/configfilearg), so only the name in an error differs.
+const ProgramRKE2 = "RKE2"
+
+// LoadEffectiveOf is LoadEffective whose errors name program's config
+// ("k3s config /etc/rancher/k3s/config.yaml: ..."): the operator must
+// know whose file to fix.
+func LoadEffectiveOf(root hostfs.Root, mainFile, program string) (Effective, error) {
+	files, err := ReadFilesOf(root, mainFile, program)
 	if err != nil {
 		return Effective{}, err
 	}
@@ -45,14 +57,19 @@ type Item struct {
 // name order. Unknown keys are kept: RKE2 skips them with a warning, and
 // whether a key matters is the caller's business.
 func ReadFiles(root hostfs.Root, mainFile string) ([]File, error) {
+	return ReadFilesOf(root, mainFile, ProgramRKE2)
+}
+
+// ReadFilesOf is ReadFiles whose errors name program's config.
+func ReadFilesOf(root hostfs.Root, mainFile, program string) ([]File, error) {
 	mainFile = path.Clean("/" + mainFile)
 	var names []string
 	if _, err := root.Stat(mainFile); err == nil {
 		names = append(names, mainFile)
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("read RKE2 config %s: %w", mainFile, hostErr(err))
+		return nil, fmt.Errorf("read %s config %s: %w", program, mainFile, hostErr(err))
 	}
-	dropIns, err := dropInFiles(root, mainFile+".d")
+	dropIns, err := dropInFiles(root, mainFile+".d", program)
 	if err != nil {
 		return nil, err
 	}
@@ -62,9 +79,9 @@ func ReadFiles(root hostfs.Root, mainFile string) ([]File, error) {
 	for _, name := range names {
 		data, err := root.ReadFile(name)
 		if err != nil {
-			return nil, fmt.Errorf("read RKE2 config %s: %w", name, hostErr(err))
+			return nil, fmt.Errorf("read %s config %s: %w", program, name, hostErr(err))
 		}
-		f, err := ParseFile(name, data)
+		f, err := parseFileOf(name, data, program)
 		if err != nil {
 			return nil, err
 		}
@@ -74,13 +91,13 @@ func ReadFiles(root hostfs.Root, mainFile string) ([]File, error) {
 }
 
 // dropInFiles lists dir's config drop-ins; a missing dir has none.
-func dropInFiles(root hostfs.Root, dir string) ([]string, error) {
+func dropInFiles(root hostfs.Root, dir, program string) ([]string, error) {
 	entries, err := root.ReadDir(dir) // sorted by name, byte-wise, like RKE2's os.ReadDir
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("list RKE2 config drop-ins in %s: %w", dir, hostErr(err))
+		return nil, fmt.Errorf("list %s config drop-ins in %s: %w", program, dir, hostErr(err))
 	}
 	var names []string
 	for _, e := range entries {

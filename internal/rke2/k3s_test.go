@@ -1,10 +1,12 @@
 package rke2
 
 import (
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 )
 
 // The releases that know prefer-bundled-bin (k3s v1.26.0 and the
@@ -53,5 +55,56 @@ func TestRenderK3sDropIn(t *testing.T) {
 	}
 	if _, err := RenderK3sDropIn(DropIn{Backend: backend.IptablesNFT, KubeProxyArgs: []string{"x\ny=1"}}, true); err == nil {
 		t.Error("a value with a newline rendered")
+	}
+}
+
+// The k3s drop-in's comments name k3s, whose start runs apply; RKE2's
+// keep RKE2's words, and a value that happens to hold them stays as set.
+func TestRenderK3sDropInSaysK3s(t *testing.T) {
+	label := "note=before every RKE2 start"
+	for _, d := range []DropIn{
+		{Backend: backend.IptablesNFT, KubeProxyArgs: []string{"proxy-mode=iptables"}, NodeLabels: []string{label}},
+		{Backend: backend.IptablesNFT},
+	} {
+		k3s, err := RenderK3sDropIn(d, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rke2, err := RenderDropIn(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(k3s), "\n") {
+			if strings.HasPrefix(line, "#") && strings.Contains(line, "RKE2") {
+				t.Errorf("a k3s drop-in comment names RKE2: %q\n%s", line, k3s)
+			}
+		}
+		if !strings.Contains(string(k3s), "before every k3s start") || !strings.Contains(string(rke2), "before every RKE2 start") {
+			t.Errorf("headers:\nk3s:\n%s\nRKE2:\n%s", k3s, rke2)
+		}
+		if len(d.NodeLabels) > 0 && !strings.Contains(string(k3s), label) {
+			t.Errorf("the node label's value was rewritten:\n%s", k3s)
+		}
+		if len(d.NodeLabels) == 0 && !strings.Contains(string(k3s), "k3s's own config already pins") {
+			t.Errorf("the empty k3s drop-in does not say k3s's config pins everything:\n%s", k3s)
+		}
+	}
+}
+
+// A bad k3s config file is named as k3s's, RKE2's as RKE2's.
+func TestParseErrorsNameTheDistribution(t *testing.T) {
+	root := t.TempDir()
+	dir := root + "/etc/rancher/k3s"
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dir+"/config.yaml", []byte("- a list\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for program, want := range map[string]string{"k3s": "k3s config /etc/rancher/k3s/config.yaml: line 1", ProgramRKE2: "RKE2 config /etc/rancher/k3s/config.yaml: line 1"} {
+		_, err := LoadEffectiveOf(hostfs.New(root), "/etc/rancher/k3s/config.yaml", program)
+		if err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%s: %v, want %q...", program, err, want)
+		}
 	}
 }

@@ -20,10 +20,15 @@ var yaml11Bools = map[string]bool{
 // --key=item flag) or nil (an empty value). Errors name the file and, for
 // bad YAML, the line.
 func ParseFile(name string, data []byte) (File, error) {
+	return parseFileOf(name, data, ProgramRKE2)
+}
+
+// parseFileOf is ParseFile whose errors name program's config.
+func parseFileOf(name string, data []byte, program string) (File, error) {
 	f := File{Path: name, Values: map[string]any{}}
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return File{}, fmt.Errorf("RKE2 config %s: invalid YAML: %w", name, err)
+		return File{}, fmt.Errorf("%s config %s: invalid YAML: %w", program, name, err)
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 {
 		return f, nil // empty file or only comments
@@ -33,17 +38,17 @@ func ParseFile(name string, data []byte) (File, error) {
 		return f, nil
 	}
 	if top.Kind != yaml.MappingNode {
-		return File{}, fmt.Errorf("RKE2 config %s: line %d: expected a mapping of keys to values, found a %s", name, top.Line, KindName(top))
+		return File{}, fmt.Errorf("%s config %s: line %d: expected a mapping of keys to values, found a %s", program, name, top.Line, KindName(top))
 	}
 	d := &decoder{budget: maxExpandedNodes}
 	for i := 0; i+1 < len(top.Content); i += 2 {
 		k, v := top.Content[i], top.Content[i+1]
 		if k.Kind != yaml.ScalarNode {
-			return File{}, fmt.Errorf("RKE2 config %s: line %d: a key must be a plain word, found a %s", name, k.Line, KindName(k))
+			return File{}, fmt.Errorf("%s config %s: line %d: a key must be a plain word, found a %s", program, name, k.Line, KindName(k))
 		}
 		value, err := d.value(v, 0)
 		if err != nil {
-			return File{}, fmt.Errorf("RKE2 config %s: line %d: key %q: %w", name, v.Line, k.Value, err)
+			return File{}, fmt.Errorf("%s config %s: line %d: key %q: %w", program, name, v.Line, k.Value, err)
 		}
 		f.Items = append(f.Items, Item{Key: k.Value, Value: value, Line: k.Line})
 		f.Values[k.Value] = value

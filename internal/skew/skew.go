@@ -39,6 +39,12 @@ type Host struct {
 	// SetsRead says whether the kernel was asked (the generator does not).
 	Sets     []UserdataSet
 	SetsRead bool
+	// Reader is, where kube-proxy runs no image (k3s: it execs the first
+	// nft on k3s's PATH), that nft's version, and ReaderSource names the
+	// binary and how its version was read. When known it is the reader,
+	// and Release is not looked up.
+	Reader       Version
+	ReaderSource string
 }
 
 // Report is the judgement of one host.
@@ -55,12 +61,17 @@ type Report struct {
 	Suspect []Pair
 	// Sets are the foreign sets with user data (when Bad or Suspect).
 	Sets []UserdataSet
+	// NoImage is set when the reader is Host.Reader (k3s), not an image's.
+	NoImage bool
 }
 
 // Judge compares the release's image with the host.
 func Judge(t *Table, h Host) Report {
 	var r Report
 	r.Image, r.ImageKnown = t.ImageFor(h.Release)
+	if h.Reader.Known() {
+		r.Image, r.ImageKnown, r.NoImage = Image{Userland: Userland{Nft: h.Reader}}, true, true
+	}
 	if !r.ImageKnown || !r.Image.Nft.Known() {
 		return r
 	}
@@ -95,13 +106,16 @@ func (r Report) Why(h Host) string {
 		return ""
 	}
 	img := fmt.Sprintf("RKE2 %s's kube-proxy image has nft %s (k3s-root %s, %s)", r.Image.Release, r.Image.Nft, r.Image.K3sRoot, DataFile)
+	if r.NoImage {
+		img = fmt.Sprintf("kube-proxy runs nft %s (%s)", h.Reader, h.ReaderSource)
+	}
 	var b strings.Builder
 	if len(r.Bad) > 0 {
 		fmt.Fprintf(&b, "%s and the host's nft is %s (per %s), a known-bad pair: ", img, h.Nft, h.NftSource)
-		b.WriteString(pairsText(r.Bad))
+		b.WriteString(pairsText(r.Bad, r.NoImage))
 	} else {
 		fmt.Fprintf(&b, "%s, and the host's nft version is unknown while sets written with user data exist: if the host's nft is %s, ", img, writers(r.Suspect))
-		b.WriteString(pairsText(r.Suspect))
+		b.WriteString(pairsText(r.Suspect, r.NoImage))
 	}
 	b.WriteString(setsText(r.Sets, h.SetsRead))
 	return b.String()
@@ -112,13 +126,20 @@ func (r Report) Fix() string {
 	if !r.Problem() {
 		return ""
 	}
+	if r.NoImage {
+		return "run an iptables backend (backend: iptables-nft in /etc/rke2-proxy-backend/config.yaml), or put an nft first in kube-proxy's PATH (k3s's: a newer k3s's bundled one, or the host's with prefer-bundled-bin: false) that no row of " + DataFile + " pairs with the host's nft (docs/userspace-skew.md), or give the host an nft outside the writer range"
+	}
 	return "run an iptables backend (backend: iptables-nft in /etc/rke2-proxy-backend/config.yaml), or upgrade RKE2 to a release whose kube-proxy and image nft no row of " + DataFile + " pairs with the host's nft (docs/userspace-skew.md), or give the host an nft outside the writer range"
 }
 
-func pairsText(ps []Pair) string {
+func pairsText(ps []Pair, noImage bool) string {
+	reader := "image nft"
+	if noImage {
+		reader = "kube-proxy's nft"
+	}
 	parts := make([]string, len(ps))
 	for i, p := range ps {
-		parts[i] = fmt.Sprintf("image nft %s against sets written by nft %s: %s (%s)", p.Reader.Words(), p.Writer.Words(), p.Fails, p.Refs())
+		parts[i] = fmt.Sprintf("%s %s against sets written by nft %s: %s (%s)", reader, p.Reader.Words(), p.Writer.Words(), p.Fails, p.Refs())
 	}
 	return strings.Join(parts, "; ")
 }

@@ -16,6 +16,12 @@ func host(release, kube, nft string, sets ...UserdataSet) Host {
 	return h
 }
 
+// onK3s makes kube-proxy's nft the one on k3s's PATH, of version reader.
+func onK3s(h Host, reader string) Host {
+	h.Reader, h.ReaderSource = MustVersion(reader), "/var/lib/rancher/k3s/data/current/bin/aux/nft on k3s's PATH, per its --version"
+	return h
+}
+
 var firewalldSet = UserdataSet{Family: "inet", Table: "firewalld", Name: "allowed-ips", Kinds: []string{"key-byteorder", "comment"}}
 
 func TestJudge(t *testing.T) {
@@ -36,6 +42,12 @@ func TestJudge(t *testing.T) {
 		"host nft unknown, sets": {h: host("v1.33.5+rke2r1", "1.33.5", "", firewalldSet), suspect: 1,
 			want: []string{"the host's nft version is unknown while sets written with user data exist: if the host's nft is 1.1.2 or later"}},
 		"host nft unknown, no sets": {h: host("v1.33.5+rke2r1", "1.33.5", "")},
+		// k3s runs no image: the nft on its PATH (k3s-root's 1.1.0) reads.
+		"k3s's bundled nft under trixie": {h: onK3s(host("v1.34.5+k3s1", "1.34.5", "1.1.3", firewalldSet), "1.1.0"), bad: 1,
+			want: []string{"kube-proxy runs nft 1.1.0 (/var/lib/rancher/k3s/data/current/bin/aux/nft on k3s's PATH, per its --version) and the host's nft is 1.1.3",
+				"kube-proxy's nft 1.1.1 or older against sets written by nft 1.1.2 or later"}},
+		"k3s's bundled nft, fixed kube-proxy": {h: onK3s(host("v1.34.8+k3s1", "1.34.8", "1.1.3", firewalldSet), "1.1.0")},
+		"k3s running the host's nft":          {h: onK3s(host("v1.34.5+k3s1", "1.34.5", "1.1.3", firewalldSet), "1.1.3")},
 	} {
 		r := Judge(tab, tc.h)
 		if len(r.Bad) != tc.bad || len(r.Suspect) != tc.suspect {

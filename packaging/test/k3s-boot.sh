@@ -43,6 +43,13 @@
 #           disable-network-policy: true: iptables-nft, the links already on
 #           nft, no flannel or kube-router chain anywhere (the stand-in
 #           honours both keys), verify passes without them, no unit failed.
+#   boot 4  the operator's own /etc/systemd/system/k3s.service.d/10-iptables-mode.conf
+#           pins Environment=IPTABLES_MODE=legacy with backend: auto on a
+#           node auto would put on iptables-nft (host alternative nft, links
+#           stuck on nft): systemd loads it before the generator's drop-in,
+#           the k3s process (the stand-in, /proc/PID/environ) runs with
+#           legacy, the rules are in legacy, detect names the file and line,
+#           verify passes, and that file is byte-identical after the boot.
 # The operator's files are byte-identical after each boot. The three boots
 # take about as long as before (one more iptables call per rule at each
 # k3s start; the whole script's time is printed per boot).
@@ -200,6 +207,21 @@ check "the drop-in sets Environment=IPTABLES_MODE=$m" grep -qx "Environment=IPTA
 check "the drop-in runs apply before k3s" grep -q '^ExecStartPre=/usr/bin/rke2-proxy-backend apply' "$d"
 check "systemd gives k3s.service IPTABLES_MODE=$m" sh -c "systemctl show -P Environment k3s.service | tr ' ' '\n' | grep -qx IPTABLES_MODE=$m"
 on_backend "$expect" "$m"
+if [ -f /etc/boot-test/pin ]; then
+	pin=/etc/systemd/system/k3s.service.d/10-iptables-mode.conf
+	check "systemd loads the operator's $pin before the generator's" sh -c \
+		"systemctl show -P DropInPaths k3s.service | tr ' ' '\n' | grep -e 10-iptables-mode.conf -e 50-rke2-proxy-backend.conf | tr '\n' ' ' | grep -qxF '$pin $d '"
+	pid=$(systemctl show -P MainPID k3s.service)
+	check "the k3s process ($pid) runs with IPTABLES_MODE=legacy" sh -c "tr '\0' '\n' </proc/$pid/environ | grep -qx IPTABLES_MODE=legacy"
+	/usr/bin/rke2-proxy-backend detect >"$out/detect-pin" 2>&1
+	cut -c1-220 "$out/detect-pin" | sed 's/^/INFO detect | /' >>"$result"
+	check "detect keeps the operator's pin and names its file and line" grep -qF "k3s's settings already pin IPTABLES_MODE=legacy in $pin line 2" "$out/detect-pin"
+	check "detect keeps iptables-legacy for it" grep -qF "respect_rke2_config is true, so iptables-legacy is kept" "$out/detect-pin"
+	/usr/bin/rke2-proxy-backend verify >"$out/verify-pin" 2>&1
+	rc=$?
+	cut -c1-220 "$out/verify-pin" | sed 's/^/INFO verify | /' >>"$result"
+	[ $rc = 0 ] && ok "verify with the operator's pin exits 0" || bad "verify with the operator's pin exited $rc"
+fi
 
 if [ "$mode" = switch ]; then
 	/usr/bin/rke2-proxy-backend switch --to iptables-nft --timeout 90s >"$out/switch.log" 2>&1
@@ -261,3 +283,19 @@ printf 'flannel-backend: none\ndisable-network-policy: true\n' >>"$R/etc/rancher
 cp "$R/etc/rancher/k3s/config.yaml" "$work/k3s-config.orig"
 boot 3 iptables-nft plain
 operator_files_untouched "after boot 3"
+# The operator's own pin: a drop-in of theirs sets IPTABLES_MODE=legacy on
+# a node auto would put on iptables-nft (the host alternative is nft, the
+# links are stuck on nft). respect_rke2_config keeps it: the generator's
+# drop-in sets the same value, so whatever systemd applies last, k3s runs
+# with legacy.
+sed -i 's/^backend: iptables-nft$/backend: auto/' "$cfg"
+grep -qx 'backend: auto' "$cfg" || fail "boot 4: could not put the config back on backend: auto"
+mkdir -p "$R/etc/systemd/system/k3s.service.d"
+printf '[Service]\nEnvironment=IPTABLES_MODE=legacy\n' >"$R/etc/systemd/system/k3s.service.d/10-iptables-mode.conf"
+cp "$R/etc/systemd/system/k3s.service.d/10-iptables-mode.conf" "$work/k3s-pin.orig"
+echo pin >"$R/etc/boot-test/pin"
+boot 4 iptables-legacy plain
+operator_files_untouched "after boot 4"
+cmp -s "$work/k3s-pin.orig" "$R/etc/systemd/system/k3s.service.d/10-iptables-mode.conf" ||
+	fail "boot 4: the operator's 10-iptables-mode.conf was modified"
+pass "boot 4: the operator's 10-iptables-mode.conf is untouched"
