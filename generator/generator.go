@@ -77,7 +77,7 @@ func Run(o Options) (Outcome, error) {
 	}
 	out, kind, err := run(o)
 	if err != nil && out != BrokenConfig {
-		name := hostplan.DistroName(kind)
+		name := kind.Name()
 		o.Log.Error("%v; wrote nothing, so %s starts without apply: with the %s an earlier boot left, if any (delete it for %s's own defaults)",
 			err, name, rke2.DropInName, name)
 		return Failed, err
@@ -187,7 +187,7 @@ func brokenConfig(o Options, normal string, f facts.Facts, dist distro.Distro, c
 		return Failed, fmt.Errorf("%w; and wiring apply into %s failed: %w", cfgErr, strings.Join(names, ", "), err)
 	}
 	o.Log.Error("%v; %s will run `rke2-proxy-backend apply`, which exits 2 on this error, so %s does not start until it is fixed (the intent is unknown: the %s an earlier boot left is not used)",
-		cfgErr, strings.Join(names, ", "), hostplan.DistroName(dist.Kind), rke2.DropInName)
+		cfgErr, strings.Join(names, ", "), dist.Kind.Name(), rke2.DropInName)
 	return BrokenConfig, cfgErr
 }
 

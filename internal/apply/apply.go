@@ -23,7 +23,6 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostplan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kmod"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/plan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
@@ -120,7 +119,7 @@ func Run(ctx context.Context, o Options, in Input) (Result, error) {
 		return res, nil
 	}
 	for _, r := range d.Respected {
-		o.log("respecting the operator's %s setting %s: not overriding it", hostplan.DistroName(o.Distribution), r)
+		o.log("respecting the operator's %s setting %s: not overriding it", o.Distribution.Name(), r)
 	}
 	for _, r := range d.Refused {
 		o.log("warning: %s", r)
@@ -337,13 +336,13 @@ func laterOverrides(o Options, d decide.Decision, warn func(format string, args 
 		}
 	}
 	sort.Strings(keys)
-	files, err := rke2.ReadFiles(o.Root, o.RKE2Config)
+	files, err := rke2.ReadFilesOf(o.Root, o.RKE2Config, o.Distribution.Name())
 	if err != nil {
-		msg := fmt.Sprintf("could not check later %s drop-ins: %v", hostplan.DistroName(o.Distribution), err)
+		msg := fmt.Sprintf("could not check later %s drop-ins: %v", o.Distribution.Name(), err)
 		warn("warning: %s", msg)
 		return []string{msg}
 	}
-	ws := rke2.LaterOverrides(files, o.RKE2Config, hostplan.DistroName(o.Distribution), keys)
+	ws := rke2.LaterOverrides(files, o.RKE2Config, o.Distribution.Name(), keys)
 	for _, w := range ws {
 		warn("warning: %s", w)
 	}

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostplan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kmod"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 )
@@ -49,7 +48,7 @@ func dryRun(o Options, in Input, res *Result, dropInPath string) error {
 	}
 	fmt.Fprintf(w, "# backend: %s (source %s)\n", d.Backend, d.Source)
 	if d.ProxyMode == decide.ProxyModeIPVS {
-		fmt.Fprintf(w, "# proxy mode: ipvs, kept from %s's config (the drop-in writes no proxy-mode), scheduler %s\n", hostplan.DistroName(o.Distribution), d.IPVSScheduler)
+		fmt.Fprintf(w, "# proxy mode: ipvs, kept from %s's config (the drop-in writes no proxy-mode), scheduler %s\n", o.Distribution.Name(), d.IPVSScheduler)
 	}
 	switch {
 	case !state.Supported:
@@ -73,7 +72,7 @@ func dryRun(o Options, in Input, res *Result, dropInPath string) error {
 		for _, p := range res.Problems {
 			fmt.Fprintf(w, "# problem: %s\n", p)
 		}
-		fmt.Fprintf(w, "# would not write %s (on_failure decides whether %s starts)\n", dropInPath, hostplan.DistroName(o.Distribution))
+		fmt.Fprintf(w, "# would not write %s (on_failure decides whether %s starts)\n", dropInPath, o.Distribution.Name())
 		return nil
 	}
 	data, why, err := renderFor(o, in.Facts, d)

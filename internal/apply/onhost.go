@@ -23,7 +23,7 @@ func OnHost(ctx context.Context, host hostplan.Host, o PrepareOptions) (Outcome,
 	host.Distribution, o.Distribution = kind, kind
 	p, err := hostplan.Load(host, hostplan.Apply)
 	if err != nil {
-		return Outcome{}, UnknownIntent(err, hostplan.DistroName(kind))
+		return Outcome{}, UnknownIntent(err, kind.Name())
 	}
 	o.Root, o.ConfigEnv = host.Root, os.Getenv(EnvRKE2Config)
 	if kind == distro.K3s {

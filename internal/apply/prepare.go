@@ -12,7 +12,6 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostplan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 )
 
@@ -130,7 +129,7 @@ func Prepare(ctx context.Context, o PrepareOptions, in Input) (Outcome, error) {
 			}
 		}
 	}
-	name := hostplan.DistroName(o.Distribution)
+	name := o.Distribution.Name()
 	out = onFailure(out, cfg, o.DryRun, name, logf)
 	return weighKubeProxyRefusals(out, refusals, cfg, o.DryRun, name, logf), nil
 }

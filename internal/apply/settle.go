@@ -5,6 +5,7 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 )
@@ -22,7 +23,8 @@ const EnvRKE2Config = "RKE2_CONFIG_FILE"
 //     carried out with decide.Force, and a host that cannot run it leaves a
 //     problem in the returned Input.
 //
-// The error is an RKE2 config that cannot be read: its intent is unknown.
+// The error is a config (RKE2's or k3s's) that cannot be read: its intent is
+// unknown.
 func Settle(root hostfs.Root, in Input, forced backend.Backend, configEnv string) (Input, string, error) {
 	f, d := in.Facts, in.Decision
 	redecide := false
@@ -34,9 +36,13 @@ func Settle(root hostfs.Root, in Input, forced backend.Backend, configEnv string
 	}
 	mainFile := f.RKE2.ConfigFile
 	if configEnv != "" && configEnv != mainFile {
-		eff, err := rke2.LoadEffective(root, configEnv)
+		eff, err := rke2.LoadEffectiveOf(root, configEnv, f.RKE2.Distribution.Name())
 		if err != nil {
-			return in, "", fmt.Errorf("%s=%s: %w", EnvRKE2Config, configEnv, err)
+			env := EnvRKE2Config
+			if f.RKE2.Distribution == distro.K3s {
+				env = EnvK3sConfig
+			}
+			return in, "", fmt.Errorf("%s=%s: %w", env, configEnv, err)
 		}
 		mainFile, f.RKE2.ConfigFile, f.RKE2.Config = configEnv, configEnv, eff
 		redecide = true

@@ -8,6 +8,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/testhost"
@@ -54,6 +55,19 @@ func TestSettleRefusesAnUnreadableRKE2ConfigFile(t *testing.T) {
 	_, _, err := Settle(h.Root(), probed(h), "", moved)
 	if err == nil || !strings.HasPrefix(err.Error(), "RKE2_CONFIG_FILE="+moved+": ") {
 		t.Errorf("Settle error %v; want one naming RKE2_CONFIG_FILE and the file", err)
+	}
+}
+
+// On k3s the same refusal names K3S_CONFIG_FILE and k3s's config, not
+// RKE2's.
+func TestSettleRefusesAnUnreadableK3sConfigFile(t *testing.T) {
+	const moved = "/etc/k3s-elsewhere/config.yaml"
+	h := testhost.New(t).Debian12().K3sUnit("k3s", "server").File(moved, "kube-proxy-arg: [unclosed\n")
+	in := probed(h)
+	in.Facts.RKE2.Distribution = distro.K3s
+	_, _, err := Settle(h.Root(), in, "", moved)
+	if err == nil || !strings.HasPrefix(err.Error(), "K3S_CONFIG_FILE="+moved+": k3s config "+moved) {
+		t.Errorf("Settle error %v; want one naming K3S_CONFIG_FILE and k3s's config file", err)
 	}
 }
 

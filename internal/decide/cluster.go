@@ -35,6 +35,11 @@ func clusterFollowsNFTables(f facts.Facts) capability {
 	if nft := f.Userspace.Nft; nft.Version != "" && facts.VersionBelow(nft.Version, nftMinimum...) {
 		return capability{support: unsupported, why: fmt.Sprintf("the host's nft is %s (per %s), older than 1.0.1, which crashes on kube-proxy's nftables rules (kubernetes#122743); upgrade nftables", nft.Version, nft.Source)}
 	}
+	if isK3s(f) {
+		// k3s's CNI is its own flannel and kube-router, which stay on
+		// iptables beside nftables mode (cniReason); no RKE2 chart applies.
+		return capability{support: supported}
+	}
 	follow := cniSetup(f).NFTables()
 	switch {
 	case follow.Refuse:
@@ -61,9 +66,18 @@ func rke2Name(f facts.Facts) string {
 	return "with Kubernetes " + f.RKE2.Kubernetes.String()
 }
 
+// k3sCNIReason is cniReason on k3s, whose flannel is hard-coded to iptables
+// (k3s#12849) and whose network policy controller is kube-router's
+// iptables one: no chart switches them, and verify expects their rules in
+// iptables-nft, which shares nf_tables with kube-proxy's tables.
+const k3sCNIReason = "On k3s, flannel and kube-router's network policy keep writing iptables rules beside kube-proxy's nftables mode (k3s's flannel is iptables-only, k3s#12849): they stay in iptables-nft, where verify expects them, and no chart is changed; a CNI you installed yourself (flannel-backend: none) must be moved to nftables by you."
+
 // cniReason says what the CNI needs once nftables mode is chosen: RKE2 calls
 // the mode experimental and the CNI does not follow on its own.
 func cniReason(f facts.Facts, manifestsDir string) string {
+	if isK3s(f) {
+		return k3sCNIReason
+	}
 	s := cniSetup(f)
 	follow := s.NFTables()
 	base := "RKE2 documents nftables mode as experimental, and the CNI must be switched to nftables too"

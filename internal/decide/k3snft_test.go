@@ -29,7 +29,8 @@ func TestK3sNFTablesByTheNftOnK3sPath(t *testing.T) {
 			h.K3sBinary("/usr/local/bin/k3s", "v1.31.2+k3s1").K3sAux("iptables-detect.sh").Executable(aux+"/nft", nft("1.1.0"))
 		}, backend.NFTables, []string{
 			"kube-proxy's nftables mode runs inside k3s and execs nft from k3s's PATH: " + auxNft + ", k3s's bundled nft (k3s-root's, in bin/aux) (nft 1.1.0, per " + auxNft + " --version), since prefer-bundled-bin puts k3s's bin/aux before the host's dirs in k3s's PATH.",
-		}, []string{"kube-proxy image"}},
+			"On k3s, flannel and kube-router's network policy keep writing iptables rules beside kube-proxy's nftables mode",
+		}, []string{"kube-proxy image", "RKE2 runs", "HelmChartConfig", "RKE2 documents"}},
 		{"no nft anywhere on k3s's PATH", func(h *testhost.Host) {
 			h.K3sBinary("/usr/local/bin/k3s", "v1.33.5+k3s1").K3sAux("iptables-detect.sh")
 		}, backend.IptablesNFT, []string{

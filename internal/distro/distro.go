@@ -31,6 +31,15 @@ func Parse(s string) (Kind, error) {
 	return "", fmt.Errorf("distribution %q is not one of auto, rke2, k3s", s)
 }
 
+// Name is the distribution as operators and its own docs write it
+// ("RKE2", "k3s"); "" counts as RKE2, the probe's default.
+func (k Kind) Name() string {
+	if k == K3s {
+		return "k3s"
+	}
+	return "RKE2"
+}
+
 // ConfigFile is the distribution's main config when nothing moves it; both
 // read drop-ins from ConfigFile+".d" with the same "+" keys (RKE2 uses
 // k3s's pkg/configfilearg), so internal/rke2's merge serves both.

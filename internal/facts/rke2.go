@@ -49,17 +49,17 @@ func (p *probe) rke2Config() RKE2 {
 			break
 		}
 	}
-	eff, err := rke2.LoadEffectiveOf(p.root, r.ConfigFile, p.dist())
+	eff, err := rke2.LoadEffectiveOf(p.root, r.ConfigFile, p.opts.Distribution.Name())
 	if err != nil {
 		if errors.Is(err, fs.ErrPermission) && os.Geteuid() != 0 {
 			// RKE2 runs as root and reads it; only this run cannot.
-			p.unreadable("%s: %s's config cannot be read by this user; %s", err, p.dist(), fixHint(r.ConfigFile, err))
+			p.unreadable("%s: %s's config cannot be read by this user; %s", err, p.opts.Distribution.Name(), fixHint(r.ConfigFile, err))
 		} else {
-			p.unreadable("%s: %s's config cannot be read, and %s will refuse it too; fix the file", err, p.dist(), p.dist())
+			p.unreadable("%s: %s's config cannot be read, and %s will refuse it too; fix the file", err, p.opts.Distribution.Name(), p.opts.Distribution.Name())
 		}
 		eff = rke2.Merge(nil)
 	} else if len(eff.Files) == 0 {
-		p.problem("No %s config at %s or in %s.d: %s runs with its defaults (kube-proxy in iptables mode).", p.dist(), r.ConfigFile, r.ConfigFile, p.dist())
+		p.problem("No %s config at %s or in %s.d: %s runs with its defaults (kube-proxy in iptables mode).", p.opts.Distribution.Name(), r.ConfigFile, r.ConfigFile, p.opts.Distribution.Name())
 	}
 	r.Config = eff
 	r.DataDir = p.opts.Distribution.DataDir()
@@ -88,7 +88,7 @@ func (p *probe) version(units []RKE2Unit, dataDir string) (version, source strin
 	// now and not worth a sentence.
 	quiet := &probe{root: p.root}
 	if old, oldSrc := quiet.rke2Version(dataDir); old != "" && old != v {
-		src += " (the binary the unit runs, which " + p.dist() + " is about to start; " + oldSrc + " holds " + old + ", left by the release that ran before)"
+		src += " (the binary the unit runs, which " + p.opts.Distribution.Name() + " is about to start; " + oldSrc + " holds " + old + ", left by the release that ran before)"
 	}
 	return v, src
 }
@@ -109,7 +109,7 @@ func (p *probe) rke2Version(dataDir string) (version, source string) {
 	dataRoot := path.Join(dataDir, "data")
 	entries, err := p.root.ReadDir(dataRoot)
 	if err != nil && !isNotExist(err) {
-		p.unreadable("%s: %s: the %s version is unknown; check the directory's permissions", dataRoot, errText(err), p.dist())
+		p.unreadable("%s: %s: the %s version is unknown; check the directory's permissions", dataRoot, errText(err), p.opts.Distribution.Name())
 		return "", ""
 	}
 	best, bestName := "", ""
@@ -119,7 +119,7 @@ func (p *probe) rke2Version(dataDir string) (version, source string) {
 		}
 	}
 	if best == "" {
-		p.problem("No %s runtime in %s: %s has not started here yet, or /var is not mounted (normal at generator time); the Kubernetes version is unknown.", p.dist(), dataRoot, p.dist())
+		p.problem("No %s runtime in %s: %s has not started here yet, or /var is not mounted (normal at generator time); the Kubernetes version is unknown.", p.opts.Distribution.Name(), dataRoot, p.opts.Distribution.Name())
 		return "", ""
 	}
 	return best, path.Join(dataRoot, bestName)

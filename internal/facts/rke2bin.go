@@ -56,35 +56,35 @@ func (p *probe) binaryVersion(units []RKE2Unit, timeout time.Duration) (version,
 	}
 	bin := unit.Binary
 	if !path.IsAbs(bin) {
-		p.problem("%s runs %s, not an absolute path: its version cannot be asked; it is taken from %s's data directory.", unit.Name, bin, p.dist())
+		p.problem("%s runs %s, not an absolute path: its version cannot be asked; it is taken from %s's data directory.", unit.Name, bin, p.opts.Distribution.Name())
 		return "", "", false
 	}
 	onDisk, err := p.hostExecutable(bin)
 	if err != nil {
 		switch {
 		case isNotExist(err):
-			p.problem("%s, which %s runs, is missing: %s's version is taken from its data directory.", bin, unit.Name, p.dist())
+			p.problem("%s, which %s runs, is missing: %s's version is taken from its data directory.", bin, unit.Name, p.opts.Distribution.Name())
 		case err == errNotExecutable:
 			// systemd could not run it either; RKE2 is not (fully) installed.
-			p.problem("%s, which %s runs, is not executable: %s's version is taken from its data directory.", bin, unit.Name, p.dist())
+			p.problem("%s, which %s runs, is not executable: %s's version is taken from its data directory.", bin, unit.Name, p.opts.Distribution.Name())
 		default:
-			p.unreadable("%s, which %s runs: %s: %s's version is taken from its data directory; reinstall %s", bin, unit.Name, errText(err), p.dist(), p.dist())
+			p.unreadable("%s, which %s runs: %s: %s's version is taken from its data directory; reinstall %s", bin, unit.Name, errText(err), p.opts.Distribution.Name(), p.opts.Distribution.Name())
 		}
 		return "", "", false
 	}
 	first, err := firstVersionLine(onDisk, []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}, timeout)
 	if err != nil {
 		// Neither its output nor its complaint is repeated: only what went wrong.
-		p.unreadable("%s --version (the binary %s runs): %s: %s's version is taken from its data directory; check the binary", bin, unit.Name, runProblem(err), p.dist())
+		p.unreadable("%s --version (the binary %s runs): %s: %s's version is taken from its data directory; check the binary", bin, unit.Name, runProblem(err), p.opts.Distribution.Name())
 		return "", "", false
 	}
 	m := rke2VersionLine().FindStringSubmatch(strings.TrimSpace(first))
 	if m == nil {
-		p.unreadable("%s --version (the binary %s runs): its first line is not \"%s\": %s's version is taken from its data directory; check the binary", bin, unit.Name, p.versionExample(), p.dist())
+		p.unreadable("%s --version (the binary %s runs): its first line is not \"%s\": %s's version is taken from its data directory; check the binary", bin, unit.Name, p.versionExample(), p.opts.Distribution.Name())
 		return "", "", false
 	}
 	if _, err := rke2.ParseVersion(m[1]); err != nil {
-		p.unreadable("%s --version (the binary %s runs): the version it prints is not a Kubernetes version: %s's version is taken from its data directory", bin, unit.Name, p.dist())
+		p.unreadable("%s --version (the binary %s runs): the version it prints is not a Kubernetes version: %s's version is taken from its data directory", bin, unit.Name, p.opts.Distribution.Name())
 		return "", "", false
 	}
 	return m[1], bin + " --version", true
@@ -138,13 +138,6 @@ func runProblem(err error) string {
 }
 
 // dist names the node's distribution in the probe's sentences.
-func (p *probe) dist() string {
-	if p.opts.Distribution == distro.K3s {
-		return "k3s"
-	}
-	return "RKE2"
-}
-
 // versionExample is the shape of the distribution's --version line.
 func (p *probe) versionExample() string {
 	if p.opts.Distribution == distro.K3s {

@@ -70,12 +70,3 @@ func Load(h Host, probe facts.Options) (Plan, error) {
 	}
 	return Plan{Facts: f, Config: c, Decision: decide.Decide(f, c)}, nil
 }
-
-// DistroName is how the generator's and apply's sentences name the node's
-// distribution: "RKE2" (also for "", as before k3s was known) or "k3s".
-func DistroName(k distro.Kind) string {
-	if k == distro.K3s {
-		return "k3s"
-	}
-	return "RKE2"
-}
