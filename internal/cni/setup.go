@@ -13,6 +13,10 @@ const (
 	Cilium  = "cilium"
 	Multus  = "multus" // a meta-plugin listed before the primary one
 	None    = "none"   // the operator installs a CNI of their own
+	// K3sFlannel is k3s's built-in flannel, which runs inside the k3s
+	// process and writes iptables rules only (k3s#12849): no chart moves
+	// it, and beside kube-proxy's nftables mode it stays in iptables-nft.
+	K3sFlannel = "k3s-flannel"
 )
 
 // Setting is one chart value, a dotted key and its value.
@@ -85,6 +89,18 @@ func NewSetup(cnis []string, file string, charts []ChartConfig) Setup {
 	return s
 }
 
+// K3sSetup is a k3s node's pod networking: its built-in flannel, or, with
+// flannel-backend: none, a CNI of the operator's own (None). source says
+// where that was set, or that k3s's default stands. k3s has no server
+// manifests for RKE2's CNI charts, so there are no chart configs.
+func K3sSetup(flannel bool, source string) Setup {
+	primary := K3sFlannel
+	if !flannel {
+		primary = None
+	}
+	return Setup{CNIs: []string{primary}, Primary: primary, Source: source}
+}
+
 // Follow says whether the CNI goes along with kube-proxy's nftables mode.
 type Follow struct {
 	// Refuse is set when it cannot: nftables mode would leave pods with
@@ -103,6 +119,11 @@ type Follow struct {
 func (s Setup) NFTables() Follow {
 	if s.NodeLocalDNS != "" {
 		return Follow{Refuse: true, Why: fmt.Sprintf("NodeLocal DNSCache is enabled (nodelocal.enabled in %s) and programs iptables rules only (kubernetes/dns#682); turn it off to run nftables mode", s.NodeLocalDNS)}
+	}
+	if s.Primary == K3sFlannel {
+		// Nothing to set: its iptables rules belong in iptables-nft,
+		// which shares nf_tables with kube-proxy's tables.
+		return Follow{}
 	}
 	want, bundled := nftablesValues[s.Primary]
 	if !bundled {

@@ -40,17 +40,17 @@ type K3sNetwork struct {
 func ReadK3sNetwork(root hostfs.Root) (K3sNetwork, []string) {
 	p := &probe{root: root, opts: Options{Distribution: distro.K3s}}
 	r := p.rke2Config()
+	return r.k3sNetwork(), p.f.Unreadable
+}
+
+// k3sNetwork is k3sNetwork for r's merged config and its units' command
+// lines, both already read.
+func (r RKE2) k3sNetwork() K3sNetwork {
 	var args [][]string
-	for _, u := range distro.Find(root, distro.K3s).Units {
-		data, ok := p.read(u.Path, "flags on its command line are not seen")
-		if !ok {
-			continue
-		}
-		for _, line := range parseUnit(string(data)).execStart {
-			args = append(args, unitWords(line))
-		}
+	for _, u := range r.Units {
+		args = append(args, unitWords(u.execStart))
 	}
-	return k3sNetwork(r.Config, args), p.f.Unreadable
+	return k3sNetwork(r.Config, args)
 }
 
 // k3sNetwork decides from the merged config and the units' command lines.

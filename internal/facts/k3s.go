@@ -21,8 +21,11 @@ func (p *probe) k3sUnits() []RKE2Unit {
 		}
 		parsed := parseUnit(string(data))
 		unit := RKE2Unit{Name: u.Name, Path: u.Path, Binary: u.Binary, Role: "agent"}
-		if n := len(parsed.execStart); n > 0 && strings.Contains(" "+parsed.execStart[n-1]+" ", " server ") {
-			unit.Role = "server"
+		if n := len(parsed.execStart); n > 0 {
+			unit.execStart = parsed.execStart[n-1]
+			if strings.Contains(" "+parsed.execStart[n-1]+" ", " server ") {
+				unit.Role = "server"
+			}
 		}
 		unit.ConfigFile = p.unitEnv(u.Name, parsed)["K3S_CONFIG_FILE"]
 		unit.IptablesMode = p.k3sEnvSetting(u.Name, u.Path, string(data), "IPTABLES_MODE")

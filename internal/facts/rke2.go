@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cni"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 )
@@ -24,12 +25,15 @@ var dataDirPattern = sync.OnceValue(func() *regexp.Regexp {
 
 func (p *probe) rke2() RKE2 {
 	r := p.rke2Config()
-	r.CNI = p.cniSetup(r.Config, r.DataDir)
 	dataDir := r.DataDir
 	r.Version, r.VersionSource = p.version(r.Units, dataDir)
 	if p.opts.Distribution == distro.K3s {
 		r.Distribution, r.K3sAuxTarget = distro.K3s, p.k3sAuxTarget(dataDir)
 		r.K3sNft = p.k3sNft(dataDir)
+		n := r.k3sNetwork()
+		r.K3sNetwork, r.CNI = &n, cni.K3sSetup(n.Flannel, n.FlannelSource)
+	} else {
+		r.CNI = p.cniSetup(r.Config, r.DataDir)
 	}
 	if r.Version != "" {
 		if kv, err := rke2.ParseVersion(r.Version); err == nil {

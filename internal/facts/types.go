@@ -147,6 +147,9 @@ type RKE2Unit struct {
 	// drop-in): kube-proxy runs inside k3s, so this is kube-proxy's, the
 	// same explicit choice as RKE2's kube-proxy-extra-env.
 	IptablesMode *UnitEnvSetting `json:"iptables_mode,omitempty"`
+	// execStart is, on k3s, the last ExecStart= (flags there win over
+	// k3s's config).
+	execStart string
 }
 
 // RKE2 describes the RKE2 install and its effective configuration.
@@ -176,4 +179,7 @@ type RKE2 struct {
 	// K3sNft is, on k3s, where an nft is on k3s's PATH (kube-proxy's
 	// nftables mode runs it); nil on RKE2, whose nft is the image's.
 	K3sNft *K3sNft `json:"k3s_nft,omitempty"`
+	// K3sNetwork is, on k3s, whether its flannel and kube-router's network
+	// policy run (they share kube-proxy's backend there).
+	K3sNetwork *K3sNetwork `json:"k3s_network,omitempty"`
 }

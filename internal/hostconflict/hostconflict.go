@@ -106,7 +106,7 @@ func Find(f facts.Facts, b backend.Backend) []Finding {
 
 // usesCaliFlannel reports whether the CNI creates cali* or flannel* links.
 func usesCaliFlannel(primary string) bool {
-	return primary == cni.Canal || primary == cni.Calico || primary == cni.Flannel
+	return primary == cni.Canal || primary == cni.Calico || primary == cni.Flannel || primary == cni.K3sFlannel
 }
 
 // unmanagedMissing returns the CNI interface patterns NetworkManager's
