@@ -4,12 +4,13 @@ import (
 	"fmt"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/vocab"
 )
 
-// TaintKey is the only key node_taint accepts: the node label's key
-// (decide.NodeLabelKey, which a test keeps equal), so one toleration or
-// node affinity term matches both, and the taint's value is a backend.
-const TaintKey = "rke2-proxy-backend/backend"
+// TaintKey is the only key node_taint accepts: the node label's key, so
+// one toleration or node affinity term matches both, and the taint's value
+// is a backend.
+const TaintKey = vocab.NodeLabelPlanned
 
 // checkNodeTaint accepts "" (no taint) or TaintKey=<backend>:<Effect>. The
 // value names the backend the taint is for: a node registers with it only
