@@ -111,7 +111,7 @@ func runFor(o Options, normal string, dist distro.Distro) (Outcome, error) {
 	if dist.Note != "" {
 		o.Log.Warn("%s", dist.Note)
 	}
-	p, err := o.decide(dist.Kind)
+	p, err := o.decide(dist)
 	f, cfg, d := p.Facts, p.Config, p.Decision
 	if err != nil {
 		return brokenConfig(o, normal, f, dist, err)
@@ -153,11 +153,11 @@ func runFor(o Options, normal string, dist distro.Distro) (Outcome, error) {
 	return Wrote, nil
 }
 
-func (o Options) decide(kind distro.Kind) (hostplan.Plan, error) {
+func (o Options) decide(dist distro.Distro) (hostplan.Plan, error) {
 	if o.Decide != nil {
 		return o.Decide()
 	}
-	return hostplan.Load(hostplan.Host{Root: o.Root, ConfigFile: o.ConfigFile, Environ: o.Environ, Distribution: kind}, hostplan.Boot)
+	return hostplan.Load(hostplan.Host{Root: o.Root, ConfigFile: o.ConfigFile, Environ: o.Environ, Distribution: dist.Kind, Units: dist.Units}, hostplan.Boot)
 }
 
 // passedConfig is the config file the drop-ins name: "" for the default,

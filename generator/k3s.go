@@ -18,12 +18,14 @@ import (
 // The verify unit, shipped After= RKE2's units only, is ordered after
 // the k3s units too, so it starts once k3s reports ready.
 func k3sEnvironment(files []units.File, k3sUnits []string, iptablesMode string) ([]units.File, error) {
-	if iptablesMode == "" {
-		return files, nil
-	}
-	env, err := units.EnvironmentValue("IPTABLES_MODE", iptablesMode)
-	if err != nil {
-		return nil, fmt.Errorf("k3s drop-in: %w", err)
+	// The verify unit is ordered after k3s's units whatever the mode;
+	// only the environment line needs one.
+	env := ""
+	if iptablesMode != "" {
+		var err error
+		if env, err = units.EnvironmentValue("IPTABLES_MODE", iptablesMode); err != nil {
+			return nil, fmt.Errorf("k3s drop-in: %w", err)
+		}
 	}
 	verify := path.Join(units.VerifyUnit+".d", units.DropInName)
 	ours := map[string]bool{}
@@ -34,7 +36,7 @@ func k3sEnvironment(files []units.File, k3sUnits []string, iptablesMode string) 
 	for i, f := range files {
 		out[i] = f
 		switch {
-		case ours[f.Path]:
+		case ours[f.Path] && env != "":
 			out[i].Data = append(append([]byte{}, f.Data...), "Environment="+env+"\n"...)
 		case f.Path == verify:
 			out[i].Data = append(append([]byte{}, f.Data...), "\n[Unit]\nAfter="+strings.Join(k3sUnits, " ")+"\n"...)

@@ -12,7 +12,12 @@ import (
 // k3s runs kube-proxy inside its own process.
 func unitsToAdopt(o Options) []string {
 	if o.Facts.RKE2.Distribution == distro.K3s {
-		return distro.Find(o.Root, distro.K3s).UnitNames()
+		// The probe already found and read them.
+		var names []string
+		for _, u := range o.Facts.RKE2.Units {
+			names = append(names, u.Name)
+		}
+		return names
 	}
 	return RKE2Units
 }

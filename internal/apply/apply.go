@@ -330,8 +330,9 @@ func laterOverrides(o Options, d decide.Decision, warn func(format string, args 
 	for key, values := range map[string][]string{
 		rke2.KeyKubeProxyArg: d.KubeProxyArgs, rke2.KeyKubeProxyExtraEnv: d.KubeProxyEnv, rke2.KeyNodeLabel: d.NodeLabels, rke2.KeyNodeTaint: d.NodeTaints,
 	} {
-		// k3s's drop-in has no kube-proxy-extra-env (RenderK3sDropIn).
-		if len(values) > 0 && !(o.Distribution == distro.K3s && key == rke2.KeyKubeProxyExtraEnv) {
+		// k3s's drop-in has no kube-proxy-extra-env (RenderK3sDropIn):
+		// kube-proxy's environment is the unit's there.
+		if len(values) > 0 && (o.Distribution.EnvInConfig() || key != rke2.KeyKubeProxyExtraEnv) {
 			keys = append(keys, key)
 		}
 	}

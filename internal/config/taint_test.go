@@ -4,18 +4,9 @@ import (
 	"testing"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/check"
 )
-
-// One key for the label and the taint: a toleration written for the taint
-// and a node affinity written for the label must name the same thing.
-func TestTaintKeyIsTheNodeLabelKey(t *testing.T) {
-	if config.TaintKey != decide.NodeLabelKey {
-		t.Fatalf("config.TaintKey %q != decide.NodeLabelKey %q", config.TaintKey, decide.NodeLabelKey)
-	}
-}
 
 func TestNodeTaintLoads(t *testing.T) {
 	loaded := func(in string) string {

@@ -14,7 +14,11 @@ import (
 // from the word after the binary (install.sh's "k3s \ server \").
 func (p *probe) k3sUnits() []RKE2Unit {
 	units := []RKE2Unit{}
-	for _, u := range distro.Find(p.root, distro.K3s).Units {
+	found := p.opts.Units
+	if found == nil {
+		found = distro.Find(p.root, distro.K3s).Units
+	}
+	for _, u := range found {
 		data, ok := p.read(u.Path, "this k3s unit's config file is unknown")
 		if !ok {
 			continue

@@ -2,6 +2,7 @@ package facts
 
 import (
 	"fmt"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/units"
 	"path"
 	"sort"
 	"strings"
@@ -44,10 +45,10 @@ func (r RKE2) K3sIptablesMode() *UnitEnvSetting {
 	return nil
 }
 
-// OurDropInName is the generator's drop-in in <unit>.d (units.DropInName;
-// facts sits below units). It lives in the generator directory, which is
-// not read here: what this tool wrote is not the operator's choice.
-const OurDropInName = "50-rke2-proxy-backend.conf"
+// OurDropInName is the generator's drop-in in <unit>.d. It lives in the
+// generator directory, which is not read here: what this tool wrote is not
+// the operator's choice.
+const OurDropInName = units.DropInName
 
 // dropInDirs are the unit directories whose <unit>.d systemd reads, in
 // its precedence order (a file name in an earlier one hides the same name

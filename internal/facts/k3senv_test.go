@@ -6,7 +6,6 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/testhost"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/units"
 )
 
 // The operator's IPTABLES_MODE in a k3s unit's environment is read as
@@ -79,14 +78,6 @@ func TestK3sUnitIptablesModeInvalid(t *testing.T) {
 		if !strings.Contains(text, want) {
 			t.Errorf("the error lacks %q:\n%s", want, text)
 		}
-	}
-}
-
-// The generator's drop-in, which the probe leaves out, is the one units
-// writes: a rename there must not make ours read as the operator's.
-func TestOurDropInNameIsTheGenerators(t *testing.T) {
-	if OurDropInName != units.DropInName {
-		t.Errorf("facts.OurDropInName %q, units.DropInName %q", OurDropInName, units.DropInName)
 	}
 }
 

@@ -38,6 +38,10 @@ type Options struct {
 	// Distribution moves the config file and data dir read when no unit
 	// names them to that distribution's ("": RKE2's).
 	Distribution distro.Kind
+	// Units are the distribution's units as distro.Find already found them
+	// (nil: the probe finds them), so the boot path lists and reads the
+	// unit directories once, not twice.
+	Units []distro.Unit
 }
 
 // Probe reads every fact under root. It never fails: unreadable sources

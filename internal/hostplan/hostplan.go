@@ -23,6 +23,9 @@ type Host struct {
 	// Distribution is the one the node runs ("": RKE2): its config file
 	// and data dir are probed.
 	Distribution distro.Kind
+	// Units are its units as distro.Find found them (nil: the probe finds
+	// them again).
+	Units []distro.Unit
 }
 
 // The probes of each flow: what it reads beyond the facts every decision
@@ -62,7 +65,7 @@ func Load(h Host, probe facts.Options) (Plan, error) {
 	if file == "" {
 		file = hostfs.ConfigFile
 	}
-	probe.Distribution = h.Distribution
+	probe.Distribution, probe.Units = h.Distribution, h.Units
 	f := facts.Probe(h.Root, probe)
 	c, err := config.Load(h.Root, file, h.Environ, f.Cmdline)
 	if err != nil {
