@@ -44,11 +44,11 @@ func Stranded(ctx context.Context, root hostfs.Root, b backend.Backend, opts Opt
 	case err == nil && !p.Decision.Disabled:
 		planned = p.Decision.Backend
 	}
-	live, err := Read(ctx, Exec, b)
+	g, err := GroupOn(root, opts.Distribution)
 	if err != nil {
 		return nil, err
 	}
-	g, err := GroupOn(root, opts.Distribution)
+	live, err := Read(ctx, Exec, b)
 	if err != nil {
 		return nil, err
 	}
