@@ -1,7 +1,7 @@
 // Package cleanup removes kube-proxy's rules from one backend: the rules a
 // backend switch stranded there, which kube-proxy itself never removes
 // (it cleans only the backend its wrapper chose). Only the objects of the
-// distribution's owner group go (ownership.GroupOf: kube-proxy's on RKE2;
+// distribution's owner group go (ownership.GroupFor: kube-proxy's on RKE2;
 // kube-proxy's, flannel's and kube-router's on k3s, which move with it):
 // never kubelet's chains (KUBE-IPTABLES-HINT, KUBE-KUBELET-CANARY,
 // KUBE-FIREWALL), never anyone else's.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/plan"
@@ -21,8 +22,9 @@ type Options struct {
 	Force bool
 	// DryRun plans and changes nothing.
 	DryRun bool
-	// Distribution says whose chains go (ownership.GroupOf): on k3s
-	// flannel's and kube-router's with kube-proxy's.
+	// Distribution says whose chains go (ownership.GroupFor): on k3s
+	// flannel's and kube-router's with kube-proxy's, each while k3s's
+	// config says k3s runs it.
 	Distribution distro.Kind
 }
 
@@ -42,17 +44,39 @@ func Stranded(ctx context.Context, root hostfs.Root, b backend.Backend, opts Opt
 	case err == nil && !p.Decision.Disabled:
 		planned = p.Decision.Backend
 	}
+	g, err := GroupOn(root, opts.Distribution)
+	if err != nil {
+		return nil, err
+	}
 	live, err := Read(ctx, Exec, b)
 	if err != nil {
 		return nil, err
 	}
-	cp := ComputeGroup(live, Sweep(ownership.GroupOf(opts.Distribution), b, planned))
+	cp := ComputeGroup(live, g.StraysIn(b, planned))
 	if !opts.DryRun && !cp.Empty() {
 		if err := Apply(ctx, Exec, cp); err != nil {
 			return nil, err
 		}
 	}
 	return cp, nil
+}
+
+// GroupOn is the group of root's distribution kind, what cleanup and
+// switch remove. On k3s it reads
+// k3s's config and units: a flannel or kube-router that k3s does not run
+// (flannel-backend: none, disable-network-policy: true) is the operator's,
+// with its own iptables choice, and its chains are never ours to remove.
+// A config that cannot be read is an error, not k3s's defaults, which
+// would remove them.
+func GroupOn(root hostfs.Root, kind distro.Kind) (ownership.Group, error) {
+	if kind != distro.K3s {
+		return ownership.GroupOf(kind), nil
+	}
+	n, unreadable := facts.ReadK3sNetwork(root)
+	if len(unreadable) > 0 {
+		return nil, fmt.Errorf("cannot tell whether k3s runs its flannel and kube-router (%s), so not whether their chains are k3s's to remove: %s; fix the read and run cleanup again", facts.KeyFlannelBackend+", "+facts.KeyDisableNetworkPolicy, strings.Join(unreadable, "; "))
+	}
+	return ownership.GroupFor(kind, n.Flannel, n.NetworkPolicy), nil
 }
 
 // PlannedBackend is kube-proxy's backend as root's plan records it, which

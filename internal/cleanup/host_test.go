@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/expectedtest"
@@ -116,5 +117,17 @@ func TestResultText(t *testing.T) {
 		if got := tc.r.Text(); got != tc.want {
 			t.Errorf("Text() =\n%s\nwant\n%s", got, tc.want)
 		}
+	}
+}
+
+// A k3s config cleanup cannot read says nothing about whether a flannel
+// there is k3s's: cleanup refuses, naming the file, before it reads or
+// removes a rule, rather than take k3s's defaults and remove an
+// operator's chains.
+func TestStrandedUnreadableK3sConfig(t *testing.T) {
+	root := testhost.New(t).K3sUnit("k3s", "server").K3sConfig("config.yaml", "flannel-backend: [none\n").Root()
+	_, err := Stranded(context.Background(), root, backend.IptablesLegacy, Options{Distribution: distro.K3s})
+	if err == nil || !strings.Contains(err.Error(), "/etc/rancher/k3s/config.yaml") || !strings.Contains(err.Error(), "cannot tell whether k3s runs its flannel and kube-router") {
+		t.Fatalf("got %v, want a refusal naming k3s's config", err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/expectedtest"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/k3sgroup"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/nstest"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/testhost"
 )
 
 // felix is someone else's chain and jump (Calico's), which no cleanup takes.
@@ -92,11 +93,57 @@ func TestCleanupK3sGroupInNetns(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if again := ComputeGroup(after, Sweep(ownership.K3s, c.stranded, c.chosen)); !again.Empty() {
+			if again := ComputeGroup(after, ownership.K3s.StraysIn(c.stranded, c.chosen)); !again.Empty() {
 				t.Errorf("a second cleanup would remove %q", again.Removals)
 			}
 			if got := snapshot(t, c.chosen); got != before {
 				t.Errorf("the chosen backend %s changed:\n--- before\n%s\n--- after\n%s", c.chosen, before, got)
+			}
+		})
+	}
+}
+
+// A flannel or kube-router that k3s does not run (flannel-backend: none,
+// disable-network-policy: true) is the operator's, with its own iptables
+// choice: k3s's cleanup takes kube-proxy's chains and the writers k3s
+// does run, and leaves the operator's FLANNEL-* or KUBE-ROUTER-* chains
+// where they are, as verify judges them not k3s's.
+func TestCleanupK3sOperatorsWriterInNetns(t *testing.T) {
+	flannel := []string{":FLANNEL-POSTRTG", ":FLANNEL-FWD", `-A POSTROUTING -m comment --comment "flanneld masq" -j FLANNEL-POSTRTG`}
+	kubeRouter := []string{":KUBE-ROUTER-INPUT", ":KUBE-NWPLCY-DEFAULT", `-A INPUT -m comment --comment "kube-router netpol - 4IA2OSFRMVNDXBVV" -j KUBE-ROUTER-INPUT`}
+	for _, c := range []struct {
+		config       string
+		kept, gone   []string
+		owners, none string
+	}{
+		{"flannel-backend: none\n", flannel, kubeRouter, " object(s) of kube-proxy and kube-router from iptables-legacy:\n", "(flannel)"},
+		{"disable-network-policy: true\n", kubeRouter, flannel, " object(s) of kube-proxy and flannel from iptables-legacy:\n", "(kube-router)"},
+	} {
+		t.Run(strings.TrimSpace(c.config), func(t *testing.T) {
+			if !nstest.InNetns(t) {
+				return
+			}
+			expectedtest.Load(t, expected.Options{Backend: backend.IptablesLegacy, Services: 3})
+			nstest.Feed(t, k3sgroup.Restore(k3sgroup.Flannel, k3sgroup.KubeRouter), "iptables-legacy-restore", "-w", "5", "--noflush")
+			root := testhost.New(t).Debian12().K3sUnit("k3s", "server").K3sConfig("config.yaml", c.config).Root()
+			if _, err := plan.Write(root, plan.Plan{Decision: plan.Decision{Backend: backend.IptablesNFT}}); err != nil {
+				t.Fatal(err)
+			}
+			p, err := Stranded(context.Background(), root, backend.IptablesLegacy, Options{Distribution: distro.K3s})
+			if err != nil {
+				t.Fatal(err)
+			}
+			text := Result{Plan: p}.Text()
+			check.Says(t, "report", text, c.owners, "  ipv4 nat chain KUBE-SERVICES\n")
+			if strings.Contains(text, c.none) {
+				t.Errorf("the report takes the operator's %s chains:\n%s", c.none, text)
+			}
+			left := snapshot(t, backend.IptablesLegacy)
+			check.Says(t, "what cleanup left (the operator's writer's)", left, c.kept...)
+			for _, g := range append(c.gone, ":KUBE-SERVICES") {
+				if strings.Contains(left, g) {
+					t.Errorf("k3s's cleanup left %q:\n%s", g, left)
+				}
 			}
 		})
 	}

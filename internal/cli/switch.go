@@ -15,7 +15,7 @@ func newSwitchCommand(g *globals) *cobra.Command {
 	// switch prints its lines and the ipvs translation report (one JSON
 	// document with -o json); its steps go to stderr.
 	cmd := flagsOnly(spec{"switch --to BACKEND [--dry-run] [--timeout D] | switch --resume | switch --rollback", "Move this node's kube-proxy to another backend, rolling back if verify fails", "switch", printsJSON}, func(cmd *cobra.Command) error {
-		r.Root, r.ConfigFile, r.Out, r.Log, r.JSON = g.hostRoot(), g.configFile, g.stdout, g.stderr, g.json()
+		r.Root, r.ConfigFile, r.Out, r.Log, r.JSON, r.Distribution = g.hostRoot(), g.configFile, g.stdout, g.stderr, g.json(), g.distro
 		err := switchover.Do(cmd.Context(), r)
 		var bad *switchover.UsageError
 		switch {

@@ -3,6 +3,7 @@ package ownership
 import (
 	"slices"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cni"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 )
@@ -33,6 +34,69 @@ func GroupOf(k distro.Kind) Group {
 		return K3s
 	}
 	return KubeProxyOnly
+}
+
+// GroupFor is the group on a node of distribution k: GroupOf(k), less the
+// k3s writers this k3s does not run (flannel false: flannel-backend: none;
+// netpol false: disable-network-policy: true). Their chains are then an
+// operator's writer's, with its own iptables choice: verify does not judge
+// them as the group's, and cleanup and switch never remove them.
+func GroupFor(k distro.Kind, flannel, netpol bool) Group {
+	var g Group
+	for _, m := range GroupOf(k) {
+		switch {
+		case m == Owner(cni.OwnerFlannel) && !flannel, m == Owner(cni.OwnerKubeRouter) && !netpol:
+			continue
+		}
+		g = append(g, m)
+	}
+	return g
+}
+
+// Home is where member m's rules belong while kube-proxy runs in
+// kubeProxy: kube-proxy's backend, except that k3s's flannel and
+// kube-router write iptables only (k3s#12849), so beside nftables mode
+// they belong in iptables-nft, never native. This is the one place that
+// rule is written.
+func Home(m Owner, kubeProxy backend.Backend) backend.Backend {
+	if m == KubeProxy || kubeProxy != backend.NFTables {
+		return kubeProxy
+	}
+	return backend.IptablesNFT
+}
+
+// StraysIn is the part of g whose rules in b are out of place while
+// kube-proxy runs in kubeProxy: what verify calls stranded in b and what
+// cleanup and switch remove from it. That is the members whose Home is
+// not b, or all of g when kubeProxy is b (cleanup --force: the live rules
+// go too, each writer programs its own again) or "" (nothing says).
+func (g Group) StraysIn(b, kubeProxy backend.Backend) Group {
+	if kubeProxy == b || kubeProxy == "" {
+		return g
+	}
+	var out Group
+	for _, m := range g {
+		if Home(m, kubeProxy) != b {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// LeftBeside is what kube-proxy's move from backend from to kubeProxy
+// strands outside from: the members that lived in another backend beside
+// from (k3s's flannel and kube-router in iptables-nft beside nftables
+// mode) and do not live there now, with that backend ("" and nil for
+// none).
+func (g Group) LeftBeside(from, kubeProxy backend.Backend) (backend.Backend, Group) {
+	var where backend.Backend
+	var out Group
+	for _, m := range g {
+		if h := Home(m, from); h != from && Home(m, kubeProxy) != h {
+			where, out = h, append(out, m)
+		}
+	}
+	return where, out
 }
 
 // Has reports whether o is one of the group.

@@ -57,3 +57,66 @@ func TestGroupFind(t *testing.T) {
 		t.Error(`GroupOf("") has flannel: an unknown distribution must count as RKE2`)
 	}
 }
+
+// GroupFor leaves out the k3s writers k3s does not run, and never adds
+// one on RKE2.
+func TestGroupFor(t *testing.T) {
+	fl, kr := Owner("flannel"), Owner("kube-router")
+	for _, c := range []struct {
+		kind            distro.Kind
+		flannel, netpol bool
+		want            Group
+	}{
+		{distro.K3s, true, true, Group{KubeProxy, fl, kr}},
+		{distro.K3s, false, true, Group{KubeProxy, kr}},
+		{distro.K3s, true, false, Group{KubeProxy, fl}},
+		{distro.K3s, false, false, Group{KubeProxy}},
+		{distro.RKE2, true, true, Group{KubeProxy}},
+		{"", true, true, Group{KubeProxy}},
+	} {
+		if got := GroupFor(c.kind, c.flannel, c.netpol); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("GroupFor(%q, %t, %t) = %v, want %v", c.kind, c.flannel, c.netpol, got, c.want)
+		}
+	}
+}
+
+// Where k3s's group is stranded: everywhere but kube-proxy's backend,
+// except that beside nftables mode flannel and kube-router live in
+// iptables-nft; leaving nftables mode strands them there.
+func TestGroupStraysIn(t *testing.T) {
+	fl, kr := Owner("flannel"), Owner("kube-router")
+	legacy, nft, native := backend.IptablesLegacy, backend.IptablesNFT, backend.NFTables
+	for _, c := range []struct {
+		b, kubeProxy backend.Backend
+		want         Group
+	}{
+		{legacy, nft, K3s},
+		{nft, legacy, K3s},
+		{native, nft, K3s},
+		{legacy, native, K3s},
+		{nft, native, Group{KubeProxy}},
+		{native, native, K3s}, // --force: the live rules too
+		{nft, "", K3s},        // no plan: nothing says
+	} {
+		if got := K3s.StraysIn(c.b, c.kubeProxy); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("StraysIn(%s, %s) = %v, want %v", c.b, c.kubeProxy, got, c.want)
+		}
+	}
+	if got := KubeProxyOnly.StraysIn(nft, native); !reflect.DeepEqual(got, KubeProxyOnly) {
+		t.Errorf("RKE2: %v", got)
+	}
+	for _, c := range []struct {
+		from, kubeProxy backend.Backend
+		where           backend.Backend
+		want            Group
+	}{
+		{native, legacy, nft, Group{fl, kr}},
+		{native, nft, "", nil},
+		{legacy, nft, "", nil},
+		{nft, native, "", nil},
+	} {
+		if where, got := K3s.LeftBeside(c.from, c.kubeProxy); where != c.where || !reflect.DeepEqual(got, c.want) {
+			t.Errorf("LeftBeside(%s, %s) = %s %v, want %s %v", c.from, c.kubeProxy, where, got, c.where, c.want)
+		}
+	}
+}

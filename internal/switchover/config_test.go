@@ -8,6 +8,7 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/testhost"
 )
@@ -72,26 +73,26 @@ func TestFindUnit(t *testing.T) {
 	}
 	t.Run("the active one wins", func(t *testing.T) {
 		root := install(testhost.New(t), "/usr/local/lib/systemd/system/rke2-server.service")
-		got, err := FindUnit(context.Background(), root, func(_ context.Context, u string) bool { return u == "rke2-agent.service" })
+		got, err := FindUnit(context.Background(), distro.Find(root, ""), func(_ context.Context, u string) bool { return u == "rke2-agent.service" })
 		if err != nil || got != "rke2-agent.service" {
 			t.Fatalf("got %q, %v", got, err)
 		}
 	})
 	t.Run("the one installed", func(t *testing.T) {
 		root := install(testhost.New(t), "/usr/lib/systemd/system/rke2-agent.service")
-		got, err := FindUnit(context.Background(), root, inactive)
+		got, err := FindUnit(context.Background(), distro.Find(root, ""), inactive)
 		if err != nil || got != "rke2-agent.service" {
 			t.Fatalf("got %q, %v", got, err)
 		}
 	})
 	t.Run("both installed, none active", func(t *testing.T) {
 		root := install(testhost.New(t), "/usr/lib/systemd/system/rke2-agent.service", "/etc/systemd/system/rke2-server.service")
-		if _, err := FindUnit(context.Background(), root, inactive); err == nil {
+		if _, err := FindUnit(context.Background(), distro.Find(root, ""), inactive); err == nil {
 			t.Fatal("no error")
 		}
 	})
 	t.Run("none", func(t *testing.T) {
-		if _, err := FindUnit(context.Background(), hostfs.New(t.TempDir()), inactive); err == nil {
+		if _, err := FindUnit(context.Background(), distro.Find(hostfs.New(t.TempDir()), ""), inactive); err == nil {
 			t.Fatal("no error")
 		}
 	})

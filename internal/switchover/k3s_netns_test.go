@@ -4,17 +4,21 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cleanup"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/plan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/switchjournal"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/k3sgroup"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/nstest"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/testhost"
 )
 
 // groupIn is what of k3s's group (kube-proxy, flannel, kube-router) is in
@@ -120,5 +124,45 @@ func TestSwitchK3sGroupInNetns(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// On k3s with flannel-backend: none a flannel there is the operator's:
+// the switch prepare assembles sweeps kube-proxy's and kube-router's
+// chains from the old backend, and from iptables-nft when it leaves
+// nftables mode, and leaves the operator's FLANNEL-* chains in both.
+func TestSwitchK3sOperatorsFlannelInNetns(t *testing.T) {
+	if !nstest.InNetns(t) {
+		return
+	}
+	const flannel, kubeRouter = ownership.Owner("flannel"), ownership.Owner("kube-router")
+	root := testhost.New(t).Debian12().K3sUnit("k3s", "server").K3sConfig("config.yaml", "flannel-backend: none\n").Root()
+	if _, err := plan.Write(root, plan.Plan{Decision: plan.Decision{Backend: backend.IptablesLegacy}}); err != nil {
+		t.Fatal(err)
+	}
+	r := Request{Root: root, ConfigFile: hostfs.ConfigFile, Out: io.Discard, Log: io.Discard, distro: distro.Find(root, "")}
+	s, _, err := r.prepare(context.Background(), backend.IptablesNFT)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ clean, kubeProxy, companions backend.Backend }{
+		{backend.IptablesLegacy, backend.IptablesNFT, backend.IptablesLegacy},
+		{backend.NFTables, backend.IptablesLegacy, backend.IptablesNFT},
+	} {
+		if err := loadKubeProxy(c.clean); err != nil {
+			t.Fatal(err)
+		}
+		if err := k3sCompanions(c.companions); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Cleaner.Clean(context.Background(), c.clean, c.kubeProxy); err != nil {
+			t.Fatal(err)
+		}
+		if n := groupIn(t, c.clean); n[ownership.KubeProxy] > 0 {
+			t.Errorf("cleaning %s: kube-proxy's rules left: %v", c.clean, n)
+		}
+		if n := groupIn(t, c.companions); n[flannel] != k3sgroup.Flannel.Objects() || n[kubeRouter] > 0 {
+			t.Errorf("cleaning %s: %s holds %v, want the operator's flannel's %d objects and no kube-router's", c.clean, c.companions, n, k3sgroup.Flannel.Objects())
+		}
 	}
 }

@@ -3,7 +3,6 @@ package switchover
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
@@ -78,31 +77,26 @@ func (c LiveCleaner) Owners() ownership.Group {
 }
 
 // Clean removes the group's rules from b while kube-proxy runs in
-// kubeProxy (cleanup.Sweep). Leaving nftables mode, or abandoning it in a
-// rollback, also sweeps flannel's and kube-router's chains from
-// iptables-nft, where they lived beside kube-proxy's native tables,
-// unless kube-proxy runs in iptables-nft and they with it.
+// kubeProxy (Group.StraysIn). Leaving nftables mode, or abandoning it in a
+// rollback, also sweeps what lived beside it in another backend
+// (Group.LeftBeside: k3s's flannel and kube-router in iptables-nft),
+// unless kube-proxy runs there now and they with it.
 func (c LiveCleaner) Clean(ctx context.Context, b, kubeProxy backend.Backend) (*cleanup.Plan, error) {
 	g := c.Owners()
-	p, err := c.clean(ctx, b, cleanup.Sweep(g, b, kubeProxy))
-	if err != nil || b != backend.NFTables || len(companions(g)) == 0 || kubeProxy == backend.IptablesNFT {
+	p, err := c.clean(ctx, b, g.StraysIn(b, kubeProxy))
+	where, left := g.LeftBeside(b, kubeProxy)
+	if err != nil || len(left) == 0 {
 		return p, err
 	}
-	cp, err := c.clean(ctx, backend.IptablesNFT, companions(g))
+	cp, err := c.clean(ctx, where, left)
 	if err != nil {
 		return p, err
 	}
 	for _, r := range cp.Removals {
-		p.Removals = append(p.Removals, string(backend.IptablesNFT)+": "+r)
+		p.Removals = append(p.Removals, string(where)+": "+r)
 	}
 	p.Owners = append(p.Owners, cp.Owners...)
 	return p, nil
-}
-
-// companions are g's writers other than kube-proxy (k3s's flannel and
-// kube-router), which have no native nftables tables.
-func companions(g ownership.Group) ownership.Group {
-	return slices.DeleteFunc(slices.Clone(g), func(o ownership.Owner) bool { return o == ownership.KubeProxy })
 }
 
 func (c LiveCleaner) clean(ctx context.Context, b backend.Backend, g ownership.Group) (*cleanup.Plan, error) {

@@ -11,14 +11,13 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/apply"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cleanup"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostplan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kubeproxy"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/plan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/switchjournal"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
@@ -38,9 +37,8 @@ func (r Request) prepare(ctx context.Context, to backend.Backend) (s *Switch, do
 	// The facts apply will see when the switch restarts RKE2: the binary's
 	// release (a gate it removed), the host's nft (a skewed pair).
 	// The distribution's own config and units: on k3s, k3s's.
-	kind := distro.Find(r.Root, "").Kind
 	opts := hostplan.Apply
-	opts.Distribution = kind
+	opts.Distribution = r.distro.Kind
 	f := facts.Probe(r.Root, opts)
 	p, err := plan.Read(r.Root)
 	// A migration off ipvs: the plan says kube-proxy runs ipvs (the
@@ -49,7 +47,7 @@ func (r Request) prepare(ctx context.Context, to backend.Backend) (s *Switch, do
 	// first, refused or not: it is what the operator changes.
 	fromIPVS := err == nil && p.Decision.ProxyMode == decide.ProxyModeIPVS
 	var report []Translation
-	if args := operatorArgs(f, r.Root); fromIPVS || pinsIPVS(args) {
+	if args := operatorArgs(f, r.dropInPath()); fromIPVS || pinsIPVS(args) {
 		report = TranslateIPVS(args, cfg.KubeProxy.ExtraArgs, r.ConfigFile, to)
 		if r.report != nil {
 			*r.report = report
@@ -83,9 +81,8 @@ func (r Request) prepare(ctx context.Context, to backend.Backend) (s *Switch, do
 }
 
 // operatorArgs are RKE2's kube-proxy-arg items without the tool's drop-in's.
-func operatorArgs(f facts.Facts, root hostfs.Root) []rke2.Setting {
+func operatorArgs(f facts.Facts, ours string) []rke2.Setting {
 	var out []rke2.Setting
-	ours := dropInPath(root)
 	for _, a := range f.RKE2.Config.Settings(rke2.KeyKubeProxyArg) {
 		if a.File != ours {
 			out = append(out, a)
@@ -126,9 +123,13 @@ func (r Request) assemble(ctx context.Context, from, to backend.Backend, j switc
 			return nil, fmt.Errorf("%w; nothing was changed", err)
 		}
 	}
-	unit, err := FindUnit(ctx, r.Root, sc.IsActive)
+	unit, err := FindUnit(ctx, r.distro, sc.IsActive)
 	if err != nil {
 		return nil, err
+	}
+	group, err := cleanup.GroupOn(r.Root, r.distro.Kind)
+	if err != nil {
+		return nil, fmt.Errorf("%w; nothing was changed", err)
 	}
 	return &Switch{
 		From:      from,
@@ -141,7 +142,7 @@ func (r Request) assemble(ctx context.Context, from, to backend.Backend, j switc
 			ProxyModeURL: kubeproxy.ProxyModeEndpoint(r.Root).URL,
 			Progress:     func(line string) { fmt.Fprintln(r.Log, "rke2-proxy-backend: switch: verify: "+line) },
 		},
-		Cleaner:         LiveCleaner{Group: ownership.GroupOf(distro.Find(r.Root, "").Kind)},
+		Cleaner:         LiveCleaner{Group: group},
 		Sweeper:         LiveSweeper{},
 		Hints:           LiveHints{},
 		VerifyUnit:      VerifyUnitRerunner{Systemctl: sc},
@@ -176,10 +177,10 @@ func ownNetns(root hostfs.Root) error {
 
 // dropInPath is the RKE2 drop-in whose directory apply locks when /run
 // cannot hold the lock file: switch must lock the same one.
-func dropInPath(root hostfs.Root) string {
+func (r Request) dropInPath() string {
 	main := os.Getenv(apply.EnvRKE2Config)
 	if main == "" {
-		main = facts.Probe(root, facts.Options{Distribution: distro.Find(root, "").Kind}).RKE2.ConfigFile
+		main = facts.Probe(r.Root, facts.Options{Distribution: r.distro.Kind}).RKE2.ConfigFile
 	}
 	if main == "" {
 		main = hostfs.RKE2ConfigFile

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/apply"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/switchjournal"
 )
@@ -38,9 +39,13 @@ type Request struct {
 	Out, Log io.Writer
 	// JSON makes Out one JSON document (JSONOutcome) instead of lines.
 	JSON bool
+	// Distribution is --distribution ("": found from the host's units).
+	Distribution distro.Kind
 
 	// report is the ipvs translation prepare made, for the JSON form.
 	report *[]Translation
+	// distro is the distribution Do found, once, for every step.
+	distro distro.Distro
 }
 
 // UsageError is a request the switch refuses as asked, before it changes
@@ -92,6 +97,7 @@ func Do(ctx context.Context, r Request) error {
 	if err != nil {
 		return err
 	}
+	r.distro = distro.Find(r.Root, r.Distribution)
 	journal := switchjournal.File{Root: r.Root}
 	if r.DryRun {
 		// Read-only: no lock (taking it writes the lock file).
@@ -121,7 +127,7 @@ func Do(ctx context.Context, r Request) error {
 	sctx, rctx, stop := interrupts(ctx, r.Log)
 	defer stop()
 	lock := &ApplyLock{Locking: apply.Locking{
-		Root: r.Root, DropInPath: dropInPath(r.Root), Wait: lockWait,
+		Root: r.Root, DropInPath: r.dropInPath(), Wait: lockWait,
 		Log: func(format string, args ...any) {
 			fmt.Fprintf(r.Log, "rke2-proxy-backend: switch: "+format+"\n", args...)
 		},

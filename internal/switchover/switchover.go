@@ -450,7 +450,7 @@ func cause(ctx context.Context) error {
 // "kube-proxy" on RKE2, as it always said; on k3s "kube-proxy, flannel or
 // kube-router" (kube-proxy alone in iptables-nft beside nftables mode).
 func (s *Switch) sweptNames(b backend.Backend) string {
-	return cleanup.OwnerNames(cleanup.Sweep(s.Cleaner.Owners(), b, s.otherThan(b)), "or")
+	return cleanup.OwnerNames(s.Cleaner.Owners().StraysIn(b, s.otherThan(b)), "or")
 }
 
 // staleRules is sweptFrom for the step before the restart, whose line on
@@ -464,16 +464,17 @@ func staleRules(what string) string {
 
 // sweptFrom says what a clean step takes from b: "kube-proxy's rules
 // from B" on RKE2, as its lines always said; on k3s the group's, narrowed
-// around nftables mode as cleanup.Sweep and LiveCleaner narrow it.
+// around nftables mode as LiveCleaner narrows it (Group.StraysIn,
+// Group.LeftBeside).
 func (s *Switch) sweptFrom(b backend.Backend) string {
 	group, kubeProxy := s.Cleaner.Owners(), s.otherThan(b)
+	if where, left := group.LeftBeside(b, kubeProxy); len(left) > 0 {
+		return fmt.Sprintf("kube-proxy's rules from %s, and those of %s from %s", b, cleanup.OwnerNames(left, "and"), where)
+	}
 	if b == backend.NFTables {
-		if c := companions(group); len(c) > 0 && kubeProxy != backend.IptablesNFT {
-			return fmt.Sprintf("kube-proxy's rules from %s, and those of %s from %s", b, cleanup.OwnerNames(c, "and"), backend.IptablesNFT)
-		}
 		return fmt.Sprintf("kube-proxy's rules from %s", b)
 	}
-	if g := cleanup.Sweep(group, b, kubeProxy); len(g) > 1 {
+	if g := group.StraysIn(b, kubeProxy); len(g) > 1 {
 		return fmt.Sprintf("the rules of %s from %s", cleanup.OwnerNames(g, "and"), b)
 	}
 	return fmt.Sprintf("kube-proxy's rules from %s", b)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -84,23 +83,21 @@ func (s Systemctl) run(ctx context.Context, args ...string) (int, error) {
 	return 0, nil
 }
 
-// FindUnit picks the RKE2 or k3s unit to restart: the active one, else
-// the one whose unit file is installed; several or none installed is an
-// error, because restarting the wrong one would change nothing.
-func FindUnit(ctx context.Context, root hostfs.Root, isActive func(ctx context.Context, unit string) bool) (string, error) {
-	k3s := distro.Find(root, distro.K3s).UnitNames()
-	for _, u := range append(append([]string{}, RKE2Units...), k3s...) {
+// FindUnit picks d's unit to restart (distro.Find says which
+// distribution the node runs, RKE2 before a stray k3s unit): the active
+// one, else the one whose unit file is installed; several or none
+// installed is an error, because restarting the wrong one would change
+// nothing. On RKE2 both of its units are asked, installed or not where
+// distro looks (an active unit is the one that runs).
+func FindUnit(ctx context.Context, d distro.Distro, isActive func(ctx context.Context, unit string) bool) (string, error) {
+	installed := d.UnitNames()
+	asked := installed
+	if d.Kind != distro.K3s {
+		asked = RKE2Units
+	}
+	for _, u := range asked {
 		if isActive(ctx, u) {
 			return u, nil
-		}
-	}
-	installed := k3s
-	for _, u := range RKE2Units {
-		for _, dir := range hostfs.UnitSearchDirs {
-			if root.Exists(filepath.Join(dir, u)) {
-				installed = append(installed, u)
-				break
-			}
 		}
 	}
 	switch len(installed) {

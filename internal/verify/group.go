@@ -27,21 +27,12 @@ type group struct {
 	units []string
 }
 
-// newGroup is opts' group: ownership.GroupOf the distribution, less the
-// members k3s does not run here (flannel-backend: none,
-// disable-network-policy: true), whose chains are then an operator's
-// writer with its own iptables choice.
+// newGroup is opts' group: ownership.GroupFor the distribution and what
+// k3s runs (opts.K3s; nil: k3s's defaults, both run).
 func newGroup(opts Options) group {
-	g := group{kind: opts.Distribution, expect: opts.Expect, units: opts.Units}
-	for _, m := range ownership.GroupOf(opts.Distribution) {
-		switch {
-		case opts.K3s != nil && m == ownership.Owner(cni.OwnerFlannel) && !opts.K3s.Flannel,
-			opts.K3s != nil && m == ownership.Owner(cni.OwnerKubeRouter) && !opts.K3s.NetworkPolicy:
-			continue
-		}
-		g.members = append(g.members, m)
-	}
-	return g
+	n := opts.K3s
+	return group{kind: opts.Distribution, expect: opts.Expect, units: opts.Units,
+		members: ownership.GroupFor(opts.Distribution, n == nil || n.Flannel, n == nil || n.NetworkPolicy)}
 }
 
 func (g group) k3s() bool { return g.kind == distro.K3s }
@@ -49,27 +40,12 @@ func (g group) k3s() bool { return g.kind == distro.K3s }
 // has reports whether the CNI component o is one of the group.
 func (g group) has(o cni.Owner) bool { return g.members.Has(ownership.Owner(o)) }
 
-// home is where member m's rules belong: kube-proxy's backend, except
-// that k3s's flannel and kube-router write iptables only (k3s#12849), so
-// next to nftables mode they belong in iptables-nft, never native.
-func (g group) home(m ownership.Owner) backend.Backend {
-	if m == ownership.KubeProxy || g.expect != backend.NFTables {
-		return g.expect
-	}
-	return backend.IptablesNFT
-}
+// home is where member m's rules belong (ownership.Home).
+func (g group) home(m ownership.Owner) backend.Backend { return ownership.Home(m, g.expect) }
 
 // strays are the members whose rules in b are out of place (never empty
 // for a backend other than g.expect: kube-proxy is one).
-func (g group) strays(b backend.Backend) ownership.Group {
-	var out ownership.Group
-	for _, m := range g.members {
-		if g.home(m) != b {
-			out = append(out, m)
-		}
-	}
-	return out
-}
+func (g group) strays(b backend.Backend) ownership.Group { return g.members.StraysIn(b, g.expect) }
 
 // names lists members as an operator knows them.
 func (g group) names(members ownership.Group) string {
