@@ -232,7 +232,7 @@ func TestK3sFlannelNativeTable(t *testing.T) {
 	if len(got) != 1 || !strings.Contains(got[0].Message, "they belong in iptables-nft: 1 nftables table(s) of its own") || !strings.Contains(got[0].Fix, "nft delete table <family> <name> for each: ipv4 table flannel-ipv4") {
 		t.Errorf("k3s: %+v", got)
 	}
-	if got := cniFindings(backend.NFTables, canalSetup(), &BackendState{Backend: backend.NFTables, cniChains: tables}); len(got) != 0 {
+	if got := (group{expect: backend.NFTables}).cniFindings(canalSetup(), &BackendState{Backend: backend.NFTables, cniChains: tables}); len(got) != 0 {
 		t.Errorf("RKE2: %+v", got)
 	}
 }
