@@ -183,7 +183,7 @@ func TestForHostOnK3s(t *testing.T) {
 	if err := fs.Parse([]string{"--distribution", "rke2"}); err != nil {
 		t.Fatal(err)
 	}
-	c, err := Load(h.Root(), hostfs.ConfigFile, fl.Given(fs))
+	c, err := Load(h.Root(), hostfs.ConfigFile, fl.Given(fs, kind))
 	if err != nil {
 		t.Fatal(err)
 	}
