@@ -204,7 +204,9 @@ func TestK3sWordsInSharedFixes(t *testing.T) {
 		{distro.K3s, "restart kube-proxy so it rebuilds its rules: systemctl restart k3s-agent.service", "rke2-server", []string{"k3s-agent.service"}},
 		{distro.RKE2, restartKubeProxyHint, "k3s", nil},
 	} {
-		res := run(t, Options{Expect: backend.IptablesNFT, Reader: newFake(t), Distribution: c.kind, Units: c.unitsFound})
+		opts := Options{Expect: backend.IptablesNFT, Reader: newFake(t), Distribution: c.kind, Units: c.unitsFound}
+		res := run(t, opts)
+		K3sWords(opts, res) // as Command.Verify does, after the add-ons
 		text := report(res)
 		if !strings.Contains(text, "[missing-table]") || !strings.Contains(text, c.want) || strings.Contains(text, c.not) {
 			t.Errorf("%s, nothing synced: want a missing-table fix saying %q, never %q:\n%s", c.kind, c.want, c.not, text)
