@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostplan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/kmodtest"
@@ -172,5 +173,22 @@ func TestApplyK3sLaterOverrides(t *testing.T) {
 	if !strings.Contains(log, `80-args.yaml sets "kube-proxy-arg" without "+" after 60-proxy-backend.yaml: k3s drops our kube-proxy-arg+ entries`) ||
 		strings.Contains(log, "70-env.yaml") {
 		t.Errorf("later drop-ins misjudged:\n%s", log)
+	}
+}
+
+// OnHost runs on the distribution its caller found (cli's host(), which
+// honours --distribution), not a second distro.Find of its own: host's
+// rke2 on a node with k3s's units writes RKE2's drop-in.
+func TestOnHostUsesTheFoundDistribution(t *testing.T) {
+	h := testhost.New(t).Debian12().K3sUnit("k3s", "server").K3sBinary("/usr/local/bin/k3s", "v1.31.2+k3s1")
+	kmodtest.Install(t, h.Dir(), h.Release())
+	var out, log bytes.Buffer
+	_, err := OnHost(context.Background(), hostplan.Host{Root: h.Root(), Distribution: distro.RKE2}, PrepareOptions{Forced: backend.IptablesNFT, DryRun: true, Stdout: &out,
+		Log: func(f string, a ...any) { fmt.Fprintf(&log, f+"\n", a...) }})
+	if err != nil {
+		t.Fatalf("apply --dry-run: %v\n%s", err, log.String())
+	}
+	if got := out.String(); !strings.Contains(got, rke2.KeyKubeProxyExtraEnv) || strings.Contains(got, "k3s") {
+		t.Errorf("host's distribution rke2: want RKE2's drop-in, got:\n%s", got)
 	}
 }

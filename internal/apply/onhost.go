@@ -15,11 +15,15 @@ const EnvK3sConfig = "K3S_CONFIG_FILE"
 // (a config it cannot read is an UnknownIntent), RKE2_CONFIG_FILE from this
 // process's environment, then Prepare. Every error is a usage error (exit
 // 2); a run that could not be honoured is the Outcome's verdict. On k3s
-// (found from its units, or o.Distribution) the probe reads k3s's units,
-// config and data dir and asks the k3s binary its version, and the
-// environment's K3S_CONFIG_FILE moves the config.
+// (host.Distribution, the one its caller found; when "", found from the
+// units, or o.Distribution) the probe reads k3s's units, config and data
+// dir and asks the k3s binary its version, and the environment's
+// K3S_CONFIG_FILE moves the config.
 func OnHost(ctx context.Context, host hostplan.Host, o PrepareOptions) (Outcome, error) {
-	kind := distro.Find(host.Root, o.Distribution).Kind
+	kind := host.Distribution
+	if kind == "" {
+		kind = distro.Find(host.Root, o.Distribution).Kind
+	}
 	host.Distribution, o.Distribution = kind, kind
 	p, err := hostplan.Load(host, hostplan.Apply)
 	if err != nil {

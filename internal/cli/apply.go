@@ -36,7 +36,7 @@ func runApply(cmd *cobra.Command, g *globals, name string, o apply.PrepareOption
 	if err != nil {
 		return usageError(err)
 	}
-	o.Forced, o.Stdout, o.Log, o.Distribution = forced, g.stdout, g.logf("apply"), g.distro
+	o.Forced, o.Stdout, o.Log = forced, g.stdout, g.logf("apply")
 	out, err := apply.OnHost(cmd.Context(), g.host(), o)
 	if err != nil {
 		return usageError(err)

@@ -50,7 +50,7 @@ func newWatchCommand(g *globals) *cobra.Command {
 // loadVerify resolves verify's and watch's flags against the config; the
 // progress lines go to stderr under the command's name.
 func loadVerify(cmd *cobra.Command, g *globals, fl verify.Flags) (*verify.Command, error) {
-	c, err := verify.Load(g.hostRoot(), g.configFile, fl.Given(cmd.Flags()))
+	c, err := verify.Load(g.hostRoot(), g.configFile, fl.Given(cmd.Flags(), g.distro))
 	if err != nil {
 		return nil, usageError(err)
 	}

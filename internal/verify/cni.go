@@ -27,10 +27,7 @@ const KindCNIOtherBackend = "cni-other-backend"
 //
 // The nftables reader returns only kube-proxy's own table: the CNIs' own
 // native tables come from fillCNI's table list (cni.TableOwner).
-func findCNIChains(rs *rules.Ruleset) map[cni.Owner][]string { return group{}.findCNIChains(rs) }
-
-// findCNIChains is findCNIChains for g's node: kube-router's chains count
-// only where k3s runs it, as one of the group.
+// kube-router's chains count only where k3s runs it, as one of g.
 func (g group) findCNIChains(rs *rules.Ruleset) map[cni.Owner][]string {
 	if rs == nil {
 		return nil
@@ -109,15 +106,11 @@ var cniOwnerNames = map[cni.Owner]string{
 // cniFindings reports CNI rules in st when they belong in another backend
 // next to kube-proxy's. setup may be nil when RKE2's CNI was not read; the
 // fix then names the values for every chart that could carry the writer.
-// It records the misplaced counts in st for the metrics.
-func cniFindings(expect backend.Backend, setup *cni.Setup, st *BackendState) []Finding {
-	return group{expect: expect}.cniFindings(setup, st)
-}
-
-// cniFindings is cniFindings for g's node. On k3s the group's own writers
-// (flannel, kube-router) in an iptables backend are left to the stranded
-// check, which judges them with kube-proxy's; their nftables tables of
-// their own are a finding in any mode, since k3s's write iptables only.
+// It records the misplaced counts in st for the metrics. On k3s the
+// group's own writers (flannel, kube-router) in an iptables backend are
+// left to the stranded check, which judges them with kube-proxy's; their
+// nftables tables of their own are a finding in any mode, since k3s's
+// write iptables only.
 func (g group) cniFindings(setup *cni.Setup, st *BackendState) []Finding {
 	expect := g.expect
 	primary := ""

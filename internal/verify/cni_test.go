@@ -39,7 +39,7 @@ func TestCNIFindingsNameTheFix(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			st := BackendState{Backend: c.in, cniChains: c.found}
-			got := cniFindings(c.expect, c.setup, &st)
+			got := group{expect: c.expect}.cniFindings(c.setup, &st)
 			if len(got) != 1 {
 				t.Fatalf("got %d findings, want 1: %+v", len(got), got)
 			}
@@ -55,7 +55,7 @@ func TestCNIFindingsNameTheFix(t *testing.T) {
 	}
 	// Where they belong, no finding: Canal's Felix on iptables-nft in nftables mode.
 	st := BackendState{Backend: backend.IptablesNFT, cniChains: chains(cni.OwnerCalico, 3)}
-	if got := cniFindings(backend.NFTables, &canal, &st); len(got) != 0 {
+	if got := (group{expect: backend.NFTables}).cniFindings(&canal, &st); len(got) != 0 {
 		t.Errorf("Felix on iptables-nft next to nftables mode: %+v", got)
 	}
 }
@@ -67,7 +67,7 @@ func TestFindCNIChains(t *testing.T) {
 		{Name: "PREROUTING", Rules: []rules.Rule{{Comment: "NodeLocal DNS Cache: skip conntrack"}, {Comment: "cali:abc", Jump: "cali-PREROUTING"}}},
 		{Name: "cali-PREROUTING"},
 	}}}}
-	got := findCNIChains(rs)
+	got := group{}.findCNIChains(rs)
 	if strings.Join(got[cni.OwnerCalico], ",") != "ipv4 raw cali-PREROUTING" || strings.Join(got[cni.OwnerNodeLocalDNS], ",") != "ipv4 raw PREROUTING" || len(got) != 2 {
 		t.Errorf("findCNIChains = %v", got)
 	}

@@ -7,7 +7,9 @@ import (
 	"os"
 	"time"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kubeproxy"
@@ -67,17 +69,39 @@ func (c *Command) Verify(ctx context.Context, wait time.Duration, progress func(
 	opts.Wait, opts.Progress = wait, progress
 	res, err := Run(ctx, opts)
 	if err == nil {
-		// The image's nft against the host's: a finding only on nftables.
-		AddNftSkew(ctx, c.Root, res)
-		// ipvs's state left by an earlier ipvs mode (sets, kube-ipvs0,
-		// virtual servers): a finding only on a node out of ipvs mode.
-		AddIPVSLeftovers(opts, res)
-		// A kube-proxy that cannot start: the item of RKE2's config to remove.
-		AddRefusedKubeProxyArgs(c.Root, c.ConfigFile, res)
-		newGroup(opts).reword(res)
+		c.addOns(ctx, opts, res)
 	}
 	return res, err
 }
+
+// addOns judges res further after Run, from one probe of the
+// distribution's own files (k3s's config and data dir on k3s, not RKE2's),
+// then puts k3s's words into every fix once.
+func (c *Command) addOns(ctx context.Context, opts Options, res *Result) {
+	f := addOnFacts(c.Root, opts.Distribution, res.Expect)
+	// The image's nft against the host's: a finding only on nftables.
+	AddNftSkew(ctx, c.Root, f, res)
+	// ipvs's state left by an earlier ipvs mode (sets, kube-ipvs0,
+	// virtual servers): a finding only on a node out of ipvs mode.
+	AddIPVSLeftovers(opts, res)
+	// A kube-proxy that cannot start: the item of RKE2's config to remove.
+	AddRefusedKubeProxyArgs(c.Root, c.ConfigFile, f, res)
+	K3sWords(opts, res)
+}
+
+// addOnFacts is the one probe the add-ons judge, of kind's files; the
+// host's nft is asked only for a node expected on nftables, the only mode
+// that runs an nft of its own.
+func addOnFacts(root hostfs.Root, kind distro.Kind, expect backend.Backend) facts.Facts {
+	nft := expect == backend.NFTables
+	// k3s's data dir names no version (data/<digest>): only its binary
+	// tells which release's kube-proxy the args and the skew are judged by.
+	return facts.VerifyAddOnFacts(root, facts.Options{Distribution: kind, ToolVersions: nft, AskNft: nft, RKE2Binary: kind == distro.K3s})
+}
+
+// K3sWords puts k3s's words into res's fixes on k3s (a no-op on RKE2):
+// call it once, after Run and the Add* functions, whose fixes name RKE2.
+func K3sWords(opts Options, res *Result) { newGroup(opts).reword(res) }
 
 // Invalidate stores that a run ended without a result (a broken plan, no
 // /proc, SIGTERM during the wait): no earlier result stands for the host

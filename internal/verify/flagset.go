@@ -24,16 +24,10 @@ func (f *Flags) Register(fs *pflag.FlagSet, wait string) {
 
 // Given is f with WaitSet, TextfileDirSet and ProxyModeURLSet saying
 // whether fs's command line set them (an empty or zero value given on
-// purpose overrides the config, a flag left out does not), and with the
-// --distribution fs carries.
-func (f Flags) Given(fs *pflag.FlagSet) Flags {
+// purpose overrides the config, a flag left out does not), and with d,
+// the root command's --distribution ("": find it).
+func (f Flags) Given(fs *pflag.FlagSet, d distro.Kind) Flags {
 	f.WaitSet, f.TextfileDirSet, f.ProxyModeURLSet = fs.Changed("wait"), fs.Changed("textfile-dir"), fs.Changed("proxy-mode-url")
-	// --distribution is the root command's persistent flag: cobra merges
-	// it into each command's set before parsing, typed as distro.Kind.
-	if fl := fs.Lookup("distribution"); fl != nil {
-		if k, ok := fl.Value.(*distro.Kind); ok {
-			f.Distribution = *k
-		}
-	}
+	f.Distribution = d
 	return f
 }

@@ -33,7 +33,7 @@ func TestRegisteredFlagsOverrideTheConfigOnlyWhenGiven(t *testing.T) {
 			if err := fs.Parse(append(c.args, "--expect", "nftables", "--no-status")); err != nil {
 				t.Fatal(err)
 			}
-			cmd, err := Load(root, hostfs.ConfigFile, fl.Given(fs))
+			cmd, err := Load(root, hostfs.ConfigFile, fl.Given(fs, ""))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -183,7 +183,7 @@ func TestForHostOnK3s(t *testing.T) {
 	if err := fs.Parse([]string{"--distribution", "rke2"}); err != nil {
 		t.Fatal(err)
 	}
-	c, err := Load(h.Root(), hostfs.ConfigFile, fl.Given(fs))
+	c, err := Load(h.Root(), hostfs.ConfigFile, fl.Given(fs, kind))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +204,9 @@ func TestK3sWordsInSharedFixes(t *testing.T) {
 		{distro.K3s, "restart kube-proxy so it rebuilds its rules: systemctl restart k3s-agent.service", "rke2-server", []string{"k3s-agent.service"}},
 		{distro.RKE2, restartKubeProxyHint, "k3s", nil},
 	} {
-		res := run(t, Options{Expect: backend.IptablesNFT, Reader: newFake(t), Distribution: c.kind, Units: c.unitsFound})
+		opts := Options{Expect: backend.IptablesNFT, Reader: newFake(t), Distribution: c.kind, Units: c.unitsFound}
+		res := run(t, opts)
+		K3sWords(opts, res) // as Command.Verify does, after the add-ons
 		text := report(res)
 		if !strings.Contains(text, "[missing-table]") || !strings.Contains(text, c.want) || strings.Contains(text, c.not) {
 			t.Errorf("%s, nothing synced: want a missing-table fix saying %q, never %q:\n%s", c.kind, c.want, c.not, text)
@@ -232,7 +234,7 @@ func TestK3sFlannelNativeTable(t *testing.T) {
 	if len(got) != 1 || !strings.Contains(got[0].Message, "they belong in iptables-nft: 1 nftables table(s) of its own") || !strings.Contains(got[0].Fix, "nft delete table <family> <name> for each: ipv4 table flannel-ipv4") {
 		t.Errorf("k3s: %+v", got)
 	}
-	if got := cniFindings(backend.NFTables, canalSetup(), &BackendState{Backend: backend.NFTables, cniChains: tables}); len(got) != 0 {
+	if got := (group{expect: backend.NFTables}).cniFindings(canalSetup(), &BackendState{Backend: backend.NFTables, cniChains: tables}); len(got) != 0 {
 		t.Errorf("RKE2: %+v", got)
 	}
 }

@@ -17,16 +17,16 @@ const KindRefusedKubeProxyArg = "kube-proxy-refused-arg"
 // AddRefusedKubeProxyArgs adds, to a result that is not ok, a finding per
 // such item (decide.KubeProxyRefusals, the check apply runs before the
 // start), so a node whose kube-proxy cannot start is told the line to
-// remove, not only that rules are missing. The release judged is the one
-// RKE2's data directory holds: the one running. Call it after Run.
-func AddRefusedKubeProxyArgs(root hostfs.Root, configFile string, res *Result) {
+// remove, not only that rules are missing. f is facts.VerifyAddOnFacts of
+// the node's distribution: its config, and the release judged (on RKE2 the
+// one its data directory holds: the one running). Call it after Run.
+func AddRefusedKubeProxyArgs(root hostfs.Root, configFile string, f facts.Facts, res *Result) {
 	if res == nil || res.Verdict == VerdictOK {
 		return
 	}
 	if configFile == "" {
 		configFile = hostfs.ConfigFile
 	}
-	f := facts.VerifyAddOnFacts(root, facts.Options{})
 	c, err := config.Load(root, configFile, nil, f.Cmdline)
 	if err != nil {
 		return // the plan verify judges was made on it: apply names the problem

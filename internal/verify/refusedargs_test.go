@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/testhost"
 )
 
@@ -15,7 +16,7 @@ func TestAddRefusedKubeProxyArgs(t *testing.T) {
 	const gate = "feature-gates=NFTablesProxyMode=true"
 	h := testhost.New(t).Debian12().RKE2v138().KubeProxyArgs("config.yaml", false, gate)
 	res := &Result{Verdict: VerdictFailed, Findings: []Finding{{Kind: "missing-chain"}}}
-	AddRefusedKubeProxyArgs(h.Root(), "", res)
+	AddRefusedKubeProxyArgs(h.Root(), "", addOnFacts(h.Root(), distro.RKE2, ""), res)
 	var got *Finding
 	for i := range res.Findings {
 		if res.Findings[i].Kind == KindRefusedKubeProxyArg {
@@ -28,14 +29,14 @@ func TestAddRefusedKubeProxyArgs(t *testing.T) {
 	}
 
 	ok := &Result{Verdict: VerdictOK}
-	AddRefusedKubeProxyArgs(h.Root(), "", ok)
+	AddRefusedKubeProxyArgs(h.Root(), "", addOnFacts(h.Root(), distro.RKE2, ""), ok)
 	if len(ok.Findings) != 0 || ok.Verdict != VerdictOK {
 		t.Errorf("an ok result got %+v", ok.Findings)
 	}
 
 	old := testhost.New(t).Debian12().RKE2v137().KubeProxyArgs("config.yaml", false, gate)
 	res = &Result{Verdict: VerdictFailed}
-	AddRefusedKubeProxyArgs(old.Root(), "", res)
+	AddRefusedKubeProxyArgs(old.Root(), "", addOnFacts(old.Root(), distro.RKE2, ""), res)
 	for _, f := range res.Findings {
 		if f.Kind == KindRefusedKubeProxyArg {
 			t.Errorf("1.37 accepts the gate, yet: %+v", f)

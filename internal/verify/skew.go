@@ -30,15 +30,15 @@ func NftSkewFindings(expect backend.Backend, r skew.Report, h skew.Host) (findin
 	return nil, []Finding{f}
 }
 
-// AddNftSkew reads what the judgement needs under root (RKE2's version,
-// the host's nft from dpkg's status file or `nft --version`, bounded, and
-// on the real host the sets carrying user data), adds the finding or the
-// warning to res and settles its verdict again. Call it after Run.
-func AddNftSkew(ctx context.Context, root hostfs.Root, res *Result) {
+// AddNftSkew judges f (facts.VerifyAddOnFacts with ToolVersions and
+// AskNft: the distribution's version, the host's nft from dpkg's status
+// file or `nft --version`) with, on the real host, the sets carrying user
+// data read now, adds the finding or the warning to res and settles its
+// verdict again. Call it after Run.
+func AddNftSkew(ctx context.Context, root hostfs.Root, f facts.Facts, res *Result) {
 	if res == nil || res.Expect != backend.NFTables {
 		return
 	}
-	f := facts.VerifyAddOnFacts(root, facts.Options{ToolVersions: true, AskNft: true})
 	if root.IsHost() {
 		sets, err := facts.ForeignUserdataSets(ctx)
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/skew"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/testhost"
@@ -20,7 +21,7 @@ func TestAddNftSkewFixtureHost(t *testing.T) {
 		File(facts.DpkgStatus, "Package: nftables\nStatus: install ok installed\nVersion: 1.1.3-1\n")
 	res := &Result{Expect: backend.NFTables, Findings: []Finding{}}
 	res.settle()
-	AddNftSkew(context.Background(), h.Root(), res)
+	AddNftSkew(context.Background(), h.Root(), addOnFacts(h.Root(), distro.RKE2, res.Expect), res)
 	if res.Verdict != VerdictFailed || len(res.Findings) != 1 || res.Findings[0].Kind != KindNftSkew {
 		t.Fatalf("verdict %s, findings %+v", res.Verdict, res.Findings)
 	}
@@ -34,7 +35,7 @@ func TestAddNftSkewFixtureHost(t *testing.T) {
 	}
 	other := &Result{Expect: backend.IptablesNFT, Findings: []Finding{}}
 	other.settle()
-	AddNftSkew(context.Background(), h.Root(), other)
+	AddNftSkew(context.Background(), h.Root(), addOnFacts(h.Root(), distro.RKE2, other.Expect), other)
 	if !other.OK || len(other.Findings)+len(other.Warnings) != 0 {
 		t.Errorf("iptables-nft node: %+v", other)
 	}

@@ -174,7 +174,6 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	if opts.ProxyMode == ProxyModeIPVS {
 		addIPVSMode(opts, res)
 	}
-	g.reword(res)
 	res.settle()
 	res.Duration = opts.Now().Sub(start)
 	return res, nil
