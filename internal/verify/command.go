@@ -78,7 +78,13 @@ func (c *Command) Verify(ctx context.Context, wait time.Duration, progress func(
 // distribution's own files (k3s's config and data dir on k3s, not RKE2's),
 // then puts k3s's words into every fix once.
 func (c *Command) addOns(ctx context.Context, opts Options, res *Result) {
-	f := addOnFacts(c.Root, opts.Distribution, res.Expect)
+	// Only a node on nftables (the skew) or one whose result is not ok
+	// (the refused args) is judged further: an ok watch beat elsewhere
+	// probes nothing, and runs no k3s --version.
+	var f facts.Facts
+	if res.Expect == backend.NFTables || res.Verdict != VerdictOK {
+		f = addOnFacts(c.Root, opts.Distribution, res.Expect)
+	}
 	// The image's nft against the host's: a finding only on nftables.
 	AddNftSkew(ctx, c.Root, f, res)
 	// ipvs's state left by an earlier ipvs mode (sets, kube-ipvs0,
