@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/clusterpublish"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
@@ -22,7 +23,7 @@ func clusterPublisher(ctx context.Context, c *verify.Command) func(*verify.Resul
 		return func(*verify.Result) {}
 	}
 	o := clusterOptions
-	o.Log = c.Progress
+	o.Log, o.Distribution = c.Progress, distro.Find(c.Root, c.Distribution).Kind
 	p := clusterpublish.New(c.Root, o)
 	go p.Run(ctx)
 	return func(res *verify.Result) { p.Offer(clusterpublish.StateOf(c.Root, res, time.Now())) }
@@ -52,7 +53,7 @@ func Once(ctx context.Context, c *verify.Command) (*verify.Result, error) {
 	}
 	wctx, cancel := context.WithTimeout(ctx, onceBudget)
 	defer cancel()
-	werr := clusterpublish.WriteOnce(wctx, c.Root, clusterpublish.StateOf(c.Root, res, time.Now()), log)
+	werr := clusterpublish.WriteOnce(wctx, c.Root, distro.Find(c.Root, c.Distribution).Kind, clusterpublish.StateOf(c.Root, res, time.Now()), log)
 	switch {
 	case errors.Is(werr, fs.ErrNotExist):
 		// No kubelet credentials: RKE2 has not joined this node (or this

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/bench"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/plan"
@@ -39,7 +40,7 @@ func fleetHost(t *testing.T) *testhost.Host {
 func TestFleetMetricsFromTheHost(t *testing.T) {
 	h := fleetHost(t)
 	proof := time.Unix(1796061250, 0)
-	if err := WriteFleetMetrics(h.Root(), hostfs.TextfileDir, func() Fleet { return FleetOf(h.Root(), proof) }); err != nil {
+	if err := WriteFleetMetrics(h.Root(), hostfs.TextfileDir, func() Fleet { return FleetOf(h.Root(), distro.RKE2, proof) }); err != nil {
 		t.Fatal(err)
 	}
 	got, err := h.Root().ReadFile(path.Join(hostfs.TextfileDir, FleetMetricsFile))

@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/events"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
@@ -67,6 +68,7 @@ func OnHost(ctx context.Context, c *verify.Command, s Schedule) error {
 		return verify.ErrOff
 	}
 	var lastProof time.Time
+	kind := distro.Find(c.Root, c.Distribution).Kind
 	toCluster := clusterPublisher(ctx, c)
 	cfg := Config{Log: log, Poll: s.Poll, Quiet: s.Quiet, Grace: s.Grace, Full: s.Full,
 		// A stamp that never settles is still checked after a minute.
@@ -87,7 +89,7 @@ func OnHost(ctx context.Context, c *verify.Command, s Schedule) error {
 				lastProof = now
 			}
 			err := errors.Join(c.Publish(res, now), WriteMetrics(c.Root, c.TextfileDir, drifting, transitions),
-				WriteFleetMetrics(c.Root, c.TextfileDir, func() Fleet { return FleetOf(c.Root, lastProof) }))
+				WriteFleetMetrics(c.Root, c.TextfileDir, func() Fleet { return FleetOf(c.Root, kind, lastProof) }))
 			toCluster(res)
 			return err
 		},
