@@ -280,8 +280,11 @@ func annotationPatch(s State, lastProof time.Time) ([]byte, error) {
 		AnnotationMode:            s.Mode,
 		AnnotationVersion:         s.Version,
 		AnnotationDecisionSource:  s.Source,
-		AnnotationVerifiedAt:      "",
 	}
+	// No proof since this publisher started (WriteOnce, a restarted
+	// watch): the key is left out of the merge patch, so the Node keeps
+	// the last proof an earlier run wrote instead of losing it to one
+	// failed run.
 	if !lastProof.IsZero() {
 		a[AnnotationVerifiedAt] = stamp(lastProof)
 	}

@@ -84,6 +84,22 @@ func TestPublisherAgainstAPIServer(t *testing.T) {
 	if again, _ := n.Condition(ConditionType); again.LastTransitionTime != c.LastTransitionTime {
 		t.Errorf("lastTransitionTime %s after a restart with the same status, want %s kept", again.LastTransitionTime, c.LastTransitionTime)
 	}
+	cancel()
+
+	// A fresh publisher (WriteOnce, a restarted watch) whose first run
+	// proves nothing leaves the Node's last proof as it was.
+	proof := n.Annotations[AnnotationVerifiedAt]
+	bad.At = time.Now()
+	if err := WriteOnce(context.Background(), h.Root(), distro.RKE2, bad, func(l string) { t.Log(l) }); err != nil {
+		t.Fatalf("WriteOnce: %v", err)
+	}
+	n = api.Node("node-a")
+	if c, _ := n.Condition(ConditionType); c.Status != "True" || n.Annotations[AnnotationVerifiedBackend] != "none" {
+		t.Errorf("WriteOnce of a problem: %+v %v", c, n.Annotations)
+	}
+	if got := n.Annotations[AnnotationVerifiedAt]; proof == "" || got != proof {
+		t.Errorf("%s is %q after a fresh publisher's unproven run, want the last proof %q kept", AnnotationVerifiedAt, got, proof)
+	}
 }
 
 // The schedule: a change is due at once, the same facts only after
