@@ -10,6 +10,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/clusterpublish"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/nodecheck"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
 
@@ -64,8 +65,9 @@ func Once(ctx context.Context, c *verify.Command) (*verify.Result, error) {
 	return res, err
 }
 
-// watchRuns says a watch beat in the last two heartbeats.
+// watchRuns says a watch beat in the last two heartbeats, by the
+// heartbeat check judges (a link is no heartbeat).
 func watchRuns(root hostfs.Root) bool {
-	fi, err := root.Stat(hostfs.WatchHeartbeat)
-	return err == nil && time.Since(fi.ModTime()) < 2*HeartbeatEvery
+	beat, err := nodecheck.LastBeat(root)
+	return err == nil && time.Since(beat) < 2*HeartbeatEvery
 }
