@@ -19,15 +19,15 @@ import (
 // verify.node_condition off (or --no-status, which stores nothing) it
 // does nothing. The publisher has its own goroutine: an API server that
 // is slow or gone costs watch nothing but a journal line.
-func clusterPublisher(ctx context.Context, c *verify.Command) func(*verify.Result) {
+func clusterPublisher(ctx context.Context, c *verify.Command) func(clusterpublish.State) {
 	if !c.NodeCondition || c.NoStatus {
-		return func(*verify.Result) {}
+		return func(clusterpublish.State) {}
 	}
 	o := clusterOptions
 	o.Log, o.Distribution = c.Progress, distro.Find(c.Root, c.Distribution).Kind
 	p := clusterpublish.New(c.Root, o)
 	go p.Run(ctx)
-	return func(res *verify.Result) { p.Offer(clusterpublish.StateOf(c.Root, res, time.Now())) }
+	return p.Offer
 }
 
 // clusterOptions is the publisher's schedule: its defaults, which tests
