@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kubeapi"
 )
@@ -29,6 +30,9 @@ const (
 type Options struct {
 	MinInterval, MaxBackoff time.Duration
 	API                     kubeapi.Options
+	// Distribution is the node's (RKE2 or k3s; "" counts as RKE2): whose
+	// config and data-dir hold the node's name and kubelet credentials.
+	Distribution distro.Kind
 	// Log gets a line when writing starts failing and when it works
 	// again, never one per failed try.
 	Log func(string)
@@ -168,7 +172,7 @@ func (p *Publisher) succeed(s *State) {
 // the annotations by a merge patch of nodes/NAME.
 func (p *Publisher) write(ctx context.Context, s State) error {
 	if p.client == nil {
-		t, err := Locate(p.root)
+		t, err := Locate(p.root, p.opts.Distribution)
 		if err != nil {
 			return err
 		}
@@ -276,8 +280,11 @@ func annotationPatch(s State, lastProof time.Time) ([]byte, error) {
 		AnnotationMode:            s.Mode,
 		AnnotationVersion:         s.Version,
 		AnnotationDecisionSource:  s.Source,
-		AnnotationVerifiedAt:      "",
 	}
+	// No proof since this publisher started (WriteOnce, a restarted
+	// watch): the key is left out of the merge patch, so the Node keeps
+	// the last proof an earlier run wrote instead of losing it to one
+	// failed run.
 	if !lastProof.IsZero() {
 		a[AnnotationVerifiedAt] = stamp(lastProof)
 	}
@@ -288,8 +295,8 @@ func annotationPatch(s State, lastProof time.Time) ([]byte, error) {
 func stamp(t time.Time) string { return t.UTC().Truncate(time.Second).Format(time.RFC3339) }
 
 // WriteOnce writes s now, once, without the publisher's schedule: verify's
-// one run on a node where no watch runs. ctx bounds it.
-func WriteOnce(ctx context.Context, root hostfs.Root, s State, log func(string)) error {
-	p := New(root, Options{Log: log, API: kubeapi.Options{Attempts: 2}})
+// one run on a node where no watch runs, of distribution kind. ctx bounds it.
+func WriteOnce(ctx context.Context, root hostfs.Root, kind distro.Kind, s State, log func(string)) error {
+	p := New(root, Options{Log: log, API: kubeapi.Options{Attempts: 2}, Distribution: kind})
 	return p.write(ctx, s)
 }

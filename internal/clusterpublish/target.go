@@ -13,6 +13,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kubeapi"
@@ -26,6 +27,8 @@ import (
 // identity patch Nodes and their status, and NodeRestriction narrows it
 // to the node's own Node object: the least privilege the node already
 // has, and no new Secret, ServiceAccount or RBAC binding to roll out.
+// k3s's agent keeps the same file under its own data-dir
+// (/var/lib/rancher/k3s).
 const KubeletKubeconfig = "agent/kubelet.kubeconfig"
 
 // Target is the Node to write and the credentials to write it with.
@@ -37,15 +40,15 @@ type Target struct {
 	Notes []string
 }
 
-// Locate finds the node's name and its kubelet credentials under root.
-// The name is RKE2's: node-name from its config, else the kernel's
+// Locate finds the node's name and its kubelet credentials under root,
+// in kind's (RKE2's or k3s's) config and data-dir. The name is RKE2's: node-name from its config, else the kernel's
 // hostname, lower-cased (k3s's agent lower-cases either, as Kubernetes
 // object names must be). The kubelet's certificate names the identity
 // NodeRestriction will hold the writes to; when it names another node
 // (with-node-id appends an id RKE2 keeps elsewhere), the certificate wins
 // and a note says so.
-func Locate(root hostfs.Root) (Target, error) {
-	layout, _ := facts.RKE2Layout(root)
+func Locate(root hostfs.Root, kind distro.Kind) (Target, error) {
+	layout, _ := facts.RKE2Layout(root, kind)
 	kubeconfig := path.Join(layout.DataDir, KubeletKubeconfig)
 	creds, err := kubeapi.Load(root, kubeconfig)
 	if err != nil {

@@ -1,6 +1,7 @@
 package facts
 
 import (
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 )
@@ -9,15 +10,15 @@ import (
 // file RKE2's unit names, then its drop-ins), for verify's look at the
 // kube-proxy args it runs with; the strings say what could not be read.
 func RKE2Effective(root hostfs.Root) (rke2.Effective, []string) {
-	r, unreadable := RKE2Layout(root)
+	r, unreadable := RKE2Layout(root, distro.RKE2)
 	return r.Config, unreadable
 }
 
-// RKE2Layout is RKE2's units, config and data-dir as the probe reads them,
-// for the Node condition's publisher, which finds the kubelet's
+// RKE2Layout is the units, config and data-dir of kind (RKE2 or k3s) as
+// the probe reads them, for the Node condition's publisher, which finds the kubelet's
 // credentials under the data-dir and the node's name in the config.
-func RKE2Layout(root hostfs.Root) (RKE2, []string) {
-	p := &probe{root: root}
+func RKE2Layout(root hostfs.Root, kind distro.Kind) (RKE2, []string) {
+	p := &probe{root: root, opts: Options{Distribution: kind}}
 	return p.rke2Config(), p.f.Unreadable
 }
 

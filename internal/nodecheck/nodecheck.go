@@ -151,18 +151,14 @@ func staleWatch(root hostfs.Root, opts Options) (Verdict, bool) {
 	if opts.MaxAge <= 0 {
 		return Verdict{}, false
 	}
-	fi, err := lstat(root, hostfs.WatchHeartbeat)
+	beat, err := LastBeat(root)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return Verdict{}, false
 	case err != nil:
 		return Verdict{Unknown, "cannot tell: " + err.Error()}, true
-	case !fi.Mode().IsRegular():
-		// A link's target's mtime is someone else's (a log file's).
-		return Verdict{Unknown, fmt.Sprintf("cannot tell: heartbeat %s is not a regular file (%s); is %s running? systemctl status %s",
-			root.Path(hostfs.WatchHeartbeat), fi.Mode().Type(), watchUnit, watchUnit)}, true
 	}
-	age := opts.Now.Sub(fi.ModTime())
+	age := opts.Now.Sub(beat)
 	if -age > MaxClockSkew {
 		return Verdict{Unknown, fmt.Sprintf("cannot tell: watch's last heartbeat is dated %s in the future (the clock stepped back?); a running %s rewrites it within %s",
 			(-age).Round(time.Second), watchUnit, hostfs.WatchHeartbeatEvery)}, true
@@ -175,6 +171,23 @@ func staleWatch(root hostfs.Root, opts Options) (Verdict, bool) {
 }
 
 const watchUnit = "rke2-proxy-backend-watch"
+
+// LastBeat is when the watch service last beat: the heartbeat's own
+// mtime (lstat, never a link's target's: that is someone else's, a log
+// file's). A missing heartbeat is fs.ErrNotExist; one that is no regular
+// file cannot vouch for anything and is an error saying so. check's age
+// limit and verify's "a watch runs" both ask it, so they never disagree.
+func LastBeat(root hostfs.Root) (time.Time, error) {
+	fi, err := lstat(root, hostfs.WatchHeartbeat)
+	switch {
+	case err != nil:
+		return time.Time{}, err
+	case !fi.Mode().IsRegular():
+		return time.Time{}, fmt.Errorf("heartbeat %s is not a regular file (%s); is %s running? systemctl status %s",
+			root.Path(hostfs.WatchHeartbeat), fi.Mode().Type(), watchUnit, watchUnit)
+	}
+	return fi.ModTime(), nil
+}
 
 // lstat stats hostPath without following its last component.
 func lstat(root hostfs.Root, hostPath string) (fs.FileInfo, error) {

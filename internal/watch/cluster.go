@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/clusterpublish"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/nodecheck"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
 
@@ -17,15 +19,15 @@ import (
 // verify.node_condition off (or --no-status, which stores nothing) it
 // does nothing. The publisher has its own goroutine: an API server that
 // is slow or gone costs watch nothing but a journal line.
-func clusterPublisher(ctx context.Context, c *verify.Command) func(*verify.Result) {
+func clusterPublisher(ctx context.Context, c *verify.Command) func(clusterpublish.State) {
 	if !c.NodeCondition || c.NoStatus {
-		return func(*verify.Result) {}
+		return func(clusterpublish.State) {}
 	}
 	o := clusterOptions
-	o.Log = c.Progress
+	o.Log, o.Distribution = c.Progress, distro.Find(c.Root, c.Distribution).Kind
 	p := clusterpublish.New(c.Root, o)
 	go p.Run(ctx)
-	return func(res *verify.Result) { p.Offer(clusterpublish.StateOf(c.Root, res, time.Now())) }
+	return p.Offer
 }
 
 // clusterOptions is the publisher's schedule: its defaults, which tests
@@ -52,7 +54,7 @@ func Once(ctx context.Context, c *verify.Command) (*verify.Result, error) {
 	}
 	wctx, cancel := context.WithTimeout(ctx, onceBudget)
 	defer cancel()
-	werr := clusterpublish.WriteOnce(wctx, c.Root, clusterpublish.StateOf(c.Root, res, time.Now()), log)
+	werr := clusterpublish.WriteOnce(wctx, c.Root, distro.Find(c.Root, c.Distribution).Kind, clusterpublish.StateOf(c.Root, res, time.Now()), log)
 	switch {
 	case errors.Is(werr, fs.ErrNotExist):
 		// No kubelet credentials: RKE2 has not joined this node (or this
@@ -63,8 +65,9 @@ func Once(ctx context.Context, c *verify.Command) (*verify.Result, error) {
 	return res, err
 }
 
-// watchRuns says a watch beat in the last two heartbeats.
+// watchRuns says a watch beat in the last two heartbeats, by the
+// heartbeat check judges (a link is no heartbeat).
 func watchRuns(root hostfs.Root) bool {
-	fi, err := root.Stat(hostfs.WatchHeartbeat)
-	return err == nil && time.Since(fi.ModTime()) < 2*HeartbeatEvery
+	beat, err := nodecheck.LastBeat(root)
+	return err == nil && time.Since(beat) < 2*HeartbeatEvery
 }

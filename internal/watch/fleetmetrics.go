@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostconflict"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
@@ -35,13 +36,14 @@ type Fleet struct {
 }
 
 // FleetOf reads root's plan and facts (with the host's firewall and network
-// managers, for the conflicts) for the fleet view.
-func FleetOf(root hostfs.Root, lastProof time.Time) Fleet {
+// managers, for the conflicts) for the fleet view; kind is the node's
+// distribution, whose config and data-dir the probe reads.
+func FleetOf(root hostfs.Root, kind distro.Kind, lastProof time.Time) Fleet {
 	fl := Fleet{LastProof: lastProof}
 	if p, err := plan.Read(root); err == nil {
 		fl.Decision = p.Decision
 	}
-	f := facts.Probe(root, facts.Options{HostServices: true})
+	f := facts.Probe(root, facts.Options{HostServices: true, Distribution: kind})
 	fl.Conflicts = hostconflict.Find(f, fl.Decision.Backend)
 	fl.Cost = f.Cost
 	return fl

@@ -7,11 +7,14 @@ import (
 	"time"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/clusterpublish"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/bench"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/plan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/check"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/testhost"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
 
 // fleetHost is a Debian 12 node on iptables-nft after a one-boot kernel
@@ -39,7 +42,7 @@ func fleetHost(t *testing.T) *testhost.Host {
 func TestFleetMetricsFromTheHost(t *testing.T) {
 	h := fleetHost(t)
 	proof := time.Unix(1796061250, 0)
-	if err := WriteFleetMetrics(h.Root(), hostfs.TextfileDir, func() Fleet { return FleetOf(h.Root(), proof) }); err != nil {
+	if err := WriteFleetMetrics(h.Root(), hostfs.TextfileDir, func() Fleet { return FleetOf(h.Root(), distro.RKE2, proof) }); err != nil {
 		t.Fatal(err)
 	}
 	got, err := h.Root().ReadFile(path.Join(hostfs.TextfileDir, FleetMetricsFile))
@@ -91,5 +94,29 @@ func TestFleetMetricsNotProbedWithoutTextfileDir(t *testing.T) {
 	root := testhost.New(t).Root()
 	if err := WriteFleetMetrics(root, hostfs.TextfileDir, func() Fleet { t.Fatal("probed for a textfile nobody reads"); return Fleet{} }); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A run verify calls OK that proves no backend (no expectation to prove)
+// is no proof for the fleet metric either: the metric's last proof and the
+// Node's verified-at come from the one state publishRun computes.
+func TestLastProofIsTheStatesProof(t *testing.T) {
+	h := fleetHost(t)
+	c := &verify.Command{Host: verify.Host{Root: h.Root()}, TextfileDir: hostfs.TextfileDir}
+	var lastProof time.Time
+	var offered []clusterpublish.State
+	res := &verify.Result{OK: true, Verdict: verify.VerdictOK}
+	if err := publishRun(c, distro.RKE2, res, false, 0, &lastProof, func(s clusterpublish.State) { offered = append(offered, s) }); err != nil {
+		t.Fatal(err)
+	}
+	if len(offered) != 1 || offered[0].Proven {
+		t.Fatalf("offered %+v: want one unproven state", offered)
+	}
+	got, err := h.Root().ReadFile(path.Join(hostfs.TextfileDir, FleetMetricsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !lastProof.IsZero() || strings.Contains(string(got), "last_proof") {
+		t.Errorf("last proof %v and metrics\n%s\nafter an unproven run: want no last proof", lastProof, got)
 	}
 }

@@ -103,3 +103,26 @@ func TestBeatNeverFollowsWhatIsPlantedThere(t *testing.T) {
 		t.Errorf("FIFO at the heartbeat path not replaced: %v %v", fi, err)
 	}
 }
+
+// A heartbeat that is a link to a fresh file says no watch runs: the
+// link's target's mtime is someone else's, as check judges it too.
+func TestWatchRunsIgnoresALinkedHeartbeat(t *testing.T) {
+	root := hostfs.New(t.TempDir())
+	if err := Beat(root, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if !watchRuns(root) {
+		t.Fatal("a fresh heartbeat: watchRuns says no watch runs")
+	}
+	hb := root.Path(hostfs.WatchHeartbeat)
+	log := filepath.Join(filepath.Dir(hb), "some.log")
+	if err := os.Rename(hb, log); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("some.log", hb); err != nil {
+		t.Fatal(err)
+	}
+	if watchRuns(root) {
+		t.Error("a heartbeat that links to a fresh file: watchRuns says a watch runs")
+	}
+}

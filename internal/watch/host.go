@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/clusterpublish"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/events"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
@@ -67,6 +69,7 @@ func OnHost(ctx context.Context, c *verify.Command, s Schedule) error {
 		return verify.ErrOff
 	}
 	var lastProof time.Time
+	kind := distro.Find(c.Root, c.Distribution).Kind
 	toCluster := clusterPublisher(ctx, c)
 	cfg := Config{Log: log, Poll: s.Poll, Quiet: s.Quiet, Grace: s.Grace, Full: s.Full,
 		// A stamp that never settles is still checked after a minute.
@@ -74,22 +77,12 @@ func OnHost(ctx context.Context, c *verify.Command, s Schedule) error {
 		Verify: func(ctx context.Context, first bool) (*verify.Result, error) {
 			res, err := verifyOnce(ctx, c, first)
 			if err != nil && ctx.Err() == nil {
-				toCluster(nil) // the status is invalid now, and so is the condition's verdict
+				toCluster(clusterpublish.StateOf(c.Root, nil, time.Now())) // the status is invalid now, and so is the condition's verdict
 			}
 			return res, err
 		},
 		Publish: func(res *verify.Result, drifting bool, transitions int) error {
-			if c.NoStatus {
-				return nil
-			}
-			now := time.Now()
-			if res.OK {
-				lastProof = now
-			}
-			err := errors.Join(c.Publish(res, now), WriteMetrics(c.Root, c.TextfileDir, drifting, transitions),
-				WriteFleetMetrics(c.Root, c.TextfileDir, func() Fleet { return FleetOf(c.Root, lastProof) }))
-			toCluster(res)
-			return err
+			return publishRun(c, kind, res, drifting, transitions, &lastProof, toCluster)
 		},
 	}
 	if !c.NoStatus {
@@ -102,6 +95,26 @@ func OnHost(ctx context.Context, c *verify.Command, s Schedule) error {
 	}
 	log("stopped")
 	return nil
+}
+
+// publishRun stores one result: status.json, watch's textfiles, and the
+// Node condition's state. The state is computed once, after the status is
+// stored, and its Proven moves *lastProof, so the fleet metric's last
+// proof and the Node's verified-at annotation are one judgement.
+func publishRun(c *verify.Command, kind distro.Kind, res *verify.Result, drifting bool, transitions int, lastProof *time.Time, toCluster func(clusterpublish.State)) error {
+	if c.NoStatus {
+		return nil
+	}
+	now := time.Now()
+	err := c.Publish(res, now)
+	s := clusterpublish.StateOf(c.Root, res, now)
+	if s.Proven {
+		*lastProof = now
+	}
+	err = errors.Join(err, WriteMetrics(c.Root, c.TextfileDir, drifting, transitions),
+		WriteFleetMetrics(c.Root, c.TextfileDir, func() Fleet { return FleetOf(c.Root, kind, *lastProof) }))
+	toCluster(s)
+	return err
 }
 
 // verifyOnce is one of watch's verify runs. Only the first waits for
