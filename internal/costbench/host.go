@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"io"
 	"io/fs"
 	"os"
@@ -30,7 +31,7 @@ func OnHost(ctx context.Context, root hostfs.Root, services int, only backend.Ba
 	if os.Geteuid() != 0 {
 		return bench.Report{}, nil, errors.New("bench needs root: it creates a network namespace per backend (run it with sudo; the host's rules are not touched)")
 	}
-	capable := hostplan.ProbeCapable(root)
+	capable := hostplan.ProbeCapable(root, distro.Find(root, "").Kind)
 	plan := Plan{Services: services, Kernel: capable.Kernel, Self: []string{selfPath(), "bench"}}
 	runnable, not := capable.Runnable, capable.Unrunnable
 	for _, b := range backend.All {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/testhost"
@@ -104,7 +105,7 @@ func TestProbesReadWhatTheirFlowNeeds(t *testing.T) {
 // bench's view: the kernel and what it can run, whatever the config says.
 func TestProbeCapable(t *testing.T) {
 	nas := testhost.New(t).Synology44().File(hostfs.ConfigFile, "backend: nftables\n")
-	c := ProbeCapable(nas.Root())
+	c := ProbeCapable(nas.Root(), distro.RKE2)
 	if c.Kernel != "4.4.302+" {
 		t.Errorf("kernel %q", c.Kernel)
 	}
@@ -116,7 +117,7 @@ func TestProbeCapable(t *testing.T) {
 			t.Errorf("%s is out without a reason: %v", b, c.Unrunnable)
 		}
 	}
-	vm := ProbeCapable(testhost.New(t).Debian12().Root())
+	vm := ProbeCapable(testhost.New(t).Debian12().Root(), distro.RKE2)
 	if !slices.Equal(vm.Runnable, backend.All) || len(vm.Unrunnable) != 0 {
 		t.Errorf("debian 12: runnable %v, out %v; want all three", vm.Runnable, vm.Unrunnable)
 	}

@@ -3,6 +3,7 @@ package hostplan
 import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 )
@@ -22,8 +23,10 @@ type Capable struct {
 
 // ProbeCapable probes root with the generator's probe (no programs run,
 // no config read) and judges what it can run, as decide.Runnable does.
-func ProbeCapable(root hostfs.Root) Capable {
-	f := facts.Probe(root, Boot)
+func ProbeCapable(root hostfs.Root, kind distro.Kind) Capable {
+	probe := Boot
+	probe.Distribution = kind
+	f := facts.Probe(root, probe)
 	runnable, not := decide.Runnable(f)
 	return Capable{Kernel: f.Kernel.Release, Runnable: runnable, Unrunnable: not}
 }

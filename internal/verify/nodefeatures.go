@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"time"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostplan"
@@ -25,7 +26,9 @@ func (c *Command) publishFeatures(res *Result, now time.Time) error {
 	if ttl <= 0 {
 		ttl = DefaultFeatureTTL
 	}
-	return nfdfeatures.Publish(c.Root, func() nfdfeatures.Features { return featuresOf(res, hostplan.ProbeCapable(c.Root)) }, now, ttl)
+	return nfdfeatures.Publish(c.Root, func() nfdfeatures.Features {
+		return featuresOf(res, hostplan.ProbeCapable(c.Root, distro.Find(c.Root, c.Host.Distribution).Kind))
+	}, now, ttl)
 }
 
 // featuresOf is what res and the kernel say, as labels: the mode kube-proxy
