@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/sleep"
 )
 
 // LockFile serialises every apply on a node: rke2-server and rke2-agent both
@@ -82,10 +83,7 @@ func Lock(ctx context.Context, l Locking) (release func(), err error) {
 			// Say so at once: a silent wait looks like a hang in the journal.
 			o.log("waiting up to %v for another rke2-proxy-backend %s%s holding %s", l.Wait, roleOr(role), pidText(pid), what)
 		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(lockPoll):
-		}
+		_ = sleep.Ctx(ctx, lockPoll) // an ended ctx is seen at the loop's top
 	}
 	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
 		// Name ourselves for the message a waiting run prints.

@@ -55,9 +55,9 @@ func (r Root) RemoveStaleTemps(hostPath string) ([]string, error) {
 // not: the name itself is removed, never what a symlink there points to.
 // An error is any other than its absence, naming the path.
 func (r Root) RemoveFile(hostPath string) error {
-	dir, err := r.Resolve(filepath.Dir(filepath.Clean("/" + hostPath)))
+	p, err := r.ResolveEntry(hostPath)
 	if err == nil {
-		err = os.Remove(filepath.Join(dir, filepath.Base(hostPath)))
+		err = os.Remove(p)
 	}
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("remove %s: %w", r.Path(hostPath), err)

@@ -9,11 +9,13 @@ import (
 // directory resolved as Resolve does (links followed, contained), its last
 // component not followed. What lstats, removes or touches a file the
 // program owns acts on the entry itself, so a link planted there is
-// seen (or replaced), never its target.
+// seen (or replaced), never its target. hostPath is cleaned as rooted
+// at "/" first, so "a/b/" or "a/./b" name the entry b, as Path does.
 func (r Root) ResolveEntry(hostPath string) (string, error) {
-	dir, err := r.Resolve(path.Dir(hostPath))
+	clean := path.Clean("/" + hostPath)
+	dir, err := r.Resolve(path.Dir(clean))
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(dir, path.Base(hostPath)), nil
+	return filepath.Join(dir, path.Base(clean)), nil
 }

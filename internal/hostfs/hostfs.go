@@ -107,11 +107,11 @@ func (r Root) Resolve(hostPath string) (string, error) {
 
 // Readlink reads a symlink's target as stored (host-absolute or relative).
 func (r Root) Readlink(hostPath string) (string, error) {
-	dir, err := r.Resolve(filepath.Dir(filepath.Clean("/" + hostPath)))
+	p, err := r.ResolveEntry(hostPath)
 	if err != nil {
 		return "", err
 	}
-	return os.Readlink(filepath.Join(dir, filepath.Base(hostPath)))
+	return os.Readlink(p)
 }
 
 // Stat stats a host path through Resolve.

@@ -193,6 +193,10 @@ const (
 	// this network namespace means it programs IPv4 only.
 	IfInet6        = "/proc/net/if_inet6"
 	IPv6DisableAll = "/proc/sys/net/ipv6/conf/all/disable_ipv6"
+	// IPVSConntrack is net.ipv4.vs.conntrack, which kube-proxy's ipvs mode
+	// sets to 1; like all of /proc/sys/net it follows the reader's network
+	// namespace, and it is absent without IPVS in the kernel.
+	IPVSConntrack = "/proc/sys/net/ipv4/vs/conntrack"
 	// PCIDevicesDir, DMIDir and SysBusDir describe the hardware (NICs whose
 	// drivers need particular modules, the machine's vendor).
 	PCIDevicesDir = "/sys/bus/pci/devices"

@@ -16,7 +16,7 @@ func TestHostPathsAreAbsoluteAndClean(t *testing.T) {
 		RunDir, PlanFile, StatusFile, WatchHeartbeat, Modprobe,
 		RKE2ConfigFile, RKE2DataDir, InitrdRelease, SystemdContainer,
 		Kmsg, ProcCmdline, Proc1Cmdline, Proc1Environ, KernelOSRelease,
-		ProcModules, ModulesDir, ProcConfigGz, IPTablesNames, IP6TablesNames,
+		ProcModules, ModulesDir, ProcConfigGz, IPTablesNames, IP6TablesNames, IPVSConntrack,
 		PCIDevicesDir, DMIDir, SysBusDir,
 	}
 	paths = append(paths, IptablesCommands...)

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path"
-	"path/filepath"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -19,11 +17,10 @@ import (
 // FIFO) is first replaced, atomically, by an empty regular file. It is
 // watch's heartbeat (WatchHeartbeat), and what check's tests beat with.
 func (r Root) Touch(hostPath string, now time.Time) error {
-	dir, err := r.Resolve(path.Dir(hostPath))
+	p, err := r.ResolveEntry(hostPath)
 	if err != nil {
 		return err
 	}
-	p := filepath.Join(dir, path.Base(hostPath))
 	fi, err := os.Lstat(p)
 	if err == nil && !fi.Mode().IsRegular() || errors.Is(err, fs.ErrNotExist) {
 		// WriteFileAtomic renames over the last component: a link there

@@ -6,16 +6,28 @@ import "strings"
 // on (defaultDummyDevice, pkg/proxy/ipvs/proxier.go).
 const IPVSDummyLink = "kube-ipvs0"
 
+// kube-proxy's fixed chains in ipvs mode that its iptables mode never
+// writes (pkg/proxy/ipvs/proxier.go); the ones both modes write are
+// ChainServices and its neighbours (kubeproxy.go).
+const (
+	ChainIPVSLoadBalancer = "KUBE-LOAD-BALANCER"
+	ChainIPVSNodePort     = "KUBE-NODE-PORT"
+	ChainIPVSLoopBack     = "KUBE-LOOP-BACK"
+	ChainIPVSFilter       = "KUBE-IPVS-FILTER"
+	ChainIPVSOutFilter    = "KUBE-IPVS-OUT-FILTER"
+	ChainIPVSSourceRanges = "KUBE-SOURCE-RANGES-FIREWALL"
+)
+
 // ipvsOnlyChains are the iptables chains kube-proxy writes in ipvs mode
-// and never in iptables mode (pkg/proxy/ipvs/proxier.go): after a move
-// to iptables mode on the same backend, nothing rewrites or removes them.
+// and never in iptables mode: after a move to iptables mode on the same
+// backend, nothing rewrites or removes them.
 var ipvsOnlyChains = []string{
-	"KUBE-LOAD-BALANCER",
-	"KUBE-NODE-PORT",
-	"KUBE-LOOP-BACK",
-	"KUBE-IPVS-FILTER",
-	"KUBE-IPVS-OUT-FILTER",
-	"KUBE-SOURCE-RANGES-FIREWALL",
+	ChainIPVSLoadBalancer,
+	ChainIPVSNodePort,
+	ChainIPVSLoopBack,
+	ChainIPVSFilter,
+	ChainIPVSOutFilter,
+	ChainIPVSSourceRanges,
 }
 
 // IsIPVSOnlyChain reports whether chain is one of ipvsOnlyChains.

@@ -29,12 +29,7 @@
 # debootstrap (Debian mirror).
 source "$(dirname "$0")/lib/common.sh"
 need_tools ipset
-boot_test_setup ipvs-migrate
-new_overlay "$work/guest"
-R=$work/guest/merged
-
-log "installing $(basename "$deb") with dpkg --root"
-run_logged "$work/dpkg.log" "dpkg --root -i failed" dpkg --root "$R" --force-confold -i "$deb"
+boot_test_setup ipvs-migrate guest
 
 log "building the RKE2 stand-in (v1.36.3+rke2r1)"
 build_standin "$R/usr/local/bin/rke2" "v1.36.3+rke2r1"

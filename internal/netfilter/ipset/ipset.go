@@ -12,11 +12,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"sort"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nlsock"
 	"golang.org/x/sys/unix"
 )
@@ -90,15 +90,13 @@ func mayAsk() bool {
 	if _, err := os.Stat("/sys/module"); err == nil {
 		return false
 	}
-	f, err := os.Open("/proc/modules")
+	data, err := hostfs.New("/").ReadFile(hostfs.ProcModules)
 	if errors.Is(err, fs.ErrNotExist) {
 		return true
 	}
 	if err != nil {
 		return false
 	}
-	defer f.Close()
-	data, _ := io.ReadAll(io.LimitReader(f, 1<<20))
 	return bytes.Contains(append([]byte{'\n'}, data...), []byte("\nip_set "))
 }
 

@@ -48,12 +48,8 @@ func ReadFootprint() Footprint {
 	return f
 }
 
-// conntrackSysctl is per network namespace: /proc/sys/net follows the
-// reader's namespace.
-const conntrackSysctl = "/proc/sys/net/ipv4/vs/conntrack"
-
 func readConntrack() (string, error) {
-	b, err := hostfs.New("/").ReadFileMax(conntrackSysctl, 64)
+	b, err := hostfs.New("/").ReadFileMax(hostfs.IPVSConntrack, 64)
 	if err != nil {
 		return "", err
 	}

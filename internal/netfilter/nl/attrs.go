@@ -59,15 +59,11 @@ func message(m netlink.Message) (family byte, f fields, err error) {
 // which dominated a large read.
 func Attrs(b []byte) ([]netlink.Attribute, error) {
 	as := make([]netlink.Attribute, 0, 8)
-	for len(b) >= 4 {
-		n := int(binary.NativeEndian.Uint16(b))
-		if n < 4 || n > len(b) {
-			return as, fmt.Errorf("netlink attribute of length %d in %d bytes", n, len(b))
-		}
-		as = append(as, netlink.Attribute{Type: binary.NativeEndian.Uint16(b[2:]) & attrTypeMask, Data: b[4:n:n]})
-		b = b[min(len(b), (n+3)&^3):]
-	}
-	return as, nil
+	err := eachAttr(b, func(typ uint16, data []byte) error {
+		as = append(as, netlink.Attribute{Type: typ, Data: data})
+		return nil
+	})
+	return as, err
 }
 
 // Str is a NUL-terminated (or unterminated) netlink string, copied.

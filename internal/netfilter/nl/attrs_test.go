@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/mdlayher/netlink"
+	"golang.org/x/sys/unix"
 )
 
 // FuzzFields: for any bytes, fields is the list Attrs decodes read by
@@ -46,4 +47,33 @@ func FuzzFields(f *testing.F) {
 			t.Fatalf("marshalled type %d value %x read back as %x (type 1 %q)", typ, value, back[min(int(typ), len(back)-1)], back[1])
 		}
 	})
+}
+
+// DataValue answers an NFTA_DATA nest's first value, in place, as it did
+// when it walked Attrs: nil without one, empty but non-nil when it has no
+// data, and the value still when a malformed attribute follows it.
+func TestDataValue(t *testing.T) {
+	enc := func(as ...netlink.Attribute) []byte {
+		b, err := netlink.MarshalAttributes(as)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	verdict := netlink.Attribute{Type: unix.NFTA_DATA_VERDICT, Data: []byte{1, 2, 3, 4}}
+	for name, c := range map[string]struct {
+		b    []byte
+		want []byte
+	}{
+		"absent": {enc(verdict), nil},
+		"empty":  {enc(verdict, netlink.Attribute{Type: unix.NFTA_DATA_VALUE}), []byte{}},
+		"first of two": {enc(netlink.Attribute{Type: unix.NFTA_DATA_VALUE, Data: []byte("one")},
+			netlink.Attribute{Type: unix.NFTA_DATA_VALUE, Data: []byte("two")}), []byte("one")},
+		"malformed after": {append(enc(netlink.Attribute{Type: unix.NFTA_DATA_VALUE, Data: []byte("v")}), 99, 0, 1, 0), []byte("v")},
+	} {
+		got := DataValue(c.b)
+		if (got == nil) != (c.want == nil) || !bytes.Equal(got, c.want) {
+			t.Errorf("%s: DataValue = %q, want %q", name, got, c.want)
+		}
+	}
 }

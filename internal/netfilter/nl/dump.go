@@ -200,14 +200,22 @@ func decodeData(b []byte) (value []byte, verdict *Verdict) {
 }
 
 func DataValue(b []byte) []byte {
-	as, _ := Attrs(b)
-	for _, a := range as {
-		if a.Type == unix.NFTA_DATA_VALUE {
-			return a.Data
+	// eachAttr stopped at the first value, not fieldsOf: fields keeps the
+	// last of a type that comes twice, and DataValue has always answered
+	// the first.
+	var v []byte
+	_ = eachAttr(b, func(typ uint16, data []byte) error {
+		if typ == unix.NFTA_DATA_VALUE {
+			v = data
+			return errFound
 		}
-	}
-	return nil
+		return nil
+	})
+	return v
 }
+
+// errFound stops an eachAttr walk that has what it looked for.
+var errFound = errors.New("found")
 
 func decodeVerdict(b []byte) Verdict {
 	f := fieldsOf(b)

@@ -33,6 +33,6 @@ func Dispatches(b backend.Backend) []Dispatch {
 	// chain the skeleton lacks is another proxy mode's (check.go).
 	return []Dispatch{
 		{"nat", vocab.ChainServices, vocab.ChainNodePorts, "", "NodePort dispatch (the last rule of KUBE-SERVICES)"},
-		{"nat", vocab.ChainServices, ChainIPVSNodePort, "", "NodePort dispatch (ipvs mode)"},
+		{"nat", vocab.ChainServices, vocab.ChainIPVSNodePort, "", "NodePort dispatch (ipvs mode)"},
 	}
 }

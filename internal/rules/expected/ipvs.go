@@ -12,14 +12,8 @@ import (
 // known minor that has it): it programs iptables, in the flavour of the
 // chosen iptables backend, with chains of its own, and keeps the Service
 // addresses in ipsets, on the kube-ipvs0 dummy link and in IPVS virtual
-// servers, which are no rules (verify reads them through netlink).
-const (
-	ChainIPVSNodePort       = "KUBE-NODE-PORT"
-	ChainIPVSLoadBalancer   = "KUBE-LOAD-BALANCER"
-	ChainIPVSFilter         = "KUBE-IPVS-FILTER"
-	ChainIPVSOutFilter      = "KUBE-IPVS-OUT-FILTER"
-	ChainSourceRangesFilter = "KUBE-SOURCE-RANGES-FIREWALL"
-)
+// servers, which are no rules (verify reads them through netlink). Its
+// own chains are vocab's ChainIPVS*.
 
 // ipvsJumps is the ipvs proxier's iptablesJumpChain, in source order:
 // it ensures each with EnsureRule(Prepend), in both families.
@@ -28,25 +22,25 @@ var ipvsJumps = []jump{
 	{"nat", "PREROUTING", vocab.ChainServices, "kubernetes service portals", ""},
 	{"nat", "POSTROUTING", vocab.ChainPostrouting, "kubernetes postrouting rules", ""},
 	{"filter", "FORWARD", vocab.ChainForward, "kubernetes forwarding rules", ""},
-	{"filter", "INPUT", ChainIPVSNodePort, "kubernetes health check rules", ""},
+	{"filter", "INPUT", vocab.ChainIPVSNodePort, "kubernetes health check rules", ""},
 	{"filter", "INPUT", vocab.ChainProxyFirewall, "kube-proxy firewall rules", ""},
 	{"filter", "FORWARD", vocab.ChainProxyFirewall, "kube-proxy firewall rules", ""},
-	{"filter", "INPUT", ChainIPVSFilter, "kubernetes ipvs access filter", ""},
-	{"filter", "OUTPUT", ChainIPVSOutFilter, "kubernetes ipvs access filter", ""},
+	{"filter", "INPUT", vocab.ChainIPVSFilter, "kubernetes ipvs access filter", ""},
+	{"filter", "OUTPUT", vocab.ChainIPVSOutFilter, "kubernetes ipvs access filter", ""},
 }
 
 // ipvsChains is the ipvs proxier's iptablesChains: what it creates in
 // every sync, whatever its Services.
 var ipvsChains = []struct{ table, chain string }{
-	{"nat", vocab.ChainServices}, {"nat", vocab.ChainPostrouting}, {"nat", ChainIPVSNodePort},
-	{"nat", ChainIPVSLoadBalancer}, {"nat", vocab.ChainMarkMasq},
-	{"filter", vocab.ChainForward}, {"filter", ChainIPVSNodePort}, {"filter", vocab.ChainProxyFirewall},
-	{"filter", ChainSourceRangesFilter}, {"filter", ChainIPVSFilter}, {"filter", ChainIPVSOutFilter},
+	{"nat", vocab.ChainServices}, {"nat", vocab.ChainPostrouting}, {"nat", vocab.ChainIPVSNodePort},
+	{"nat", vocab.ChainIPVSLoadBalancer}, {"nat", vocab.ChainMarkMasq},
+	{"filter", vocab.ChainForward}, {"filter", vocab.ChainIPVSNodePort}, {"filter", vocab.ChainProxyFirewall},
+	{"filter", vocab.ChainIPVSSourceRanges}, {"filter", vocab.ChainIPVSFilter}, {"filter", vocab.ChainIPVSOutFilter},
 }
 
 // ipvsNodePortRule is nat KUBE-SERVICES' jump to the NodePort chain for
 // traffic to a local address (nodePortAddresses unset: every address).
-var ipvsNodePortRule = rules.Rule{Text: "-m addrtype --dst-type LOCAL -j " + ChainIPVSNodePort, Jump: ChainIPVSNodePort}
+var ipvsNodePortRule = rules.Rule{Text: "-m addrtype --dst-type LOCAL -j " + vocab.ChainIPVSNodePort, Jump: vocab.ChainIPVSNodePort}
 
 // RenderIPVS is the footprint of kube-proxy's ipvs mode in an iptables
 // backend: kubelet's chains, the ipvs proxier's chains and base-chain

@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -24,6 +25,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/oracle"
 )
 
@@ -278,7 +280,7 @@ func (s *Server) NodeKubeconfig(name string) string {
 // on a node.
 func (s *Server) InstallRKE2Agent(root, name string) {
 	s.t.Helper()
-	const agent = "/var/lib/rancher/rke2/agent"
+	agent := path.Join(hostfs.RKE2DataDir, "agent")
 	dir := filepath.Join(root, agent)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		s.t.Fatal(err)

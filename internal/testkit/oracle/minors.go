@@ -77,7 +77,7 @@ func LacksKubelet(minor string) string {
 // ipvs proxier programs iptables, so it pairs with an iptables backend
 // (which minors have one is Lacks's business).
 func LacksIPVS(b backend.Backend) string {
-	if b == backend.NFTables {
+	if !b.UsesIptables() {
 		return "no ipvs mode on the nftables backend: kube-proxy's ipvs proxier writes iptables rules"
 	}
 	return ""
