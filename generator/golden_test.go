@@ -82,6 +82,12 @@ func goldenCases() []goldenCase {
 		{name: "rpm_server_and_agent_rhel9", host: host(func(h *testhost.Host) *testhost.Host {
 			return h.RHEL9().RKE2Unit("rpm", "server").RKE2Unit("rpm", "agent")
 		})},
+		// Issue 30's NAS node: Debian 12's real cloud kernel with its
+		// nf_tables.ko deleted (depmod -a after), the config still saying
+		// m: legacy, with the module named and where it was looked for.
+		{name: "tarball_server_nas_no_nf_tables", host: host(func(h *testhost.Host) *testhost.Host {
+			return h.DebianCloudNode().DeleteModules("nf_tables").RKE2Unit("tarball", "server")
+		})},
 		{name: "rpm_agent_synology", host: host(func(h *testhost.Host) *testhost.Host {
 			return h.Synology44().RKE2Unit("rpm", "agent")
 		})},

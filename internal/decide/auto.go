@@ -127,7 +127,7 @@ func (s *state) autoIptables() backend.Backend {
 // and env, node label, and the remaining reasons.
 func (s *state) finish(b backend.Backend) {
 	d := s.d
-	d.Backend, d.ProxyMode, d.IptablesMode, d.Modules = b, b.ProxyMode(), b.IptablesMode(), b.Modules()
+	d.Backend, d.ProxyMode, d.IptablesMode, d.Modules = b, b.ProxyMode(), b.IptablesMode(), preloads(b, s.f)
 	if s.underIPVS() {
 		d.ProxyMode = ProxyModeIPVS
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 )
 
 // support is what the facts say about one backend on this host.
@@ -24,12 +25,20 @@ type capability struct {
 	// why is a clause such as "the kernel has no nf_tables (CONFIG_NF_TABLES
 	// is not set in /proc/config.gz)"; set for unsupported and unconfirmed.
 	why string
+	// onlyLists: the verdict rests on no kernel config, only on module
+	// lists missing the module (names move between kernels).
+	onlyLists bool
+	// kernel: unsupported because of the kernel (a missing feature, too
+	// old a release, a trial load it rejected), not of RKE2, the CNI or
+	// userspace. An operator's pin is refused only then (CONTRACT point 2).
+	kernel bool
 }
 
 // nftablesModeOptions are nf_tables expressions kube-proxy's nftables mode
-// uses beyond nf_tables itself (DOMAIN.md section 4). Only an explicit "not
-// set" in the kernel config counts against them: option names move between
-// kernel versions, so a missing option proves nothing.
+// uses beyond nf_tables itself (DOMAIN.md section 4). Only the kernel
+// config counts against them (every option not set, or set to m with the
+// module's file missing from the tree): module names move between kernel
+// versions, so module lists alone prove nothing.
 var nftablesModeOptions = []backend.Requirement{
 	{Feature: "nft_ct", Options: []string{"NFT_CT"}, Modules: []string{"nft_ct"}},
 	{Feature: "nft_nat", Options: []string{"NFT_NAT"}, Modules: []string{"nft_nat"}},
@@ -56,38 +65,59 @@ func (v kernelView) atLeast(major, minor int) bool {
 	return v.k.Major > major || (v.k.Major == major && v.k.Minor >= minor)
 }
 
-// feature judges one requirement. Evidence order: a loaded or built-in
-// module, a y/m config option, an available module file, then absence in
-// the config, then absence from every (known) module list.
+// feature judges one requirement (CONTRACT point 1). It is there when one
+// of its modules is loaded, built in or in the module tree, or one of its
+// options is y. An option set to m promises a module file: when the module
+// tree was read and has none, the feature is missing, however the config
+// reads; when the tree is unknown, the config alone cannot confirm it.
+// Without either: every option not set, or (no config at all) every
+// module list read and none naming it, means missing.
 func (v kernelView) feature(req backend.Requirement) capability {
 	for _, mod := range req.Modules {
-		if facts.HasModule(v.m.Loaded, mod) || facts.HasModule(v.m.Builtin, mod) {
+		if facts.HasModule(v.m.Loaded, mod) || facts.HasModule(v.m.Builtin, mod) || facts.HasModule(v.m.Available, mod) {
 			return capability{support: supported}
 		}
 	}
-	notSet := ""
+	var asModule []string
 	for _, opt := range req.Options {
 		switch v.k.Config[opt] {
-		case facts.Builtin, facts.Module:
+		case facts.Builtin:
 			return capability{support: supported}
-		case facts.Absent:
-			if notSet == "" {
-				notSet = opt
-			}
+		case facts.Module:
+			asModule = append(asModule, opt)
 		}
 	}
-	for _, mod := range req.Modules {
-		if facts.HasModule(v.m.Available, mod) {
-			return capability{support: supported}
-		}
+	if len(asModule) > 0 {
+		return v.moduleFile(req, asModule)
 	}
-	if notSet != "" && allAbsent(v.k, req.Options) {
-		return capability{support: unsupported, why: fmt.Sprintf("the kernel has no %s (%s in %s)", req.Feature, notSetText(req.Options), v.k.ConfigSource)}
+	if len(req.Options) > 0 && allAbsent(v.k, req.Options) {
+		return capability{support: unsupported, kernel: true, why: fmt.Sprintf("the kernel has no %s (%s in %s)", req.Feature, notSetText(req.Options), v.k.ConfigSource)}
 	}
 	if len(req.Modules) > 0 && v.m.LoadedKnown && v.m.BuiltinKnown && v.m.AvailableKnown && v.k.ConfigSource == "" {
-		return capability{support: unsupported, why: fmt.Sprintf("the kernel has no %s (no %s module is loaded, built in or installed, and no kernel config was found)", req.Feature, strings.Join(req.Modules, " or "))}
+		return capability{support: unsupported, kernel: true, onlyLists: true, why: fmt.Sprintf("the kernel has no %s (no %s module is loaded, built in or installed, and no kernel config was found)", req.Feature, strings.Join(req.Modules, " or "))}
 	}
 	return capability{support: unconfirmed, why: fmt.Sprintf("whether the kernel has %s could not be read", req.Feature)}
+}
+
+// moduleFile judges a requirement whose options say m and whose modules
+// are neither loaded, built in nor in the tree: missing when the tree was
+// read, unconfirmed when it was not.
+func (v kernelView) moduleFile(req backend.Requirement, opts []string) capability {
+	mods := strings.Join(req.Modules, " or ")
+	set := make([]string, len(opts))
+	for i, o := range opts {
+		set[i] = "CONFIG_" + o + "=m"
+	}
+	config := fmt.Sprintf("%s in %s", strings.Join(set, " and "), v.k.ConfigSource)
+	if v.k.Release == "" {
+		return capability{support: unconfirmed, why: fmt.Sprintf("%s says %s is a module, but the kernel release is unknown, so whether its file is installed cannot be confirmed", config, mods)}
+	}
+	dep := hostfs.ModulesDir + "/" + v.k.Release + "/modules.dep"
+	if !v.m.AvailableKnown {
+		return capability{support: unconfirmed, why: fmt.Sprintf("%s says %s is a module, but %s could not be read, so whether its file is installed is not confirmed", config, mods, dep)}
+	}
+	return capability{support: unsupported, kernel: true, why: fmt.Sprintf("the kernel has no %s module: %s, but %s does not list it (the module file is not installed; %s)",
+		mods, config, dep, backend.ModulesPackage(v.k.Release))}
 }
 
 // assess judges every backend, the cluster's side of nftables mode included.
@@ -103,7 +133,7 @@ func assessOn(f facts.Facts, cluster bool) map[backend.Backend]capability {
 		out[b] = v.backend(b, f)
 		if why, failed := f.TrialFailed[string(b)]; failed {
 			// A load the kernel rejected beats any configuration.
-			out[b] = capability{support: unsupported, why: why}
+			out[b] = capability{support: unsupported, kernel: true, why: why}
 			continue
 		}
 		if b == backend.NFTables && cluster && out[b].support != unsupported {
@@ -135,7 +165,7 @@ func (v kernelView) backend(b backend.Backend, f facts.Facts) capability {
 		return result
 	}
 	for _, req := range nftablesModeOptions {
-		if c := v.feature(req); c.support == unsupported && allAbsent(v.k, req.Options) {
+		if c := v.feature(req); c.support == unsupported && !c.onlyLists {
 			return c
 		}
 	}
@@ -144,7 +174,7 @@ func (v kernelView) backend(b backend.Backend, f facts.Facts) capability {
 		return capability{support: unsupported, why: "the kernel release is unknown, and kube-proxy's nftables mode needs " + fmt.Sprintf("%d.%d or later", minK[0], minK[1])}
 	}
 	if !v.atLeast(minK[0], minK[1]) {
-		return capability{support: unsupported, why: fmt.Sprintf("kernel %s is older than %d.%d, which kube-proxy's nftables mode needs", f.Kernel.Release, minK[0], minK[1])}
+		return capability{support: unsupported, kernel: true, why: fmt.Sprintf("kernel %s is older than %d.%d, which kube-proxy's nftables mode needs", f.Kernel.Release, minK[0], minK[1])}
 	}
 	if c := kubeSupportsNFTables(f); c.support > result.support {
 		return c // on k3s also unconfirmed: bin/aux not extracted yet

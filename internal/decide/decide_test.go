@@ -26,7 +26,11 @@ func TestDecide(t *testing.T) {
 		{"rhel 9", rhel9(), cfg(nil), autoIptables(backend.IptablesNFT, "iptables command is iptables-nft")},
 		{"ubuntu 22.04 with docker on legacy", ubuntuDockerLegacy(), cfg(nil), autoIptables(backend.IptablesLegacy, "The host's iptables command is iptables-legacy")},
 		{"alpine 6.17 without legacy xtables", alpine617(), cfg(nil), autoIptables(backend.IptablesNFT, "The kernel has no legacy xtables, which iptables-legacy needs from kernel 6.17 on (CONFIG_NETFILTER_XTABLES_LEGACY and CONFIG_IP_NF_IPTABLES_LEGACY are not set in /boot/config-6.17.3-0-lts), so only iptables-nft can work.")},
-		{"nothing known", facts.Facts{}, cfg(nil), autoIptables(backend.IptablesNFT, "No kernel config and no module lists could be read, so every backend is assumed to work.", "prefer's first choice, iptables-nft")},
+		{"nothing known", facts.Facts{}, cfg(nil), func() want {
+			w := autoIptables(backend.IptablesNFT, "No kernel config and no module lists could be read, so every backend is assumed to work.", "prefer's first choice, iptables-nft")
+			w.treeUnknown = true
+			return w
+		}()},
 		{"prefer legacy when nothing favours one", func() facts.Facts { f := debian12(); f.Userspace.IptablesAlternative = "unknown"; return f }(),
 			cfg(func(c *config.Config) { c.Prefer = []backend.Backend{backend.IptablesLegacy, backend.IptablesNFT} }), autoIptables(backend.IptablesLegacy, "prefer's first choice, iptables-legacy, is used.")},
 		{"nftables first in prefer on v1.34: no gate", withRKE2(debian12(), "v1.34.10+rke2r1"),

@@ -26,7 +26,7 @@ func ipvsKept(t *testing.T, d Decision, b backend.Backend, sched string) {
 	if !slices.Contains(d.Respected, "proxy-mode=ipvs in "+hostfs.RKE2ConfigFile) {
 		t.Errorf("respected %q lacks proxy-mode=ipvs", d.Respected)
 	}
-	for _, m := range append(b.Modules(), "ip_vs", "ip_vs_"+sched, "ip_set", "ip_set_hash_ipport", "ip_set_bitmap_port", "xt_set", "nf_conntrack", "dummy") {
+	for _, m := range append(modernPreloads(b), "ip_vs", "ip_vs_"+sched, "ip_set", "ip_set_hash_ipport", "ip_set_bitmap_port", "xt_set", "nf_conntrack", "dummy") {
 		if !slices.Contains(d.Modules, m) {
 			t.Errorf("modules %v lack %s", d.Modules, m)
 		}

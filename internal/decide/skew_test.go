@@ -26,7 +26,7 @@ func trixieHost(t *testing.T, rel string) *testhost.Host {
 		"NFT_FIB_IPV4": "m", "NFT_FIB_IPV6": "m", "NFT_REJECT": "m",
 		"NETFILTER_XTABLES": "m", "IP_NF_IPTABLES": "m", "IP6_NF_IPTABLES": "m",
 		"IP_NF_FILTER": "m", "IP_NF_NAT": "m", "IP_NF_MANGLE": "m",
-	})
+	}).AvailableModules(testhost.DebianCloudModules()...) // trixie's tree, as far as netfilter's names go
 	h.File(facts.DpkgStatus, dpkgNftables("1.1.3"))
 	return h.RKE2Unit("tarball", "server").RKE2Version(rel)
 }

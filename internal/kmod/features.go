@@ -9,11 +9,13 @@ import (
 )
 
 // MissingFeatures lists, as sentences, the kernel features backend b needs
-// that this kernel lacks, judged after the module preload: a feature is
-// there when one of its modules is loaded or built in, or its kernel config
-// option is y (built in). Options set to m whose modules did not load, and
-// options set to n, count as missing. With neither a kernel config nor
-// module support nothing can be judged and nothing is reported.
+// that this kernel lacks, judged after the module preload as decide judges
+// them before it (CONTRACT point 1): a feature is there when one of its
+// modules is loaded, built in or in the module tree (the kernel loads it
+// on first use), or its kernel config option is y (built in). Options set
+// to m whose modules are in none of those, and options set to n, count as
+// missing. With neither a kernel config nor module support nothing can be
+// judged and nothing is reported.
 func MissingFeatures(b backend.Backend, k facts.Kernel, s State) []string {
 	var out []string
 	for _, req := range b.RequirementsOn(k.Major, k.Minor) {
@@ -28,7 +30,7 @@ func MissingFeatures(b backend.Backend, k facts.Kernel, s State) []string {
 			}
 			opts = append(opts, fmt.Sprintf("CONFIG_%s=%s", o, v))
 		}
-		out = append(out, fmt.Sprintf("%s: kernel %s lacks %s (%s; modules %s neither loaded nor built in)",
+		out = append(out, fmt.Sprintf("%s: kernel %s lacks %s (%s; modules %s neither loaded, built in nor in the module tree)",
 			b, orUnknown(k.Release), req.Feature, strings.Join(opts, ", "), strings.Join(req.Modules, "/")))
 	}
 	return out
@@ -36,7 +38,7 @@ func MissingFeatures(b backend.Backend, k facts.Kernel, s State) []string {
 
 func hasFeature(req backend.Requirement, k facts.Kernel, s State) bool {
 	for _, m := range req.Modules {
-		if s.Present(m) {
+		if s.Present(m) || s.Available[Normalize(m)] {
 			return true
 		}
 	}

@@ -163,11 +163,12 @@ func TestMissingFeatures(t *testing.T) {
 		{"nft modules loaded", backend.IptablesNFT, facts.Kernel{Release: "6.1.0"}, withNF, ""},
 		{"nf_tables off in config", backend.NFTables, facts.Kernel{Release: "4.4.302", Major: 4, Minor: 4, Config: cfg("NF_TABLES", "n")}, supported, "nftables: kernel 4.4.302 lacks nf_tables (CONFIG_NF_TABLES=n"},
 		{"module that did not load", backend.NFTables, facts.Kernel{Config: cfg("NF_TABLES", "m")}, supported, "CONFIG_NF_TABLES=m"},
-		{"built in by config", backend.IptablesLegacy, facts.Kernel{Config: cfg("IP_NF_IPTABLES", "y")}, supported, ""},
+		{"built in by config", backend.IptablesLegacy, facts.Kernel{Config: cfg("IP_NF_IPTABLES", "y", "IP_NF_FILTER", "y", "IP_NF_NAT", "y", "IP_NF_MANGLE", "y")}, supported, ""},
+		{"the nat table did not load", backend.IptablesLegacy, facts.Kernel{Config: cfg("IP_NF_IPTABLES", "y", "IP_NF_FILTER", "y", "IP_NF_NAT", "m", "IP_NF_MANGLE", "y")}, supported, "lacks legacy nat table (iptable_nat) (CONFIG_IP_NF_NAT=m"},
 		{"no module support, no config", backend.IptablesLegacy, facts.Kernel{}, unsupported, ""},
 		{"modules supported, nothing known, nothing loaded", backend.NFTables, facts.Kernel{}, supported, "nf_tables"},
-		{"6.17 without the legacy gate", backend.IptablesLegacy, facts.Kernel{Release: "6.17.0", Major: 6, Minor: 17, Config: cfg("IP_NF_IPTABLES", "y", "NETFILTER_XTABLES_LEGACY", "n")}, supported, "lacks legacy xtables, which iptables-legacy needs from kernel 6.17 on"},
-		{"6.17 with the legacy gate", backend.IptablesLegacy, facts.Kernel{Major: 6, Minor: 17, Config: cfg("IP_NF_IPTABLES", "y", "NETFILTER_XTABLES_LEGACY", "y")}, supported, ""},
+		{"6.17 without the legacy gate", backend.IptablesLegacy, facts.Kernel{Release: "6.17.0", Major: 6, Minor: 17, Config: cfg("IP_NF_IPTABLES", "y", "IP_NF_FILTER", "y", "IP_NF_NAT", "y", "IP_NF_MANGLE", "y", "NETFILTER_XTABLES_LEGACY", "n")}, supported, "lacks legacy xtables, which iptables-legacy needs from kernel 6.17 on"},
+		{"6.17 with the legacy gate", backend.IptablesLegacy, facts.Kernel{Major: 6, Minor: 17, Config: cfg("IP_NF_IPTABLES", "y", "IP_NF_FILTER", "y", "IP_NF_NAT", "y", "IP_NF_MANGLE", "y", "NETFILTER_XTABLES_LEGACY", "y")}, supported, ""},
 	} {
 		got := MissingFeatures(c.b, c.k, c.s)
 		switch {

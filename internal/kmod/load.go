@@ -52,9 +52,10 @@ type Result struct {
 	Builtin         []string
 	Loaded          []string // loaded by this call
 	// NotInKernel are modules this kernel's module tree does not have: no
-	// .ko and no alias. Often the code is built into another module (e.g.
-	// nft_counter inside nf_tables.ko since Linux 5.x), so this alone is
-	// not a failure; the feature check decides.
+	// .ko and no alias. decide leaves out of a backend's list those the
+	// kernel config does not build as modules (nft_counter is part of
+	// nf_tables.ko on 6.1), so one asked for and not there is missing; the
+	// feature check says whether the backend can run without it.
 	NotInKernel []string
 	// Missing are modules modprobe failed to load.
 	Missing []Failure
