@@ -18,6 +18,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
@@ -148,9 +150,27 @@ func runFor(o Options, normal string, dist distro.Distro) (Outcome, error) {
 	if err := writeAll(normal, files); err != nil {
 		return Failed, err
 	}
+	for _, r := range d.Refused {
+		o.Log.Warn("%s", refusal(r, p, dist.Kind))
+	}
 	o.Log.Info("kube-proxy backend %s (source %s) for %s: %s",
 		d.Backend, d.Source, strings.Join(names, ", "), strings.Join(d.Reasons, " "))
 	return Wrote, nil
+}
+
+// refusal is the line for an operator's setting the decision refused
+// (CONTRACT point 2): what and why (the module the kernel lacks), the
+// backend that would work, and what on_failure makes apply do about it
+// before RKE2 starts. The boot goes on either way: apply is wired in.
+func refusal(refused string, p hostplan.Plan, k distro.Kind) string {
+	d, name := p.Decision, k.Name()
+	if !decide.CanRun(p.Facts, d.Backend) {
+		return fmt.Sprintf("refused %s; no backend can run on this host as far as the facts show, and apply decides before %s starts (on_failure: %s)", refused, name, p.Config.OnFailure)
+	}
+	if p.Config.OnFailure == config.OnFailureBlock {
+		return fmt.Sprintf("refused %s; %s would work: with on_failure: block, apply keeps %s from starting until the setting is changed (set the backend to %s, or remove it)", refused, d.Backend, name, d.Backend)
+	}
+	return fmt.Sprintf("refused %s; %s would work and is planned: with on_failure: warn, %s starts on it and apply warns until the setting is changed (set the backend to %s, or on_failure: block to stop %s instead)", refused, d.Backend, name, d.Backend, name)
 }
 
 func (o Options) decide(dist distro.Distro) (hostplan.Plan, error) {

@@ -173,12 +173,36 @@ func (s *state) respectRKE2() (backend.Backend, bool) {
 		s.say("RKE2's config sets proxy-mode=%s in %s, a mode rke2-proxy-backend does not manage (it handles iptables, nftables and ipvs), so it leaves kube-proxy alone.", p.proxyMode, p.proxyModeFile)
 		return "", false
 	}
+	cp := s.caps[b]
+	if cp.support == unsupported && cp.kernel {
+		s.refusePin(b, cp.why)
+		return "", false
+	}
 	s.d.Source = SourceRKE2Config
 	s.say("RKE2's config already sets %s, and respect_rke2_config is true, so %s is kept.", strings.Join(p.text(), " and "), b)
-	if cp := s.caps[b]; cp.support == unsupported {
+	if cp.support == unsupported {
 		s.say("Warning: %s, so kube-proxy is likely to fail: change RKE2's config, or set respect_rke2_config: false to let auto-detection decide.", cp.why)
 	}
 	return b, true
+}
+
+// refusePin refuses what the operator pinned in RKE2's config (backend b)
+// when the kernel cannot run it (CONTRACT point 2), as an override is
+// refused: auto decides instead, and the drop-in, which RKE2 reads later,
+// sets its choice over the pin. A proxy-mode=iptables pin stays: only the
+// iptables variant was refused.
+func (s *state) refusePin(b backend.Backend, why string) {
+	pinned := strings.Join(s.pins.text(), " and ")
+	s.d.Refused = append(s.d.Refused, fmt.Sprintf("%s: %s", pinned, why))
+	s.say("RKE2's config sets %s, which asks for %s, but %s, so it is refused and auto-detection decides instead (the drop-in, which RKE2 reads later, overrides it).", pinned, b, why)
+	if b == backend.NFTables {
+		s.pins.proxyMode, s.pins.proxyModeFile = "", ""
+		return
+	}
+	s.pins.iptablesMode, s.pins.iptablesModeFile = "", ""
+	if s.pins.proxyMode == "iptables" || s.underIPVS() {
+		s.iptablesOnly = true
+	}
 }
 
 // dropInvalidIptablesMode forgets a pinned IPTABLES_MODE the image cannot

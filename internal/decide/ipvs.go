@@ -41,9 +41,14 @@ func (s *state) respectIPVS() (backend.Backend, bool) {
 	p = s.pins
 	if p.iptablesMode != "" {
 		b := byIptablesMode(p.iptablesMode)
+		cp := s.caps[b]
+		if cp.support == unsupported && cp.kernel {
+			s.refusePin(b, cp.why)
+			return "", false
+		}
 		s.d.Source = SourceRKE2Config
 		s.say("RKE2's config already sets %s, and respect_rke2_config is true, so kube-proxy keeps ipvs mode with %s under it.", strings.Join(p.text(), " and "), b)
-		if cp := s.caps[b]; cp.support == unsupported {
+		if cp.support == unsupported {
 			s.say("Warning: %s, so kube-proxy is likely to fail: change IPTABLES_MODE in RKE2's config, or set respect_rke2_config: false to let auto-detection decide the backend under ipvs.", cp.why)
 		}
 		return b, true

@@ -50,9 +50,16 @@ func (s *state) respectK3sEnv() (b backend.Backend, ok, handled bool) {
 	if s.pins.proxyMode != "" && s.pins.proxyMode != "iptables" {
 		return "", false, false
 	}
+	cp := s.caps[b]
+	if cp.support == unsupported && cp.kernel && wins(env) == "" {
+		s.refusePin(b, cp.why)
+		return "", false, true
+	}
 	s.d.Source = SourceRKE2Config
 	s.say("k3s's settings already pin %s, and respect_rke2_config is true, so %s is kept: kube-proxy runs inside k3s, so the unit's IPTABLES_MODE is kube-proxy's (and flannel's and kube-router's), and the generator's drop-in sets the same value, never another.", strings.Join(s.pins.text(), " and "), b)
-	if cp := s.caps[b]; cp.support == unsupported {
+	if cp.support == unsupported {
+		// Where the unit's value wins, refusing it would plan a backend
+		// k3s never runs.
 		s.say("Warning: %s, so kube-proxy is likely to fail: change IPTABLES_MODE in %s, or set respect_rke2_config: false to let auto-detection decide.", cp.why, env.File)
 	}
 	return b, true, true

@@ -117,3 +117,28 @@ func TestPreloadsLeaveFoldedModulesOut(t *testing.T) {
 		t.Errorf("no module tree: modules %q, want every one of iptables-nft's", mods)
 	}
 }
+
+// A backend the operator pinned in RKE2's config that the kernel cannot
+// run is refused like an override (CONTRACT point 2): auto decides, and
+// the drop-in's IPTABLES_MODE, read later, goes over the pin; the
+// proxy-mode=iptables pin beside it stays. A pin the kernel can run but
+// RKE2 does not document is still kept with a warning.
+func TestRKE2PinTheKernelCannotRunIsRefused(t *testing.T) {
+	r := testhost.DebianCloudRelease
+	h := testhost.New(t).DebianCloudNode().RKE2v134().PinnedIptablesMode("nft").DeleteModules("nf_tables")
+	f, c := probed(t, h, facts.Options{}, nil)
+	d := Decide(f, c)
+	check(t, d, want{backend: backend.IptablesLegacy, source: "auto", env: []string{"IPTABLES_MODE=legacy"}, refused: 1,
+		respected: []string{"proxy-mode=iptables in " + hostfs.RKE2ConfigFile},
+		reasons: []string{"RKE2's config sets proxy-mode=iptables in " + hostfs.RKE2ConfigFile + " and IPTABLES_MODE=nft in " + hostfs.RKE2ConfigFile +
+			", which asks for iptables-nft, but the kernel has no nf_tables module: CONFIG_NF_TABLES=m in /boot/config-" + r}})
+	if len(d.Refused) == 1 && !strings.HasPrefix(d.Refused[0], "proxy-mode=iptables in "+hostfs.RKE2ConfigFile+" and IPTABLES_MODE=nft in "+hostfs.RKE2ConfigFile+": the kernel has no nf_tables module") {
+		t.Errorf("refused %q", d.Refused)
+	}
+
+	kept := testhost.New(t).DebianCloudNode().RKE2v130().PinnedProxyMode("nftables")
+	f, c = probed(t, kept, facts.Options{}, nil)
+	if d := Decide(f, c); d.Backend != backend.NFTables || len(d.Refused) != 0 {
+		t.Errorf("nftables pinned on RKE2 v1.30 (the kernel runs it): %s, refused %q, want it kept", d.Backend, d.Refused)
+	}
+}

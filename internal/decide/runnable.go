@@ -30,6 +30,12 @@ func Runnable(f facts.Facts) (runnable []backend.Backend, not map[backend.Backen
 	return runnable, not
 }
 
+// CanRun reports whether the facts leave b runnable, as the decision
+// judges it (the cluster's side of nftables mode included).
+func CanRun(f facts.Facts, b backend.Backend) bool {
+	return assess(f)[b].support != unsupported
+}
+
 // SwitchRefusal says why a live switch of this node to b must not start
 // ("" when nothing rules it out). It judges what Runnable judges and, for
 // nftables, what a running node adds: RKE2 is installed, so its version is
