@@ -2,17 +2,25 @@ package cli
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/detectreport"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostplan"
 )
 
 func newDetectCommand(g *globals) *cobra.Command {
-	return flagsOnly(spec{"detect", "Show the host facts, the backend decision and its reasons", "detect", printsJSON}, func(cmd *cobra.Command) error {
-		p, err := hostplan.Load(g.host(), hostplan.Detect)
+	var kernelRelease string
+	cmd := flagsOnly(spec{"detect", "Show the host facts, the backend decision and its reasons", "detect", printsJSON}, func(cmd *cobra.Command) error {
+		if why := facts.CheckRelease(kernelRelease); kernelRelease != "" && why != "" {
+			return usageError(fmt.Errorf("--kernel-release %q: %s", kernelRelease, why))
+		}
+		h := g.host()
+		h.KernelRelease = kernelRelease
+		p, err := hostplan.Load(h, hostplan.Detect)
 		if err != nil {
 			return usageError(err)
 		}
@@ -28,4 +36,6 @@ func newDetectCommand(g *globals) *cobra.Command {
 		}
 		return nil
 	})
+	cmd.Flags().StringVar(&kernelRelease, "kernel-release", "", "judge this kernel release (one under /lib/modules) instead of the running kernel, or on an image root the newest one installed")
+	return cmd
 }

@@ -42,9 +42,10 @@ func envNames() []string {
 
 // fromEnv reads RKE2_PROXY_BACKEND and RKE2_PROXY_BACKEND_<KEY>. An empty
 // value counts as unset (systemd's Environment=X= clears a variable that
-// way). Lists are comma-separated, except kube_proxy.extra_args, which is
-// separated by spaces because kube-proxy values such as nodeport-addresses
-// contain commas.
+// way). Lists are comma-separated, except kube_proxy.extra_args and
+// legacy_triggers.device_tree, which are separated by spaces because
+// kube-proxy values such as nodeport-addresses and device-tree names
+// ("synology,ds418") contain commas.
 func fromEnv(env []string) (map[string]any, error) {
 	byName := map[string]setting{}
 	for _, s := range settings {
@@ -82,7 +83,7 @@ func fromEnvValue(s setting, raw string) (any, error) {
 		return convert(s, raw)
 	}
 	var items []string
-	if s.path == "kube_proxy.extra_args" {
+	if s.spaces {
 		items = strings.Fields(raw)
 	} else {
 		for _, item := range strings.Split(raw, ",") {

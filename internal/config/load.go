@@ -74,9 +74,10 @@ func assemble(layers []layer) Config {
 		BackendSource: source,
 		Prefer:        toBackends(list("prefer")),
 		LegacyTriggers: LegacyTriggers{
-			Modules: list("legacy_triggers.modules"),
-			PCIIDs:  list("legacy_triggers.pci_ids"),
-			DMI:     list("legacy_triggers.dmi"),
+			Modules:    list("legacy_triggers.modules"),
+			PCIIDs:     list("legacy_triggers.pci_ids"),
+			DMI:        list("legacy_triggers.dmi"),
+			DeviceTree: list("legacy_triggers.device_tree"),
 		},
 		RespectRKE2Config: v["respect_rke2_config"].(bool),
 		KubeProxy:         KubeProxy{ExtraArgs: list("kube_proxy.extra_args")},

@@ -38,7 +38,7 @@ func TestDefaults(t *testing.T) {
 		Backend:           Auto,
 		BackendSource:     SourceAuto,
 		Prefer:            []backend.Backend{backend.IptablesNFT, backend.IptablesLegacy},
-		LegacyTriggers:    LegacyTriggers{Modules: []string{}, PCIIDs: []string{}, DMI: []string{}},
+		LegacyTriggers:    LegacyTriggers{Modules: []string{}, PCIIDs: []string{}, DMI: []string{}, DeviceTree: []string{}},
 		RespectRKE2Config: true,
 		KubeProxy:         KubeProxy{ExtraArgs: []string{}},
 		NodeLabel:         true,
@@ -62,6 +62,7 @@ legacy_triggers:
   modules: [synobios, "mv-*"]
   pci_ids: ["1B4B:9235", "0x8086:0x1c02"]
   dmi: ["Synology*"]
+  device_tree: ["synology,ds418*", "QNAP TS-*"]
 respect_rke2_config: false
 kube_proxy:
   extra_args: ["--iptables-min-sync-period=1s", "nodeport-addresses=10.0.0.0/8,192.168.0.0/16"]
@@ -83,9 +84,10 @@ cni:
 		BackendSource: SourceConfig,
 		Prefer:        []backend.Backend{backend.NFTables, backend.IptablesNFT},
 		LegacyTriggers: LegacyTriggers{
-			Modules: []string{"synobios", "mv_*"},
-			PCIIDs:  []string{"1b4b:9235", "8086:1c02"},
-			DMI:     []string{"Synology*"},
+			Modules:    []string{"synobios", "mv_*"},
+			PCIIDs:     []string{"1b4b:9235", "8086:1c02"},
+			DMI:        []string{"Synology*"},
+			DeviceTree: []string{"synology,ds418*", "QNAP TS-*"},
 		},
 		KubeProxy: KubeProxy{ExtraArgs: []string{"iptables-min-sync-period=1s", "nodeport-addresses=10.0.0.0/8,192.168.0.0/16"}},
 		OnFailure: OnFailureBlock,
@@ -156,6 +158,7 @@ func TestEnvKeys(t *testing.T) {
 		"RKE2_PROXY_BACKEND_VERIFY_TEXTFILE_DIR=/run/metrics/",
 		"RKE2_PROXY_BACKEND_LEGACY_TRIGGERS_PCI_IDS=1b4b:9235,8086:1C02",
 		"RKE2_PROXY_BACKEND_KUBE_PROXY_EXTRA_ARGS=iptables-sync-period=10s nodeport-addresses=10.0.0.0/8,fd00::/8",
+		"RKE2_PROXY_BACKEND_LEGACY_TRIGGERS_DEVICE_TREE=synology,ds418  qnap,*",
 	}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -172,6 +175,10 @@ func TestEnvKeys(t *testing.T) {
 	}
 	if want := []string{"iptables-sync-period=10s", "nodeport-addresses=10.0.0.0/8,fd00::/8"}; !reflect.DeepEqual(c.KubeProxy.ExtraArgs, want) {
 		t.Errorf("extra_args %v, want %v", c.KubeProxy.ExtraArgs, want)
+	}
+	// Device-tree names hold commas: the items are separated by spaces.
+	if want := []string{"synology,ds418", "qnap,*"}; !reflect.DeepEqual(c.LegacyTriggers.DeviceTree, want) {
+		t.Errorf("device_tree %v, want %v", c.LegacyTriggers.DeviceTree, want)
 	}
 }
 

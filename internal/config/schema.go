@@ -32,6 +32,9 @@ type setting struct {
 	// check validates (and may normalise) one scalar or one list item; nil
 	// accepts anything.
 	check func(string) (string, error)
+	// spaces: in the environment the list's items are separated by spaces,
+	// not commas, because its values hold commas.
+	spaces bool
 }
 
 // settings is the whole contract of the config file, in documentation order.
@@ -42,8 +45,9 @@ var settings = []setting{
 	{path: "legacy_triggers.modules", kind: kindList, def: []string{}, check: checkModuleGlob},
 	{path: "legacy_triggers.pci_ids", kind: kindList, def: []string{}, check: checkPCIID},
 	{path: "legacy_triggers.dmi", kind: kindList, def: []string{}, check: checkGlob},
+	{path: "legacy_triggers.device_tree", kind: kindList, def: []string{}, check: checkGlob, spaces: true},
 	{path: "respect_rke2_config", kind: kindBool, def: true},
-	{path: "kube_proxy.extra_args", kind: kindList, def: []string{}, check: checkExtraArg},
+	{path: "kube_proxy.extra_args", kind: kindList, def: []string{}, check: checkExtraArg, spaces: true},
 	{path: "node_label", kind: kindBool, def: true},
 	{path: "node_taint", kind: kindString, def: "", check: checkNodeTaint},
 	{path: "on_failure", kind: kindString, def: OnFailureWarn, check: checkOnFailure},

@@ -67,6 +67,9 @@ type LegacyTriggers struct {
 	Modules []string `json:"modules"` // module or driver names, globs allowed
 	PCIIDs  []string `json:"pci_ids"` // "vendor:device" in hex
 	DMI     []string `json:"dmi"`     // globs on sys_vendor and product_name
+	// DeviceTree are globs on the device tree's model and each of its
+	// compatible strings: arm64 NAS boxes boot from a device tree, not DMI.
+	DeviceTree []string `json:"device_tree"`
 }
 
 // KubeProxy holds extra kube-proxy settings to pass through RKE2.

@@ -142,3 +142,56 @@ func TestRKE2PinTheKernelCannotRunIsRefused(t *testing.T) {
 		t.Errorf("nftables pinned on RKE2 v1.30 (the kernel runs it): %s, refused %q, want it kept", d.Backend, d.Refused)
 	}
 }
+
+// arm64 NAS boxes boot from a device tree, where DMI triggers can never
+// match: device_tree globs match its model and each compatible name
+// (issue 30 item 7). QEMU's arm64 virt board is what the VM tier boots.
+func TestDeviceTreeTrigger(t *testing.T) {
+	for _, c := range []struct {
+		name, model, glob, reason string
+		compatible                []string
+	}{
+		{"QEMU's virt board by its model", "linux,dummy-virt", "linux,dummy-virt",
+			`The legacy trigger device tree model "linux,dummy-virt" matches legacy_triggers.device_tree "linux,dummy-virt", so iptables-legacy is used.`, []string{"linux,dummy-virt"}},
+		{"a DiskStation by a compatible glob", "Synology DiskStation DS418", "synology,*",
+			`The legacy trigger device tree compatible "synology,ds418" matches legacy_triggers.device_tree "synology,*", so iptables-legacy is used.`, []string{"synology,ds418", "realtek,rtd1296"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := testhost.New(t).DebianCloudNode().Remove("/sys/class/dmi").DeviceTree(c.model, c.compatible...).
+				File(hostfs.ConfigFile, "legacy_triggers:\n  device_tree: [\""+c.glob+"\"]\n")
+			f, cfg := probed(t, h, facts.Options{}, nil)
+			check(t, Decide(f, cfg), autoIptables(backend.IptablesLegacy, c.reason))
+		})
+	}
+	h := testhost.New(t).DebianCloudNode().Remove("/sys/class/dmi").DeviceTree("linux,dummy-virt", "linux,dummy-virt").
+		File(hostfs.ConfigFile, "legacy_triggers:\n  device_tree: [\"synology,*\"]\n")
+	f, cfg := probed(t, h, facts.Options{}, nil)
+	if d := Decide(f, cfg); d.Backend != backend.IptablesNFT {
+		t.Errorf("a glob that matches nothing moved the node to %s: %q", d.Backend, d.Reasons)
+	}
+}
+
+// detect --root on a node image predicts the backend its first boot picks:
+// the image's own kernel and module tree decide.
+func TestImageRootPredictsTheBoot(t *testing.T) {
+	for _, c := range []struct {
+		name, alternative string
+		delete            []string
+		want              backend.Backend
+	}{
+		{"stock image", "nft", nil, backend.IptablesNFT},
+		{"image without nf_tables.ko", "nft", []string{"nf_tables"}, backend.IptablesLegacy},
+		{"image without the legacy tables", "legacy", []string{"ip_tables", "iptable_filter", "iptable_nat", "iptable_mangle"}, backend.IptablesNFT},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := testhost.New(t).DebianCloudKernel().IptablesAlternative(c.alternative).RKE2v134()
+			if len(c.delete) > 0 {
+				h.DeleteModules(c.delete...)
+			}
+			f, cfg := probed(t, h, facts.Options{}, nil)
+			if d := Decide(f, cfg); !f.Image || d.Backend != c.want {
+				t.Errorf("image %v: decided %s, want %s; reasons %q", f.Image, d.Backend, c.want, d.Reasons)
+			}
+		})
+	}
+}

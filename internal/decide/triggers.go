@@ -45,7 +45,28 @@ func matchTriggers(t config.LegacyTriggers, f facts.Facts) []string {
 			}
 		}
 	}
+	for _, pat := range t.DeviceTree {
+		if m := matchDeviceTree(pat, f.Hardware); m != "" {
+			out = append(out, fmt.Sprintf("%s matches legacy_triggers.device_tree %q", m, pat))
+		}
+	}
 	return out
+}
+
+// matchDeviceTree names the first of the device tree's model and
+// compatible names (most specific first) that pat matches, "" for none.
+func matchDeviceTree(pat string, hw facts.Hardware) string {
+	if hw.DeviceTreeModel != "" {
+		if ok, _ := path.Match(pat, hw.DeviceTreeModel); ok {
+			return fmt.Sprintf("device tree model %q", hw.DeviceTreeModel)
+		}
+	}
+	for _, c := range hw.DeviceTreeCompatible {
+		if ok, _ := path.Match(pat, c); ok {
+			return fmt.Sprintf("device tree compatible %q", c)
+		}
+	}
+	return ""
 }
 
 // moduleAndDriverNames are the loaded modules, bound drivers and PCI

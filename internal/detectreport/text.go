@@ -61,6 +61,7 @@ func (r Report) WriteText(w io.Writer) error {
 	}
 	fact(&b, "config", configText)
 	r.writeHost(&b)
+	list(&b, "an image cannot tell", f.NotInImage)
 	list(&b, "problems", f.Problems)
 	list(&b, "unreadable", f.Unreadable)
 	_, err := io.WriteString(w, b.String())
@@ -92,6 +93,9 @@ func fact(b *strings.Builder, name, value string) {
 
 func kernelText(k facts.Kernel) string {
 	s := OrUnknown(k.Release)
+	if k.ReleaseSource != "" {
+		s += " (" + k.ReleaseSource + ")"
+	}
 	if k.ConfigSource != "" {
 		return s + ", config " + k.ConfigSource
 	}

@@ -72,6 +72,10 @@ func (p *probe) inContainer() bool {
 // a container PID 1's arguments (minus argv[0] and PID 1's own --options,
 // which systemd filters out too).
 func (p *probe) cmdline() []string {
+	if p.image {
+		p.notInImage("The kernel command line (%s=...): the bootloader's, read by the generator when the node boots.", "rke2.proxy_backend")
+		return []string{}
+	}
 	if p.inContainer() {
 		data, ok := p.read(hostfs.Proc1Cmdline, "the kernel command line is unknown")
 		if !ok {

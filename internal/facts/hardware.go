@@ -20,10 +20,18 @@ const (
 )
 
 func (p *probe) hardware() Hardware {
+	if p.image {
+		p.notInImage("The machine's hardware (%s, %s, %s, the device tree): an image is not the machine it boots on, so PCI, DMI, driver and device-tree legacy triggers are matched by the generator on the node.", hostfs.PCIDevicesDir, hostfs.DMIDir, hostfs.SysBusDir)
+		return Hardware{PCI: []PCIDevice{}, Drivers: []string{}}
+	}
 	hw := Hardware{PCI: p.pciDevices(), Drivers: p.drivers()}
 	hw.DMIVendor = p.dmi("sys_vendor")
 	hw.DMIProduct = p.dmi("product_name")
-	if hw.DMIVendor == "" && hw.DMIProduct == "" {
+	hw.DeviceTreeModel, hw.DeviceTreeCompatible = p.deviceTree()
+	// A machine that boots from a device tree (arm64 NAS boxes) has no
+	// DMI: that is how it is built, not a fact missing.
+	deviceTree := hw.DeviceTreeModel != "" || len(hw.DeviceTreeCompatible) > 0
+	if hw.DMIVendor == "" && hw.DMIProduct == "" && !deviceTree {
 		p.problem("%s has no sys_vendor or product_name: DMI legacy triggers cannot match (normal in containers and on boards without DMI).", hostfs.DMIDir)
 	}
 	return hw

@@ -36,13 +36,26 @@ func releaseForPaths(k Kernel) string {
 	return k.Release
 }
 
-// kernelRelease reads the release; kernelConfig fills in the config.
+// kernelRelease reads the release; kernelConfig fills in the config. A
+// root without /proc/sys/kernel/osrelease but with a kernel installed in
+// it runs no kernel: it is an image, judged by that kernel (or by
+// --kernel-release's).
 func (p *probe) kernelRelease() Kernel {
 	k := Kernel{Config: unknownConfig()}
+	if r := p.opts.KernelRelease; r != "" {
+		if release, why := checkRelease([]byte(r)); why != "" {
+			p.unreadable("--kernel-release %q: %s", r, why)
+		} else {
+			k.Release, k.ReleaseSource = release, "--kernel-release"
+			k.Major, k.Minor, k.Patch, _ = ParseRelease(release)
+			p.image = p.absent(hostfs.KernelOSRelease) && p.kernelInstalled(release)
+		}
+		return k
+	}
 	data, ok := p.read(hostfs.KernelOSRelease, "the kernel release is unknown")
 	if !ok {
 		if p.absent(hostfs.KernelOSRelease) {
-			p.problem("%s is missing: the kernel release is unknown, so version-dependent kernel checks cannot be made.", hostfs.KernelOSRelease)
+			return p.imageKernel(k)
 		}
 	} else if release, why := checkRelease(data); why != "" {
 		// Nothing of the file is quoted: whatever it is, it is not a release.
@@ -52,6 +65,13 @@ func (p *probe) kernelRelease() Kernel {
 		k.Major, k.Minor, k.Patch, _ = ParseRelease(release)
 	}
 	return k
+}
+
+// CheckRelease says what is wrong with release as a kernel release ("" when
+// nothing is): what detect --kernel-release accepts.
+func CheckRelease(release string) string {
+	_, why := checkRelease([]byte(release))
+	return why
 }
 
 // checkRelease takes the release out of osrelease's content, or says what

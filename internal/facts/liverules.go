@@ -34,6 +34,10 @@ func (p *probe) liveRules(opts Options) LiveRules {
 	if !opts.LiveRules {
 		return lr
 	}
+	if p.image {
+		p.notInImage("Live rules: an image has none; the node's are read on the node (detect, verify).")
+		return lr
+	}
 	if !p.root.IsHost() {
 		p.problem("Live rules were not read: under --root %s the running kernel belongs to another host.", p.root.Dir())
 		return lr

@@ -97,8 +97,12 @@ func validModule(name string) bool {
 
 func (p *probe) modules(release string) Modules {
 	m := Modules{Loaded: []string{}, Builtin: []string{}, Available: []string{}}
-	m.Loaded, m.LoadedKnown = p.moduleList(hostfs.ProcModules, ParseProcModules, "loaded modules are unknown",
-		hostfs.ProcModules+" is missing: loaded modules are unknown (normal on kernels built without module support).")
+	if p.image {
+		p.notInImage("Loaded modules (%s): an image runs no kernel, so its module tree and kernel config alone say what the kernel has.", hostfs.ProcModules)
+	} else {
+		m.Loaded, m.LoadedKnown = p.moduleList(hostfs.ProcModules, ParseProcModules, "loaded modules are unknown",
+			hostfs.ProcModules+" is missing: loaded modules are unknown (normal on kernels built without module support).")
+	}
 	if release == "" {
 		p.problem("Built-in and available modules are unknown: the kernel release is unknown, so " + hostfs.ModulesDir + "/<release> cannot be found.")
 		return m

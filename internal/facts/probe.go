@@ -42,6 +42,11 @@ type Options struct {
 	// (nil: the probe finds them), so the boot path lists and reads the
 	// unit directories once, not twice.
 	Units []distro.Unit
+	// KernelRelease is the kernel release to judge instead of the running
+	// one (detect --kernel-release): on an image with several kernels, the
+	// one it will boot. "" reads /proc/sys/kernel/osrelease, or on an image
+	// (no such file) takes the kernel installed in it.
+	KernelRelease string
 }
 
 // Probe reads every fact under root. It never fails: unreadable sources
@@ -54,12 +59,17 @@ func Probe(root hostfs.Root, opts Options) Facts {
 	// thread cost the generator in start-up (bench/generator.sh, paired
 	// runs: 0.97 -> 0.92 of systemd-getty-generator's wall time, CPU lower too).
 	// Its sentences still come first, as before.
-	kp := &probe{root: root}
+	kp := &probe{root: root, opts: opts}
 	kernel := kp.kernelRelease()
 	release := releaseForPaths(kernel)
 	kp.kernelConfig(&kernel)
 
-	p := &probe{root: root, opts: opts}
+	if kp.image {
+		// An image's binaries may be another architecture's, and are not
+		// what runs the node: its version comes from the data directory.
+		opts.RKE2Binary, opts.AskNft = false, false
+	}
+	p := &probe{root: root, opts: opts, image: kp.image}
 	p.f.Modules = p.modules(release)
 	p.f.Hardware = p.hardware()
 	p.f.Userspace = p.userspace()
@@ -78,6 +88,8 @@ func Probe(root hostfs.Root, opts Options) Facts {
 	p.f.Kernel = kernel
 	p.f.Problems = append(kp.f.Problems, p.f.Problems...)
 	p.f.Unreadable = append(kp.f.Unreadable, p.f.Unreadable...)
+	p.f.Image = kp.image
+	p.f.NotInImage = append(kp.f.NotInImage, p.f.NotInImage...)
 	return p.f
 }
 
@@ -89,6 +101,13 @@ type probe struct {
 	// missing remembers what read found missing, so absent need not ask
 	// the filesystem again.
 	missing map[string]bool
+	// image: the root runs no kernel (see Facts.Image).
+	image bool
+}
+
+// notInImage records what an image root cannot tell.
+func (p *probe) notInImage(format string, args ...any) {
+	p.f.NotInImage = append(p.f.NotInImage, fmt.Sprintf(format, args...))
 }
 
 // problem records a missing source (a normal situation on many hosts).

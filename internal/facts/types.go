@@ -48,6 +48,13 @@ type Facts struct {
 	// Problems lists sources that are missing (facts become "unknown"), in
 	// plain sentences; they are normal on many hosts.
 	Problems []string `json:"problems,omitempty"`
+	// Image is set when the root runs no kernel (no
+	// /proc/sys/kernel/osrelease under it) but has one installed: a node
+	// image, judged by the kernel installed in it. NotInImage then says what an image cannot
+	// tell (loaded modules, live rules, the machine's hardware), which are
+	// no problems of the image.
+	Image      bool     `json:"image,omitempty"`
+	NotInImage []string `json:"not_in_image,omitempty"`
 	// Unreadable lists sources that exist but could not be read or parsed
 	// (a corrupt /proc/config.gz, bad YAML in RKE2's config), each naming the
 	// file and what to do. detect exits 2 on them; the generator logs them
@@ -58,9 +65,13 @@ type Facts struct {
 // Kernel describes the running kernel.
 type Kernel struct {
 	Release string `json:"release"` // "" when unknown
-	Major   int    `json:"major"`
-	Minor   int    `json:"minor"`
-	Patch   int    `json:"patch"`
+	// ReleaseSource says where Release came from when not from the running
+	// kernel's /proc/sys/kernel/osrelease: --kernel-release, or an image's
+	// installed kernel.
+	ReleaseSource string `json:"release_source,omitempty"`
+	Major         int    `json:"major"`
+	Minor         int    `json:"minor"`
+	Patch         int    `json:"patch"`
 	// ConfigSource is the file the config was read from ("" when none).
 	ConfigSource string `json:"config_source,omitempty"`
 	// Config holds the netfilter options we care about (names without
@@ -92,6 +103,11 @@ type Hardware struct {
 	PCI        []PCIDevice `json:"pci"`
 	DMIVendor  string      `json:"dmi_vendor,omitempty"`
 	DMIProduct string      `json:"dmi_product,omitempty"`
+	// DeviceTreeModel and DeviceTreeCompatible name a machine that boots
+	// from a device tree (/proc/device-tree/model and compatible's list,
+	// most specific first); empty on DMI machines.
+	DeviceTreeModel      string   `json:"device_tree_model,omitempty"`
+	DeviceTreeCompatible []string `json:"device_tree_compatible,omitempty"`
 	// Drivers are names bound under /sys/bus/*/drivers (sorted, unique).
 	Drivers []string `json:"drivers"`
 }

@@ -20,6 +20,9 @@ const (
 	// MaxModuleIndex bounds modules.dep, modules.alias and modules.builtin:
 	// 1-2 MiB on distribution kernels with every driver.
 	MaxModuleIndex = 32 << 20
+	// MaxDeviceTreeProp bounds a device-tree property read as text (model,
+	// compatible): real ones are tens of bytes.
+	MaxDeviceTreeProp = 4 << 10
 	// MaxKernelConfig bounds a kernel config, both a file and what
 	// /proc/config.gz decompresses to: real ones are about 300 KB.
 	MaxKernelConfig = 16 << 20

@@ -202,7 +202,18 @@ const (
 	PCIDevicesDir = "/sys/bus/pci/devices"
 	DMIDir        = "/sys/class/dmi/id"
 	SysBusDir     = "/sys/bus"
+	// DeviceTreeModel and DeviceTreeCompatible name the machine on hosts
+	// that boot from a device tree (arm64 NAS boxes) instead of DMI: a
+	// NUL-terminated string and a NUL-separated list, most specific first.
+	DeviceTreeModel      = "/proc/device-tree/model"
+	DeviceTreeCompatible = "/proc/device-tree/compatible"
 )
+
+// KernelImageFiles are where a kernel release's image is installed:
+// /boot (Debian, Ubuntu, EL) or beside its modules (Fedora, ostree).
+func KernelImageFiles(release string) []string {
+	return []string{"/boot/vmlinuz-" + release, ModulesDir + "/" + release + "/vmlinuz"}
+}
 
 // KernelConfigFiles are the places kubeadm's preflight
 // (k8s.io/system-validators, kernel_validator.go loadKConfigs) looks for the

@@ -26,6 +26,10 @@ type Host struct {
 	// Units are its units as distro.Find found them (nil: the probe finds
 	// them again).
 	Units []distro.Unit
+	// KernelRelease judges this kernel release instead of the running one
+	// (detect --kernel-release); "" is the running kernel, or on an image
+	// root (no /proc/sys/kernel/osrelease) the one installed in it.
+	KernelRelease string
 }
 
 // The probes of each flow: what it reads beyond the facts every decision
@@ -65,7 +69,7 @@ func Load(h Host, probe facts.Options) (Plan, error) {
 	if file == "" {
 		file = hostfs.ConfigFile
 	}
-	probe.Distribution, probe.Units = h.Distribution, h.Units
+	probe.Distribution, probe.Units, probe.KernelRelease = h.Distribution, h.Units, h.KernelRelease
 	f := facts.Probe(h.Root, probe)
 	c, err := config.Load(h.Root, file, h.Environ, f.Cmdline)
 	if err != nil {

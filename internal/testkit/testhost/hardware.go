@@ -34,6 +34,18 @@ func (h *Host) DMI(vendor, product string) *Host {
 	return h.File("/sys/class/dmi/id/product_name", product+"\n")
 }
 
+// DeviceTree gives the machine a device tree as the kernel exports it:
+// /proc/device-tree links to /sys/firmware/devicetree/base, whose model is
+// a NUL-terminated string and compatible a NUL-separated list. QEMU's
+// arm64 virt board has model and compatible "linux,dummy-virt".
+func (h *Host) DeviceTree(model string, compatible ...string) *Host {
+	h.t.Helper()
+	base := "/sys/firmware/devicetree/base"
+	h.File(base+"/model", model+"\x00")
+	h.File(base+"/compatible", strings.Join(compatible, "\x00")+"\x00")
+	return h.Symlink("/proc/device-tree", base)
+}
+
 // IptablesAlternative lays out the host's iptables as Debian and RHEL do:
 // /usr/sbin/iptables -> /etc/alternatives/iptables -> /usr/sbin/iptables-<mode>
 // -> xtables-<mode>-multi. mode is "legacy" or "nft".
