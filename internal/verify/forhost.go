@@ -54,7 +54,7 @@ func ForHost(h Host) (Options, *Result, error) {
 		}
 	}
 	if h.Root.IsHost() {
-		opts.IPVS = ipvs.ReadFootprint
+		opts.IPVS = withIPVSKernel(h.Root, ipvs.ReadFootprint)
 	}
 	unknown, err := Expect(h.Root, h.Claim, &opts)
 	return opts, unknown, err

@@ -111,8 +111,10 @@ func IPVSModeFindings(f ipvs.Footprint, families []rules.Family) (findings []Fin
 		}
 	}
 	switch {
+	case errors.Is(f.ConntrackErr, fs.ErrNotExist) && !f.Services.Present && f.Services.Absent != "":
+		notes = append(notes, "ipvs mode: net.ipv4.vs.conntrack not checked (no /proc/sys/net/ipv4/vs): "+f.Services.Absent)
 	case errors.Is(f.ConntrackErr, fs.ErrNotExist):
-		notes = append(notes, "ipvs mode: net.ipv4.vs.conntrack not checked: IPVS is not in this kernel (no /proc/sys/net/ipv4/vs)")
+		notes = append(notes, "ipvs mode: net.ipv4.vs.conntrack not checked: IPVS is not loaded (no /proc/sys/net/ipv4/vs)")
 	case f.ConntrackErr != nil:
 		notes = append(notes, "ipvs mode: net.ipv4.vs.conntrack not checked: "+f.ConntrackErr.Error())
 	case f.Conntrack != "1":

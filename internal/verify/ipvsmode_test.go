@@ -55,7 +55,7 @@ func TestIPVSModeFindings(t *testing.T) {
 		note       string
 	}{
 		{"healthy", healthy(), "", "", ""},
-		{"no IPVS in the kernel", noIPVS, "", "", "IPVS is not in this kernel"},
+		{"no IPVS in the kernel", noIPVS, "", "", "net.ipv4.vs.conntrack not checked (no /proc/sys/net/ipv4/vs): " + ipvs.NotInKernel},
 		{"a set missing", noSet, KindIPVSMissingSets, expected.IPVSSets(rules.IPv4)[0], ""},
 		{"no kube-ipvs0", noLink, KindIPVSMissingLink, "kube-ipvs0 is absent", ""},
 		{"an address without a virtual server", bare, KindIPVSMissingServices, "10.43.0.10", ""},
