@@ -141,13 +141,19 @@ func (c FileConfig) relink(target string) error {
 }
 
 // target is the host path the link c.File resolves to, inside the root.
+// On the host Root.Resolve leaves links to the kernel, so it is asked here:
+// a path that still names the link would have the write replace the link.
 func (c FileConfig) target() (string, error) {
+	if c.Root.IsHost() {
+		p, err := filepath.EvalSymlinks(c.File)
+		if err != nil {
+			return "", fmt.Errorf("follow the link %s: %w", c.File, err)
+		}
+		return p, nil
+	}
 	p, err := c.Root.Resolve(c.File)
 	if err != nil {
 		return "", fmt.Errorf("follow the link %s: %w", c.File, err)
-	}
-	if c.Root.IsHost() {
-		return p, nil
 	}
 	rel, err := filepath.Rel(c.Root.Dir(), p)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
