@@ -104,10 +104,17 @@ type fixture struct {
 }
 
 func newFixture(t *testing.T, bin string, link bool) *fixture {
+	original := "# chosen by hand after the 2026 outage\nbackend: iptables-legacy # NAS kernel\nverify:\n  wait: 3m\n"
+	return newFixtureWith(t, bin, link, original, strings.Replace(original, "iptables-legacy", "iptables-nft", 1))
+}
+
+// newFixtureWith is newFixture with the operator config original (on which
+// RKE2 starts on iptables-legacy) and what a switch to iptables-nft makes
+// of it.
+func newFixtureWith(t *testing.T, bin string, link bool, original, target string) *fixture {
 	dir := t.TempDir()
 	f := &fixture{t: t, bin: bin, dir: dir, root: filepath.Join(dir, "root"), ctl: filepath.Join(dir, "ctl"), shims: filepath.Join(dir, "shims")}
-	f.original = "# chosen by hand after the 2026 outage\nbackend: iptables-legacy # NAS kernel\nverify:\n  wait: 3m\n"
-	f.target = strings.Replace(f.original, "iptables-legacy", "iptables-nft", 1)
+	f.original, f.target = original, target
 	files := map[string]string{
 		"root/proc/sys/kernel/osrelease":                       "6.12.0\n",
 		"root/proc/net/ip_tables_names":                        "nat\nfilter\nmangle\n",
@@ -314,6 +321,9 @@ func (f *fixture) ends(want string, log fmt.Stringer) {
 	if fi, err := os.Lstat(file); err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o640 {
 		t.Errorf("config file mode: %v %v", fi.Mode(), err)
 	}
+	if left := f.temps(); len(left) > 0 {
+		t.Errorf("temp files left: %q", left)
+	}
 	if _, err := os.Stat(filepath.Join(f.root, hostfs.SwitchJournal)); !errors.Is(err, os.ErrNotExist) {
 		j, _ := os.ReadFile(filepath.Join(f.root, hostfs.SwitchJournal))
 		t.Errorf("journal left: %s", j)
@@ -331,6 +341,40 @@ func (f *fixture) ends(want string, log fmt.Stringer) {
 	}
 }
 
+// tempDirs are where the switch's atomic writes make their temps.
+func (f *fixture) tempDirs() []string {
+	dirs := []string{filepath.Dir(hostfs.SwitchJournal), filepath.Dir(hostfs.ConfigFile)}
+	if f.link != "" {
+		dirs = append(dirs, filepath.Dir(f.link))
+	}
+	return dirs
+}
+
+// plantTemps leaves what a switch killed inside its config and journal
+// writes leaves: a 0600 copy of the config, a half journal.
+func (f *fixture) plantTemps() {
+	cfg := hostfs.ConfigFile
+	if f.link != "" {
+		cfg = f.link
+	}
+	write(f.t, filepath.Join(f.root, filepath.Dir(cfg), "."+filepath.Base(cfg)+".tmp-2718281828"), f.original, 0o600)
+	write(f.t, filepath.Join(f.root, filepath.Dir(hostfs.SwitchJournal), ".switch.json.tmp-3141592653"), "{\"schema\": 1, \"fr", 0o600)
+}
+
+// temps lists the temp files in tempDirs.
+func (f *fixture) temps() []string {
+	var out []string
+	for _, d := range f.tempDirs() {
+		entries, _ := os.ReadDir(filepath.Join(f.root, d))
+		for _, e := range entries {
+			if strings.Contains(e.Name(), ".tmp-") || strings.HasSuffix(e.Name(), ".link-tmp") {
+				out = append(out, filepath.Join(d, e.Name()))
+			}
+		}
+	}
+	return out
+}
+
 // TestSwitchBinaryInterrupted runs the real binary against a fixture root
 // whose systemctl is a fake playing RKE2, in a network namespace of its
 // own with a stand-in for kube-proxy's /proxyMode, and interrupts a switch
@@ -338,39 +382,9 @@ func (f *fixture) ends(want string, log fmt.Stringer) {
 // and SIGKILL; each kill is finished by --resume, --rollback, or a plain
 // rerun (which must refuse and name both) then --rollback.
 func TestSwitchBinaryInterrupted(t *testing.T) {
-	bin, ok := switchBinaryInNetns(t)
+	bin, current, ok := switchHarness(t)
 	if !ok {
 		return
-	}
-	for _, tool := range []string{"iptables-legacy-restore", "iptables-nft-restore", "iptables-legacy-save", "iptables-nft-save"} {
-		nstest.Tool(t, tool)
-	}
-	// kube-proxy's metrics server, in this namespace (whose loopback
-	// starts down).
-	if out, err := exec.Command(nstest.Tool(t, "ip"), "link", "set", "lo", "up").CombinedOutput(); err != nil {
-		t.Fatalf("ip link set lo up: %v\n%s", err, out)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:10249")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var current atomic.Pointer[fixture]
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if f := current.Load(); f != nil {
-			f.httpPause()
-		}
-		fmt.Fprint(w, "iptables")
-	})}
-	go srv.Serve(ln)
-	defer srv.Close()
-
-	flush := func() {
-		for _, tool := range []string{"iptables-legacy", "iptables-nft"} {
-			for _, tb := range []string{"filter", "nat", "mangle"} {
-				exec.Command(tool, "-w", "5", "-t", tb, "-F").Run()
-				exec.Command(tool, "-w", "5", "-t", tb, "-X").Run()
-			}
-		}
 	}
 	// pausedAt starts a switch from iptables-legacy to iptables-nft on a
 	// fresh fixture (config file already written when written is true) and
@@ -435,6 +449,8 @@ func TestSwitchBinaryInterrupted(t *testing.T) {
 				if j == nil || j.Step != st {
 					t.Fatalf("journal after kill -9 at %s: %+v", st, j)
 				}
+				// A kill inside a write leaves its temp: the next run removes it.
+				f.plantTemps()
 				want := f.original
 				args := []string{"switch", finish}
 				switch finish {
@@ -555,6 +571,49 @@ func TestSwitchBinaryInterrupted(t *testing.T) {
 				t.Errorf("the fixture's systemctl was not used:\n%s", calls)
 			}
 		})
+	}
+}
+
+// switchHarness is what the fixture tests share: the binary, the calling
+// test run in a network namespace of its own (false: the caller returns),
+// the tools, and kube-proxy's /proxyMode answering "iptables" on
+// 127.0.0.1:10249, pausing as the fixture current holds says.
+func switchHarness(t *testing.T) (string, *atomic.Pointer[fixture], bool) {
+	bin, ok := switchBinaryInNetns(t)
+	if !ok {
+		return "", nil, false
+	}
+	for _, tool := range []string{"iptables-legacy-restore", "iptables-nft-restore", "iptables-legacy-save", "iptables-nft-save"} {
+		nstest.Tool(t, tool)
+	}
+	// kube-proxy's metrics server, in this namespace (whose loopback
+	// starts down).
+	if out, err := exec.Command(nstest.Tool(t, "ip"), "link", "set", "lo", "up").CombinedOutput(); err != nil {
+		t.Fatalf("ip link set lo up: %v\n%s", err, out)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:10249")
+	if err != nil {
+		t.Fatal(err)
+	}
+	current := new(atomic.Pointer[fixture])
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if f := current.Load(); f != nil {
+			f.httpPause()
+		}
+		fmt.Fprint(w, "iptables")
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return bin, current, true
+}
+
+// flush empties both iptables backends of the namespace.
+func flush() {
+	for _, tool := range []string{"iptables-legacy", "iptables-nft"} {
+		for _, tb := range []string{"filter", "nat", "mangle"} {
+			exec.Command(tool, "-w", "5", "-t", tb, "-F").Run()
+			exec.Command(tool, "-w", "5", "-t", tb, "-X").Run()
+		}
 	}
 }
 

@@ -127,8 +127,7 @@ func (c FileConfig) relink(target string) error {
 	if got, err := c.Root.Readlink(c.File); err == nil && got == target {
 		return nil
 	}
-	p := c.Root.Path(c.File)
-	tmp := filepath.Join(filepath.Dir(p), "."+filepath.Base(p)+".link-tmp")
+	p, tmp := c.Root.Path(c.File), c.Root.Path(linkTemp(c.File))
 	_ = os.Remove(tmp)
 	if err := os.Symlink(target, tmp); err != nil {
 		return fmt.Errorf("recreate the link %s -> %s: %w", c.File, target, err)

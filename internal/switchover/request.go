@@ -143,6 +143,14 @@ func Do(ctx context.Context, r Request) error {
 	if j != nil && j.Owner.Alive() {
 		return fmt.Errorf("another rke2-proxy-backend switch (pid %d) is moving kube-proxy from %s to %s (%s, step %s, %s): wait for it to finish", j.Owner.PID, j.From, j.To, j.Phase, j.Step, hostfs.SwitchJournal)
 	}
+	// No switch runs now, and none can start while this one holds the lock.
+	removed, err := r.sweepTemps(j)
+	for _, p := range removed {
+		fmt.Fprintf(r.Log, "rke2-proxy-backend: switch: removed %s, left by an interrupted switch\n", p)
+	}
+	if err != nil {
+		fmt.Fprintf(r.Log, "rke2-proxy-backend: switch: warning: %v\n", err)
+	}
 	finishing := r.Resume || r.Rollback
 	if j != nil && !finishing {
 		return unfinished(j)
