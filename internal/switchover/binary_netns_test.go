@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -26,8 +27,10 @@ import (
 // (built from this tree when unset; set it to run an older build).
 const envBinary = "RKE2PB_SWITCH_BINARY"
 
-// fakeSystemctl plays systemd and RKE2 for a fixture root: `restart` of
-// the RKE2 unit runs the real `apply` as RKE2's ExecStartPre does (it takes
+// fakeSystemctl plays systemd and RKE2 for a fixture root: `daemon-reload`
+// runs the real generator into the root's /run/systemd/generator, and
+// `restart` of the RKE2 unit runs the real `apply` as RKE2's ExecStartPre
+// does, with the --backend the generator's drop-in gives it (apply takes
 // the node lock: a switch holding it would make apply wait), then, as
 // kube-proxy, loads kube-proxy's rules into the backend apply planned. It
 // never calls the host's systemctl. Each call can pause (see pauser).
@@ -40,12 +43,16 @@ trap 'rm -f "$ctl/running/$$"' EXIT
 echo "$*" >>"$ctl/calls"
 case "$1" in
 is-active) exit 3 ;;
-daemon-reload) exit 0 ;;
+daemon-reload)
+	RKE2_PROXY_BACKEND_ROOT="$root" "$bin" generate "$root/run/systemd/generator" >>"$ctl/generator.log" 2>&1
+	exit 0
+	;;
 restart)
 	case "$2" in
 	rke2-agent.service)
 		pause restart
-		RKE2_PROXY_BACKEND_ROOT="$root" "$bin" apply --no-trial >>"$ctl/apply.log" 2>&1 || exit 1
+		forced=$(sed -n 's/^ExecStartPre=.* apply \(--backend=[a-z-]*\).*/\1/p' "$root/run/systemd/generator/rke2-agent.service.d/50-rke2-proxy-backend.conf" 2>/dev/null)
+		RKE2_PROXY_BACKEND_ROOT="$root" "$bin" apply --no-trial $forced >>"$ctl/apply.log" 2>&1 || exit 1
 		b=$(sed -n 's/^ *"backend": "\(.*\)",$/\1/p' "$root/run/rke2-proxy-backend/plan.json" | head -n 1)
 		# A test makes kube-proxy fail on a backend by naming it here.
 		if [ -e "$ctl/broken-$b" ]; then echo "$b" >"$ctl/kube-proxy"; exit 0; fi
@@ -143,12 +150,65 @@ func newFixtureWith(t *testing.T, bin string, link bool, original, target string
 	} else {
 		write(t, cfg, f.original, 0o640)
 	}
-	// RKE2 up on iptables-legacy, as a boot left it: apply's plan, and
-	// kube-proxy's rules (a real restart through the fake).
+	// RKE2 up on iptables-legacy, as a boot left it: the generator's
+	// drop-in, apply's plan, and kube-proxy's rules (a real restart through
+	// the fake).
+	f.daemonReload()
 	if out, err := f.cmd("", "systemctl-restart").CombinedOutput(); err != nil {
 		t.Fatalf("first start: %v\n%s", err, out)
 	}
 	return f
+}
+
+// daemonReload runs the fake's daemon-reload: the real generator.
+func (f *fixture) daemonReload() {
+	f.t.Helper()
+	c := exec.Command(filepath.Join(f.root, "usr/bin/systemctl"), "daemon-reload")
+	c.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}
+	if out, err := c.CombinedOutput(); err != nil {
+		f.t.Fatalf("daemon-reload: %v\n%s", err, out)
+	}
+}
+
+// generated is the backend the generator's drop-in in dir (under the root)
+// gives apply.
+func (f *fixture) generated(dir string) string {
+	data, _ := os.ReadFile(filepath.Join(f.root, dir, "rke2-agent.service.d/50-rke2-proxy-backend.conf"))
+	m := regexp.MustCompile(`(?m)^ExecStartPre=.* apply --backend=([a-z-]+)`).FindSubmatch(data)
+	if m == nil {
+		return ""
+	}
+	return string(m[1])
+}
+
+// planned is the backend plan.json records.
+func (f *fixture) planned() string {
+	data, _ := os.ReadFile(filepath.Join(f.root, hostfs.PlanFile))
+	var p struct {
+		Decision struct {
+			Backend string `json:"backend"`
+		} `json:"decision"`
+	}
+	json.Unmarshal(data, &p)
+	return p.Decision.Backend
+}
+
+// nextBoot is the backend the generator gives RKE2 at the next boot: /run
+// (the plan, the generator's output) is gone then.
+func (f *fixture) nextBoot() string {
+	f.t.Helper()
+	plan := filepath.Join(f.root, hostfs.PlanFile)
+	data, err := os.ReadFile(plan)
+	if err == nil {
+		os.Remove(plan)
+		defer os.WriteFile(plan, data, 0o644)
+	}
+	c := f.cmd("", "generate", filepath.Join(f.root, "next-boot"))
+	if out, err := c.CombinedOutput(); err != nil {
+		f.t.Fatalf("generate: %v\n%s", err, out)
+	}
+	defer os.RemoveAll(filepath.Join(f.root, "next-boot"))
+	return f.generated("next-boot")
 }
 
 // switchBinaryInNetns builds the binary (outside the namespace, once:
@@ -334,6 +394,19 @@ func (f *fixture) ends(want string, log fmt.Stringer) {
 	expect := "iptables-legacy"
 	if want == f.target {
 		expect = "iptables-nft"
+	}
+	// The record, the generator's last output and the next boot's agree
+	// with where the switch says kube-proxy is.
+	if got := f.planned(); got != expect {
+		a, _ := os.ReadFile(filepath.Join(f.ctl, "apply.log"))
+		t.Errorf("plan.json says %s, want %s\napply:\n%s", got, expect, a)
+	}
+	if got := f.generated("run/systemd/generator"); got != expect {
+		g, _ := os.ReadFile(filepath.Join(f.ctl, "generator.log"))
+		t.Errorf("the generator's drop-in says --backend=%s, want %s\ngenerator:\n%s", got, expect, g)
+	}
+	if got := f.nextBoot(); got != expect {
+		t.Errorf("the next boot's generator says --backend=%s, want %s", got, expect)
 	}
 	out, err := f.cmd("", "verify", "--wait", "20s", "--expect", expect).CombinedOutput()
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/plan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/switchjournal"
 )
 
@@ -159,4 +160,29 @@ func (c FileConfig) target() (string, error) {
 		return "", fmt.Errorf("the link %s leads out of %s", c.File, c.Root.Dir())
 	}
 	return "/" + rel, nil
+}
+
+// FilePlan is this boot's plan.json under a root, kept for a rollback.
+type FilePlan struct {
+	Root hostfs.Root
+}
+
+func (p FilePlan) Read() ([]byte, error) {
+	data, err := p.Root.ReadFileMax(hostfs.PlanFile, maxConfig)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", hostfs.PlanFile, err)
+	}
+	return data, nil
+}
+
+// Restore writes data back as plan.json. The caller holds the node lock,
+// as apply does when it writes the plan.
+func (p FilePlan) Restore(data []byte) error {
+	if _, err := p.Root.WriteFileAtomic(hostfs.PlanFile, data, plan.Mode); err != nil {
+		return fmt.Errorf("restore %s: %w", hostfs.PlanFile, err)
+	}
+	return nil
 }

@@ -135,6 +135,7 @@ func (r Request) assemble(ctx context.Context, from, to backend.Backend, j switc
 		From:      from,
 		To:        to,
 		Config:    FileConfig{Root: r.Root, File: r.ConfigFile},
+		Plans:     FilePlan{Root: r.Root},
 		Restarter: UnitRestarter{Systemctl: sc, Unit: unit},
 		Verifier: LiveVerifier{
 			Root:         r.Root,

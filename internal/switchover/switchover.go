@@ -23,6 +23,7 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cleanup"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/switchjournal"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
@@ -40,6 +41,16 @@ type ConfigWriter interface {
 	Restore(switchjournal.Snapshot) error
 	// Describe names the file for the log.
 	Describe() string
+}
+
+// PlanKeeper reads this boot's plan before the switch and puts it back in
+// a rollback (FilePlan). The original config alone does not bring
+// kube-proxy back when it says backend: auto: auto keeps the backend this
+// boot's plan records, which after the switch's restart is To.
+type PlanKeeper interface {
+	// Read returns the plan's bytes, nil when there is none.
+	Read() ([]byte, error)
+	Restore(data []byte) error
 }
 
 // Restarter restarts RKE2, whose ExecStartPre (apply) reads the config and
@@ -95,8 +106,10 @@ type NodeLock interface {
 
 // Switch is one switch on one node.
 type Switch struct {
-	From, To  backend.Backend
-	Config    ConfigWriter
+	From, To backend.Backend
+	Config   ConfigWriter
+	// Plans, when set, keeps this boot's plan in the journal for a rollback.
+	Plans     PlanKeeper
 	Restarter Restarter
 	Verifier  Verifier
 	Cleaner   Cleaner
@@ -196,7 +209,7 @@ func stepIndex(steps []step, name string) int {
 
 func (s *Switch) backward(l *logger) []step {
 	steps := []step{
-		{rollbackSteps[0], fmt.Sprintf("restore the original %s from %s", s.Config.Describe(), s.Journal.Describe()), func(context.Context) error { return s.Config.Restore(s.journal.Config) }, false},
+		{rollbackSteps[0], s.restoreWhat(), func(context.Context) error { return s.restore() }, false},
 		{rollbackSteps[1], "restart " + s.Restarter.Describe(), s.restart, false},
 		{rollbackSteps[2], fmt.Sprintf("wait for kube-proxy's rules in %s", s.From), func(ctx context.Context) error { return s.waitSynced(ctx, s.From) }, false},
 		s.abandonStep(),
@@ -206,6 +219,28 @@ func (s *Switch) backward(l *logger) []step {
 		steps = append(steps, step{rollbackSteps[5], s.rerunStep(), s.VerifyUnit.Rerun, true})
 	}
 	return steps
+}
+
+// restoreWhat is the rollback's first step: the plan goes back too when
+// the journal kept it (and in a plan, before there is a journal).
+func (s *Switch) restoreWhat() string {
+	if s.Plans != nil && (s.journal == nil || len(s.journal.Plan) > 0) {
+		return fmt.Sprintf("restore the original %s, and %s as the switch found it, from %s", s.Config.Describe(), hostfs.PlanFile, s.Journal.Describe())
+	}
+	return fmt.Sprintf("restore the original %s from %s", s.Config.Describe(), s.Journal.Describe())
+}
+
+// restore puts the config back, then the plan: the restart that follows
+// re-runs the generator and apply, which then keep From as they kept it
+// before the switch (apply records the plan anew).
+func (s *Switch) restore() error {
+	if err := s.Config.Restore(s.journal.Config); err != nil {
+		return err
+	}
+	if s.Plans == nil || len(s.journal.Plan) == 0 {
+		return nil
+	}
+	return s.Plans.Restore(s.journal.Plan)
 }
 
 func whats(steps []step) []string {
@@ -240,7 +275,13 @@ func (s *Switch) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("nothing changed: %w", err)
 	}
-	s.journal = &switchjournal.Journal{Schema: switchjournal.Schema, From: s.From, To: s.To, Phase: switchjournal.PhaseSwitch, Step: forwardSteps[0], Config: snap, Owner: switchjournal.Self(), IPVSTranslation: s.Translation}
+	var planned []byte
+	if s.Plans != nil {
+		if planned, err = s.Plans.Read(); err != nil {
+			return fmt.Errorf("nothing changed: %w", err)
+		}
+	}
+	s.journal = &switchjournal.Journal{Schema: switchjournal.Schema, From: s.From, To: s.To, Phase: switchjournal.PhaseSwitch, Step: forwardSteps[0], Config: snap, Plan: planned, Owner: switchjournal.Self(), IPVSTranslation: s.Translation}
 	if s.FromIPVS {
 		s.journal.FromProxyMode = ipvsMode
 	}
