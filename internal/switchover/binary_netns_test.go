@@ -41,6 +41,15 @@ ctl='@CTL@' bin='@BIN@' root='@ROOT@'
 echo $$ >"$ctl/running/$$"
 trap 'rm -f "$ctl/running/$$"' EXIT
 echo "$*" >>"$ctl/calls"
+# The verify unit, played when $ctl/verify-unit exists: the real verify,
+# its outcome the unit's state.
+verify_unit() {
+	if RKE2_PROXY_BACKEND_ROOT="$root" "$bin" verify --wait 2s >>"$ctl/verify-unit.log" 2>&1; then
+		echo active >"$ctl/verify-unit"
+	else
+		echo failed >"$ctl/verify-unit"
+	fi
+}
 case "$1" in
 is-active) exit 3 ;;
 daemon-reload)
@@ -48,6 +57,7 @@ daemon-reload)
 	exit 0
 	;;
 restart)
+	[ "$2" = --no-block ] && shift
 	case "$2" in
 	rke2-agent.service)
 		pause restart
@@ -70,10 +80,29 @@ restart)
 		# kubelet's, written with the host's alternative, and not played.
 		"$bin" render expected --backend "$b" --family ipv4 | grep -v -e KUBE-IPTABLES-HINT -e KUBE-KUBELET-CANARY | "$t" -w 5 || exit 1
 		echo "$b" >"$ctl/kube-proxy"
+		# kubelet, on a root with an iptables alternative: its chains,
+		# with the host's iptables, where they are not yet.
+		if alt=$(readlink "$root/etc/alternatives/iptables"); then
+			k=iptables-legacy
+			case "$alt" in *nft*) k=iptables-nft ;; esac
+			for tb in mangle nat filter; do "$k" -w 5 -t $tb -N KUBE-KUBELET-CANARY 2>/dev/null; done
+			"$k" -w 5 -t mangle -N KUBE-IPTABLES-HINT 2>/dev/null
+		fi
+		# RKE2's Wants= on the verify unit, when a test plays it.
+		[ -e "$ctl/verify-unit" ] && verify_unit
+		exit 0
 		;;
-	rke2-proxy-backend-verify.service) pause rerun ;;
+	rke2-proxy-backend-verify.service)
+		pause rerun
+		[ -e "$ctl/verify-unit" ] && verify_unit
+		exit 0
+		;;
 	*) exit 5 ;;
 	esac
+	;;
+is-failed)
+	[ "$2" = --quiet ] && shift
+	[ "$2" = rke2-proxy-backend-verify.service ] && [ "$(cat "$ctl/verify-unit" 2>/dev/null)" = failed ]
 	;;
 *) exit 1 ;;
 esac

@@ -69,8 +69,16 @@ func (r Request) prepare(ctx context.Context, to backend.Backend) (s *Switch, do
 	case p.Decision.Disabled:
 		return nil, false, fmt.Errorf("%s says rke2-proxy-backend is off (backend: off): set backend: %s in %s and restart RKE2 instead", hostfs.PlanFile, to, r.ConfigFile)
 	case p.Decision.Backend == to && !fromIPVS:
-		_, err := fmt.Fprintf(r.Out, "switch: kube-proxy already uses %s (%s); nothing to do\n", to, hostfs.PlanFile)
-		return nil, true, err
+		if _, err := fmt.Fprintf(r.Out, "switch: kube-proxy already uses %s (%s); nothing to do\n", to, hostfs.PlanFile); err != nil {
+			return nil, true, err
+		}
+		// A retried switch (SUC's next Job) must not pass a failing node.
+		if alt := r.hostAlternative(); alt != nil {
+			if gap := alternativeGap(alt(), to, "rke2-server (rke2-agent on agents)"); gap != "" {
+				return nil, true, fmt.Errorf("%w: %s", ErrStillFailing, gap)
+			}
+		}
+		return nil, true, nil
 	}
 	s, err = r.assemble(ctx, p.Decision.Backend, to, switchjournal.File{Root: r.Root}, nil, nil)
 	if err != nil {
@@ -147,6 +155,7 @@ func (r Request) assemble(ctx context.Context, from, to backend.Backend, j switc
 		Sweeper:         LiveSweeper{},
 		Hints:           LiveHints{},
 		VerifyUnit:      VerifyUnitRerunner{Systemctl: sc},
+		Alternative:     r.hostAlternative(),
 		Journal:         j,
 		Lock:            lock,
 		RollbackContext: rctx,

@@ -161,6 +161,9 @@ func Do(ctx context.Context, r Request) error {
 			return err
 		}
 		s.Journal, s.Lock, s.RollbackContext = journal, lock, rctx
+		for _, w := range s.alternativeWarnings() {
+			fmt.Fprintf(r.Log, "rke2-proxy-backend: switch: %s\n", w)
+		}
 		return r.outcome(s, s.Run(sctx))
 	}
 	if j == nil {
@@ -221,5 +224,8 @@ func (r Request) printPlan(s *Switch) {
 	fmt.Fprintf(w, "if a step from 3 on fails, or a signal comes, roll back:\n")
 	for i, st := range s.RollbackPlan() {
 		fmt.Fprintf(w, "  %d. %s\n", len(steps)+i+1, st)
+	}
+	for _, line := range s.alternativeWarnings() {
+		fmt.Fprintln(w, line)
 	}
 }

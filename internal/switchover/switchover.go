@@ -125,6 +125,11 @@ type Switch struct {
 	Translation []string
 	// VerifyUnit, when set, is re-run last.
 	VerifyUnit UnitRerunner
+	// Alternative, when set, says where the host's iptables alternative
+	// points ("legacy", "nft", "" unknown): kubelet writes its hint chains
+	// with it, so the node fails verify while it does not fit kube-proxy's
+	// backend, whatever the switch did (alternativeGap).
+	Alternative func() string
 	// Journal records each step before it runs (required).
 	Journal switchjournal.Store
 	// Lock is held by the caller when Run, Resume or Rollback starts; nil
@@ -138,11 +143,21 @@ type Switch struct {
 	Log io.Writer
 
 	journal *switchjournal.Journal
+	// failing is what the last verify step found the node still failing
+	// on that is no reason to roll back (kubelet's hint chains).
+	failing []string
 }
 
 // ErrRolledBack is wrapped by Run's error when the switch failed and the
 // node is back on the old backend, verified.
 var ErrRolledBack = errors.New("switch failed; rolled back to the previous backend")
+
+// ErrStillFailing is wrapped by the error of a switch or rollback whose
+// steps held, kube-proxy complete where it should be, on a node that still
+// fails verify for what no restart moves: kubelet's hint chains, which
+// kubelet writes with the host's iptables alternative. The error says what
+// differs and the commands that fix it.
+var ErrStillFailing = errors.New("the node still fails verify")
 
 // ErrUnfinished is wrapped by the error of a switch (or rollback) that
 // stopped with its journal kept: switch --resume or --rollback finishes it.
@@ -285,7 +300,15 @@ func (s *Switch) Run(ctx context.Context) error {
 	if s.FromIPVS {
 		s.journal.FromProxyMode = ipvsMode
 	}
-	return s.runForward(ctx, 0)
+	return s.switched(s.runForward(ctx, 0))
+}
+
+// switched is a forward run's outcome: done, unless the node still fails.
+func (s *Switch) switched(err error) error {
+	if err != nil || len(s.failing) == 0 {
+		return err
+	}
+	return fmt.Errorf("switched: kube-proxy uses %s, but %w: %s", s.To, ErrStillFailing, strings.Join(s.failing, "; "))
 }
 
 // Resume finishes the switch j records, from the step it reached (which is
@@ -305,7 +328,7 @@ func (s *Switch) Resume(ctx context.Context, j *switchjournal.Journal) error {
 	if at < 0 {
 		return fmt.Errorf("%s records step %s, which this switch from %s to %s does not have: finish it with --rollback", s.Journal.Describe(), j.Step, s.From, s.To)
 	}
-	return s.runForward(ctx, at)
+	return s.switched(s.runForward(ctx, at))
 }
 
 // Rollback undoes the switch j records: from where a rollback stopped, or
@@ -328,12 +351,16 @@ func (s *Switch) Rollback(_ context.Context, j *switchjournal.Journal) error {
 	return s.asked(s.runBackward(0, why), why)
 }
 
-// asked is the outcome of a rollback the operator asked for: done is nil.
+// asked is the outcome of a rollback the operator asked for: done is nil,
+// unless the node still fails.
 func (s *Switch) asked(rerr, why error) error {
-	if rerr == nil {
-		return nil
+	if rerr != nil {
+		return s.rollbackResult(rerr, why)
 	}
-	return s.rollbackResult(rerr, why)
+	if len(s.failing) > 0 {
+		return fmt.Errorf("rolled back: kube-proxy uses %s and the config is the original, but %w: %s", s.From, ErrStillFailing, strings.Join(s.failing, "; "))
+	}
+	return nil
 }
 
 func (s *Switch) adopt(j *switchjournal.Journal) {
@@ -436,6 +463,9 @@ func (s *Switch) runBackward(from int, why error) error {
 func (s *Switch) rollbackResult(rerr, err error) error {
 	if rerr != nil {
 		return fmt.Errorf("switch to %s failed (%w) and so did the rollback to %s: %w; the node needs a hand: rke2-proxy-backend verify names each fix", s.To, err, s.From, rerr)
+	}
+	if len(s.failing) > 0 {
+		return fmt.Errorf("%w: %s%s: %w; and %w: %s", ErrRolledBack, s.From, s.ipvsRollbackNote(), err, ErrStillFailing, strings.Join(s.failing, "; "))
 	}
 	return fmt.Errorf("%w: %s%s: %w", ErrRolledBack, s.From, s.ipvsRollbackNote(), err)
 }
@@ -587,8 +617,15 @@ func (s *Switch) waitSynced(ctx context.Context, b backend.Backend) error {
 	return fmt.Errorf("kube-proxy's rules did not appear complete in %s: %s", b, findings(res.Findings))
 }
 
-// verifyOK is verify's whole verdict.
+// verifyOK is verify's whole verdict, as the verify unit will give it,
+// but for kubelet's hint chains: they follow the host's iptables
+// alternative, which no restart moves, so they are no reason to roll back
+// (RKE2's kube-proxy follows IPTABLES_MODE, not the hint). They, and an
+// alternative that does not fit b (kubelet may not have written its hints
+// yet), are kept in s.failing: the switch or rollback then ends saying the
+// node still fails, and how to fix it.
 func (s *Switch) verifyOK(ctx context.Context, l *logger, b backend.Backend) error {
+	s.failing = nil
 	res, err := s.Verifier.Verify(ctx, b)
 	if err != nil {
 		return err
@@ -596,8 +633,28 @@ func (s *Switch) verifyOK(ctx context.Context, l *logger, b backend.Backend) err
 	for _, w := range res.Warnings {
 		l.note(fmt.Sprintf("warning: %s (fix: %s)", w.Message, w.Fix))
 	}
-	if !res.OK {
+	var hints, rest []verify.Finding
+	for _, f := range res.Findings {
+		if f.Kind == verify.KindKubeletHint {
+			hints = append(hints, f)
+		} else {
+			rest = append(rest, f)
+		}
+	}
+	if len(rest) > 0 || !res.OK && len(hints) == 0 {
 		return fmt.Errorf("verify %s: %s", res.Verdict, findings(res.Findings))
+	}
+	if s.Alternative != nil {
+		if gap := alternativeGap(s.Alternative(), b, s.Restarter.Describe()); gap != "" {
+			s.failing = append(s.failing, gap)
+			hints = nil // their cause, with its fix
+		}
+	}
+	if len(hints) > 0 {
+		s.failing = append(s.failing, findings(hints))
+	}
+	for _, f := range s.failing {
+		l.note("warning: the node still fails verify: " + f)
 	}
 	return nil
 }
