@@ -34,6 +34,9 @@ func newCleanupCommand(g *globals) *cobra.Command {
 			if err != nil {
 				return failure("cleanup --kubelet-hints: %w", err)
 			}
+			if !dryRun && len(r.Removed) > 0 {
+				r.Verify = switchover.Reverify(cmd.Context(), g.hostRoot(), g.configFile, g.host().Distribution)
+			}
 			return g.print(r)
 		}
 		b, err := backendFlag("--backend", backendName, true)
@@ -44,7 +47,11 @@ func newCleanupCommand(g *globals) *cobra.Command {
 		if err != nil {
 			return failure("cleanup: %w", err)
 		}
-		return g.print(cleanup.Result{Plan: p, DryRun: dryRun})
+		res := cleanup.Result{Plan: p, DryRun: dryRun}
+		if !dryRun && !p.Empty() {
+			res.Verify = switchover.Reverify(cmd.Context(), g.hostRoot(), g.configFile, g.host().Distribution)
+		}
+		return g.print(res)
 	})
 	f := cmd.Flags()
 	f.StringVar(&backendName, "backend", "", "backend to clean: "+backend.Names()+" (required)")

@@ -145,3 +145,68 @@ func TestSwitchBinaryHostAlternative(t *testing.T) {
 		f.ends(f.target, &p.stderr)
 	})
 }
+
+// TestCleanupKubeletHintsClearsTheVerifyUnit follows verify's own fix for
+// kubelet's hints on a node switched by a config edit and a restart (no
+// switch to tidy them): move the host's alternative, restart RKE2, then
+// cleanup --kubelet-hints. The verify unit, which failed on the leftovers,
+// must not stay failed until RKE2's next start: cleanup verifies again and
+// starts it, and check follows.
+func TestCleanupKubeletHintsClearsTheVerifyUnit(t *testing.T) {
+	bin, current, ok := switchHarness(t)
+	if !ok {
+		return
+	}
+	flush()
+	f := newFixture(t, bin, false)
+	current.Store(f)
+	write(t, filepath.Join(f.ctl, "verify-unit"), "", 0o644)
+	unit := func() string {
+		data, _ := os.ReadFile(filepath.Join(f.ctl, "verify-unit"))
+		return strings.TrimSpace(string(data))
+	}
+	restart := func() {
+		t.Helper()
+		f.daemonReload()
+		if out, err := f.cmd("", "systemctl-restart").CombinedOutput(); err != nil {
+			t.Fatalf("restart: %v\n%s", err, out)
+		}
+	}
+	f.alternative("legacy")
+	restart()
+	if unit() != "active" {
+		log, _ := os.ReadFile(filepath.Join(f.ctl, "verify-unit.log"))
+		t.Fatalf("the verify unit is %q on the booted node\n%s", unit(), log)
+	}
+	// The edit and restart: kube-proxy on nft, kubelet's hints in legacy.
+	write(t, filepath.Join(f.root, "etc/rke2-proxy-backend/config.yaml"), f.target, 0o640)
+	restart()
+	if unit() != "failed" {
+		t.Fatalf("the verify unit is %q with kubelet's hints in legacy, want failed", unit())
+	}
+	// verify's fixes: the stranded rules first (the unit stays failed:
+	// cleanup says what still fails), then the alternative, a restart (the
+	// unit fails again on the old kubelet's leftovers), and
+	// cleanup --kubelet-hints.
+	out, err := f.cmd("", "cleanup", "--backend", "iptables-legacy").CombinedOutput()
+	t.Logf("cleanup --backend iptables-legacy: %v\n%s", err, out)
+	if err != nil || !strings.Contains(string(out), "cleanup: verify still fails:\n  [kubelet-hint]") || unit() != "failed" {
+		t.Errorf("cleanup --backend does not say verify still fails on kubelet's hints, or the unit (%s) changed", unit())
+	}
+	f.alternative("nft")
+	restart()
+	if unit() != "failed" {
+		t.Fatalf("the verify unit is %q with the old kubelet's leftovers in legacy, want failed", unit())
+	}
+	out, err = f.cmd("", "cleanup", "--kubelet-hints").CombinedOutput()
+	t.Logf("cleanup --kubelet-hints: %v\n%s", err, out)
+	if err != nil || !strings.Contains(string(out), "cleanup: verify passes now; rke2-proxy-backend-verify.service had failed on what was removed: started it again") {
+		t.Errorf("cleanup --kubelet-hints does not say verify passes and the unit was started again")
+	}
+	if unit() != "active" {
+		t.Errorf("the verify unit is %q after the fix, want active", unit())
+	}
+	if out, err := f.cmd("", "check").CombinedOutput(); err != nil {
+		t.Errorf("check after the fix: %v\n%s", err, out)
+	}
+}
