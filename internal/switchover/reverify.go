@@ -3,6 +3,7 @@ package switchover
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cleanup"
@@ -18,10 +19,11 @@ const reverifyTimeout = 30 * time.Second
 // Reverify is the last step of a cleanup that removed something: verify,
 // as the verify unit runs it (the plan's backend, the operator config),
 // without waiting and without storing; when it passes and the verify unit
-// had failed, the unit is started again without blocking, so its state,
-// status.json, check and the Node condition follow the fixed node rather
-// than wait for RKE2's next start. A node still failing keeps its failed
-// unit: the findings say why.
+// had failed, or is running (an RKE2 start just pulled it in, and it may
+// judge what cleanup removed), the unit is restarted without blocking, so
+// its state, status.json, check and the Node condition follow the fixed
+// node rather than wait for RKE2's next start. A node still failing keeps
+// its failed unit: the findings say why.
 func Reverify(ctx context.Context, root hostfs.Root, configFile string, kind distro.Kind) *cleanup.Reverified {
 	c, err := verify.Load(root, configFile, verify.Flags{Distribution: kind})
 	if err != nil {
@@ -45,13 +47,16 @@ func Reverify(ctx context.Context, root hostfs.Root, configFile string, kind dis
 	if err != nil {
 		return out
 	}
-	if code, _ := sc.run(ctx, "is-failed", "--quiet", units.VerifyUnit); code != 0 {
+	state, _, _ := sc.output(ctx, "show", "-P", "ActiveState", units.VerifyUnit)
+	state = strings.TrimSpace(state)
+	if state != "failed" && state != "activating" {
 		return out
 	}
+	was := map[string]string{"failed": "had failed on what was removed", "activating": "was judging the node as it was"}[state]
 	if _, err := sc.run(ctx, "restart", "--no-block", units.VerifyUnit); err != nil {
-		out.Unit = fmt.Sprintf("%s had failed and could not be started again: %v (systemctl restart %[1]s)", units.VerifyUnit, err)
+		out.Unit = fmt.Sprintf("%s %s and could not be started again: %v (systemctl restart %[1]s)", units.VerifyUnit, was, err)
 		return out
 	}
-	out.Unit = fmt.Sprintf("%s had failed on what was removed: started it again (systemctl status %[1]s)", units.VerifyUnit)
+	out.Unit = fmt.Sprintf("%s %s: started it again (systemctl status %[1]s)", units.VerifyUnit, was)
 	return out
 }
