@@ -9,7 +9,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/apply"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cleanup"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
@@ -185,15 +184,5 @@ func ownNetns(root hostfs.Root) error {
 	return fmt.Errorf("--root %s: switch under --root reads and removes the rules of the network namespace it runs in, which looks like this machine's (%s): run it in one of its own (unshare -n)", root.Dir(), self)
 }
 
-// dropInPath is the RKE2 drop-in whose directory apply locks when /run
-// cannot hold the lock file: switch must lock the same one.
-func (r Request) dropInPath() string {
-	main := os.Getenv(apply.EnvRKE2Config)
-	if main == "" {
-		main = facts.Probe(r.Root, facts.Options{Distribution: r.distro.Kind}).RKE2.ConfigFile
-	}
-	if main == "" {
-		main = hostfs.RKE2ConfigFile
-	}
-	return rke2.DropInPath(main)
-}
+// dropInPath is the drop-in whose directory the node lock falls back to.
+func (r Request) dropInPath() string { return dropInPathFor(r.Root, r.distro.Kind) }

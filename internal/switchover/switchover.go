@@ -25,6 +25,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cleanup"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/plan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/switchjournal"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
@@ -185,7 +186,7 @@ func (s *Switch) forward(l *logger) []step {
 	steps := []step{
 		s.cleanStep(forwardSteps[0], s.To, fmt.Sprintf("remove %s (kube-proxy uses %s until the restart)", staleRules(s.sweptFrom(s.To)), s.From)),
 		{forwardSteps[1], fmt.Sprintf("record backend: %s in %s (its original is in %s until the switch ends)", s.To, s.Config.Describe(), s.Journal.Describe()), func(context.Context) error { return s.Config.Set(snap(), s.To) }, false},
-		{forwardSteps[2], "restart " + s.Restarter.Describe(), s.restart, false},
+		{forwardSteps[2], "restart " + s.Restarter.Describe(), func(ctx context.Context) error { return s.restart(ctx, s.To) }, false},
 		{forwardSteps[3], fmt.Sprintf("wait for kube-proxy's rules in %s", s.To), func(ctx context.Context) error { return s.waitSynced(ctx, s.To) }, false},
 		s.cleanStep(forwardSteps[4], s.From, "remove "+s.sweptFrom(s.From)),
 	}
@@ -225,7 +226,7 @@ func stepIndex(steps []step, name string) int {
 func (s *Switch) backward(l *logger) []step {
 	steps := []step{
 		{rollbackSteps[0], s.restoreWhat(), func(context.Context) error { return s.restore() }, false},
-		{rollbackSteps[1], "restart " + s.Restarter.Describe(), s.restart, false},
+		{rollbackSteps[1], "restart " + s.Restarter.Describe(), func(ctx context.Context) error { return s.restart(ctx, s.From) }, false},
 		{rollbackSteps[2], fmt.Sprintf("wait for kube-proxy's rules in %s", s.From), func(ctx context.Context) error { return s.waitSynced(ctx, s.From) }, false},
 		s.abandonStep(),
 		{rollbackSteps[4], fmt.Sprintf("verify: kube-proxy complete in %s, nothing stranded", s.From), func(ctx context.Context) error { return s.verifyOK(ctx, l, s.From) }, false},
@@ -474,9 +475,46 @@ func (s *Switch) rollbackResult(rerr, err error) error {
 // a restart: without it, nothing it does is safe.
 var errLockLost = errors.New("cannot take the node lock back after the restart")
 
-// restart restarts RKE2 without the node lock (see NodeLock), then takes
-// it back and checks the journal is still this switch's.
-func (s *Switch) restart(ctx context.Context) error {
+// restart restarts RKE2 onto b (restartOnce) and checks that the plan
+// records b: an apply run by hand that decided before the switch wrote the
+// config, and waited for the lock, can take it in the restart's window
+// and record its stale choice after the restart's apply (the drop-in RKE2
+// reads next, and plan.json, would then say the old backend while
+// kube-proxy runs the new one). One more restart has the restart's apply
+// record b again; a second mismatch fails the step.
+func (s *Switch) restart(ctx context.Context, b backend.Backend) error {
+	for try := 1; ; try++ {
+		err := s.restartOnce(ctx)
+		if err != nil || s.Plans == nil {
+			return err
+		}
+		got := s.planned()
+		switch {
+		case got == "" || got == b:
+			return nil
+		case try == 2:
+			return fmt.Errorf("%s records %s after two restarts onto %s: another rke2-proxy-backend apply wrote it after the restart's", hostfs.PlanFile, got, b)
+		}
+		fmt.Fprintf(s.Log, "rke2-proxy-backend: switch: %s records %s, not %s: another rke2-proxy-backend apply wrote it after the restart's; restarting %s once more\n", hostfs.PlanFile, got, b, s.Restarter.Describe())
+	}
+}
+
+// planned is the backend plan.json records ("" when it cannot tell).
+func (s *Switch) planned() backend.Backend {
+	data, err := s.Plans.Read()
+	if err != nil || data == nil {
+		return ""
+	}
+	p, err := plan.Parse(data)
+	if err != nil {
+		return ""
+	}
+	return p.Decision.Backend
+}
+
+// restartOnce restarts RKE2 without the node lock (see NodeLock), then
+// takes it back and checks the journal is still this switch's.
+func (s *Switch) restartOnce(ctx context.Context) error {
 	if s.Lock == nil {
 		return s.Restarter.Restart(ctx)
 	}
