@@ -493,9 +493,9 @@ func (s *Switch) restart(ctx context.Context, b backend.Backend) error {
 		case got == "" || got == b:
 			return nil
 		case try == 2:
-			return fmt.Errorf("%s records %s after two restarts onto %s: another rke2-proxy-backend apply wrote it after the restart's", hostfs.PlanFile, got, b)
+			return fmt.Errorf("%s records %s after two restarts onto %s: apply chose %[2]s (the plan's reasons say why)", hostfs.PlanFile, got, b)
 		}
-		fmt.Fprintf(s.Log, "rke2-proxy-backend: switch: %s records %s, not %s: another rke2-proxy-backend apply wrote it after the restart's; restarting %s once more\n", hostfs.PlanFile, got, b, s.Restarter.Describe())
+		fmt.Fprintf(s.Log, "rke2-proxy-backend: switch: %s records %s, not %s, after the restart (an apply run by hand may have written it after the restart's): restarting %s once more\n", hostfs.PlanFile, got, b, s.Restarter.Describe())
 	}
 }
 
