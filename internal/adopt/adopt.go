@@ -55,6 +55,10 @@ type Options struct {
 	Now        func() time.Time
 	// Log gets one line per side effect.
 	Log func(format string, args ...any)
+	// Lock, when set, holds the node lock (apply's) while the plan is read
+	// again and written: apply writes it under that lock when RKE2 starts,
+	// and a switch relies on it. nil takes none.
+	Lock func(ctx context.Context) (release func(), err error)
 }
 
 // Outcome is what an adoption came to.
@@ -114,9 +118,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	res := Result{}
 	switch p, err := plan.Read(o.Root); {
 	case err == nil:
-		res.Outcome = Planned
-		res.Message = fmt.Sprintf("this boot already has a plan (%s, backend %s, source %s): verify and watch follow it; nothing to adopt",
-			hostfs.PlanFile, planBackend(p), p.Decision.Source)
+		res.Outcome, res.Message = Planned, alreadyPlanned(p)
 		return res, nil
 	case !errors.Is(err, fs.ErrNotExist):
 		return res, err
@@ -203,12 +205,9 @@ func (o Options) waitForRules(ctx context.Context) (Observation, error) {
 // RKE2's next start; then verify, and watch when it is enabled (the
 // package enables it; an operator's disable is kept), are started.
 func (o Options) carryOut(ctx context.Context, res *Result) error {
-	o.Log("[started]  writing %s", o.Root.Path(hostfs.PlanFile))
-	if _, err := plan.Write(o.Root, *res.Plan); err != nil {
-		o.Log("[failed]   writing %s: %v", o.Root.Path(hostfs.PlanFile), err)
+	if written, err := o.writePlan(ctx, res); err != nil || !written {
 		return err
 	}
-	o.Log("[finished] writing %s", o.Root.Path(hostfs.PlanFile))
 	Journal(*res)
 	steps := []struct {
 		what string
@@ -235,6 +234,36 @@ func (o Options) carryOut(ctx context.Context, res *Result) error {
 		res.Actions = append(res.Actions, s.what)
 	}
 	return nil
+}
+
+// writePlan records res.Plan, under the node lock when Options.Lock is
+// set, unless a plan appeared while adopt looked: RKE2 started meanwhile
+// and its apply recorded what RKE2 was given, which an adopted plan
+// written after it would contradict. res then says so; false is returned.
+func (o Options) writePlan(ctx context.Context, res *Result) (bool, error) {
+	if o.Lock != nil {
+		release, err := o.Lock(ctx)
+		if err != nil {
+			return false, fmt.Errorf("nothing adopted: %w", err)
+		}
+		defer release()
+		if p, err := plan.Read(o.Root); err == nil {
+			*res = Result{Outcome: Planned, Message: alreadyPlanned(p) + " (RKE2 started while adopt looked)", Unit: res.Unit, Observed: res.Observed}
+			return false, nil
+		}
+	}
+	o.Log("[started]  writing %s", o.Root.Path(hostfs.PlanFile))
+	if _, err := plan.Write(o.Root, *res.Plan); err != nil {
+		o.Log("[failed]   writing %s: %v", o.Root.Path(hostfs.PlanFile), err)
+		return false, err
+	}
+	o.Log("[finished] writing %s", o.Root.Path(hostfs.PlanFile))
+	return true, nil
+}
+
+func alreadyPlanned(p plan.Plan) string {
+	return fmt.Sprintf("this boot already has a plan (%s, backend %s, source %s): verify and watch follow it; nothing to adopt",
+		hostfs.PlanFile, planBackend(p), p.Decision.Source)
 }
 
 func planBackend(p plan.Plan) string {

@@ -13,6 +13,8 @@ import (
 type Result struct {
 	*Plan
 	DryRun bool `json:"dry_run"`
+	// Verify is verify's verdict after rules went.
+	Verify *Reverified `json:"verify,omitempty"`
 }
 
 // Text is one line saying what went (or would go) and whose, then one per
@@ -27,6 +29,7 @@ func (r Result) Text() string {
 	}
 	var b strings.Builder
 	WriteRemovals(&b, r.DryRun, what, r.Removals)
+	b.WriteString(r.Verify.Text())
 	return b.String()
 }
 

@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"context"
 	"errors"
 
 	"github.com/spf13/cobra"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/adopt"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kubeproxy"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/switchover"
 )
 
 func newAdoptCommand(g *globals) *cobra.Command {
@@ -14,6 +16,9 @@ func newAdoptCommand(g *globals) *cobra.Command {
 	var sctl string
 	cmd := flagsOnly(spec{"adopt [--dry-run] [--wait DURATION]", "Record what a running node's kube-proxy runs on as the plan and start verifying, without restarting RKE2", "adopt", printsJSON}, func(cmd *cobra.Command) error {
 		o.Systemd, o.Log = adopt.Systemctl{Path: sctl}, g.logf("adopt")
+		o.Lock = func(ctx context.Context) (func(), error) {
+			return switchover.HoldNode(ctx, g.hostRoot(), g.host().Distribution, "adopt", o.Log)
+		}
 		res, err := adopt.OnHost(cmd.Context(), g.host(), o)
 		var bad *adopt.HostError
 		if errors.As(err, &bad) {

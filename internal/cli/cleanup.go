@@ -16,35 +16,55 @@ func newCleanupCommand(g *globals) *cobra.Command {
 		dryRun, force, kubeletHints, ipvsLeftover bool
 	)
 	cmd := flagsOnly(spec{"cleanup --backend B [--dry-run] [--force] | cleanup --kubelet-hints [--dry-run] | cleanup --ipvs-leftovers [--dry-run] [--force]", "Remove kube-proxy rules (on k3s also flannel's and kube-router's) stranded in backend B, kubelet's leftover hint chains, or ipvs mode's leftovers", "cleanup", printsJSON}, func(cmd *cobra.Command) error {
-		if ipvsLeftover {
-			if backendName != "" || kubeletHints {
-				return usageError(errors.New("--ipvs-leftovers takes neither --backend nor --kubelet-hints: it removes only ipvs's own state"))
+		var b backend.Backend
+		switch {
+		case ipvsLeftover && (backendName != "" || kubeletHints):
+			return usageError(errors.New("--ipvs-leftovers takes neither --backend nor --kubelet-hints: it removes only ipvs's own state"))
+		case kubeletHints && (backendName != "" || force):
+			return usageError(errors.New("--kubelet-hints takes neither --backend nor --force: the plan says where kubelet's hints belong"))
+		case !ipvsLeftover && !kubeletHints:
+			var err error
+			if b, err = backendFlag("--backend", backendName, true); err != nil {
+				return usageError(err)
 			}
+		}
+		// A cleanup that removes runs under the node lock, never beside a
+		// switch or an apply: the plan it trusts stays the plan.
+		if !dryRun {
+			release, err := switchover.HoldNode(cmd.Context(), g.hostRoot(), g.host().Distribution, "cleanup", g.logf("cleanup"))
+			if err != nil {
+				return failure("cleanup: %w", err)
+			}
+			defer release()
+		}
+		// What it removed may be all verify failed on: say so, and let the
+		// verify unit know.
+		reverify := func(removed bool) *cleanup.Reverified {
+			if dryRun || !removed {
+				return nil
+			}
+			return switchover.Reverify(cmd.Context(), g.hostRoot(), g.configFile, g.host().Distribution)
+		}
+		switch {
+		case ipvsLeftover:
 			sw, err := cleanup.IPVSLeftovers(cmd.Context(), g.hostRoot(), cleanup.Options{DryRun: dryRun, Force: force})
 			if err != nil {
 				return failure("cleanup --ipvs-leftovers: %w", err)
 			}
 			return g.print(sw)
-		}
-		if kubeletHints {
-			if backendName != "" || force {
-				return usageError(errors.New("--kubelet-hints takes neither --backend nor --force: the plan says where kubelet's hints belong"))
-			}
+		case kubeletHints:
 			r, err := switchover.TidyPlannedHints(cmd.Context(), g.hostRoot(), dryRun)
 			if err != nil {
 				return failure("cleanup --kubelet-hints: %w", err)
 			}
+			r.Verify = reverify(len(r.Removed) > 0)
 			return g.print(r)
-		}
-		b, err := backendFlag("--backend", backendName, true)
-		if err != nil {
-			return usageError(err)
 		}
 		p, err := cleanup.Stranded(cmd.Context(), g.hostRoot(), b, cleanup.Options{Force: force, DryRun: dryRun, Distribution: g.host().Distribution})
 		if err != nil {
 			return failure("cleanup: %w", err)
 		}
-		return g.print(cleanup.Result{Plan: p, DryRun: dryRun})
+		return g.print(cleanup.Result{Plan: p, DryRun: dryRun, Verify: reverify(!p.Empty())})
 	})
 	f := cmd.Flags()
 	f.StringVar(&backendName, "backend", "", "backend to clean: "+backend.Names()+" (required)")

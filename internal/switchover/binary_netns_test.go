@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -26,8 +27,10 @@ import (
 // (built from this tree when unset; set it to run an older build).
 const envBinary = "RKE2PB_SWITCH_BINARY"
 
-// fakeSystemctl plays systemd and RKE2 for a fixture root: `restart` of
-// the RKE2 unit runs the real `apply` as RKE2's ExecStartPre does (it takes
+// fakeSystemctl plays systemd and RKE2 for a fixture root: `daemon-reload`
+// runs the real generator into the root's /run/systemd/generator, and
+// `restart` of the RKE2 unit runs the real `apply` as RKE2's ExecStartPre
+// does, with the --backend the generator's drop-in gives it (apply takes
 // the node lock: a switch holding it would make apply wait), then, as
 // kube-proxy, loads kube-proxy's rules into the backend apply planned. It
 // never calls the host's systemctl. Each call can pause (see pauser).
@@ -38,14 +41,34 @@ ctl='@CTL@' bin='@BIN@' root='@ROOT@'
 echo $$ >"$ctl/running/$$"
 trap 'rm -f "$ctl/running/$$"' EXIT
 echo "$*" >>"$ctl/calls"
+# The verify unit, played when $ctl/verify-unit exists: the real verify,
+# its outcome the unit's state.
+verify_unit() {
+	if RKE2_PROXY_BACKEND_ROOT="$root" "$bin" verify --wait 2s >>"$ctl/verify-unit.log" 2>&1; then
+		echo active >"$ctl/verify-unit"
+	else
+		echo failed >"$ctl/verify-unit"
+	fi
+}
 case "$1" in
-is-active) exit 3 ;;
-daemon-reload) exit 0 ;;
+is-active)
+	# RKE2 runs when a test says so (adopt asks).
+	[ -e "$ctl/active" ] && [ "$3" = rke2-agent.service ] && exit 0
+	exit 3
+	;;
+is-enabled) exit 1 ;;
+start) exit 0 ;;
+daemon-reload)
+	RKE2_PROXY_BACKEND_ROOT="$root" "$bin" generate "$root/run/systemd/generator" >>"$ctl/generator.log" 2>&1
+	exit 0
+	;;
 restart)
+	[ "$2" = --no-block ] && shift
 	case "$2" in
 	rke2-agent.service)
 		pause restart
-		RKE2_PROXY_BACKEND_ROOT="$root" "$bin" apply --no-trial >>"$ctl/apply.log" 2>&1 || exit 1
+		forced=$(sed -n 's/^ExecStartPre=.* apply \(--backend=[a-z-]*\).*/\1/p' "$root/run/systemd/generator/rke2-agent.service.d/50-rke2-proxy-backend.conf" 2>/dev/null)
+		RKE2_PROXY_BACKEND_ROOT="$root" "$bin" apply --no-trial $forced >>"$ctl/apply.log" 2>&1 || exit 1
 		b=$(sed -n 's/^ *"backend": "\(.*\)",$/\1/p' "$root/run/rke2-proxy-backend/plan.json" | head -n 1)
 		# A test makes kube-proxy fail on a backend by naming it here.
 		if [ -e "$ctl/broken-$b" ]; then echo "$b" >"$ctl/kube-proxy"; exit 0; fi
@@ -63,10 +86,30 @@ restart)
 		# kubelet's, written with the host's alternative, and not played.
 		"$bin" render expected --backend "$b" --family ipv4 | grep -v -e KUBE-IPTABLES-HINT -e KUBE-KUBELET-CANARY | "$t" -w 5 || exit 1
 		echo "$b" >"$ctl/kube-proxy"
+		# kubelet, on a root with an iptables alternative: its chains,
+		# with the host's iptables, where they are not yet.
+		if alt=$(readlink "$root/etc/alternatives/iptables"); then
+			k=iptables-legacy
+			case "$alt" in *nft*) k=iptables-nft ;; esac
+			for tb in mangle nat filter; do "$k" -w 5 -t $tb -N KUBE-KUBELET-CANARY 2>/dev/null; done
+			"$k" -w 5 -t mangle -N KUBE-IPTABLES-HINT 2>/dev/null
+		fi
+		# RKE2's Wants= on the verify unit, when a test plays it.
+		[ -e "$ctl/verify-unit" ] && verify_unit
+		exit 0
 		;;
-	rke2-proxy-backend-verify.service) pause rerun ;;
+	rke2-proxy-backend-verify.service)
+		pause rerun
+		[ -e "$ctl/verify-unit" ] && verify_unit
+		exit 0
+		;;
 	*) exit 5 ;;
 	esac
+	;;
+show)
+	# show -P ActiveState rke2-proxy-backend-verify.service
+	[ "$4" = rke2-proxy-backend-verify.service ] || exit 1
+	case "$(cat "$ctl/verify-unit" 2>/dev/null)" in failed) echo failed ;; *) echo inactive ;; esac
 	;;
 *) exit 1 ;;
 esac
@@ -104,10 +147,17 @@ type fixture struct {
 }
 
 func newFixture(t *testing.T, bin string, link bool) *fixture {
+	original := "# chosen by hand after the 2026 outage\nbackend: iptables-legacy # NAS kernel\nverify:\n  wait: 3m\n"
+	return newFixtureWith(t, bin, link, original, strings.Replace(original, "iptables-legacy", "iptables-nft", 1))
+}
+
+// newFixtureWith is newFixture with the operator config original (on which
+// RKE2 starts on iptables-legacy) and what a switch to iptables-nft makes
+// of it.
+func newFixtureWith(t *testing.T, bin string, link bool, original, target string) *fixture {
 	dir := t.TempDir()
 	f := &fixture{t: t, bin: bin, dir: dir, root: filepath.Join(dir, "root"), ctl: filepath.Join(dir, "ctl"), shims: filepath.Join(dir, "shims")}
-	f.original = "# chosen by hand after the 2026 outage\nbackend: iptables-legacy # NAS kernel\nverify:\n  wait: 3m\n"
-	f.target = strings.Replace(f.original, "iptables-legacy", "iptables-nft", 1)
+	f.original, f.target = original, target
 	files := map[string]string{
 		"root/proc/sys/kernel/osrelease":                       "6.12.0\n",
 		"root/proc/net/ip_tables_names":                        "nat\nfilter\nmangle\n",
@@ -136,12 +186,65 @@ func newFixture(t *testing.T, bin string, link bool) *fixture {
 	} else {
 		write(t, cfg, f.original, 0o640)
 	}
-	// RKE2 up on iptables-legacy, as a boot left it: apply's plan, and
-	// kube-proxy's rules (a real restart through the fake).
+	// RKE2 up on iptables-legacy, as a boot left it: the generator's
+	// drop-in, apply's plan, and kube-proxy's rules (a real restart through
+	// the fake).
+	f.daemonReload()
 	if out, err := f.cmd("", "systemctl-restart").CombinedOutput(); err != nil {
 		t.Fatalf("first start: %v\n%s", err, out)
 	}
 	return f
+}
+
+// daemonReload runs the fake's daemon-reload: the real generator.
+func (f *fixture) daemonReload() {
+	f.t.Helper()
+	c := exec.Command(filepath.Join(f.root, "usr/bin/systemctl"), "daemon-reload")
+	c.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}
+	if out, err := c.CombinedOutput(); err != nil {
+		f.t.Fatalf("daemon-reload: %v\n%s", err, out)
+	}
+}
+
+// generated is the backend the generator's drop-in in dir (under the root)
+// gives apply.
+func (f *fixture) generated(dir string) string {
+	data, _ := os.ReadFile(filepath.Join(f.root, dir, "rke2-agent.service.d/50-rke2-proxy-backend.conf"))
+	m := regexp.MustCompile(`(?m)^ExecStartPre=.* apply --backend=([a-z-]+)`).FindSubmatch(data)
+	if m == nil {
+		return ""
+	}
+	return string(m[1])
+}
+
+// planned is the backend plan.json records.
+func (f *fixture) planned() string {
+	data, _ := os.ReadFile(filepath.Join(f.root, hostfs.PlanFile))
+	var p struct {
+		Decision struct {
+			Backend string `json:"backend"`
+		} `json:"decision"`
+	}
+	json.Unmarshal(data, &p)
+	return p.Decision.Backend
+}
+
+// nextBoot is the backend the generator gives RKE2 at the next boot: /run
+// (the plan, the generator's output) is gone then.
+func (f *fixture) nextBoot() string {
+	f.t.Helper()
+	plan := filepath.Join(f.root, hostfs.PlanFile)
+	data, err := os.ReadFile(plan)
+	if err == nil {
+		os.Remove(plan)
+		defer os.WriteFile(plan, data, 0o644)
+	}
+	c := f.cmd("", "generate", filepath.Join(f.root, "next-boot"))
+	if out, err := c.CombinedOutput(); err != nil {
+		f.t.Fatalf("generate: %v\n%s", err, out)
+	}
+	defer os.RemoveAll(filepath.Join(f.root, "next-boot"))
+	return f.generated("next-boot")
 }
 
 // switchBinaryInNetns builds the binary (outside the namespace, once:
@@ -314,21 +417,71 @@ func (f *fixture) ends(want string, log fmt.Stringer) {
 	if fi, err := os.Lstat(file); err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != 0o640 {
 		t.Errorf("config file mode: %v %v", fi.Mode(), err)
 	}
+	if left := f.temps(); len(left) > 0 {
+		t.Errorf("temp files left: %q", left)
+	}
 	if _, err := os.Stat(filepath.Join(f.root, hostfs.SwitchJournal)); !errors.Is(err, os.ErrNotExist) {
 		j, _ := os.ReadFile(filepath.Join(f.root, hostfs.SwitchJournal))
 		t.Errorf("journal left: %s", j)
 	}
-	if a, _ := os.ReadFile(filepath.Join(f.ctl, "apply.log")); bytes.Contains(a, []byte("waiting up to")) || bytes.Contains(a, []byte("still holds")) {
-		t.Errorf("apply (RKE2's ExecStartPre) had to wait for the node lock:\n%s", a)
+	if a, _ := os.ReadFile(filepath.Join(f.ctl, "apply.log")); regexp.MustCompile(`waiting up to .* switch|switch .*still holds`).Match(a) {
+		t.Errorf("apply (RKE2's ExecStartPre) had to wait for a switch's node lock:\n%s", a)
 	}
 	expect := "iptables-legacy"
 	if want == f.target {
 		expect = "iptables-nft"
 	}
+	// The record, the generator's last output and the next boot's agree
+	// with where the switch says kube-proxy is.
+	if got := f.planned(); got != expect {
+		a, _ := os.ReadFile(filepath.Join(f.ctl, "apply.log"))
+		t.Errorf("plan.json says %s, want %s\napply:\n%s", got, expect, a)
+	}
+	if got := f.generated("run/systemd/generator"); got != expect {
+		g, _ := os.ReadFile(filepath.Join(f.ctl, "generator.log"))
+		t.Errorf("the generator's drop-in says --backend=%s, want %s\ngenerator:\n%s", got, expect, g)
+	}
+	if got := f.nextBoot(); got != expect {
+		t.Errorf("the next boot's generator says --backend=%s, want %s", got, expect)
+	}
 	out, err := f.cmd("", "verify", "--wait", "20s", "--expect", expect).CombinedOutput()
 	if err != nil {
 		t.Errorf("verify --expect %s: %v\n%s", expect, err, out)
 	}
+}
+
+// tempDirs are where the switch's atomic writes make their temps.
+func (f *fixture) tempDirs() []string {
+	dirs := []string{filepath.Dir(hostfs.SwitchJournal), filepath.Dir(hostfs.ConfigFile)}
+	if f.link != "" {
+		dirs = append(dirs, filepath.Dir(f.link))
+	}
+	return dirs
+}
+
+// plantTemps leaves what a switch killed inside its config and journal
+// writes leaves: a 0600 copy of the config, a half journal.
+func (f *fixture) plantTemps() {
+	cfg := hostfs.ConfigFile
+	if f.link != "" {
+		cfg = f.link
+	}
+	write(f.t, filepath.Join(f.root, filepath.Dir(cfg), "."+filepath.Base(cfg)+".tmp-2718281828"), f.original, 0o600)
+	write(f.t, filepath.Join(f.root, filepath.Dir(hostfs.SwitchJournal), ".switch.json.tmp-3141592653"), "{\"schema\": 1, \"fr", 0o600)
+}
+
+// temps lists the temp files in tempDirs.
+func (f *fixture) temps() []string {
+	var out []string
+	for _, d := range f.tempDirs() {
+		entries, _ := os.ReadDir(filepath.Join(f.root, d))
+		for _, e := range entries {
+			if strings.Contains(e.Name(), ".tmp-") || strings.HasSuffix(e.Name(), ".link-tmp") {
+				out = append(out, filepath.Join(d, e.Name()))
+			}
+		}
+	}
+	return out
 }
 
 // TestSwitchBinaryInterrupted runs the real binary against a fixture root
@@ -338,39 +491,9 @@ func (f *fixture) ends(want string, log fmt.Stringer) {
 // and SIGKILL; each kill is finished by --resume, --rollback, or a plain
 // rerun (which must refuse and name both) then --rollback.
 func TestSwitchBinaryInterrupted(t *testing.T) {
-	bin, ok := switchBinaryInNetns(t)
+	bin, current, ok := switchHarness(t)
 	if !ok {
 		return
-	}
-	for _, tool := range []string{"iptables-legacy-restore", "iptables-nft-restore", "iptables-legacy-save", "iptables-nft-save"} {
-		nstest.Tool(t, tool)
-	}
-	// kube-proxy's metrics server, in this namespace (whose loopback
-	// starts down).
-	if out, err := exec.Command(nstest.Tool(t, "ip"), "link", "set", "lo", "up").CombinedOutput(); err != nil {
-		t.Fatalf("ip link set lo up: %v\n%s", err, out)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:10249")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var current atomic.Pointer[fixture]
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if f := current.Load(); f != nil {
-			f.httpPause()
-		}
-		fmt.Fprint(w, "iptables")
-	})}
-	go srv.Serve(ln)
-	defer srv.Close()
-
-	flush := func() {
-		for _, tool := range []string{"iptables-legacy", "iptables-nft"} {
-			for _, tb := range []string{"filter", "nat", "mangle"} {
-				exec.Command(tool, "-w", "5", "-t", tb, "-F").Run()
-				exec.Command(tool, "-w", "5", "-t", tb, "-X").Run()
-			}
-		}
 	}
 	// pausedAt starts a switch from iptables-legacy to iptables-nft on a
 	// fresh fixture (config file already written when written is true) and
@@ -435,6 +558,8 @@ func TestSwitchBinaryInterrupted(t *testing.T) {
 				if j == nil || j.Step != st {
 					t.Fatalf("journal after kill -9 at %s: %+v", st, j)
 				}
+				// A kill inside a write leaves its temp: the next run removes it.
+				f.plantTemps()
 				want := f.original
 				args := []string{"switch", finish}
 				switch finish {
@@ -555,6 +680,49 @@ func TestSwitchBinaryInterrupted(t *testing.T) {
 				t.Errorf("the fixture's systemctl was not used:\n%s", calls)
 			}
 		})
+	}
+}
+
+// switchHarness is what the fixture tests share: the binary, the calling
+// test run in a network namespace of its own (false: the caller returns),
+// the tools, and kube-proxy's /proxyMode answering "iptables" on
+// 127.0.0.1:10249, pausing as the fixture current holds says.
+func switchHarness(t *testing.T) (string, *atomic.Pointer[fixture], bool) {
+	bin, ok := switchBinaryInNetns(t)
+	if !ok {
+		return "", nil, false
+	}
+	for _, tool := range []string{"iptables-legacy-restore", "iptables-nft-restore", "iptables-legacy-save", "iptables-nft-save"} {
+		nstest.Tool(t, tool)
+	}
+	// kube-proxy's metrics server, in this namespace (whose loopback
+	// starts down).
+	if out, err := exec.Command(nstest.Tool(t, "ip"), "link", "set", "lo", "up").CombinedOutput(); err != nil {
+		t.Fatalf("ip link set lo up: %v\n%s", err, out)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:10249")
+	if err != nil {
+		t.Fatal(err)
+	}
+	current := new(atomic.Pointer[fixture])
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if f := current.Load(); f != nil {
+			f.httpPause()
+		}
+		fmt.Fprint(w, "iptables")
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return bin, current, true
+}
+
+// flush empties both iptables backends of the namespace.
+func flush() {
+	for _, tool := range []string{"iptables-legacy", "iptables-nft"} {
+		for _, tb := range []string{"filter", "nat", "mangle"} {
+			exec.Command(tool, "-w", "5", "-t", tb, "-F").Run()
+			exec.Command(tool, "-w", "5", "-t", tb, "-X").Run()
+		}
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/plan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/switchjournal"
 )
 
@@ -127,8 +128,7 @@ func (c FileConfig) relink(target string) error {
 	if got, err := c.Root.Readlink(c.File); err == nil && got == target {
 		return nil
 	}
-	p := c.Root.Path(c.File)
-	tmp := filepath.Join(filepath.Dir(p), "."+filepath.Base(p)+".link-tmp")
+	p, tmp := c.Root.Path(c.File), c.Root.Path(linkTemp(c.File))
 	_ = os.Remove(tmp)
 	if err := os.Symlink(target, tmp); err != nil {
 		return fmt.Errorf("recreate the link %s -> %s: %w", c.File, target, err)
@@ -141,17 +141,48 @@ func (c FileConfig) relink(target string) error {
 }
 
 // target is the host path the link c.File resolves to, inside the root.
+// On the host Root.Resolve leaves links to the kernel, so it is asked here:
+// a path that still names the link would have the write replace the link.
 func (c FileConfig) target() (string, error) {
+	if c.Root.IsHost() {
+		p, err := filepath.EvalSymlinks(c.File)
+		if err != nil {
+			return "", fmt.Errorf("follow the link %s: %w", c.File, err)
+		}
+		return p, nil
+	}
 	p, err := c.Root.Resolve(c.File)
 	if err != nil {
 		return "", fmt.Errorf("follow the link %s: %w", c.File, err)
-	}
-	if c.Root.IsHost() {
-		return p, nil
 	}
 	rel, err := filepath.Rel(c.Root.Dir(), p)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
 		return "", fmt.Errorf("the link %s leads out of %s", c.File, c.Root.Dir())
 	}
 	return "/" + rel, nil
+}
+
+// FilePlan is this boot's plan.json under a root, kept for a rollback.
+type FilePlan struct {
+	Root hostfs.Root
+}
+
+func (p FilePlan) Read() ([]byte, error) {
+	data, err := p.Root.ReadFileMax(hostfs.PlanFile, maxConfig)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", hostfs.PlanFile, err)
+	}
+	return data, nil
+}
+
+// Restore writes data back as plan.json. The caller holds the node lock,
+// as apply does when it writes the plan.
+func (p FilePlan) Restore(data []byte) error {
+	if _, err := p.Root.WriteFileAtomic(hostfs.PlanFile, data, plan.Mode); err != nil {
+		return fmt.Errorf("restore %s: %w", hostfs.PlanFile, err)
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package switchover
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -107,4 +108,43 @@ func rootWithConfig(t *testing.T, text string, perm os.FileMode) hostfs.Root {
 		t.Fatal(err)
 	}
 	return root
+}
+
+// On the host itself (root "/", where paths are left to the kernel) a
+// config that is a symlink stays that symlink: the file it points at is
+// switched and restored, byte for byte. It used to be replaced by a file.
+func TestFileConfigKeepsTheLinkOnTheHost(t *testing.T) {
+	dir := t.TempDir()
+	real, cfg := filepath.Join(dir, "checkout", "proxy-backend.yaml"), filepath.Join(dir, "config.yaml")
+	const original = "backend: iptables-legacy # by hand\n"
+	os.MkdirAll(filepath.Dir(real), 0o755)
+	if err := os.WriteFile(real, []byte(original), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("checkout/proxy-backend.yaml", cfg); err != nil {
+		t.Fatal(err)
+	}
+	c := FileConfig{Root: hostfs.New("/"), File: cfg}
+	snap, err := c.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []struct {
+		name string
+		do   func() error
+		want string
+	}{
+		{"set", func() error { return c.Set(snap, backend.IptablesNFT) }, "backend: iptables-nft # by hand\n"},
+		{"restore", func() error { return c.Restore(snap) }, original},
+	} {
+		if err := step.do(); err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		if got, err := os.Readlink(cfg); err != nil || got != "checkout/proxy-backend.yaml" {
+			t.Errorf("after %s the config is no longer the link: %q %v", step.name, got, err)
+		}
+		if got, _ := os.ReadFile(real); string(got) != step.want {
+			t.Errorf("after %s the linked file holds %q, want %q", step.name, got, step.want)
+		}
+	}
 }

@@ -2,6 +2,7 @@ package switchover
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
@@ -16,7 +17,28 @@ import (
 // taken for it), then only that value's bytes are replaced; re-encoding
 // the whole node tree would reindent the operator's file and move comments.
 // A file without the key gets one appended; an empty file becomes one line.
+//
+// A UTF-8 byte order mark (Windows editors save one) is kept: the edit is
+// made on the text after it, whose line 1 columns yaml.v3 counts without
+// it. UTF-16 and UTF-32 files are refused: their bytes are not the text.
 func SetBackend(data []byte, value string) ([]byte, error) {
+	if bytes.HasPrefix(data, []byte{0xfe, 0xff}) || bytes.HasPrefix(data, []byte{0xff, 0xfe}) || bytes.HasPrefix(data, []byte{0, 0, 0xfe, 0xff}) {
+		return nil, errors.New("the file is UTF-16 or UTF-32 (its byte order mark says so): save it as UTF-8, then switch again")
+	}
+	text, bom := bytes.CutPrefix(data, utf8BOM)
+	if bytes.HasPrefix(text, utf8BOM) {
+		// yaml.v3 would drop this one too, and so miscount line 1.
+		return nil, errors.New("the file starts with two byte order marks: remove one, then switch again")
+	}
+	out, err := setBackendText(text, value)
+	if err != nil || !bom {
+		return out, err
+	}
+	return append(append([]byte{}, utf8BOM...), out...), nil
+}
+
+// setBackendText is SetBackend on text without a byte order mark.
+func setBackendText(data []byte, value string) ([]byte, error) {
 	out, err := setBackend(data, value)
 	if err != nil {
 		return nil, err
@@ -37,6 +59,9 @@ func SetBackend(data []byte, value string) ([]byte, error) {
 	}
 	return out, nil
 }
+
+// utf8BOM is the UTF-8 byte order mark.
+var utf8BOM = []byte{0xef, 0xbb, 0xbf}
 
 func setBackend(data []byte, value string) ([]byte, error) {
 	if strings.ContainsAny(value, " \t\r\n#:\"'") || value == "" {

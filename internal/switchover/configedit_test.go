@@ -1,8 +1,14 @@
 package switchover
 
 import (
+	"os"
+	"reflect"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -60,35 +66,100 @@ func TestSetBackendRefusesWhatItCannotEditInPlace(t *testing.T) {
 	}
 }
 
-// FuzzSetBackend: whatever the file, an edit either fails or yields YAML
-// whose top-level backend is the new value and whose other lines are the
-// old ones.
+// FuzzSetBackend: whatever the file, an edit either fails or changes only
+// backend's value (or appends the key to a file without one), within one
+// line, so that the new file says backend: nftables and every other setting
+// as before; a byte order mark in front changes nothing but itself; setting
+// the old plain value again gives the original bytes back; and the switch's
+// own Snapshot, Set and Restore leave the file byte for byte as it was.
 func FuzzSetBackend(f *testing.F) {
-	for _, s := range []string{"", "backend: auto\n", "# c\nbackend: \"off\" # x\nprefer: [a]\n", "a: 1", "backend: 'x'\r\n", "backend: |\n  x\n"} {
+	for _, s := range []string{"", "backend: auto\n", "# c\nbackend: \"off\" # x\nprefer: [a]\n", "a: 1", "backend: 'x'\r\n", "backend: |\n  x\n",
+		"\ufeffbackend: iptables-legacy\nverify:\n  wait: 3m\n", "\ufeff# c\r\nbackend: nftables\r\n", "\ufeff", "\ufeff\ufeffbackend: x\n", "\xff\xfeb\x00"} {
 		f.Add(s)
 	}
+	root := hostfs.New(f.TempDir())
 	f.Fuzz(func(t *testing.T, in string) {
 		out, err := SetBackend([]byte(in), "nftables")
-		var before map[string]any
-		if err != nil || yaml.Unmarshal([]byte(in), &before) != nil {
-			return // duplicate keys and the like: config.Load refuses those anyway
-		}
-		var m map[string]any
-		if err := yaml.Unmarshal(out, &m); err != nil {
-			t.Fatalf("edit of %q is not YAML: %v\n%q", in, err, out)
-		}
-		if m["backend"] != "nftables" {
-			t.Fatalf("edit of %q: backend is %v\n%q", in, m["backend"], out)
-		}
-		inLines, outLines := strings.Split(in, "\n"), strings.Split(string(out), "\n")
-		changed := 0
-		for i := range min(len(inLines), len(outLines)) {
-			if inLines[i] != outLines[i] {
-				changed++
+		if !strings.HasPrefix(in, "\ufeff") {
+			bomOut, bomErr := SetBackend([]byte("\ufeff"+in), "nftables")
+			if (err == nil) != (bomErr == nil) || err == nil && string(bomOut) != "\ufeff"+string(out) {
+				t.Fatalf("a byte order mark changed the edit of %q: %q, %v; with the mark %q, %v", in, out, err, bomOut, bomErr)
 			}
 		}
-		if changed > 1 {
-			t.Fatalf("edit of %q changed %d lines:\n%q", in, changed, out)
+		if err != nil {
+			return
+		}
+		var before, after map[string]any
+		if err := yaml.Unmarshal([]byte(in), &before); err != nil {
+			t.Fatalf("edited %q, which is not YAML: %v", in, err)
+		}
+		if err := yaml.Unmarshal(out, &after); err != nil {
+			t.Fatalf("edit of %q is not YAML: %v\n%q", in, err, out)
+		}
+		if after["backend"] != "nftables" {
+			t.Fatalf("edit of %q: backend is %v\n%q", in, after["backend"], out)
+		}
+		old, hadKey := before["backend"]
+		delete(before, "backend")
+		delete(after, "backend")
+		if len(before)+len(after) > 0 && !reflect.DeepEqual(before, after) {
+			t.Fatalf("edit of %q changed other settings: %v -> %v", in, before, after)
+		}
+		// What changed: the bytes between the common prefix and suffix.
+		p := 0
+		for p < len(in) && p < len(out) && in[p] == out[p] {
+			p++
+		}
+		s := 0
+		for s < len(in)-p && s < len(out)-p && in[len(in)-1-s] == out[len(out)-1-s] {
+			s++
+		}
+		was, now := in[p:len(in)-s], string(out[p:len(out)-s])
+		if hadKey {
+			if strings.ContainsAny(was+now, "\r\n") {
+				t.Fatalf("edit of %q changed more than backend's value: %q became %q", in, was, now)
+			}
+		} else if p != len(in) || !regexp.MustCompile(`^\n?[ ]*backend: nftables\n$`).MatchString(string(out[len(in):])) {
+			t.Fatalf("edit of %q, which has no backend, did more than append it: %q", in, out)
+		}
+		if w, ok := old.(string); ok && regexp.MustCompile(`^[a-z][a-z-]*$`).MatchString(w) && strings.Contains(in, "backend: "+w) {
+			if back, err := SetBackend(out, w); err != nil || string(back) != in {
+				t.Fatalf("setting backend %s again in %q gave %q (%v), not the original %q", w, out, back, err, in)
+			}
+		}
+		c := FileConfig{Root: root, File: hostfs.ConfigFile}
+		if _, err := root.WriteFileAtomic(hostfs.ConfigFile, []byte(in), 0o640); err != nil {
+			t.Fatal(err)
+		}
+		snap, err := c.Snapshot()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Set(snap, backend.NFTables); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Restore(snap); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := os.ReadFile(root.Path(hostfs.ConfigFile)); string(got) != in {
+			t.Fatalf("Set then Restore left %q, not the original %q", got, in)
 		}
 	})
+}
+
+// A config saved with a UTF-8 byte order mark (Windows editors) is edited
+// like any other and keeps its mark: 0.1 switched and restored such files.
+func TestSetBackendKeepsAByteOrderMark(t *testing.T) {
+	const bom = "\ufeff"
+	for in, want := range map[string]string{
+		bom + "backend: iptables-legacy\nverify:\n  wait: 3m\n": bom + "backend: iptables-nft\nverify:\n  wait: 3m\n",
+		bom + "# notes\nbackend: 'auto' # x\r\n":                bom + "# notes\nbackend: iptables-nft # x\r\n",
+		bom + "node_label: true\n":                              bom + "node_label: true\nbackend: iptables-nft\n",
+		bom:                                                     bom + "backend: iptables-nft\n",
+	} {
+		got, err := SetBackend([]byte(in), "iptables-nft")
+		if err != nil || string(got) != want {
+			t.Errorf("SetBackend(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
 }

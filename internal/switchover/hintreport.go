@@ -16,6 +16,8 @@ type HintReport struct {
 	*HintTidy
 	KubeProxy backend.Backend `json:"kube_proxy"`
 	DryRun    bool            `json:"dry_run"`
+	// Verify is verify's verdict after chains went (Reverify).
+	Verify *cleanup.Reverified `json:"verify,omitempty"`
 }
 
 // Text says where the hints belong, then each chain removed and kept.
@@ -30,6 +32,7 @@ func (r HintReport) Text() string {
 	for _, line := range r.Left {
 		fmt.Fprintf(&b, "kept: %s\n", line)
 	}
+	b.WriteString(r.Verify.Text())
 	return b.String()
 }
 

@@ -7,9 +7,11 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cleanup"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kubeproxy"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/plan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
 
@@ -41,11 +43,11 @@ func (v LiveVerifier) Verify(ctx context.Context, b backend.Backend) (*verify.Re
 		return nil, fmt.Errorf("verify %s: %w", b, err)
 	}
 	opts.ExpectSource = "switch"
-	// A restart cannot move kubelet's hint chains: kubelet writes them
-	// with the host's iptables alternative. When it was not moved,
-	// the hints' place is a warning (the tidy step logs its fix), not
-	// a reason to roll back a kube-proxy that is right.
-	opts.OneBootOverride = true
+	// As the verify unit judges: the hints' place is a warning only during
+	// a one-boot override (the switch itself judges them: verifyOK).
+	if p, err := plan.Read(v.Root); err == nil {
+		opts.OneBootOverride = p.Decision.Source == config.SourceCmdline
+	}
 	opts.Wait, opts.Poll, opts.Progress = v.Wait, v.Poll, v.Progress
 	res, err := verify.Run(ctx, opts)
 	if err != nil {

@@ -9,7 +9,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/apply"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cleanup"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
@@ -69,8 +68,16 @@ func (r Request) prepare(ctx context.Context, to backend.Backend) (s *Switch, do
 	case p.Decision.Disabled:
 		return nil, false, fmt.Errorf("%s says rke2-proxy-backend is off (backend: off): set backend: %s in %s and restart RKE2 instead", hostfs.PlanFile, to, r.ConfigFile)
 	case p.Decision.Backend == to && !fromIPVS:
-		_, err := fmt.Fprintf(r.Out, "switch: kube-proxy already uses %s (%s); nothing to do\n", to, hostfs.PlanFile)
-		return nil, true, err
+		if _, err := fmt.Fprintf(r.Out, "switch: kube-proxy already uses %s (%s); nothing to do\n", to, hostfs.PlanFile); err != nil {
+			return nil, true, err
+		}
+		// A retried switch (SUC's next Job) must not pass a failing node.
+		if alt := r.hostAlternative(); alt != nil {
+			if gap := alternativeGap(alt(), to, "rke2-server (rke2-agent on agents)"); gap != "" {
+				return nil, true, fmt.Errorf("%w: %s", ErrStillFailing, gap)
+			}
+		}
+		return nil, true, nil
 	}
 	s, err = r.assemble(ctx, p.Decision.Backend, to, switchjournal.File{Root: r.Root}, nil, nil)
 	if err != nil {
@@ -135,6 +142,7 @@ func (r Request) assemble(ctx context.Context, from, to backend.Backend, j switc
 		From:      from,
 		To:        to,
 		Config:    FileConfig{Root: r.Root, File: r.ConfigFile},
+		Plans:     FilePlan{Root: r.Root},
 		Restarter: UnitRestarter{Systemctl: sc, Unit: unit},
 		Verifier: LiveVerifier{
 			Root:         r.Root,
@@ -146,6 +154,7 @@ func (r Request) assemble(ctx context.Context, from, to backend.Backend, j switc
 		Sweeper:         LiveSweeper{},
 		Hints:           LiveHints{},
 		VerifyUnit:      VerifyUnitRerunner{Systemctl: sc},
+		Alternative:     r.hostAlternative(),
 		Journal:         j,
 		Lock:            lock,
 		RollbackContext: rctx,
@@ -175,15 +184,5 @@ func ownNetns(root hostfs.Root) error {
 	return fmt.Errorf("--root %s: switch under --root reads and removes the rules of the network namespace it runs in, which looks like this machine's (%s): run it in one of its own (unshare -n)", root.Dir(), self)
 }
 
-// dropInPath is the RKE2 drop-in whose directory apply locks when /run
-// cannot hold the lock file: switch must lock the same one.
-func (r Request) dropInPath() string {
-	main := os.Getenv(apply.EnvRKE2Config)
-	if main == "" {
-		main = facts.Probe(r.Root, facts.Options{Distribution: r.distro.Kind}).RKE2.ConfigFile
-	}
-	if main == "" {
-		main = hostfs.RKE2ConfigFile
-	}
-	return rke2.DropInPath(main)
-}
+// dropInPath is the drop-in whose directory the node lock falls back to.
+func (r Request) dropInPath() string { return dropInPathFor(r.Root, r.distro.Kind) }

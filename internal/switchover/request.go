@@ -143,6 +143,14 @@ func Do(ctx context.Context, r Request) error {
 	if j != nil && j.Owner.Alive() {
 		return fmt.Errorf("another rke2-proxy-backend switch (pid %d) is moving kube-proxy from %s to %s (%s, step %s, %s): wait for it to finish", j.Owner.PID, j.From, j.To, j.Phase, j.Step, hostfs.SwitchJournal)
 	}
+	// No switch runs now, and none can start while this one holds the lock.
+	removed, err := r.sweepTemps(j)
+	for _, p := range removed {
+		fmt.Fprintf(r.Log, "rke2-proxy-backend: switch: removed %s, left by an interrupted switch\n", p)
+	}
+	if err != nil {
+		fmt.Fprintf(r.Log, "rke2-proxy-backend: switch: warning: %v\n", err)
+	}
 	finishing := r.Resume || r.Rollback
 	if j != nil && !finishing {
 		return unfinished(j)
@@ -153,6 +161,9 @@ func Do(ctx context.Context, r Request) error {
 			return err
 		}
 		s.Journal, s.Lock, s.RollbackContext = journal, lock, rctx
+		for _, w := range s.alternativeWarnings() {
+			fmt.Fprintf(r.Log, "rke2-proxy-backend: switch: %s\n", w)
+		}
 		return r.outcome(s, s.Run(sctx))
 	}
 	if j == nil {
@@ -213,5 +224,8 @@ func (r Request) printPlan(s *Switch) {
 	fmt.Fprintf(w, "if a step from 3 on fails, or a signal comes, roll back:\n")
 	for i, st := range s.RollbackPlan() {
 		fmt.Fprintf(w, "  %d. %s\n", len(steps)+i+1, st)
+	}
+	for _, line := range s.alternativeWarnings() {
+		fmt.Fprintln(w, line)
 	}
 }

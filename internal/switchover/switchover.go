@@ -23,7 +23,9 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cleanup"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/plan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/switchjournal"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
@@ -40,6 +42,16 @@ type ConfigWriter interface {
 	Restore(switchjournal.Snapshot) error
 	// Describe names the file for the log.
 	Describe() string
+}
+
+// PlanKeeper reads this boot's plan before the switch and puts it back in
+// a rollback (FilePlan). The original config alone does not bring
+// kube-proxy back when it says backend: auto: auto keeps the backend this
+// boot's plan records, which after the switch's restart is To.
+type PlanKeeper interface {
+	// Read returns the plan's bytes, nil when there is none.
+	Read() ([]byte, error)
+	Restore(data []byte) error
 }
 
 // Restarter restarts RKE2, whose ExecStartPre (apply) reads the config and
@@ -95,8 +107,10 @@ type NodeLock interface {
 
 // Switch is one switch on one node.
 type Switch struct {
-	From, To  backend.Backend
-	Config    ConfigWriter
+	From, To backend.Backend
+	Config   ConfigWriter
+	// Plans, when set, keeps this boot's plan in the journal for a rollback.
+	Plans     PlanKeeper
 	Restarter Restarter
 	Verifier  Verifier
 	Cleaner   Cleaner
@@ -112,6 +126,11 @@ type Switch struct {
 	Translation []string
 	// VerifyUnit, when set, is re-run last.
 	VerifyUnit UnitRerunner
+	// Alternative, when set, says where the host's iptables alternative
+	// points ("legacy", "nft", "" unknown): kubelet writes its hint chains
+	// with it, so the node fails verify while it does not fit kube-proxy's
+	// backend, whatever the switch did (alternativeGap).
+	Alternative func() string
 	// Journal records each step before it runs (required).
 	Journal switchjournal.Store
 	// Lock is held by the caller when Run, Resume or Rollback starts; nil
@@ -125,11 +144,21 @@ type Switch struct {
 	Log io.Writer
 
 	journal *switchjournal.Journal
+	// failing is what the last verify step found the node still failing
+	// on that is no reason to roll back (kubelet's hint chains).
+	failing []string
 }
 
 // ErrRolledBack is wrapped by Run's error when the switch failed and the
 // node is back on the old backend, verified.
 var ErrRolledBack = errors.New("switch failed; rolled back to the previous backend")
+
+// ErrStillFailing is wrapped by the error of a switch or rollback whose
+// steps held, kube-proxy complete where it should be, on a node that still
+// fails verify for what no restart moves: kubelet's hint chains, which
+// kubelet writes with the host's iptables alternative. The error says what
+// differs and the commands that fix it.
+var ErrStillFailing = errors.New("the node still fails verify")
 
 // ErrUnfinished is wrapped by the error of a switch (or rollback) that
 // stopped with its journal kept: switch --resume or --rollback finishes it.
@@ -157,7 +186,7 @@ func (s *Switch) forward(l *logger) []step {
 	steps := []step{
 		s.cleanStep(forwardSteps[0], s.To, fmt.Sprintf("remove %s (kube-proxy uses %s until the restart)", staleRules(s.sweptFrom(s.To)), s.From)),
 		{forwardSteps[1], fmt.Sprintf("record backend: %s in %s (its original is in %s until the switch ends)", s.To, s.Config.Describe(), s.Journal.Describe()), func(context.Context) error { return s.Config.Set(snap(), s.To) }, false},
-		{forwardSteps[2], "restart " + s.Restarter.Describe(), s.restart, false},
+		{forwardSteps[2], "restart " + s.Restarter.Describe(), func(ctx context.Context) error { return s.restart(ctx, s.To) }, false},
 		{forwardSteps[3], fmt.Sprintf("wait for kube-proxy's rules in %s", s.To), func(ctx context.Context) error { return s.waitSynced(ctx, s.To) }, false},
 		s.cleanStep(forwardSteps[4], s.From, "remove "+s.sweptFrom(s.From)),
 	}
@@ -196,8 +225,8 @@ func stepIndex(steps []step, name string) int {
 
 func (s *Switch) backward(l *logger) []step {
 	steps := []step{
-		{rollbackSteps[0], fmt.Sprintf("restore the original %s from %s", s.Config.Describe(), s.Journal.Describe()), func(context.Context) error { return s.Config.Restore(s.journal.Config) }, false},
-		{rollbackSteps[1], "restart " + s.Restarter.Describe(), s.restart, false},
+		{rollbackSteps[0], s.restoreWhat(), func(context.Context) error { return s.restore() }, false},
+		{rollbackSteps[1], "restart " + s.Restarter.Describe(), func(ctx context.Context) error { return s.restart(ctx, s.From) }, false},
 		{rollbackSteps[2], fmt.Sprintf("wait for kube-proxy's rules in %s", s.From), func(ctx context.Context) error { return s.waitSynced(ctx, s.From) }, false},
 		s.abandonStep(),
 		{rollbackSteps[4], fmt.Sprintf("verify: kube-proxy complete in %s, nothing stranded", s.From), func(ctx context.Context) error { return s.verifyOK(ctx, l, s.From) }, false},
@@ -206,6 +235,28 @@ func (s *Switch) backward(l *logger) []step {
 		steps = append(steps, step{rollbackSteps[5], s.rerunStep(), s.VerifyUnit.Rerun, true})
 	}
 	return steps
+}
+
+// restoreWhat is the rollback's first step: the plan goes back too when
+// the journal kept it (and in a plan, before there is a journal).
+func (s *Switch) restoreWhat() string {
+	if s.Plans != nil && (s.journal == nil || len(s.journal.Plan) > 0) {
+		return fmt.Sprintf("restore the original %s, and %s as the switch found it, from %s", s.Config.Describe(), hostfs.PlanFile, s.Journal.Describe())
+	}
+	return fmt.Sprintf("restore the original %s from %s", s.Config.Describe(), s.Journal.Describe())
+}
+
+// restore puts the config back, then the plan: the restart that follows
+// re-runs the generator and apply, which then keep From as they kept it
+// before the switch (apply records the plan anew).
+func (s *Switch) restore() error {
+	if err := s.Config.Restore(s.journal.Config); err != nil {
+		return err
+	}
+	if s.Plans == nil || len(s.journal.Plan) == 0 {
+		return nil
+	}
+	return s.Plans.Restore(s.journal.Plan)
 }
 
 func whats(steps []step) []string {
@@ -240,11 +291,25 @@ func (s *Switch) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("nothing changed: %w", err)
 	}
-	s.journal = &switchjournal.Journal{Schema: switchjournal.Schema, From: s.From, To: s.To, Phase: switchjournal.PhaseSwitch, Step: forwardSteps[0], Config: snap, Owner: switchjournal.Self(), IPVSTranslation: s.Translation}
+	var planned []byte
+	if s.Plans != nil {
+		if planned, err = s.Plans.Read(); err != nil {
+			return fmt.Errorf("nothing changed: %w", err)
+		}
+	}
+	s.journal = &switchjournal.Journal{Schema: switchjournal.Schema, From: s.From, To: s.To, Phase: switchjournal.PhaseSwitch, Step: forwardSteps[0], Config: snap, Plan: planned, Owner: switchjournal.Self(), IPVSTranslation: s.Translation}
 	if s.FromIPVS {
 		s.journal.FromProxyMode = ipvsMode
 	}
-	return s.runForward(ctx, 0)
+	return s.switched(s.runForward(ctx, 0))
+}
+
+// switched is a forward run's outcome: done, unless the node still fails.
+func (s *Switch) switched(err error) error {
+	if err != nil || len(s.failing) == 0 {
+		return err
+	}
+	return fmt.Errorf("switched: kube-proxy uses %s, but %w: %s", s.To, ErrStillFailing, strings.Join(s.failing, "; "))
 }
 
 // Resume finishes the switch j records, from the step it reached (which is
@@ -264,7 +329,7 @@ func (s *Switch) Resume(ctx context.Context, j *switchjournal.Journal) error {
 	if at < 0 {
 		return fmt.Errorf("%s records step %s, which this switch from %s to %s does not have: finish it with --rollback", s.Journal.Describe(), j.Step, s.From, s.To)
 	}
-	return s.runForward(ctx, at)
+	return s.switched(s.runForward(ctx, at))
 }
 
 // Rollback undoes the switch j records: from where a rollback stopped, or
@@ -287,12 +352,16 @@ func (s *Switch) Rollback(_ context.Context, j *switchjournal.Journal) error {
 	return s.asked(s.runBackward(0, why), why)
 }
 
-// asked is the outcome of a rollback the operator asked for: done is nil.
+// asked is the outcome of a rollback the operator asked for: done is nil,
+// unless the node still fails.
 func (s *Switch) asked(rerr, why error) error {
-	if rerr == nil {
-		return nil
+	if rerr != nil {
+		return s.rollbackResult(rerr, why)
 	}
-	return s.rollbackResult(rerr, why)
+	if len(s.failing) > 0 {
+		return fmt.Errorf("rolled back: kube-proxy uses %s and the config is the original, but %w: %s", s.From, ErrStillFailing, strings.Join(s.failing, "; "))
+	}
+	return nil
 }
 
 func (s *Switch) adopt(j *switchjournal.Journal) {
@@ -396,6 +465,9 @@ func (s *Switch) rollbackResult(rerr, err error) error {
 	if rerr != nil {
 		return fmt.Errorf("switch to %s failed (%w) and so did the rollback to %s: %w; the node needs a hand: rke2-proxy-backend verify names each fix", s.To, err, s.From, rerr)
 	}
+	if len(s.failing) > 0 {
+		return fmt.Errorf("%w: %s%s: %w; and %w: %s", ErrRolledBack, s.From, s.ipvsRollbackNote(), err, ErrStillFailing, strings.Join(s.failing, "; "))
+	}
 	return fmt.Errorf("%w: %s%s: %w", ErrRolledBack, s.From, s.ipvsRollbackNote(), err)
 }
 
@@ -403,9 +475,46 @@ func (s *Switch) rollbackResult(rerr, err error) error {
 // a restart: without it, nothing it does is safe.
 var errLockLost = errors.New("cannot take the node lock back after the restart")
 
-// restart restarts RKE2 without the node lock (see NodeLock), then takes
-// it back and checks the journal is still this switch's.
-func (s *Switch) restart(ctx context.Context) error {
+// restart restarts RKE2 onto b (restartOnce) and checks that the plan
+// records b: an apply run by hand that decided before the switch wrote the
+// config, and waited for the lock, can take it in the restart's window
+// and record its stale choice after the restart's apply (the drop-in RKE2
+// reads next, and plan.json, would then say the old backend while
+// kube-proxy runs the new one). One more restart has the restart's apply
+// record b again; a second mismatch fails the step.
+func (s *Switch) restart(ctx context.Context, b backend.Backend) error {
+	for try := 1; ; try++ {
+		err := s.restartOnce(ctx)
+		if err != nil || s.Plans == nil {
+			return err
+		}
+		got := s.planned()
+		switch {
+		case got == "" || got == b:
+			return nil
+		case try == 2:
+			return fmt.Errorf("%s records %s after two restarts onto %s: apply chose %[2]s (the plan's reasons say why)", hostfs.PlanFile, got, b)
+		}
+		fmt.Fprintf(s.Log, "rke2-proxy-backend: switch: %s records %s, not %s, after the restart (an apply run by hand may have written it after the restart's): restarting %s once more\n", hostfs.PlanFile, got, b, s.Restarter.Describe())
+	}
+}
+
+// planned is the backend plan.json records ("" when it cannot tell).
+func (s *Switch) planned() backend.Backend {
+	data, err := s.Plans.Read()
+	if err != nil || data == nil {
+		return ""
+	}
+	p, err := plan.Parse(data)
+	if err != nil {
+		return ""
+	}
+	return p.Decision.Backend
+}
+
+// restartOnce restarts RKE2 without the node lock (see NodeLock), then
+// takes it back and checks the journal is still this switch's.
+func (s *Switch) restartOnce(ctx context.Context) error {
 	if s.Lock == nil {
 		return s.Restarter.Restart(ctx)
 	}
@@ -546,8 +655,15 @@ func (s *Switch) waitSynced(ctx context.Context, b backend.Backend) error {
 	return fmt.Errorf("kube-proxy's rules did not appear complete in %s: %s", b, findings(res.Findings))
 }
 
-// verifyOK is verify's whole verdict.
+// verifyOK is verify's whole verdict, as the verify unit will give it,
+// but for kubelet's hint chains: they follow the host's iptables
+// alternative, which no restart moves, so they are no reason to roll back
+// (RKE2's kube-proxy follows IPTABLES_MODE, not the hint). They, and an
+// alternative that does not fit b (kubelet may not have written its hints
+// yet), are kept in s.failing: the switch or rollback then ends saying the
+// node still fails, and how to fix it.
 func (s *Switch) verifyOK(ctx context.Context, l *logger, b backend.Backend) error {
+	s.failing = nil
 	res, err := s.Verifier.Verify(ctx, b)
 	if err != nil {
 		return err
@@ -555,8 +671,28 @@ func (s *Switch) verifyOK(ctx context.Context, l *logger, b backend.Backend) err
 	for _, w := range res.Warnings {
 		l.note(fmt.Sprintf("warning: %s (fix: %s)", w.Message, w.Fix))
 	}
-	if !res.OK {
+	var hints, rest []verify.Finding
+	for _, f := range res.Findings {
+		if f.Kind == verify.KindKubeletHint {
+			hints = append(hints, f)
+		} else {
+			rest = append(rest, f)
+		}
+	}
+	if len(rest) > 0 || !res.OK && len(hints) == 0 {
 		return fmt.Errorf("verify %s: %s", res.Verdict, findings(res.Findings))
+	}
+	if s.Alternative != nil {
+		if gap := alternativeGap(s.Alternative(), b, s.Restarter.Describe()); gap != "" {
+			s.failing = append(s.failing, gap)
+			hints = nil // their cause, with its fix
+		}
+	}
+	if len(hints) > 0 {
+		s.failing = append(s.failing, findings(hints))
+	}
+	for _, f := range s.failing {
+		l.note("warning: the node still fails verify: " + f)
 	}
 	return nil
 }

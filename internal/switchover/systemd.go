@@ -61,8 +61,14 @@ func (s Systemctl) path() string {
 // run runs systemctl args and returns its exit status (-1 when it could
 // not run or was killed).
 func (s Systemctl) run(ctx context.Context, args ...string) (int, error) {
+	_, code, err := s.output(ctx, args...)
+	return code, err
+}
+
+// output is run with systemctl's stdout.
+func (s Systemctl) output(ctx context.Context, args ...string) (string, int, error) {
 	if s.missing != nil {
-		return -1, s.missing
+		return "", -1, s.missing
 	}
 	res, err := boundexec.Run(ctx, boundexec.Command{
 		Argv:      append([]string{s.path()}, args...),
@@ -71,16 +77,16 @@ func (s Systemctl) run(ctx context.Context, args ...string) (int, error) {
 		MaxOutput: 64 << 10,
 	})
 	if err := hostfs.MissingTool(hostfs.Systemctl, "switch (systemctl "+strings.Join(args, " ")+")", err); hostfs.IsMissingTool(err) {
-		return -1, err
+		return "", -1, err
 	}
 	var exit interface{ ExitCode() int }
 	if errors.As(err, &exit) {
-		return exit.ExitCode(), fmt.Errorf("%s %s: %w: %s", s.path(), strings.Join(args, " "), err, strings.TrimSpace(res.Stderr))
+		return res.Stdout, exit.ExitCode(), fmt.Errorf("%s %s: %w: %s", s.path(), strings.Join(args, " "), err, strings.TrimSpace(res.Stderr))
 	}
 	if err != nil {
-		return -1, fmt.Errorf("%s %s: %w", s.path(), strings.Join(args, " "), err)
+		return "", -1, fmt.Errorf("%s %s: %w", s.path(), strings.Join(args, " "), err)
 	}
-	return 0, nil
+	return res.Stdout, 0, nil
 }
 
 // FindUnit picks d's unit to restart (distro.Find says which

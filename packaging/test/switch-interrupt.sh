@@ -22,6 +22,13 @@
 #          byte the original, no journal left, kube-proxy (the stand-in) back
 #          on iptables-legacy, `verify --expect iptables-legacy` passing, the
 #          verify unit's last run successful, no failed unit.
+#   then   (issue 31 items 13, 14) the alternative moved to nft first, as the
+#          README says, and a switch interrupted by SIGINT mid-wait: the
+#          rollback holds, but its last line says the node still fails
+#          verify, naming the alternative and the command that restores it,
+#          and check agrees; the dry run said so first. The fix the line
+#          names (alternative back, restart RKE2, cleanup --kubelet-hints)
+#          leaves the verify unit succeeded and check 0 with no other start.
 #
 # Needs: root, systemd-nspawn (systemd-container), debootstrap, dpkg, make,
 # go; overlayfs (falls back to a copy). Network only for the first
@@ -129,6 +136,55 @@ check "no switch journal is left" test ! -e $journal
 check "kube-proxy (the stand-in) is back on iptables-legacy" grep -qx iptables-legacy /var/lib/rke2-standin/backend
 check "rke2-proxy-backend verify --expect iptables-legacy passes" /usr/bin/rke2-proxy-backend verify --expect iptables-legacy
 check "no kube-proxy rules left in iptables-nft" sh -c "! iptables-nft-save | grep -e KUBE-SERVICES -e KUBE-PROXY-CANARY"
+check_settled $verify
+
+# Phase 2: the README's order, the alternative moved first, then Ctrl-C.
+# The rollback holds but leaves the alternative on nft: kubelet writes its
+# hints there, so the node fails verify, and the switch must say so.
+update-alternatives --quiet --set iptables /usr/sbin/iptables-nft
+update-alternatives --quiet --set ip6tables /usr/sbin/ip6tables-nft
+/usr/bin/rke2-proxy-backend switch --to iptables-nft --dry-run >/run/switch-interrupt/dry 2>&1
+check "the dry run says a rollback would leave the alternative on nft" grep -q "should the switch roll back to iptables-legacy, verify fails" /run/switch-interrupt/dry
+touch /run/switch-interrupt/hold
+rm -f /run/switch-interrupt/held
+/usr/bin/rke2-proxy-backend switch --to iptables-nft --timeout 120s >/run/switch-interrupt/stdout2 2>/run/switch-interrupt/stderr2 &
+pid=$!
+d=$((SECONDS + 120))
+until grep -q "\[started\]  wait for kube-proxy's rules in iptables-nft" /run/switch-interrupt/stderr2; do
+	if [ $SECONDS -ge $d ] || ! kill -0 $pid 2>/dev/null; then
+		bad "the second switch never reached its wait step"
+		sed 's/^/    switch: /' /run/switch-interrupt/stderr2 >>"$result"
+		finish
+	fi
+	sleep 0.1
+done
+sleep 1
+rm -f /run/switch-interrupt/hold
+kill -INT $pid
+wait $pid
+rc=$?
+sed 's/^/    switch: /' /run/switch-interrupt/stderr2 >>"$result"
+tail -n 1 /run/switch-interrupt/stderr2 >/run/switch-interrupt/last2
+[ $rc = 1 ] && ok "switch exits 1 after SIGINT" || bad "switch exited $rc after SIGINT, want 1"
+check "its last line says it rolled back" grep -q "rolled back to the previous backend: iptables-legacy: .*interrupted by interrupt" /run/switch-interrupt/last2
+check "its last line says the node still fails verify, naming the alternative" grep -q "the node still fails verify: the host's iptables alternative points at iptables-nft while kube-proxy uses iptables-legacy" /run/switch-interrupt/last2
+check "its last line names the command that restores it" grep -q "update-alternatives --set iptables /usr/sbin/iptables-legacy" /run/switch-interrupt/last2
+check "no one-boot override text without an override" sh -c "! grep -q 'one-boot override' /run/switch-interrupt/stderr2"
+check "the config is the original byte for byte again" cmp /run/switch-interrupt/config.orig /etc/rke2-proxy-backend/config.yaml
+check "check agrees the node fails (exit 1)" sh -c "/usr/bin/rke2-proxy-backend check; [ \$? = 1 ]"
+
+# The fix the line names: the alternative back, RKE2 restarted (its
+# verify fails on kubelet's hints left in nft), cleanup --kubelet-hints:
+# the verify unit must not stay failed until RKE2's next start.
+update-alternatives --quiet --set iptables /usr/sbin/iptables-legacy
+update-alternatives --quiet --set ip6tables /usr/sbin/ip6tables-legacy
+systemctl restart rke2-server.service
+info "verify unit after the restart: $(prop $verify ActiveState) (last result $(prop $verify Result))"
+/usr/bin/rke2-proxy-backend cleanup --kubelet-hints >/run/switch-interrupt/cleanup 2>&1
+sed 's/^/    cleanup: /' /run/switch-interrupt/cleanup >>"$result"
+check "cleanup --kubelet-hints says verify passes now" grep -q "cleanup: verify passes now" /run/switch-interrupt/cleanup
+wait_for 60 sh -c "[ \"\$(systemctl show -P ActiveState $verify)\" != activating ] && [ \"\$(systemctl show -P Result $verify)\" = success ]"
+check "check exits 0 after the fix" /usr/bin/rke2-proxy-backend check
 check_settled $verify
 finish
 GUEST

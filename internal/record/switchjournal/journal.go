@@ -64,7 +64,12 @@ type Journal struct {
 	// in RKE2's config and what it becomes, as the switch printed it.
 	IPVSTranslation []string `json:"ipvs_translation,omitempty"`
 	Config          Snapshot `json:"config"`
-	Owner           Owner    `json:"owner"`
+	// Plan is this boot's plan.json when the switch started (absent in
+	// journals written before it was kept). A rollback puts it back with
+	// the config: with backend: auto, the plan is what keeps kube-proxy on
+	// From across the rollback's restart (auto keeps this boot's plan).
+	Plan  []byte `json:"plan,omitempty"`
+	Owner Owner  `json:"owner"`
 }
 
 // Snapshot is the operator config before the switch, all a rollback needs
