@@ -94,3 +94,19 @@ func FuzzHeaderBackend(f *testing.F) {
 		}
 	})
 }
+
+// A drop-in path apply cannot look at (here its directory is a symlink
+// loop) is neither "absent" nor "the operator's": remove is an error, and
+// the plan says RKE2 reads whatever is there, never its own defaults.
+func TestRemoveCannotTellIsAnError(t *testing.T) {
+	h := debianHost(t)
+	h.Symlink("/etc/rancher/rke2/config.yaml.d", "config.yaml.d")
+	o := Options{Root: h.Root(), RKE2Config: hostfs.RKE2ConfigFile}
+	if err := remove(o, dropInPath); err == nil || !strings.Contains(err.Error(), "cannot tell who owns") {
+		t.Errorf("remove = %v, want an error saying it cannot tell", err)
+	}
+	a, r := reads(o, dropInPath, decision(backend.IptablesNFT), "why")
+	if a.Backend != "" || !strings.Contains(r, "apply cannot read it") || strings.Contains(a.Nothing, ReadsDefaults) {
+		t.Errorf("applied %+v, reads %q", a, r)
+	}
+}
