@@ -29,7 +29,7 @@ import (
 )
 
 // Source is the decision source of an adopted plan.
-const Source = "adopted"
+const Source = plan.SourceAdopted
 
 // RKE2Units are the units adoption looks for on RKE2, server first (on
 // k3s: unitsToAdopt).

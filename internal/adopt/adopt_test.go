@@ -126,7 +126,8 @@ func TestAdoptRecordsWhatRunsAndTheGeneratorKeepsIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Schema != plan.Schema || p.Decision.Backend != backend.IptablesLegacy || p.Decision.Source != Source || p.Kubernetes != "v1.34.10" || p.DropIn != "" {
+	if p.Schema != plan.Schema || p.Decision.Backend != backend.IptablesLegacy || p.Decision.Source != Source || p.Kubernetes != "v1.34.10" ||
+		p.Applied != (plan.Applied{Backend: backend.IptablesLegacy, ProxyMode: "iptables", By: plan.ByAdopt}) {
 		t.Errorf("plan = %+v", p)
 	}
 	if !strings.Contains(strings.Join(p.Decision.Reasons, " "), "live in iptables-legacy and in no other backend") {

@@ -62,6 +62,9 @@ func record(f facts.Facts, obs Observation, b backend.Backend) plan.Plan {
 		reasons = append(reasons, fmt.Sprintf("kubelet's hint chains are in %s.", names(obs.KubeletHint)))
 	}
 	p := plan.Plan{
+		// Nothing was written: RKE2 was given this backend by whatever ran
+		// before adopt, and kube-proxy runs on it.
+		Applied: plan.Applied{Backend: b, ProxyMode: b.ProxyMode(), By: plan.ByAdopt},
 		Decision: plan.Decision{
 			Backend: b, ProxyMode: b.ProxyMode(), IptablesMode: b.IptablesMode(), Source: Source,
 			Modules: b.Modules(), KubeProxyArgs: []string{}, KubeProxyEnv: []string{}, Reasons: reasons,

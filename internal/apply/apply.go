@@ -6,16 +6,11 @@ package apply
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"path"
-	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
@@ -52,12 +47,16 @@ type Input struct {
 	Facts    facts.Facts
 	Config   config.Config
 	Decision decide.Decision
-	// Problems found before Run (the planned backend was refused): Run then
+	// Problems found before Run (no backend may be carried out): Run then
 	// loads and writes nothing but the plan, and removes our drop-in.
 	Problems []string
 	// Warnings were logged before Run (kube-proxy arguments in RKE2's config
 	// that the Kubernetes version refuses); Run records them in the plan.
 	Warnings []string
+	// chooser falls forward when the kernel cannot run the decision once
+	// its modules are loaded, and records the plans refused (nil: the
+	// missing features are problems).
+	chooser *chooser
 }
 
 // Result is what a run did. Problems are the ways it could not honour the
@@ -79,6 +78,8 @@ const (
 
 // Run carries out in.Decision. Problems with the host or with its own
 // writes are in Result.Problems; the error is for the dry run's output.
+// The plan it records says what RKE2 was given (plan.Applied), found on
+// disk after the writes, never what was only meant.
 func Run(ctx context.Context, o Options, in Input) (Result, error) {
 	d := in.Decision
 	res := Result{Plan: plan.Plan{Decision: d}, Problems: append([]string{}, in.Problems...)}
@@ -87,7 +88,7 @@ func Run(ctx context.Context, o Options, in Input) (Result, error) {
 	}
 	dropInPath := rke2.DropInPath(o.RKE2Config)
 	if o.DryRun {
-		return res, dryRun(o, in, &res, dropInPath)
+		return res, dryRun(ctx, o, in, &res, dropInPath)
 	}
 	wait := o.LockWait
 	if wait <= 0 {
@@ -116,6 +117,9 @@ func Run(ctx context.Context, o Options, in Input) (Result, error) {
 		if err := remove(o, dropInPath); err != nil {
 			res.Problems = append(res.Problems, err.Error())
 		}
+		res.Plan.Applied, res.RKE2Reads = reads(o, dropInPath, d, "rke2-proxy-backend is off ("+d.Source+")")
+		res.Plan.Warnings = append(res.Plan.Warnings, res.Problems...)
+		writePlan(o, &res, in.chooser)
 		return res, nil
 	}
 	for _, r := range d.Respected {
@@ -129,9 +133,7 @@ func Run(ctx context.Context, o Options, in Input) (Result, error) {
 	if owner := operatorsFile(o, dropInPath); owner != "" {
 		// Checked before anything is loaded: the run changes nothing then.
 		res.Problems = append(res.Problems, owner)
-		res.RKE2Reads = ReadsOperators
-		res.Plan.Warnings = append(res.Plan.Warnings, res.Problems...)
-		writePlan(o, &res)
+		giveUp(o, &res, dropInPath, in.chooser)
 		return res, nil
 	}
 
@@ -140,30 +142,30 @@ func Run(ctx context.Context, o Options, in Input) (Result, error) {
 		res.Problems = append(res.Problems, err.Error())
 	}
 	if len(res.Problems) > 0 {
-		giveUp(o, &res, dropInPath)
+		giveUp(o, &res, dropInPath, in.chooser)
 		return res, nil
 	}
-	loaded := kmod.Loader{Root: o.Root, Modprobe: o.Modprobe, Log: o.Log}.Load(ctx, state, d.Modules)
-	res.Plan.ModulesLoaded = sorted(loaded.Present())
-	res.Plan.ModulesMissing = loaded.MissingNames()
-	if len(loaded.NotInKernel) > 0 {
-		o.log("not in this kernel's module tree (built into another module, or absent; the feature check decides): %s",
-			strings.Join(loaded.NotInKernel, " "))
-	}
-	if err := loaded.Err(); err != nil {
-		// Module names differ between kernels; only a missing feature
-		// (below) means the backend cannot run.
-		o.log("warning: %v", err)
-		res.Plan.Warnings = append(res.Plan.Warnings, err.Error())
-	}
-	if loaded.NoModuleSupport {
-		o.log("kernel without loadable modules: every feature is built in or absent, nothing to load")
-	}
-	res.Problems = append(res.Problems, kmod.MissingFeatures(d.Backend, in.Facts.Kernel, state)...)
-
-	if len(res.Problems) > 0 {
-		giveUp(o, &res, dropInPath)
-		return res, nil
+	loaded := map[string]bool{}
+	for {
+		missing := loadModules(ctx, o, state, in.Facts.Kernel, d, &res, loaded)
+		if len(missing) == 0 {
+			break
+		}
+		if in.chooser == nil {
+			res.Problems = append(res.Problems, missing...)
+			giveUp(o, &res, dropInPath, nil)
+			return res, nil
+		}
+		o.log("[failed]   %s cannot run on this host: %s", d.Backend, strings.Join(missing, "; "))
+		next, problems := in.chooser.next(ctx, d, strings.Join(missing, "; "))
+		res.Plan.Decision = next
+		if len(problems) > 0 {
+			res.Problems = append(res.Problems, problems...)
+			giveUp(o, &res, dropInPath, in.chooser)
+			return res, nil
+		}
+		d = next
+		o.log("backend %s (source %s): %s", d.Backend, d.Source, strings.Join(d.Reasons, " "))
 	}
 	data, why, err := renderFor(o, in.Facts, d)
 	if o.Distribution == distro.K3s {
@@ -176,28 +178,54 @@ func Run(ctx context.Context, o Options, in Input) (Result, error) {
 	}
 	if err != nil {
 		res.Problems = append(res.Problems, err.Error())
-		giveUp(o, &res, dropInPath)
+		giveUp(o, &res, dropInPath, in.chooser)
 		return res, nil
 	}
-	res.Plan.DropIn = dropInPath
+	res.Plan.Applied = plan.Applied{Backend: d.Backend, ProxyMode: d.ProxyMode, DropIn: dropInPath, By: plan.ByApply}
 	res.Plan.Warnings = append(res.Plan.Warnings, laterOverrides(o, d, o.log)...)
-	if !writePlan(o, &res) {
-		res.RKE2Reads = ReadsWritten
-	}
+	res.RKE2Reads = ReadsWritten // what on_failure names should the plan not be written
+	writePlan(o, &res, in.chooser)
 	return res, nil
 }
 
+// loadModules loads d's modules (adding what is present to loaded, which
+// the plan records) and returns the kernel features d still lacks.
+func loadModules(ctx context.Context, o Options, state kmod.State, k facts.Kernel, d decide.Decision, res *Result, loaded map[string]bool) []string {
+	l := kmod.Loader{Root: o.Root, Modprobe: o.Modprobe, Log: o.Log}.Load(ctx, state, d.Modules)
+	for _, m := range l.Present() {
+		loaded[m] = true
+	}
+	res.Plan.ModulesLoaded = sortedKeys(loaded)
+	res.Plan.ModulesMissing = l.MissingNames()
+	if len(l.NotInKernel) > 0 {
+		o.log("not in this kernel's module tree (built into another module, or absent; the feature check decides): %s",
+			strings.Join(l.NotInKernel, " "))
+	}
+	if err := l.Err(); err != nil {
+		// Module names differ between kernels; only a missing feature
+		// means the backend cannot run.
+		o.log("warning: %v", err)
+		res.Plan.Warnings = append(res.Plan.Warnings, err.Error())
+	}
+	if l.NoModuleSupport {
+		o.log("kernel without loadable modules: every feature is built in or absent, nothing to load")
+	}
+	return kmod.MissingFeatures(d.Backend, k, state)
+}
+
 // giveUp handles a plan that cannot be honoured. RKE2 must not be told to
-// run a backend the host cannot run: without our drop-in it starts on its
-// own defaults (if on_failure lets it start at all). The plan still records
-// what happened, for verify and operators.
-func giveUp(o Options, res *Result, dropInPath string) {
-	res.RKE2Reads = ReadsDefaults
+// run a backend the host cannot run: our drop-in is removed, and RKE2
+// starts on its own defaults (if on_failure lets it start at all). What
+// RKE2 reads is then looked up, not assumed: a drop-in this run could not
+// remove (a read-only /etc) is still what RKE2 reads, and the plan says
+// so, with the backend it names.
+func giveUp(o Options, res *Result, dropInPath string, c *chooser) {
 	if err := remove(o, dropInPath); err != nil {
 		res.Problems = append(res.Problems, err.Error())
 	}
+	res.Plan.Applied, res.RKE2Reads = reads(o, dropInPath, res.Plan.Decision, res.Problems[0])
 	res.Plan.Warnings = append(res.Plan.Warnings, res.Problems...)
-	writePlan(o, res)
+	writePlan(o, res, c)
 }
 
 func dropIn(d decide.Decision) rke2.DropIn {
@@ -221,10 +249,14 @@ func writeDropIn(o Options, hostPath string, data []byte) error {
 	return nil
 }
 
-// writePlan records res.Plan. A failure (full or read-only /run) is a
-// problem like any other, for on_failure to weigh: the drop-in is already
-// in place, only verify loses its record. It reports whether it wrote.
-func writePlan(o Options, res *Result) bool {
+// writePlan records res.Plan, with what c kept of the search for a
+// backend. A failure (full or read-only /run) is a problem like any other,
+// for on_failure to weigh: the drop-in is already in place, only verify
+// loses its record. It reports whether it wrote.
+func writePlan(o Options, res *Result, c *chooser) bool {
+	if c != nil {
+		c.record(&res.Plan)
+	}
 	o.log("[started]  writing %s", o.Root.Path(hostfs.PlanFile))
 	changed, err := plan.Write(o.Root, res.Plan)
 	if err != nil {
@@ -243,84 +275,39 @@ func changedWord(changed bool) string {
 	return "unchanged"
 }
 
-// operatorsFile returns why the file at the drop-in path is not ours ("" when
-// it is ours or absent). We own only a regular file that starts with our
+// operatorsFile returns why the file at the drop-in path is not ours ("" when it
+// is ours or absent). We own only a regular file that starts with our
 // header; anything else there (a file the operator wrote, a symlink, a
-// directory) is left exactly as it is.
+// directory), or a file we cannot tell about, is left exactly as it is.
 func operatorsFile(o Options, hostPath string) string {
-	p, fi, err := lstat(o, hostPath)
-	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
-		return "" // nothing there; writing will say what is wrong with the directory
-	}
-	if err != nil {
-		return fmt.Sprintf("cannot tell who owns %s: %v; it is left as it is", o.Root.Path(hostPath), err)
-	}
-	if fi.Mode().IsRegular() {
-		ours, err := startsWithHeader(p)
-		if err != nil {
-			return fmt.Sprintf("cannot tell who owns %s: %v; it is left as it is", p, err)
-		}
-		if ours {
-			return ""
-		}
+	at := inspect(o, hostPath)
+	switch {
+	case at.err != nil:
+		return fmt.Sprintf("cannot tell who owns %s: %v; it is left as it is", at.path, at.err)
+	case at.absent, at.ours:
+		return ""
 	}
 	return fmt.Sprintf("%s (%s) was not written by rke2-proxy-backend (no %q header): it is the operator's and is never replaced; "+
 		"move it to another name (e.g. 61-local.yaml, using \"+\" keys) so apply can write its own, or set backend: off",
-		p, kind(fi), rke2.DropInHeader)
+		at.path, at.kind, rke2.DropInHeader)
 }
 
-func kind(fi fs.FileInfo) string {
-	switch m := fi.Mode(); {
-	case m.IsRegular():
-		return "a regular file"
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	case m.IsDir():
-		return "a directory"
-	default:
-		return "a special file"
-	}
-}
-
-// lstat resolves hostPath's directory under the root and lstats the last
-// component itself, so a link there is seen as a link.
-func lstat(o Options, hostPath string) (string, fs.FileInfo, error) {
-	dir, err := o.Root.Resolve(path.Dir(hostPath))
-	if err != nil {
-		return "", nil, err
-	}
-	p := filepath.Join(dir, path.Base(hostPath))
-	fi, err := os.Lstat(p)
-	return p, fi, err
-}
-
-// startsWithHeader reads only as many bytes as the header has.
-func startsWithHeader(p string) (bool, error) {
-	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return false, err
-	}
-	defer f.Close()
-	buf := make([]byte, len(rke2.DropInHeader))
-	n, err := io.ReadFull(f, buf)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		return false, err
-	}
-	return rke2.IsOurs(buf[:n]), nil
-}
-
-// remove deletes our drop-in, and only ours (see operatorsFile).
+// remove deletes our drop-in, and only ours (see operatorsFile). A file
+// it cannot tell about is an error: RKE2 may read it.
 func remove(o Options, hostPath string) error {
-	p, _, err := lstat(o, hostPath)
-	if err != nil || operatorsFile(o, hostPath) != "" {
-		return nil
+	at := inspect(o, hostPath)
+	switch {
+	case at.err != nil:
+		return fmt.Errorf("remove RKE2 drop-in: cannot tell who owns %s: %w", at.path, at.err)
+	case !at.ours:
+		return nil // absent, or the operator's
 	}
-	o.log("[started]  removing %s", p)
-	if err := os.Remove(p); err != nil {
-		o.log("[failed]   removing %s: %v", p, err)
+	o.log("[started]  removing %s", at.path)
+	if err := os.Remove(at.path); err != nil {
+		o.log("[failed]   removing %s: %v", at.path, err)
 		return fmt.Errorf("remove RKE2 drop-in: %w", err)
 	}
-	o.log("[finished] removing %s", p)
+	o.log("[finished] removing %s", at.path)
 	return nil
 }
 
@@ -350,8 +337,11 @@ func laterOverrides(o Options, d decide.Decision, warn func(format string, args 
 	return ws
 }
 
-func sorted(s []string) []string {
-	out := append([]string{}, s...)
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
 	sort.Strings(out)
 	return out
 }

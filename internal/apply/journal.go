@@ -19,21 +19,57 @@ func Journal(p plan.Plan, problems []string) {
 	if !journal.Enabled() {
 		return
 	}
-	d := p.Decision
+	msg, prio, fields := journalEntry(p, problems)
+	_ = journal.Send(msg, prio, fields)
+}
+
+// journalEntry words the entry after what RKE2 was given (p.Applied), not
+// after what was meant: a plan refused on the way is named as refused.
+func journalEntry(p plan.Plan, problems []string) (string, journal.Priority, map[string]string) {
+	d, a := p.Decision, p.Applied
 	prio := journal.PriInfo
-	msg := fmt.Sprintf("rke2-proxy-backend applied kube-proxy backend %s (source %s)", d.Backend, d.Source)
+	var msg string
 	switch {
-	case d.Disabled:
+	case d.Disabled && a.Backend == "":
 		msg = "rke2-proxy-backend is disabled (backend: off)"
-	case len(problems) > 0:
+	case a.Backend == "" && a.Nothing != "":
 		prio = journal.PriWarning
-		msg = fmt.Sprintf("rke2-proxy-backend could not apply backend %s: %s", d.Backend, strings.Join(problems, "; "))
+		msg = "rke2-proxy-backend gave RKE2 no backend: " + a.Nothing
+	case a.Backend == "":
+		// nothing recorded: another apply holds the lock
+		prio = journal.PriWarning
+		msg = fmt.Sprintf("rke2-proxy-backend could not apply backend %s", d.Backend)
+	case a.By == plan.ByEarlierRun:
+		prio = journal.PriWarning
+		msg = fmt.Sprintf("rke2-proxy-backend could not apply backend %s; RKE2 reads the drop-in an earlier run left, which names %s", d.Backend, a.Backend)
+	default:
+		msg = fmt.Sprintf("rke2-proxy-backend applied kube-proxy backend %s (source %s)", a.Backend, d.Source)
+		if p.FellForward != "" {
+			msg += ", falling forward: " + p.FellForward
+		}
+	}
+	if len(problems) > 0 {
+		prio = journal.PriWarning
+		msg += ": " + strings.Join(problems, "; ")
+	}
+	for _, r := range p.Refused {
+		if r.Explicit && a.Backend != "" && a.Backend != r.Backend {
+			prio = journal.PriWarning
+			msg += fmt.Sprintf("; the operator's %s was refused: %s", orName(r.Backend), r.Why)
+		}
 	}
 	fields := DecisionFields(p)
-	fields["RKE2_PROXY_BACKEND_DROP_IN"] = p.DropIn
+	fields["RKE2_PROXY_BACKEND_APPLIED"] = string(a.Backend)
+	fields["RKE2_PROXY_BACKEND_DROP_IN"] = a.DropIn
 	fields["RKE2_PROXY_BACKEND_MODULES"] = strings.Join(p.ModulesLoaded, " ")
 	fields["RKE2_PROXY_BACKEND_MISSING"] = strings.Join(p.ModulesMissing, " ")
-	_ = journal.Send(msg, prio, fields)
+	var refused []string
+	for _, r := range p.Refused {
+		refused = append(refused, fmt.Sprintf("%s (%s): %s", orName(r.Backend), r.Plan, r.Why))
+	}
+	fields["RKE2_PROXY_BACKEND_REFUSED"] = strings.Join(refused, "\n")
+	fields["RKE2_PROXY_BACKEND_FELL_FORWARD"] = p.FellForward
+	return msg, prio, fields
 }
 
 // DecisionFields are the structured fields every decision entry carries

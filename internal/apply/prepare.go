@@ -81,7 +81,8 @@ func Prepare(ctx context.Context, o PrepareOptions, in Input) (Outcome, error) {
 	if err != nil {
 		return Outcome{Input: in}, err
 	}
-	f, cfg, d, problems := in.Facts, in.Config, in.Decision, in.Problems
+	cfg := in.Config
+	c := newChooser(o, in.Facts, cfg, in.Decision)
 	switch root := o.Root; {
 	case o.NoTrial:
 	case !root.IsHost() && !o.TrialUnderRoot:
@@ -90,14 +91,20 @@ func Prepare(ctx context.Context, o PrepareOptions, in Input) (Outcome, error) {
 		if !root.IsHost() {
 			logf("trial under --root %s on this machine's kernel and loaders (--trial-under-root): it proves nothing about that host", root.Dir())
 		}
-		f, d, problems = o.trialAndDecide(ctx, f, cfg, d, problems)
+		c.trials = true
 	}
+	d, problems := c.prove(ctx, c.first(in.Decision))
+	problems = append(append([]string{}, in.Problems...), problems...)
+	f := c.f
 	for _, u := range f.Unreadable {
 		logf("warning: %s", u)
 	}
-	if d.Disabled {
+	switch {
+	case d.Disabled:
 		logf("disabled (source %s): %s", d.Source, strings.Join(d.Reasons, " "))
-	} else {
+	case len(problems) > 0:
+		logf("not carried out: backend %s (source %s): %s", d.Backend, d.Source, strings.Join(d.Reasons, " "))
+	default:
 		logf("backend %s (source %s): %s", d.Backend, d.Source, strings.Join(d.Reasons, " "))
 	}
 	refusals := decide.KubeProxyRefusals(f, cfg, d)
@@ -107,12 +114,13 @@ func Prepare(ctx context.Context, o PrepareOptions, in Input) (Outcome, error) {
 		Root: o.Root, RKE2Config: mainFile, DryRun: o.DryRun, Modprobe: o.Modprobe, LockWait: o.LockWait,
 		Stdout: o.Stdout, Log: logf, Distribution: o.Distribution,
 	}
-	in = Input{Facts: f, Config: cfg, Decision: d, Problems: problems, Warnings: findingTexts(refusals)}
+	in = Input{Facts: f, Config: cfg, Decision: d, Problems: problems, Warnings: findingTexts(refusals), chooser: c}
 	res, err := Run(ctx, ro, in)
+	in.Facts, in.Decision = c.f, res.Plan.Decision
 	out := Outcome{Input: in, Result: res}
 	problems = res.Problems
 	if err == nil && len(problems) == 0 && !o.DryRun {
-		writeCNIManifests(ro, f, cfg, d, logf)
+		writeCNIManifests(ro, f, cfg, res.Plan.Decision, logf)
 	}
 	if !o.DryRun {
 		Journal(res.Plan, problems)
@@ -131,6 +139,15 @@ func Prepare(ctx context.Context, o PrepareOptions, in Input) (Outcome, error) {
 	}
 	name := o.Distribution.Name()
 	out = onFailure(out, cfg, o.DryRun, name, logf)
+	if w := c.explicitWarning(res.Plan.Applied.Backend); w != "" && len(problems) == 0 {
+		// The operator's backend replaced by one that works: on_failure:
+		// warn lets RKE2 start, loudly.
+		if o.DryRun {
+			w = "a real run would say: " + w
+		}
+		logf("warning: %s", w)
+		out.Verdict = Warned
+	}
 	return weighKubeProxyRefusals(out, refusals, cfg, o.DryRun, name, logf), nil
 }
 

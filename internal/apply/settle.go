@@ -15,13 +15,13 @@ import (
 const EnvRKE2Config = "RKE2_CONFIG_FILE"
 
 // Settle turns the decision every deciding subcommand makes (in) into the
-// one apply carries out, and names RKE2's main config file, next to which
+// one apply starts from, and names RKE2's main config file, next to which
 // the drop-in goes:
 //   - configEnv is RKE2_CONFIG_FILE from apply's environment: RKE2 will read
 //     that file, not the one the probe found, so the decision is made on it;
-//   - forced is the generator's plan (apply --backend, "" for none): it is
-//     carried out with decide.Force, and a host that cannot run it leaves a
-//     problem in the returned Input.
+//   - forced is the generator's plan (apply --backend, "" for none): with
+//     one, this boot's earlier plan is not weighed again. Carrying it out,
+//     or falling forward from it, is the chooser's (redecide.go).
 //
 // The error is a config (RKE2's or k3s's) that cannot be read: its intent is
 // unknown.
@@ -53,12 +53,6 @@ func Settle(root hostfs.Root, in Input, forced backend.Backend, configEnv string
 	if mainFile == "" {
 		mainFile = hostfs.RKE2ConfigFile
 	}
-	problems := in.Problems
-	if forced != "" && !d.Disabled && d.Backend != forced {
-		var refused []string
-		d, refused = decide.Force(f, in.Config, d, forced)
-		problems = append(problems, refused...)
-	}
-	in.Facts, in.Decision, in.Problems = f, d, problems
+	in.Facts, in.Decision = f, d
 	return in, mainFile, nil
 }

@@ -73,7 +73,8 @@ func TestSettleRefusesAnUnreadableK3sConfigFile(t *testing.T) {
 
 // With --backend the generator has already weighed this boot's plan: a
 // second apply must not keep it just because it is the plan, or the reasons
-// (and the plan file) would change on every run.
+// (and the plan file) would change on every run. Carrying the generator's
+// plan out is the chooser's (redecide_test.go).
 func TestSettleForcedIgnoresThisBootsPlan(t *testing.T) {
 	h := testhost.New(t).Debian12()
 	in := probed(h)
@@ -83,21 +84,7 @@ func TestSettleForcedIgnoresThisBootsPlan(t *testing.T) {
 		t.Fatalf("fixture: this boot's plan was not kept (%s)", in.Decision.Backend)
 	}
 	got, _, err := Settle(h.Root(), in, backend.IptablesLegacy, "")
-	if err != nil || got.Decision.Backend != backend.IptablesLegacy || len(got.Problems) != 0 || got.Facts.PreviousPlan != "" {
-		t.Fatalf("Settle = %s, problems %q, previous plan %q, %v", got.Decision.Backend, got.Problems, got.Facts.PreviousPlan, err)
-	}
-	if !strings.HasPrefix(got.Decision.Reasons[0], "A fresh decision would pick iptables-nft") {
-		t.Errorf("reasons %q: the fresh decision should ignore this boot's plan", got.Decision.Reasons)
-	}
-}
-
-func TestSettleForcedTheHostCannotRun(t *testing.T) {
-	h := testhost.New(t).Synology44()
-	in := probed(h)
-	in.Problems = []string{"an earlier problem"}
-	got, _, err := Settle(h.Root(), in, backend.NFTables, "")
-	if err != nil || got.Decision.Backend == backend.NFTables || len(got.Problems) != 2 ||
-		!strings.HasPrefix(got.Problems[1], "the planned backend nftables cannot run on this host") {
-		t.Errorf("Settle = %s, problems %q, %v", got.Decision.Backend, got.Problems, err)
+	if err != nil || got.Decision.Backend != backend.IptablesNFT || len(got.Problems) != 0 || got.Facts.PreviousPlan != "" {
+		t.Fatalf("Settle = %s, problems %q, previous plan %q, %v; want the fresh decision, iptables-nft", got.Decision.Backend, got.Problems, got.Facts.PreviousPlan, err)
 	}
 }

@@ -220,15 +220,26 @@ func trialFailure(fam rules.Family, loader, input, stderr string, err error) str
 // When the kernel refuses a rule, iptables-nft 1.8.9 prints the banner alone
 // on its line and the reason ("line 3: RULE_APPEND failed (Invalid
 // argument): ...") on the next, so a banner with nothing after it is skipped.
+// Its "Warning: Extension X revision 0 not supported" lines come first when
+// nf_tables does not answer at all, before the reason ("Could not fetch
+// rule set generation id: Invalid argument" on a NAS kernel): a warning is
+// the complaint only when nothing else is said.
 func firstComplaint(stderr string) string {
+	warning := ""
 	for _, line := range strings.Split(stderr, "\n") {
 		line = strings.TrimSpace(line)
 		if i := strings.Index(line+" ", "): "); i > 0 && strings.Contains(line[:i], " v") {
 			line = strings.TrimSpace(line[i+2:])
 		}
-		if line != "" {
+		switch {
+		case line == "":
+		case strings.HasPrefix(line, "Warning: "):
+			if warning == "" {
+				warning = line
+			}
+		default:
 			return line
 		}
 	}
-	return ""
+	return warning
 }

@@ -85,6 +85,9 @@ func TestFirstComplaintSkipsABareBanner(t *testing.T) {
 		"iptables-nft-restore v1.8.9 (nf_tables): \nline 3: RULE_APPEND failed (Invalid argument): rule in chain INPUT\n":                    "line 3: RULE_APPEND failed (Invalid argument): rule in chain INPUT",
 		"iptables-nft-restore v1.8.10 (nf_tables): Couldn't load match `statistic':No such file or directory\n\nError occurred at line: 3\n": "Couldn't load match `statistic':No such file or directory",
 		"\niptables-restore: line 4 failed\n": "iptables-restore: line 4 failed",
+		// the real iptables-nft-restore 1.8.9 where nf_tables does not answer
+		"Warning: Extension conntrack revision 0 not supported, missing kernel module?\niptables-nft-restore v1.8.9 (nf_tables): Could not fetch rule set generation id: Invalid argument\n": "Could not fetch rule set generation id: Invalid argument",
+		"Warning: Extension comment revision 0 not supported, missing kernel module?\n":                                                                                                      "Warning: Extension comment revision 0 not supported, missing kernel module?",
 	})
 }
 
@@ -168,4 +171,39 @@ func FuzzTrialFailure(f *testing.F) {
 			t.Fatalf("unbounded: %d bytes", len(msg))
 		}
 	})
+}
+
+// withoutNFTablesLoaders puts, ahead of PATH, iptables-nft loaders that run
+// the real ones on a kernel that answers like one without a usable
+// nf_tables (Synology DSM 7, QNAP; issue 30's NAS kernel): strace has the
+// kernel's reply to the ruleset generation request fail with EINVAL, and
+// the real iptables-nft-restore says what it says there, "Could not fetch
+// rule set generation id: Invalid argument". Everything else about the
+// load is real, in a real network namespace.
+func withoutNFTablesLoaders(t *testing.T) {
+	t.Helper()
+	needTrialTools(t, "strace", "iptables-nft-restore", "ip6tables-nft-restore", "iptables-legacy-restore", "ip6tables-legacy-restore")
+	dir := t.TempDir()
+	for _, loader := range []string{"iptables-nft-restore", "ip6tables-nft-restore"} {
+		real, err := exec.LookPath(loader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wrapper := "#!/bin/sh\nexec strace -f -qq -o /dev/null -e trace=recvmsg -e inject=recvmsg:error=EINVAL " + real + " \"$@\"\n"
+		if err := os.WriteFile(filepath.Join(dir, loader), []byte(wrapper), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("PATH", dir+":"+os.Getenv("PATH"))
+}
+
+// The real trial on such a kernel: iptables-nft fails with the NAS's own
+// words, iptables-legacy loads.
+func TestTrialOfAKernelWithoutNFTables(t *testing.T) {
+	withoutNFTablesLoaders(t)
+	r := Trial(context.Background(), backend.IptablesNFT, rke2.KubeVersion{})
+	check.Says(t, "iptables-nft's trial", r.Failure, "iptables-nft-restore: ", "Could not fetch rule set generation id: Invalid argument")
+	if r := Trial(context.Background(), backend.IptablesLegacy, rke2.KubeVersion{}); r.Failure != "" || r.Skipped != "" {
+		t.Errorf("iptables-legacy's trial: failure %q, skipped %q", r.Failure, r.Skipped)
+	}
 }

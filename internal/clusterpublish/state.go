@@ -54,8 +54,15 @@ type State struct {
 // condition and node-problem-detector's never tell different stories.
 func StateOf(root hostfs.Root, res *verify.Result, at time.Time) State {
 	s := State{Verdict: nodecheck.Check(root, nodecheck.Options{Now: at}), At: at, Version: version.Version}
+	// The mode and source of what RKE2 was given, never of a plan apply
+	// could not carry out (check's verdict says that one is unknown).
 	if p, err := plan.Read(root); err == nil {
-		s.Mode, s.Source = p.Decision.ProxyMode, p.Decision.Source
+		switch {
+		case p.Carried():
+			s.Mode, s.Source = p.Applied.ProxyMode, p.Decision.Source
+		case p.AppliedBackend() != "":
+			s.Mode = p.Applied.ProxyMode // an earlier run's drop-in: who decided it is not recorded
+		}
 	}
 	if res != nil {
 		if res.ProxyMode != "" {

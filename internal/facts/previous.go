@@ -10,9 +10,11 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/plan"
 )
 
-// previousPlan reads the backend this boot's earlier apply recorded. No
-// plan is the normal first-boot case and not reported; /run is tmpfs, so a
-// plan there always belongs to the running boot.
+// previousPlan reads the backend this boot's earlier apply gave RKE2
+// (plan.Applied), never one it only meant: a plan whose backend could not
+// be applied (the kernel refused it, a read-only /etc) must not keep the
+// node on it. No plan is the normal first-boot case and not reported; /run
+// is tmpfs, so a plan there always belongs to the running boot.
 func (p *probe) previousPlan() string {
 	data, ok := p.read(hostfs.PlanFile, "the backend applied earlier in this boot is unknown")
 	if !ok {
@@ -24,14 +26,15 @@ func (p *probe) previousPlan() string {
 		p.unreadable("%s: %s: the backend applied earlier in this boot is unknown; remove the file, apply writes it again", hostfs.PlanFile, err)
 		return ""
 	}
-	if doc.Decision.Backend == "" {
-		return "" // apply recorded a disabled decision: nothing was applied
+	applied := doc.AppliedBackend()
+	if applied == "" {
+		return "" // nothing was applied: off, or the plan could not be carried out
 	}
-	if _, err := backend.Parse(string(doc.Decision.Backend)); err != nil {
-		p.unreadable("%s: decision.backend: %s; remove the file, apply writes it again", hostfs.PlanFile, err)
+	if _, err := backend.Parse(string(applied)); err != nil {
+		p.unreadable("%s: applied.backend: %s; remove the file, apply writes it again", hostfs.PlanFile, err)
 		return ""
 	}
-	return string(doc.Decision.Backend)
+	return string(applied)
 }
 
 // jsonProblem words a JSON error by position only: encoding/json's syntax

@@ -96,14 +96,19 @@ func Check(root hostfs.Root, opts Options) Verdict {
 }
 
 func check(root hostfs.Root, opts Options) Verdict {
+	// Only the backend RKE2 was given is judged (plan.Applied): a plan apply
+	// could not carry out says nothing about what kube-proxy runs.
 	p, planErr := plan.Read(root)
+	applied := p.AppliedBackend()
 	switch {
-	case planErr == nil && p.Decision.Disabled:
+	case planErr == nil && applied == "" && p.Decision.Disabled:
 		return Verdict{OK, "rke2-proxy-backend is turned off (backend: off); nothing to check"}
 	case errors.Is(planErr, fs.ErrNotExist):
 		return Verdict{Unknown, "no plan: apply has not run since boot (is rke2-server/agent started?)"}
 	case planErr != nil:
 		return Verdict{Unknown, "cannot tell: " + planErr.Error()}
+	case applied == "":
+		return Verdict{Unknown, "not applied: apply gave RKE2 no backend this boot: " + p.Applied.Nothing}
 	}
 	if v, stale := staleWatch(root, opts); stale {
 		return v
@@ -137,8 +142,8 @@ func check(root hostfs.Root, opts Options) Verdict {
 	if r.Verdict == verify.VerdictInvalid {
 		return Verdict{Unknown, "cannot tell: the last verify run left no result: " + r.Invalid}
 	}
-	if r.Expect != p.Decision.Backend {
-		return Verdict{Unknown, fmt.Sprintf("stale status: verified %s but the plan chose %s", r.Expect, p.Decision.Backend)}
+	if r.Expect != applied {
+		return Verdict{Unknown, fmt.Sprintf("stale status: verified %s but the plan applied %s", r.Expect, applied)}
 	}
 	return judge(&r)
 }

@@ -21,7 +21,7 @@ func fixture(t *testing.T, planned *decide.Decision, res *verify.Result) hostfs.
 	t.Helper()
 	root := hostfs.New(t.TempDir())
 	if planned != nil {
-		if _, err := plan.Write(root, plan.Plan{Decision: *planned}); err != nil {
+		if _, err := plan.Write(root, appliedPlan(*planned)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -54,7 +54,7 @@ func TestCheckMapsStatusToNPDProtocol(t *testing.T) {
 		{"failed without findings", chose(nft), &verify.Result{Expect: nft}, Unknown, "cannot tell"},
 		{"no plan", nil, nil, Unknown, "no plan"},
 		{"no status", chose(nft), nil, Unknown, "no status"},
-		{"stale status", chose(backend.NFTables), &verify.Result{OK: true, Expect: nft}, Unknown, "stale status: verified iptables-nft but the plan chose nftables"},
+		{"stale status", chose(backend.NFTables), &verify.Result{OK: true, Expect: nft}, Unknown, "stale status: verified iptables-nft but the plan applied nftables"},
 		{"turned off", &decide.Decision{Disabled: true}, nil, OK, "turned off"},
 		// An ipvs node is judged as every node: by verify's status.
 		{"ipvs mode, no status", &decide.Decision{Backend: nft, ProxyMode: "ipvs"}, nil, Unknown, "no status"},
@@ -164,7 +164,7 @@ func FuzzCheckStatus(f *testing.F) {
 	f.Add([]byte(`{"ok":true,"expect":"nftables"}`))
 	f.Add([]byte(`null`))
 	root := hostfs.New(f.TempDir())
-	if _, err := plan.Write(root, plan.Plan{Decision: decide.Decision{Backend: backend.NFTables}}); err != nil {
+	if _, err := plan.Write(root, appliedPlan(decide.Decision{Backend: backend.NFTables})); err != nil {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

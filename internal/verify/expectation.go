@@ -16,19 +16,30 @@ import (
 // noPlanFix is what a node without a usable plan needs to be verified.
 const noPlanFix = "let RKE2 start once (its ExecStartPre runs rke2-proxy-backend apply, which records the plan), run rke2-proxy-backend apply, or pass --expect B"
 
+// notAppliedFix is what a node whose plan was not applied needs.
+const notAppliedFix = "read apply's reason (journalctl -u rke2-server or -u rke2-agent, and the plan's applied.nothing), fix it and restart RKE2 so apply gives it a backend; or pass --expect B to verify one anyway"
+
 // Expect fills what verify checks against (opts.Expect and its source, the
 // one-boot override, the Kubernetes version and the node's IP families)
-// from the claim, else from the plan apply recorded this boot. When nothing
-// says which backend to expect it returns the "cannot tell" result to
-// report instead. A plan that turned the tool off leaves opts.Expect empty:
-// there is nothing to verify. Errors are a bad claim (*FlagError) or a host
-// verify cannot judge at all (a broken plan version, no /proc).
+// from the claim, else from what the plan says RKE2 was given this boot
+// (plan.Applied, never a backend apply only meant). When nothing says
+// which backend to expect, or the plan says apply gave RKE2 none, it
+// returns the "cannot tell" result to report instead. A plan that turned
+// the tool off leaves opts.Expect empty: there is nothing to verify. Errors
+// are a bad claim (*FlagError) or a host verify cannot judge at all (a
+// broken plan version, no /proc).
 func Expect(root hostfs.Root, claim Claim, opts *Options) (*Result, error) {
 	// The plan is read even under a full claim: its proxy mode says how
 	// kube-proxy programs the backend (ipvs or the backend's own mode).
+	// Without a backend of ours applied only RKE2's own ipvs still holds.
 	p, planErr := plan.Read(root)
-	if planErr == nil && !p.Decision.Disabled {
-		opts.ProxyMode = p.Decision.ProxyMode
+	applied := p.AppliedBackend()
+	switch {
+	case planErr != nil:
+	case applied != "":
+		opts.ProxyMode = p.Applied.ProxyMode
+	case p.Decision.ProxyMode == ProxyModeIPVS:
+		opts.ProxyMode = ProxyModeIPVS
 	}
 	switch {
 	case claim.Backend != "":
@@ -41,14 +52,16 @@ func Expect(root hostfs.Root, claim Claim, opts *Options) (*Result, error) {
 		return CannotTell(fmt.Sprintf("no plan at %s (apply has not run since boot) and no --expect: nothing says which backend to verify", hostfs.PlanFile), noPlanFix), nil
 	case planErr != nil:
 		return CannotTell(fmt.Sprintf("the plan cannot be read, so nothing says which backend to verify: %v", planErr), noPlanFix), nil
-	case p.Decision.Disabled:
+	case applied == "" && p.Decision.Disabled:
 		return nil, nil
+	case applied == "":
+		return CannotTell(fmt.Sprintf("not applied: plan %s says apply gave RKE2 no backend this boot (%s), so nothing says which backend kube-proxy runs", hostfs.PlanFile, p.Applied.Nothing), notAppliedFix), nil
 	default:
-		if _, err := backend.Parse(string(p.Decision.Backend)); err != nil {
-			return CannotTell(fmt.Sprintf("plan %s: decision.backend: %v", hostfs.PlanFile, err), noPlanFix), nil
+		if _, err := backend.Parse(string(applied)); err != nil {
+			return CannotTell(fmt.Sprintf("plan %s: applied.backend: %v", hostfs.PlanFile, err), noPlanFix), nil
 		}
-		opts.Expect, opts.ExpectSource = p.Decision.Backend, hostfs.PlanFile
-		opts.OneBootOverride = p.Decision.Source == config.SourceCmdline
+		opts.Expect, opts.ExpectSource = applied, hostfs.PlanFile
+		opts.OneBootOverride = p.Carried() && p.Decision.Source == config.SourceCmdline
 	}
 	if opts.ProxyMode == ProxyModeIPVS && !opts.Expect.UsesIptables() {
 		return CannotTell(fmt.Sprintf("plan %s keeps kube-proxy in ipvs mode, which programs iptables, but the backend to verify is %s", hostfs.PlanFile, opts.Expect),

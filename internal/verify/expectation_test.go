@@ -20,8 +20,13 @@ func dualStack(t *testing.T) *testhost.Host {
 	return testhost.New(t).File(hostfs.IfInet6, "00000000000000000000000000000001 01 80 10 80       lo\n")
 }
 
+// withPlan records p as apply does when it gave RKE2 p's decision (unless
+// p says what was applied itself).
 func withPlan(t *testing.T, h *testhost.Host, p plan.Plan) *testhost.Host {
 	t.Helper()
+	if p.Applied == (plan.Applied{}) && !p.Decision.Disabled {
+		p.Applied = plan.Applied{Backend: p.Decision.Backend, ProxyMode: p.Decision.ProxyMode, DropIn: "/etc/rancher/rke2/config.yaml.d/60-proxy-backend.yaml", By: plan.ByApply}
+	}
 	if _, err := plan.Write(h.Root(), p); err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +73,7 @@ func TestExpectCannotTell(t *testing.T) {
 	}{
 		{"no plan", "", "no plan at " + hostfs.PlanFile},
 		{"corrupt plan", "{half", "the plan cannot be read"},
-		{"unknown backend", `{"decision":{"backend":"modern"}}`, "decision.backend"},
+		{"unknown backend", `{"decision":{"backend":"modern"},"drop_in":"/x"}`, "applied.backend"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -85,6 +90,35 @@ func TestExpectCannotTell(t *testing.T) {
 				t.Errorf("fix %q, expect %q", unknown.Findings[0].Fix, o.Expect)
 			}
 		})
+	}
+}
+
+// A plan whose backend was not applied (issue 30: the kernel refused it,
+// and schema 1 recorded it all the same) says nothing about what kube-proxy
+// runs: verify cannot tell, never passes against it. What RKE2 reads
+// instead, an earlier run's drop-in, is what it verifies.
+func TestExpectOnlyWhatWasApplied(t *testing.T) {
+	for name, doc := range map[string]string{
+		"schema 2": `{"schema":2,"applied":{"nothing":"no backend can run on this host; RKE2 starts with its own defaults"},"decision":{"backend":"iptables-nft","proxy_mode":"iptables","source":"auto"}}`,
+		"schema 1": `{"schema":1,"decision":{"backend":"iptables-nft","proxy_mode":"iptables","source":"auto"},"modules_loaded":[],"warnings":["could not apply"]}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			h := dualStack(t).File(hostfs.PlanFile, doc)
+			var o Options
+			unknown, err := Expect(h.Root(), Claim{}, &o)
+			if err != nil || unknown == nil || unknown.Verdict != VerdictUnknown || o.Expect != "" {
+				t.Fatalf("Expect = %+v, %v, expect %q; want cannot tell", unknown, err, o.Expect)
+			}
+			if f := unknown.Findings[0]; !strings.HasPrefix(f.Message, "not applied: plan "+hostfs.PlanFile+" says apply gave RKE2 no backend this boot (") || f.Fix != notAppliedFix {
+				t.Errorf("finding %+v", f)
+			}
+		})
+	}
+	h := withPlan(t, dualStack(t), plan.Plan{Applied: plan.Applied{Backend: backend.IptablesLegacy, ProxyMode: "iptables", By: plan.ByEarlierRun},
+		Decision: plan.Decision{Backend: backend.IptablesNFT, Source: config.SourceCmdline}})
+	var o Options
+	if unknown, err := Expect(h.Root(), Claim{}, &o); err != nil || unknown != nil || o.Expect != backend.IptablesLegacy || o.OneBootOverride {
+		t.Errorf("Expect = %+v, %v, options %+v; want the earlier run's iptables-legacy, no one-boot override", unknown, err, o)
 	}
 }
 

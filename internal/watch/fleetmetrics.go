@@ -24,8 +24,12 @@ const FleetMetricsFile = "rke2_proxy_backend_fleet.prom"
 
 // Fleet is one node's fleet view.
 type Fleet struct {
-	// Decision is this boot's plan ("" Backend: none, or the tool is off).
+	// Decision is the decision RKE2 was given this boot ("" Backend: none
+	// applied, or the tool is off).
 	Decision plan.Decision
+	// Planned is set when this boot has a plan, whether or not it was
+	// applied; Applied when RKE2 was given a backend of ours.
+	Planned, Applied bool
 	// Conflicts are hostconflict's findings for the planned backend.
 	Conflicts []hostconflict.Finding
 	// Cost is bench's record (nil: never measured).
@@ -41,12 +45,28 @@ type Fleet struct {
 func FleetOf(root hostfs.Root, kind distro.Kind, lastProof time.Time) Fleet {
 	fl := Fleet{LastProof: lastProof}
 	if p, err := plan.Read(root); err == nil {
-		fl.Decision = p.Decision
+		fl.Planned, fl.Applied = true, p.AppliedBackend() != ""
+		fl.Decision = appliedDecision(p)
 	}
 	f := facts.Probe(root, facts.Options{HostServices: true, Distribution: kind})
 	fl.Conflicts = hostconflict.Find(f, fl.Decision.Backend)
 	fl.Cost = f.Cost
 	return fl
+}
+
+// appliedDecision is the decision behind what RKE2 was given: the plan's
+// own when it was carried out; for an earlier run's drop-in that this run
+// could not replace, only its backend and modes (the source that decided
+// it is not known); none when nothing was applied.
+func appliedDecision(p plan.Plan) plan.Decision {
+	a := p.Applied
+	switch {
+	case p.Carried():
+		return p.Decision
+	case a.Backend != "":
+		return plan.Decision{Backend: a.Backend, ProxyMode: a.ProxyMode, IptablesMode: a.Backend.IptablesMode(), Source: "unknown"}
+	}
+	return plan.Decision{Disabled: p.Decision.Disabled}
 }
 
 // FleetMetrics renders fl in the Prometheus text format.
@@ -58,6 +78,14 @@ func FleetMetrics(fl Fleet) []byte {
 	if d := fl.Decision; d.Backend != "" && plain(d.ProxyMode) && plain(d.IptablesMode) && plain(d.Source) {
 		gauge("rke2_proxy_backend_decision_info", "This boot's plan: backend, kube-proxy's proxy mode and IPTABLES_MODE, and which setting decided (auto, config, env, cmdline, rke2-config) (1 always).")
 		fmt.Fprintf(&b, "rke2_proxy_backend_decision_info{backend=%q,iptables_mode=%q,proxy_mode=%q,source=%q} 1\n", d.Backend, d.IptablesMode, d.ProxyMode, d.Source)
+	}
+	if fl.Planned && !fl.Decision.Disabled {
+		gauge("rke2_proxy_backend_plan_applied", "1 when apply gave RKE2 a backend this boot, 0 when its plan was not applied (no backend can run, on_failure: block, the operator's own drop-in): rke2-proxy-backend detect and journalctl -u rke2-server say why.")
+		applied := 0
+		if fl.Applied {
+			applied = 1
+		}
+		fmt.Fprintf(&b, "rke2_proxy_backend_plan_applied %d\n", applied)
 	}
 	gauge("rke2_proxy_backend_host_conflicts", "Host services or settings that fight kube-proxy or the CNI (firewalld, ufw, nm-cloud-setup, ...; rke2-proxy-backend detect names each fix).")
 	fmt.Fprintf(&b, "rke2_proxy_backend_host_conflicts %d\n", len(fl.Conflicts))

@@ -26,7 +26,8 @@ func fleetHost(t *testing.T) *testhost.Host {
 		Symlink("/etc/systemd/system/multi-user.target.wants/firewalld.service", "/usr/lib/systemd/system/firewalld.service").
 		Mkdir(hostfs.TextfileDir)
 	d := plan.Decision{Backend: backend.IptablesNFT, ProxyMode: "iptables", IptablesMode: "nft", Source: "cmdline"}
-	if _, err := plan.Write(h.Root(), plan.Plan{Decision: d}); err != nil {
+	a := plan.Applied{Backend: d.Backend, ProxyMode: d.ProxyMode, DropIn: "/etc/rancher/rke2/config.yaml.d/60-proxy-backend.yaml", By: plan.ByApply}
+	if _, err := plan.Write(h.Root(), plan.Plan{Applied: a, Decision: d}); err != nil {
 		t.Fatal(err)
 	}
 	rep, err := bench.Encode(bench.Report{Services: 1000, Kernel: "6.1.0-28-amd64", MeasuredAt: "2026-12-01T10:00:00Z",
@@ -51,6 +52,7 @@ func TestFleetMetricsFromTheHost(t *testing.T) {
 	}
 	for _, want := range []string{
 		`rke2_proxy_backend_decision_info{backend="iptables-nft",iptables_mode="nft",proxy_mode="iptables",source="cmdline"} 1`,
+		"rke2_proxy_backend_plan_applied 1",
 		"rke2_proxy_backend_host_conflicts 1",
 		`rke2_proxy_backend_host_conflict{id="firewalld"} 1`,
 		"rke2_proxy_backend_bench_services 1000",
@@ -87,6 +89,34 @@ func TestFleetMetricsOfAnUnknownNode(t *testing.T) {
 		t.Errorf("a source with a quote reached a label:\n%s", got)
 	}
 	check.PromtoolMetrics(t, []byte(got))
+}
+
+// A plan apply could not carry out (issue 30: schema 1 recorded the
+// backend all the same) is no decision the fleet may count: no
+// decision_info, and plan_applied 0. An earlier run's drop-in that apply
+// could not replace is counted as what it is, its source unknown.
+func TestFleetMetricsOfAPlanNotApplied(t *testing.T) {
+	for name, c := range map[string]struct {
+		doc, info string
+		applied   string
+	}{
+		"schema 2, nothing applied": {`{"schema":2,"applied":{"nothing":"no backend can run"},"decision":{"backend":"iptables-nft","proxy_mode":"iptables","iptables_mode":"nft","source":"auto"}}`, "", "0"},
+		"schema 1, no drop-in":      {`{"schema":1,"decision":{"backend":"iptables-legacy","proxy_mode":"iptables","iptables_mode":"legacy","source":"auto"},"modules_loaded":[]}`, "", "0"},
+		"an earlier run's drop-in": {`{"schema":2,"applied":{"backend":"iptables-legacy","proxy_mode":"iptables","by":"earlier-run"},"decision":{"backend":"iptables-nft","proxy_mode":"iptables","iptables_mode":"nft","source":"config"}}`,
+			`rke2_proxy_backend_decision_info{backend="iptables-legacy",iptables_mode="legacy",proxy_mode="iptables",source="unknown"} 1`, "1"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			h := testhost.New(t).Debian12().File(hostfs.PlanFile, c.doc)
+			got := string(FleetMetrics(FleetOf(h.Root(), distro.RKE2, time.Time{})))
+			if c.info == "" && strings.Contains(got, "decision_info") || c.info != "" && !strings.Contains(got, c.info+"\n") {
+				t.Errorf("decision_info: want %q:\n%s", c.info, got)
+			}
+			if !strings.Contains(got, "rke2_proxy_backend_plan_applied "+c.applied+"\n") {
+				t.Errorf("plan_applied: want %s:\n%s", c.applied, got)
+			}
+			check.PromtoolMetrics(t, []byte(got))
+		})
+	}
 }
 
 // A node without node_exporter's directory pays no probe for the textfile.

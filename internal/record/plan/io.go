@@ -57,8 +57,9 @@ func Read(root hostfs.Root) (Plan, error) {
 // Parse decodes plan.json's bytes, for readers that fetch the file their
 // own way (facts reads it bounded, as it reads every host file). The error
 // is encoding/json's, unwrapped, so the caller can word it with the path,
-// or a *SchemaError for a schema this version does not know. A document
-// without "schema" is the previous version's (same layout) and reads as 1.
+// or a *SchemaError for a schema this version does not know. A document of
+// schema 1, or without "schema" (the version before, same layout), reads
+// as what it recorded, in schema 2's shape (parseV1).
 func Parse(data []byte) (Plan, error) {
 	var head struct {
 		Schema *int `json:"schema"`
@@ -66,7 +67,10 @@ func Parse(data []byte) (Plan, error) {
 	if err := json.Unmarshal(data, &head); err != nil {
 		return Plan{}, err
 	}
-	if head.Schema != nil && *head.Schema != Schema {
+	switch {
+	case head.Schema == nil || *head.Schema == 1:
+		return parseV1(data)
+	case *head.Schema != Schema:
 		return Plan{}, &SchemaError{Value: *head.Schema}
 	}
 	var p Plan
@@ -83,6 +87,6 @@ type SchemaError struct {
 }
 
 func (e *SchemaError) Error() string {
-	return fmt.Sprintf("schema %d is not one this rke2-proxy-backend reads (it reads schema %d): a newer version wrote it; "+
+	return fmt.Sprintf("schema %d is not one this rke2-proxy-backend reads (it reads schemas 1 and %d): a newer version wrote it; "+
 		"install that version again, or remove the file and run `rke2-proxy-backend adopt` (it records what runs now, without restarting RKE2)", e.Value, Schema)
 }

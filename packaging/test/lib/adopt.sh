@@ -103,7 +103,7 @@ install_running() {
 	if dpkg -i /root/pkg.deb >$out/dpkg.log 2>&1; then ok "dpkg -i in the running guest"; else bad "dpkg -i failed"; fi
 	check "plan recorded with the running backend $want" grep -q "\"backend\": \"$want\"" $plan
 	check "the plan's source is adopted" grep -q '"source": "adopted"' $plan
-	check "the plan carries schema 1" grep -q '"schema": 1' $plan
+	check "the plan carries schema 2" grep -q '"schema": 2' $plan
 	ok_within "verify finished" 90 verify_done
 	check "$verify passed (Result=success, exit 0)" test "$(prop $verify Result)/$(prop $verify ExecMainStatus)" = success/0
 	check "verify's status file says ok" grep -q '"ok": *true' /run/rke2-proxy-backend/status.json
