@@ -210,7 +210,7 @@ func loadModules(ctx context.Context, o Options, state kmod.State, k facts.Kerne
 	if l.NoModuleSupport {
 		o.log("kernel without loadable modules: every feature is built in or absent, nothing to load")
 	}
-	return kmod.MissingFeatures(d.Backend, k, state)
+	return kmod.MissingFeatures(d.Backend, k, l.After(state))
 }
 
 // giveUp handles a plan that cannot be honoured. RKE2 must not be told to

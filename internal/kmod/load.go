@@ -76,6 +76,25 @@ func (r Result) MissingNames() []string {
 	return out
 }
 
+// After is state once the call is done: a module modprobe failed to load
+// is no longer counted as available (its file is in the module tree, but
+// this kernel refuses it), so the feature check after the preload sees a
+// backend whose module would not load as unable to run.
+func (r Result) After(state State) State {
+	if len(r.Missing) == 0 {
+		return state
+	}
+	avail := make(map[string]bool, len(state.Available))
+	for m, ok := range state.Available {
+		avail[m] = ok
+	}
+	for _, f := range r.Missing {
+		delete(avail, Normalize(f.Module))
+	}
+	state.Available = avail
+	return state
+}
+
 // Err is nil when every module is present, else one error naming each
 // missing module and modprobe's complaint.
 func (r Result) Err() error {
