@@ -270,5 +270,8 @@ func planBackend(p plan.Plan) string {
 	if p.Decision.Disabled {
 		return "none (off)"
 	}
-	return string(p.Decision.Backend)
+	if p.AppliedBackend() == "" {
+		return "none applied"
+	}
+	return string(p.AppliedBackend())
 }

@@ -37,12 +37,12 @@ func Stranded(ctx context.Context, root hostfs.Root, b backend.Backend, opts Opt
 	p, err := plan.Read(root)
 	var planned backend.Backend
 	switch {
-	case err == nil && !p.Decision.Disabled && p.Decision.Backend == b && !opts.Force:
+	case err == nil && !p.Decision.Disabled && p.AppliedBackend() == b && !opts.Force:
 		return nil, fmt.Errorf("kube-proxy uses %s according to %s; refusing to remove its live rules (use --force to do it anyway; kube-proxy rebuilds them when it restarts)", b, hostfs.PlanFile)
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return nil, err
 	case err == nil && !p.Decision.Disabled:
-		planned = p.Decision.Backend
+		planned = p.AppliedBackend()
 	}
 	g, err := GroupOn(root, opts.Distribution)
 	if err != nil {
@@ -90,8 +90,10 @@ func PlannedBackend(root hostfs.Root) (backend.Backend, error) {
 		return "", err
 	case p.Decision.Disabled:
 		return "", errors.New("rke2-proxy-backend is turned off (backend: off): nothing says where kubelet's hints belong")
+	case p.AppliedBackend() == "":
+		return "", fmt.Errorf("%s says apply gave RKE2 no backend this boot (%s): nothing says where kubelet's hints belong", hostfs.PlanFile, p.Applied.Nothing)
 	}
-	return p.Decision.Backend, nil
+	return p.AppliedBackend(), nil
 }
 
 // Tools is the Runner for this host: Exec, or with dryRun one that reads

@@ -53,7 +53,7 @@ func (r Request) prepare(ctx context.Context, to backend.Backend) (s *Switch, do
 		}
 		from := to
 		if err == nil {
-			from = p.Decision.Backend
+			from = p.AppliedBackend()
 		}
 		writeTranslation(r.Out, from, to, report)
 	}
@@ -67,7 +67,11 @@ func (r Request) prepare(ctx context.Context, to backend.Backend) (s *Switch, do
 		return nil, false, err
 	case p.Decision.Disabled:
 		return nil, false, fmt.Errorf("%s says rke2-proxy-backend is off (backend: off): set backend: %s in %s and restart RKE2 instead", hostfs.PlanFile, to, r.ConfigFile)
-	case p.Decision.Backend == to && !fromIPVS:
+	case p.AppliedBackend() == "":
+		// Nothing says which backend kube-proxy runs on (RKE2's own
+		// defaults), so nothing says what to clean after the restart.
+		return nil, false, fmt.Errorf("%s says apply gave RKE2 no backend this boot (%s): set backend: %s in %s and restart RKE2 instead", hostfs.PlanFile, p.Applied.Nothing, to, r.ConfigFile)
+	case p.AppliedBackend() == to && !fromIPVS:
 		if _, err := fmt.Fprintf(r.Out, "switch: kube-proxy already uses %s (%s); nothing to do\n", to, hostfs.PlanFile); err != nil {
 			return nil, true, err
 		}
@@ -79,7 +83,7 @@ func (r Request) prepare(ctx context.Context, to backend.Backend) (s *Switch, do
 		}
 		return nil, true, nil
 	}
-	s, err = r.assemble(ctx, p.Decision.Backend, to, switchjournal.File{Root: r.Root}, nil, nil)
+	s, err = r.assemble(ctx, p.AppliedBackend(), to, switchjournal.File{Root: r.Root}, nil, nil)
 	if err != nil {
 		return nil, false, err
 	}

@@ -499,7 +499,8 @@ func (s *Switch) restart(ctx context.Context, b backend.Backend) error {
 	}
 }
 
-// planned is the backend plan.json records ("" when it cannot tell).
+// planned is the backend plan.json records RKE2 was given ("" when it
+// cannot tell, or none was).
 func (s *Switch) planned() backend.Backend {
 	data, err := s.Plans.Read()
 	if err != nil || data == nil {
@@ -509,7 +510,7 @@ func (s *Switch) planned() backend.Backend {
 	if err != nil {
 		return ""
 	}
-	return p.Decision.Backend
+	return p.AppliedBackend()
 }
 
 // restartOnce restarts RKE2 without the node lock (see NodeLock), then
