@@ -87,7 +87,7 @@ func (s *state) autoIptables() backend.Backend {
 			s.say("Neither iptables backend can work (%s; %s), so kube-proxy's nftables mode is used.", s.caps[backend.IptablesLegacy].why, s.caps[backend.IptablesNFT].why)
 			return backend.NFTables
 		}
-		s.say("No backend can work on this host as far as the facts show (%s; %s); iptables-nft, RKE2's usual choice, is written anyway and kube-proxy will probably fail until the kernel is fixed.", s.caps[backend.IptablesLegacy].why, s.caps[backend.IptablesNFT].why)
+		s.say("No backend can work on this host as far as the facts show (%s; %s); iptables-nft, RKE2's usual choice, is named here, but apply gives RKE2 no backend of ours (on_failure decides whether RKE2 starts on its own defaults) and kube-proxy will probably fail until the kernel is fixed.", s.caps[backend.IptablesLegacy].why, s.caps[backend.IptablesNFT].why)
 		return backend.IptablesNFT
 	}
 	if s.caps[backend.IptablesLegacy].support == supported && s.caps[backend.IptablesNFT].support == supported {
