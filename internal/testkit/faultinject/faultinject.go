@@ -17,6 +17,8 @@ package faultinject
 
 import (
 	"fmt"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"time"
@@ -51,12 +53,18 @@ type Fault struct {
 	N     int
 	Errno syscall.Errno
 	Kill  bool
+	// Sticky fails every later call of interest too, of any class: the
+	// filesystem stays broken (it went read-only, or full) from there.
+	Sticky bool
 }
 
 func (f Fault) String() string {
 	what := "SIGKILL"
 	if !f.Kill {
 		what = errnoName(f.Errno)
+	}
+	if f.Sticky {
+		what += " from"
 	}
 	return fmt.Sprintf("%s at %s #%d", what, f.Class, f.N)
 }
@@ -137,3 +145,37 @@ func under(p string, dirs []string) bool {
 	}
 	return false
 }
+
+// Served is the file the injected call was part of writing: the file a
+// temp file becomes (its unlink excepted), a rename's new name, for a directory's sync the file
+// last renamed into that directory, else the call's own path ("" when
+// nothing was injected).
+func (r *Result) Served() string {
+	in := r.Injected
+	if in == nil {
+		return ""
+	}
+	dir, base := filepath.Dir(in.Path), filepath.Base(in.Path)
+	// Unlinking a temp file is a failed write's cleanup, not the write.
+	if m := writerTemp.FindStringSubmatch(base); m != nil && in.Class != "unlink" {
+		return filepath.Join(dir, m[1])
+	}
+	if in.Class == "fsync" {
+		last := ""
+		for _, c := range r.Calls {
+			if c.Class == in.Class && c.N == in.N {
+				break
+			}
+			if c.Class == "rename" && filepath.Dir(c.Path) == in.Path {
+				last = c.Path
+			}
+		}
+		if last != "" {
+			return last
+		}
+	}
+	return in.Path
+}
+
+// writerTemp is hostfs.WriteFileAtomic's temp file for NAME.
+var writerTemp = regexp.MustCompile(`^\.(.+)\.tmp-[0-9]+$`)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cli"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/testhost"
 )
 
@@ -18,7 +19,14 @@ import (
 // threads of its own, and prints "done".
 const envHelper = "FAULTINJECT_TEST_HELPER"
 
+// cliName is the CLI's name: run under it (a link, cliLink), the test
+// binary is the real command line.
+const cliName = "rke2-proxy-backend"
+
 func TestMain(m *testing.M) {
+	if filepath.Base(os.Args[0]) == cliName {
+		os.Exit(cli.Main(os.Args, os.Stdout, os.Stderr))
+	}
 	if dir := os.Getenv(envHelper); dir != "" {
 		os.Exit(helper(dir))
 	}
@@ -41,24 +49,28 @@ func helper(dir string) int {
 		}()
 	}
 	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
-	f, err := os.Create(a)
-	if err == nil {
-		_, err = f.Write([]byte("data"))
+	// With FAULTINJECT_TEST_GO_ON set, a failed step does not stop the
+	// ones after it (for the sticky fault's test).
+	goOn := os.Getenv("FAULTINJECT_TEST_GO_ON") != ""
+	var f *os.File
+	failed := false
+	for _, step := range []func() error{
+		func() (err error) { f, err = os.Create(a); return err },
+		func() error { _, err := f.Write([]byte("data")); return err },
+		func() error { return f.Sync() },
+		func() error { return f.Close() },
+		func() error { return os.Rename(a, b) },
+		func() error { return os.Remove(b) },
+	} {
+		if err := step(); err != nil {
+			os.Stderr.WriteString(err.Error() + "\n")
+			failed = true
+			if !goOn {
+				break
+			}
+		}
 	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if err == nil {
-		err = f.Close()
-	}
-	if err == nil {
-		err = os.Rename(a, b)
-	}
-	if err == nil {
-		err = os.Remove(b)
-	}
-	if err != nil {
-		os.Stderr.WriteString(err.Error() + "\n")
+	if failed {
 		return 1
 	}
 	os.Stdout.WriteString("done\n")
@@ -142,5 +154,18 @@ func TestFaults(t *testing.T) {
 	}
 	if n := len(Faults(calls, true)); n != 8 {
 		t.Errorf("every errno: %d faults, want 8", n)
+	}
+}
+
+// A sticky fault fails the call and every later one.
+func TestTraceStickyFault(t *testing.T) {
+	t.Setenv("FAULTINJECT_TEST_GO_ON", "1")
+	res, _ := traced(t, &Fault{Class: "fsync", N: 1, Errno: syscall.EROFS, Sticky: true})
+	if res.Exit != 1 || strings.Count(res.Stderr, "read-only file system") != 3 {
+		t.Errorf("EROFS from the fsync: fsync, rename and unlink fail: %s", res)
+	}
+	res, _ = traced(t, &Fault{Class: "fsync", N: 1, Errno: syscall.EROFS})
+	if res.Exit != 1 || strings.Count(res.Stderr, "read-only file system") != 1 {
+		t.Errorf("EROFS at the fsync only: %s", res)
 	}
 }

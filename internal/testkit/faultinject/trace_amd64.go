@@ -180,10 +180,13 @@ func (t *tracer) syscallStop(tid int, th *thread) {
 	c.N = t.counts[c.Class]
 	t.res.Calls = append(t.res.Calls, c)
 	f := t.fault
-	if f == nil || f.Class != c.Class || f.N != c.N {
+	hit := f != nil && f.Class == c.Class && f.N == c.N
+	if hit {
+		t.res.Injected = &c
+	}
+	if !hit && (t.res.Injected == nil || !f.Sticky) {
 		return
 	}
-	t.res.Injected = &c
 	if f.Kill {
 		// Pending SIGKILL: the kernel ends the thread group before the
 		// call runs.
