@@ -62,8 +62,11 @@ func (r Root) BeginPending(hostPath string) (*Pending, error) {
 }
 
 // Done removes the mark once the run's result is stored: unless another
-// run still holds it (that one removes it when it is done).
-func (p *Pending) Done() error {
+// run still holds it (that one removes it when it is done). The last run
+// to finish calls alone first (nil: nothing), while no other run can be
+// under way: the time to remove what killed runs left (their temp files),
+// which a live run's could not be told from.
+func (p *Pending) Done(alone func() error) error {
 	defer p.f.Close()
 	if err := lock(p.f, unix.F_OFD_SETLK, unix.F_WRLCK); err != nil {
 		if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EACCES) {
@@ -73,6 +76,11 @@ func (p *Pending) Done() error {
 	}
 	if !same(p.f, p.path) {
 		return nil
+	}
+	if alone != nil {
+		if err := alone(); err != nil {
+			return err
+		}
 	}
 	// No directory sync: the mark is per boot (/run), and a mark that
 	// comes back after a power cut only says "unknown", the safe side.

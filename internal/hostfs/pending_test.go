@@ -36,11 +36,12 @@ func TestPending(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := a.Done(); err != nil || state() != "running" {
+	if err := a.Done(nil); err != nil || state() != "running" {
 		t.Fatalf("the first of two runs done: %v, %s; want the mark kept for the other", err, state())
 	}
-	if err := b.Done(); err != nil || state() != "none" {
-		t.Fatalf("both done: %v, %s", err, state())
+	cleaned := 0
+	if err := b.Done(func() error { cleaned++; return nil }); err != nil || state() != "none" || cleaned != 1 {
+		t.Fatalf("both done: %v, %s, cleaned %d times", err, state(), cleaned)
 	}
 	c, err := r.BeginPending(mark)
 	if err != nil {
@@ -55,7 +56,7 @@ func TestPending(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := d.Done(); err != nil || state() != "none" {
+	if err := d.Done(nil); err != nil || state() != "none" {
 		t.Fatalf("the next run done: %v, %s", err, state())
 	}
 	// A reader with a read-only view (NPD's pod) tests the lock too.

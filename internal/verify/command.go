@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"time"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
@@ -140,7 +141,11 @@ func (c *Command) begin() {
 	}
 	c.run.End(ErrStatusStands) // a run never ended: its mark stays
 	var err error
-	if c.run, err = BeginRun(c.Root); err != nil && c.Progress != nil {
+	files := []string{hostfs.NFDFeatureFile}
+	if c.TextfileDir != "" {
+		files = append(files, path.Join(c.TextfileDir, MetricsFile))
+	}
+	if c.run, err = BeginRun(c.Root, files...); err != nil && c.Progress != nil {
 		c.Progress("warning: " + err.Error() + "; a run killed before it stores its result cannot be told from a finished one")
 	}
 }

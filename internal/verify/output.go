@@ -103,19 +103,26 @@ func Invalidate(root hostfs.Root, why string) error {
 // judges until its result (or its invalid record) is stored: a run killed
 // on the way, or one that could change nothing, leaves the mark without
 // its lock, and check says it cannot tell instead of trusting status.json.
-type StoreRun struct{ p *hostfs.Pending }
+type StoreRun struct {
+	p     *hostfs.Pending
+	root  hostfs.Root
+	files []string // the files the run writes, whose stale temps go
+}
 
-// BeginRun marks a run in progress. A mark that cannot be made (the
+// BeginRun marks a run in progress that writes status.json and files
+// (the metrics, the node-feature file). A mark that cannot be made (the
 // directory is read-only or out of inodes) is returned as an error for
 // the caller to warn about; the run goes on and stores its result as
 // usual, and the StoreRun is still valid (it marks nothing).
-func BeginRun(root hostfs.Root) (*StoreRun, error) {
+func BeginRun(root hostfs.Root, files ...string) (*StoreRun, error) {
 	p, err := root.BeginPending(hostfs.VerifyPending)
-	return &StoreRun{p: p}, err
+	return &StoreRun{p: p, root: root, files: append([]string{hostfs.StatusFile}, files...)}, err
 }
 
 // End closes the run given what storing its result returned: the mark goes
-// unless the store left an earlier result standing (ErrStatusStands).
+// unless the store left an earlier result standing (ErrStatusStands). The
+// last run to end removes the temp files killed runs left beside the files
+// verify writes (no other run is under way then to own one).
 func (r *StoreRun) End(storeErr error) error {
 	if r == nil || r.p == nil {
 		return nil
@@ -126,7 +133,14 @@ func (r *StoreRun) End(storeErr error) error {
 		p.Close()
 		return nil
 	}
-	return p.Done()
+	return p.Done(func() error {
+		var errs []error
+		for _, f := range r.files {
+			_, err := r.root.RemoveStaleTemps(f)
+			errs = append(errs, err)
+		}
+		return errors.Join(errs...)
+	})
 }
 
 // Publish writes one run's textfile metrics (into textfileDir, when set)
