@@ -15,8 +15,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/plan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
@@ -153,18 +151,16 @@ func check(root hostfs.Root, opts Options) Verdict {
 
 const unitHint = "rke2-server/rke2-agent"
 
-// readOnly refuses a status directory this reader sees read-only: a
-// verify run can then neither store its result nor mark or invalidate
-// anything, so status.json may be any earlier run's. (A reader in a pod
-// therefore mounts the directory read-write, as the host has it; the
-// check itself never writes.)
+// readOnly refuses a status directory on a read-only filesystem: no
+// verify run can mark, store or invalidate anything there, so status.json
+// may be any earlier run's. A read-only view of a writable one (a pod's
+// hostPath mount) is no sign of that: the host's verify writes there.
 func readOnly(root hostfs.Root) (Verdict, bool) {
-	dir, err := root.Resolve(hostfs.RunDir)
-	var st unix.Statfs_t
-	if err != nil || unix.Statfs(dir, &st) != nil || st.Flags&unix.ST_RDONLY == 0 {
+	ro, err := root.ReadOnlyFS(hostfs.RunDir)
+	if err != nil || !ro {
 		return Verdict{}, false
 	}
-	return Verdict{Unknown, fmt.Sprintf("cannot tell: %s is read-only: no verify run can store its result (status.json may be an older one)", root.Path(hostfs.RunDir))}, true
+	return Verdict{Unknown, fmt.Sprintf("cannot tell: %s is on a read-only filesystem: no verify run can store its result (status.json may be an older one)", root.Path(hostfs.RunDir))}, true
 }
 
 // unfinishedRun judges verify's run mark (verify.BeginRun): a mark no
