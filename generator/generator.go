@@ -252,7 +252,7 @@ func writeAll(dir string, files []units.File) error {
 		}
 		if err != nil {
 			undo()
-			return err
+			return fmt.Errorf("write %s: %w", p, err)
 		}
 	}
 	return nil
