@@ -10,13 +10,11 @@
 package generator
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
@@ -239,9 +237,18 @@ func inInitrd(root hostfs.Root, environ []string) bool {
 }
 
 // writeAll writes every file under dir, or, if any write fails, removes
-// what it wrote so systemd sees none of our drop-ins. The generator
-// directory is an empty tmpfs for each run, so plain writes suffice.
+// what it wrote. Each file is written atomically (hostfs.WriteFileAtomic:
+// a hidden temp file in its directory, renamed into place), so a generator
+// killed mid-write (systemd's generator timeout, the OOM killer) leaves
+// each drop-in whole or absent: never an empty rke2-server drop-in that
+// starts RKE2 without apply, silently. A temp file a kill leaves is a
+// dot-file, which systemd never loads, and systemd empties the generator
+// directories before the next run. The fsyncs come with the writer and
+// cost nothing where it matters: the generator directories are tmpfs under
+// /run (no disk behind them, and a power cut empties them anyway, the next
+// boot generating again); only a run by hand into a directory on disk pays.
 func writeAll(dir string, files []units.File) error {
+	host := hostfs.New("/")
 	var created []string // files and directories, in creation order
 	undo := func() {
 		for i := len(created) - 1; i >= 0; i-- {
@@ -258,21 +265,10 @@ func writeAll(dir string, files []units.File) error {
 			}
 			created = append(created, sub)
 		}
-		if sameFile(p, f.Data) {
-			// Only when run by hand into a used dir (systemd hands out empty
-			// ones): rewriting would make ext4 flush it on close, for nothing.
-			continue
-		}
-		// O_NOFOLLOW: never write through a symlink someone left there.
-		w, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o644)
-		if err != nil {
-			undo()
-			return fmt.Errorf("write %s: %w", p, err)
-		}
-		created = append(created, p)
-		_, err = w.Write(f.Data)
-		if cerr := w.Close(); err == nil {
-			err = cerr
+		// A link someone left at p is replaced, never written through.
+		changed, err := host.WriteFileAtomic(p, f.Data, 0o644)
+		if changed {
+			created = append(created, p)
 		}
 		if err != nil {
 			undo()
@@ -280,14 +276,4 @@ func writeAll(dir string, files []units.File) error {
 		}
 	}
 	return nil
-}
-
-// sameFile reports whether p is a regular file holding exactly data.
-func sameFile(p string, data []byte) bool {
-	fi, err := os.Lstat(p)
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() != int64(len(data)) {
-		return false
-	}
-	old, err := os.ReadFile(p)
-	return err == nil && bytes.Equal(old, data)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -53,14 +54,23 @@ func (r Root) RemoveStaleTemps(hostPath string) ([]string, error) {
 
 // RemoveFile removes hostPath under the root, a file that was there or
 // not: the name itself is removed, never what a symlink there points to.
-// An error is any other than its absence, naming the path.
+// The removal is durable: its directory is synced after the unlink, so a
+// power cut cannot bring the file back (a switch journal or a drop-in
+// coming back would undo what the caller reported done). An error is any
+// other than the file's absence, naming the path.
 func (r Root) RemoveFile(hostPath string) error {
 	p, err := r.ResolveEntry(hostPath)
 	if err == nil {
 		err = os.Remove(p)
 	}
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
 		return fmt.Errorf("remove %s: %w", r.Path(hostPath), err)
+	}
+	if err := syncDir(filepath.Dir(p)); err != nil {
+		return fmt.Errorf("removed %s, but it may come back after a power cut: %w", r.Path(hostPath), err)
 	}
 	return nil
 }
@@ -70,19 +80,37 @@ func (r Root) RemoveFile(hostPath string) error {
 // the same directory, fsync, rename, fsync the directory. The final path
 // component is never followed if it is a symlink: rename replaces the link
 // itself, so a planted link cannot redirect the write out of the directory.
-// When the file already holds exactly data with the same mode, nothing is
-// touched (no new mtime), which keeps repeated runs idempotent.
-// It reports whether the file changed.
+// When the file already holds exactly data with the same mode, its bytes
+// are not rewritten (no new mtime, which keeps repeated runs idempotent),
+// but the file and its directory are still synced: a rename an earlier
+// run could not make durable is not reported unchanged and done.
+// It reports whether the file changed; an error after the rename (the
+// directory's sync) comes with true: the new bytes are in place but may
+// not survive a power cut, and the caller must not report success.
 func (r Root) WriteFileAtomic(hostPath string, data []byte, perm os.FileMode) (bool, error) {
+	return r.write(hostPath, data, perm, nil)
+}
+
+// Owner is a file's numeric owner and group.
+type Owner struct{ UID, GID int }
+
+// WriteFileAtomicAs is WriteFileAtomic for a file that must keep owner (an
+// operator's file the tool rewrites): the temp file gets the owner before
+// it is synced and renamed, so the file never exists with ours, and the
+// owner is as durable as the bytes. An unchanged file with another owner
+// is rewritten.
+func (r Root) WriteFileAtomicAs(hostPath string, data []byte, perm os.FileMode, owner Owner) (bool, error) {
+	return r.write(hostPath, data, perm, &owner)
+}
+
+func (r Root) write(hostPath string, data []byte, perm os.FileMode, owner *Owner) (bool, error) {
 	dir, err := r.Resolve(filepath.Dir(filepath.Clean("/" + hostPath)))
 	if err != nil {
 		return false, err
 	}
 	final := filepath.Join(dir, filepath.Base(hostPath))
-	if fi, err := os.Lstat(final); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm() == perm {
-		if old, err := os.ReadFile(final); err == nil && bytes.Equal(old, data) {
-			return false, nil
-		}
+	if same, err := holds(final, data, perm, owner); same || err != nil {
+		return false, err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return false, fmt.Errorf("create directory %s: %w", dir, err)
@@ -92,32 +120,80 @@ func (r Root) WriteFileAtomic(hostPath string, data []byte, perm os.FileMode) (b
 		return false, fmt.Errorf("create temporary file in %s: %w", dir, err)
 	}
 	tmpName := tmp.Name()
-	defer os.Remove(tmpName) // no-op after a successful rename
-	if err := writeSync(tmp, data, perm); err != nil {
+	if err := writeSync(tmp, data, perm, owner); err != nil {
+		os.Remove(tmpName)
 		return false, fmt.Errorf("write %s: %w", tmpName, err)
 	}
 	if err := os.Rename(tmpName, final); err != nil {
+		os.Remove(tmpName)
 		return false, fmt.Errorf("rename %s to %s: %w", tmpName, final, err)
 	}
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync() // best effort: some filesystems refuse fsync on directories
-		d.Close()
+	if err := syncDir(dir); err != nil {
+		return true, fmt.Errorf("wrote %s, but it may not survive a power cut: %w", final, err)
 	}
 	return true, nil
 }
 
-func writeSync(f *os.File, data []byte, perm os.FileMode) error {
-	if err := f.Chmod(perm); err != nil {
-		f.Close()
-		return err
+// holds reports whether final is already a regular file holding exactly
+// data with perm (and owner, when given), synced with its directory. A
+// file that differs, or is missing, is no error: the caller writes it. A
+// sync that fails is: the bytes there may not be on disk.
+func holds(final string, data []byte, perm os.FileMode, owner *Owner) (bool, error) {
+	f, err := os.OpenFile(final, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0) // a FIFO planted there must not block
+	if err != nil {
+		return false, nil
 	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm() != perm || fi.Size() != int64(len(data)) {
+		return false, nil
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
+	if st, ok := fi.Sys().(*syscall.Stat_t); owner != nil && (!ok || int(st.Uid) != owner.UID || int(st.Gid) != owner.GID) {
+		return false, nil
 	}
-	return f.Close()
+	old := make([]byte, len(data)+1)
+	n, _ := io.ReadFull(f, old)
+	if n != len(data) || !bytes.Equal(old[:n], data) {
+		return false, nil
+	}
+	if err := f.Sync(); err != nil && !errors.Is(err, syscall.EROFS) {
+		return false, fmt.Errorf("sync %s: %w", final, err)
+	}
+	if err := syncDir(filepath.Dir(final)); err != nil && !errors.Is(err, syscall.EROFS) {
+		return false, fmt.Errorf("%s holds the bytes, but they may not survive a power cut: %w", final, err)
+	}
+	return true, nil
+}
+
+// syncDir makes dir's entries (a rename, an unlink) durable. EINVAL is the
+// answer of filesystems that do not sync directories at all (nothing more
+// can be done there); any other error, EIO above all, is a writeback
+// failure: the change may be lost, and is reported.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("open directory %s to sync it: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
+		return fmt.Errorf("sync directory %s: %w", dir, err)
+	}
+	return nil
+}
+
+func writeSync(f *os.File, data []byte, perm os.FileMode, owner *Owner) error {
+	err := f.Chmod(perm)
+	if err == nil && owner != nil {
+		err = f.Chown(owner.UID, owner.GID)
+	}
+	if err == nil {
+		_, err = f.Write(data)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

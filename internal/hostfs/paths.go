@@ -49,6 +49,9 @@ const (
 	PlanFile = RunDir + "/plan.json"
 	// StatusFile is verify's last result, for operators and tools.
 	StatusFile = RunDir + "/status.json"
+	// VerifyPending marks a verify run that has not stored its result yet
+	// (Root.BeginPending): check says "unknown" when it outlived its run.
+	VerifyPending = RunDir + "/verify.pending"
 	// WatchHeartbeat is an empty file whose mtime the watch service
 	// refreshes while it runs; check judges status.json's age by it.
 	WatchHeartbeat = RunDir + "/watch.heartbeat"

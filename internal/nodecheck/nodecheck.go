@@ -113,6 +113,12 @@ func check(root hostfs.Root, opts Options) Verdict {
 	if v, stale := staleWatch(root, opts); stale {
 		return v
 	}
+	if v, unwritable := readOnly(root); unwritable {
+		return v
+	}
+	if v, unfinished := unfinishedRun(root); unfinished {
+		return v
+	}
 	data, err := root.ReadFileMax(hostfs.StatusFile, MaxStatusSize)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Verdict{Unknown, "no status: verify has not finished since boot; see journalctl -u " + unitHint}
@@ -149,6 +155,35 @@ func check(root hostfs.Root, opts Options) Verdict {
 }
 
 const unitHint = "rke2-server/rke2-agent"
+
+// readOnly refuses a status directory on a read-only filesystem: no
+// verify run can mark, store or invalidate anything there, so status.json
+// may be any earlier run's. A read-only view of a writable one (a pod's
+// hostPath mount) is no sign of that: the host's verify writes there.
+func readOnly(root hostfs.Root) (Verdict, bool) {
+	ro, err := root.ReadOnlyFS(hostfs.RunDir)
+	if err != nil || !ro {
+		return Verdict{}, false
+	}
+	return Verdict{Unknown, fmt.Sprintf("cannot tell: %s is on a read-only filesystem: no verify run can store its result (status.json may be an older one)", root.Path(hostfs.RunDir))}, true
+}
+
+// unfinishedRun judges verify's run mark (verify.BeginRun): a mark no
+// live process holds is a run that ended without storing its result
+// (killed, or it could write nothing), so status.json is an earlier
+// run's and says nothing of this node now. A mark still held is a run
+// under way: status.json is then the last finished run's, as always.
+func unfinishedRun(root hostfs.Root) (Verdict, bool) {
+	since, running, err := root.PendingSince(hostfs.VerifyPending)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) || err == nil && running:
+		return Verdict{}, false
+	case err != nil:
+		return Verdict{Unknown, "cannot tell: " + err.Error()}, true
+	}
+	return Verdict{Unknown, fmt.Sprintf("cannot tell: a verify run started at %s ended without storing its result (killed, or %s could not be written); run rke2-proxy-backend verify",
+		since.UTC().Format(time.RFC3339), root.Path(hostfs.StatusFile))}, true
+}
 
 // staleWatch judges the watch heartbeat's age. A heartbeat that cannot be
 // stat'ed for another reason than absence cannot vouch for the status.

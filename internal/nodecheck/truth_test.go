@@ -1,6 +1,7 @@
 package nodecheck
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -105,4 +106,44 @@ func TestAFailedStatusWriteInvalidatesTheLastOne(t *testing.T) {
 	if v.Status != Unknown || !strings.Contains(v.Message, "cannot tell: the last verify run left no result") {
 		t.Errorf("after a run that could not store its result: %s %q; want unknown", v.Status, v.Message)
 	}
+}
+
+// A verify run marks itself before it judges (verify.BeginRun) and clears
+// the mark once its result is stored. check trusts status.json while no
+// mark is left, or while a live run holds one (status.json is then the
+// last finished run's); a mark no process holds is a run that ended
+// without storing its result, killed or unable to write, and check
+// cannot tell (issue 31 item 9: check kept answering the last OK).
+func TestCheckRefusesAStatusALaterRunCouldNotReplace(t *testing.T) {
+	root := fixture(t, chose(backend.IptablesNFT), okResult())
+	say := func(when string, want Status, says string) {
+		t.Helper()
+		if v := Check(root, Options{}); v.Status != want || !strings.Contains(v.Message, says) {
+			t.Errorf("%s: %s %q; want %s containing %q", when, v.Status, v.Message, want, says)
+		}
+	}
+	say("no run since the last result", OK, "complete")
+	run, err := verify.BeginRun(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	say("a run under way", OK, "complete")
+	// The run could neither store nor invalidate: its mark stays, unheld
+	// once the process is gone (here: closed).
+	if err := run.End(fmt.Errorf("write status: %w", verify.ErrStatusStands)); err != nil {
+		t.Fatal(err)
+	}
+	say("a run that ended without storing its result", Unknown, "cannot tell: a verify run started at ")
+	// The next run that stores its result clears it.
+	next, err := verify.BeginRun(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := verify.WriteStatus(root, okResult()); err != nil {
+		t.Fatal(err)
+	}
+	if err := next.End(nil); err != nil {
+		t.Fatal(err)
+	}
+	say("the next run stored its result", OK, "complete")
 }

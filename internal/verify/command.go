@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"time"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
@@ -55,6 +56,7 @@ func Load(root hostfs.Root, configFile string, f Flags) (*Command, error) {
 // says which backend to expect; ErrOff when the plan turned the tool off;
 // a *FlagError for a claim that does not parse.
 func (c *Command) Verify(ctx context.Context, wait time.Duration, progress func(string)) (*Result, error) {
+	c.begin()
 	h := c.Host
 	if progress != nil {
 		h.Warn = func(u string) { progress("warning: " + u) }
@@ -116,9 +118,10 @@ func K3sWords(opts Options, res *Result) { newGroup(opts).reword(res) }
 func (c *Command) Invalidate(err error) error {
 	var bad *FlagError
 	if c.NoStatus || errors.As(err, &bad) || errors.Is(err, ErrOff) {
-		return err
+		return errors.Join(err, c.run.End(nil))
 	}
-	return errors.Join(err, Invalidate(c.Root, "verify could not run: "+err.Error()), nfdfeatures.Remove(c.Root))
+	ierr := Invalidate(c.Root, "verify could not run: "+err.Error())
+	return errors.Join(err, ierr, c.run.End(ierr), nfdfeatures.Remove(c.Root))
 }
 
 // Publish stores res as status.json, the textfile metrics and the
@@ -127,7 +130,24 @@ func (c *Command) Publish(res *Result, now time.Time) error {
 	if c.NoStatus {
 		return nil
 	}
-	return errors.Join(Publish(c.Root, c.TextfileDir, res, now), c.publishFeatures(res, now))
+	err := Publish(c.Root, c.TextfileDir, res, now)
+	return errors.Join(err, c.run.End(err), c.publishFeatures(res, now))
+}
+
+// begin marks the run that Publish or Invalidate ends (see Run).
+func (c *Command) begin() {
+	if c.NoStatus {
+		return
+	}
+	c.run.End(ErrStatusStands) // a run never ended: its mark stays
+	var err error
+	files := []string{hostfs.NFDFeatureFile}
+	if c.TextfileDir != "" {
+		files = append(files, path.Join(c.TextfileDir, MetricsFile))
+	}
+	if c.run, err = BeginRun(c.Root, files...); err != nil && c.Progress != nil {
+		c.Progress("warning: " + err.Error() + "; a run killed before it stores its result cannot be told from a finished one")
+	}
 }
 
 // Once is the verify command's run: Verify, with Wait and Progress, and

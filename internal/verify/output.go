@@ -74,9 +74,15 @@ type invalidRecord struct {
 	Invalid string `json:"invalid"`
 }
 
+// ErrStatusStands is in the error of a run that could neither store its
+// result nor invalidate the previous one: status.json still shows an
+// older run's. The run's mark (BeginRun) is then left for check to find.
+var ErrStatusStands = errors.New("status.json still shows an earlier run's result")
+
 // Invalidate replaces status.json with a record saying why the last run's
 // result is missing. When even that cannot be written (a full disk), the
 // old status is removed: no status is "cannot tell" too, never the old OK.
+// When neither works, the error wraps ErrStatusStands.
 func Invalidate(root hostfs.Root, why string) error {
 	b, _ := json.Marshal(invalidRecord{Schema: StatusSchema, Verdict: VerdictInvalid, Invalid: clip(why, 512)})
 	_, werr := root.WriteFileAtomic(hostfs.StatusFile, append(b, '\n'), 0o644)
@@ -88,9 +94,53 @@ func Invalidate(root hostfs.Root, why string) error {
 		err = os.Remove(p)
 	}
 	if err != nil && !isNotExist(err) {
-		return fmt.Errorf("cannot invalidate %s: writing failed (%v) and removing failed: %w", root.Path(hostfs.StatusFile), werr, err)
+		return fmt.Errorf("cannot invalidate %s: writing failed (%v) and removing failed (%w): %w", root.Path(hostfs.StatusFile), werr, err, ErrStatusStands)
 	}
 	return nil
+}
+
+// StoreRun is one verify run's mark on hostfs.VerifyPending, from before it
+// judges until its result (or its invalid record) is stored: a run killed
+// on the way, or one that could change nothing, leaves the mark without
+// its lock, and check says it cannot tell instead of trusting status.json.
+type StoreRun struct {
+	p     *hostfs.Pending
+	root  hostfs.Root
+	files []string // the files the run writes, whose stale temps go
+}
+
+// BeginRun marks a run in progress that writes status.json and files
+// (the metrics, the node-feature file). A mark that cannot be made (the
+// directory is read-only or out of inodes) is returned as an error for
+// the caller to warn about; the run goes on and stores its result as
+// usual, and the StoreRun is still valid (it marks nothing).
+func BeginRun(root hostfs.Root, files ...string) (*StoreRun, error) {
+	p, err := root.BeginPending(hostfs.VerifyPending)
+	return &StoreRun{p: p, root: root, files: append([]string{hostfs.StatusFile}, files...)}, err
+}
+
+// End closes the run given what storing its result returned: the mark goes
+// unless the store left an earlier result standing (ErrStatusStands). The
+// last run to end removes the temp files killed runs left beside the files
+// verify writes (no other run is under way then to own one).
+func (r *StoreRun) End(storeErr error) error {
+	if r == nil || r.p == nil {
+		return nil
+	}
+	p := r.p
+	r.p = nil
+	if errors.Is(storeErr, ErrStatusStands) {
+		p.Close()
+		return nil
+	}
+	return p.Done(func() error {
+		var errs []error
+		for _, f := range r.files {
+			_, err := r.root.RemoveStaleTemps(f)
+			errs = append(errs, err)
+		}
+		return errors.Join(errs...)
+	})
 }
 
 // Publish writes one run's textfile metrics (into textfileDir, when set)

@@ -155,6 +155,8 @@ type Command struct {
 	// NodeCondition: the result also goes to the node's own Node object
 	// (verify.node_condition; internal/clusterpublish).
 	NodeCondition bool
+	// run is the run in progress (Verify to Publish or Invalidate).
+	run *StoreRun
 }
 
 // FlagError is a claim that does not parse: a usage error, not a finding.
