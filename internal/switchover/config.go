@@ -86,7 +86,7 @@ func (c FileConfig) Set(snap switchjournal.Snapshot, b backend.Backend) error {
 // owner; the same link to the same target; or no file at all.
 func (c FileConfig) Restore(snap switchjournal.Snapshot) error {
 	if !snap.Existed {
-		if err := os.Remove(c.Root.Path(c.File)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := c.Root.RemoveFile(c.File); err != nil {
 			return fmt.Errorf("remove %s, which did not exist before the switch: %w", c.File, err)
 		}
 		return nil
@@ -112,12 +112,11 @@ func (c FileConfig) write(snap switchjournal.Snapshot, data []byte) error {
 		}
 		where = t
 	}
-	if _, err := c.Root.WriteFileAtomic(where, data, fs.FileMode(snap.Mode)); err != nil {
+	// The owner the operator's file had goes on the temp before its fsync
+	// and rename, so the file is never seen, or left after a power cut,
+	// owned by root.
+	if _, err := c.Root.WriteFileAtomicAs(where, data, fs.FileMode(snap.Mode), hostfs.Owner{UID: snap.UID, GID: snap.GID}); err != nil {
 		return fmt.Errorf("write %s: %w", where, err)
-	}
-	// A new file is ours (root): give it the owner the operator's had.
-	if err := os.Lchown(c.Root.Path(where), snap.UID, snap.GID); err != nil {
-		return fmt.Errorf("keep the owner of %s: %w", where, err)
 	}
 	return nil
 }

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -222,11 +221,9 @@ func (f File) Write(j *Journal) error {
 }
 
 func (f File) Remove() error {
-	dir, err := f.Root.Resolve(filepath.Dir(hostfs.SwitchJournal))
-	if err != nil {
-		return fmt.Errorf("remove the finished switch journal: %w", err)
-	}
-	if err := os.Remove(filepath.Join(dir, filepath.Base(hostfs.SwitchJournal))); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	// Durable: a journal that came back after a power cut would resume a
+	// switch already reported finished.
+	if err := f.Root.RemoveFile(hostfs.SwitchJournal); err != nil {
 		return fmt.Errorf("remove the finished switch journal: %w", err)
 	}
 	return nil
