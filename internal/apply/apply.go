@@ -181,7 +181,7 @@ func Run(ctx context.Context, o Options, in Input) (Result, error) {
 		giveUp(o, &res, dropInPath, in.chooser)
 		return res, nil
 	}
-	res.Plan.Applied = plan.Applied{Backend: d.Backend, ProxyMode: d.ProxyMode, DropIn: dropInPath, By: plan.ByApply}
+	res.Plan.Applied = plan.Wrote(d, dropInPath)
 	res.Plan.Warnings = append(res.Plan.Warnings, laterOverrides(o, d, o.log)...)
 	res.RKE2Reads = ReadsWritten // what on_failure names should the plan not be written
 	writePlan(o, &res, in.chooser)

@@ -92,7 +92,7 @@ func dryRun(ctx context.Context, o Options, in Input, res *Result, dropInPath st
 		fmt.Fprintf(w, "# would not write %s (on_failure decides whether %s starts)\n", dropInPath, o.Distribution.Name())
 		return nil
 	}
-	res.Plan.Applied = plan.Applied{Backend: d.Backend, ProxyMode: d.ProxyMode, DropIn: dropInPath, By: plan.ByApply}
+	res.Plan.Applied = plan.Wrote(d, dropInPath)
 	data, why, err := renderFor(o, in.Facts, d)
 	if why != "" {
 		fmt.Fprintf(w, "# k3s: %s\n", why)

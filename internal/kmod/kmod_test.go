@@ -209,3 +209,22 @@ func TestReadStateBadBuiltin(t *testing.T) {
 		t.Errorf("ReadState = %v, want an error naming modules.builtin", err)
 	}
 }
+
+// A module modprobe refused (the file is in the tree, the kernel will not
+// take it) no longer counts as available after the preload; one never
+// tried because modprobe is not installed is left to the module tree.
+func TestAfterDropsRefusedModules(t *testing.T) {
+	state := State{Supported: true, AvailableKnown: true, Available: map[string]bool{"nf_tables": true, "nft_compat": true}}
+	r := Result{Missing: []Failure{{Module: "nf_tables", Error: "Exec format error"}, {Module: "nft_compat", Error: "not installed", noLoader: true}}}
+	after := r.After(state)
+	if after.Available["nf_tables"] || !after.Available["nft_compat"] {
+		t.Errorf("after the preload: %v, want nf_tables gone and nft_compat kept", after.Available)
+	}
+	if !state.Available["nf_tables"] {
+		t.Error("After changed the state it was given")
+	}
+	k := facts.Kernel{Release: release, Major: 6, Minor: 1, Config: map[string]facts.Tristate{"NF_TABLES": facts.Module, "NFT_COMPAT": facts.Module}}
+	if missing := MissingFeatures(backend.NFTables, k, after); len(missing) == 0 {
+		t.Error("nftables judged runnable with nf_tables refused by the kernel")
+	}
+}

@@ -42,6 +42,9 @@ type Loader struct {
 type Failure struct {
 	Module string `json:"module"`
 	Error  string `json:"error"`
+	// noLoader: modprobe itself is not there, so the module was never
+	// tried (the kernel's own autoload would need it too).
+	noLoader bool
 }
 
 // Result says what became of each module asked for.
@@ -79,7 +82,8 @@ func (r Result) MissingNames() []string {
 // After is state once the call is done: a module modprobe failed to load
 // is no longer counted as available (its file is in the module tree, but
 // this kernel refuses it), so the feature check after the preload sees a
-// backend whose module would not load as unable to run.
+// backend whose module would not load as unable to run. One never tried
+// (no modprobe installed) is left to the module tree's word.
 func (r Result) After(state State) State {
 	if len(r.Missing) == 0 {
 		return state
@@ -89,7 +93,9 @@ func (r Result) After(state State) State {
 		avail[m] = ok
 	}
 	for _, f := range r.Missing {
-		delete(avail, Normalize(f.Module))
+		if !f.noLoader {
+			delete(avail, Normalize(f.Module))
+		}
 	}
 	state.Available = avail
 	return state
@@ -147,15 +153,15 @@ func (l Loader) Load(ctx context.Context, state State, modules []string) Result 
 		l.log("[started]  loading kernel module %s: %s", m, strings.Join(argv, " "))
 		stderr, err := run(ctx, argv)
 		if err != nil {
-			msg := strings.TrimSpace(stderr)
+			msg, noLoader := strings.TrimSpace(stderr), false
 			if err := hostfs.MissingTool(argv[0], "loading kernel module "+m, err); hostfs.IsMissingTool(err) {
-				msg = err.Error()
+				msg, noLoader = err.Error(), true
 			}
 			if msg == "" {
 				msg = err.Error()
 			}
 			l.log("[failed]   loading kernel module %s: %s: %s", m, err, msg)
-			r.Missing = append(r.Missing, Failure{Module: m, Error: msg})
+			r.Missing = append(r.Missing, Failure{Module: m, Error: msg, noLoader: noLoader})
 			continue
 		}
 		l.log("[finished] loading kernel module %s", m)

@@ -91,6 +91,12 @@ type Refusal struct {
 	Why string `json:"why"`
 }
 
+// Wrote is the Applied record of a drop-in apply wrote at dropIn (a host
+// path) for d.
+func Wrote(d Decision, dropIn string) Applied {
+	return Applied{Backend: d.Backend, ProxyMode: d.ProxyMode, DropIn: dropIn, By: ByApply}
+}
+
 // AppliedBackend is the backend RKE2 was given, "" when none of ours.
 func (p Plan) AppliedBackend() backend.Backend { return p.Applied.Backend }
 

@@ -41,7 +41,7 @@ func parseV1(data []byte) (Plan, error) {
 	case d.Disabled:
 		p.Applied.Nothing = "rke2-proxy-backend was off (an earlier version's plan)"
 	case d.Backend != "" && old.DropIn != "":
-		p.Applied = Applied{Backend: d.Backend, ProxyMode: d.ProxyMode, DropIn: old.DropIn, By: ByApply}
+		p.Applied = Wrote(d, old.DropIn)
 	case d.Backend != "" && d.Source == SourceAdopted:
 		p.Applied = Applied{Backend: d.Backend, ProxyMode: d.ProxyMode, By: ByAdopt}
 	default:
