@@ -25,7 +25,9 @@ const reverifyTimeout = 30 * time.Second
 // node rather than wait for RKE2's next start. A node still failing keeps
 // its failed unit: the findings say why.
 func Reverify(ctx context.Context, root hostfs.Root, configFile string, kind distro.Kind) *cleanup.Reverified {
-	c, err := verify.Load(root, configFile, verify.Flags{Distribution: kind})
+	// NoStatus: this run stores nothing, so it marks no run in progress
+	// either (check would then say a verify ended without its result).
+	c, err := verify.Load(root, configFile, verify.Flags{Distribution: kind, NoStatus: true})
 	if err != nil {
 		return &cleanup.Reverified{Verdict: "not run: " + err.Error()}
 	}
