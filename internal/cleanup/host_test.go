@@ -25,7 +25,7 @@ func rootWithPlan(t *testing.T, planJSON string) hostfs.Root {
 }
 
 const (
-	nftPlan = `{"schema": 1, "decision": {"backend": "iptables-nft", "proxy_mode": "iptables", "iptables_mode": "nft", "source": "auto", "reasons": []}, "modules_loaded": []}`
+	nftPlan = `{"schema": 1, "drop_in": "/etc/rancher/rke2/config.yaml.d/60-proxy-backend.yaml", "decision": {"backend": "iptables-nft", "proxy_mode": "iptables", "iptables_mode": "nft", "source": "auto", "reasons": []}, "modules_loaded": []}`
 	offPlan = `{"schema": 1, "decision": {"disabled": true, "backend": "", "source": "config", "reasons": []}, "modules_loaded": []}`
 )
 

@@ -11,7 +11,7 @@ import (
 // The sweep refuses, before it reads anything, every node where kube-proxy
 // may be in ipvs mode.
 func TestIPVSLeftoversRefusesLiveIPVS(t *testing.T) {
-	ipvsPlan := `{"schema": 1, "decision": {"backend": "iptables-nft", "proxy_mode": "ipvs", "iptables_mode": "nft", "source": "rke2-config", "reasons": []}, "modules_loaded": []}`
+	ipvsPlan := `{"schema": 1, "drop_in": "/etc/rancher/rke2/config.yaml.d/60-proxy-backend.yaml", "decision": {"backend": "iptables-nft", "proxy_mode": "ipvs", "iptables_mode": "nft", "source": "rke2-config", "reasons": []}, "modules_loaded": []}`
 	for _, tc := range []struct{ name, plan, want string }{
 		{"no plan", "", "no plan at " + hostfs.PlanFile},
 		{"turned off or ipvs pinned", offPlan, "records no managed proxy mode"},

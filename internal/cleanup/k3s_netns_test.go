@@ -47,7 +47,7 @@ func TestCleanupK3sGroupInNetns(t *testing.T) {
 			expectedtest.Load(t, expected.Options{Backend: c.chosen, Services: 5})
 			before := snapshot(t, c.chosen)
 			root := hostfs.New(t.TempDir())
-			if _, err := plan.Write(root, plan.Plan{Decision: plan.Decision{Backend: c.chosen}}); err != nil {
+			if _, err := plan.Write(root, plan.Plan{Applied: plan.Wrote(plan.Decision{Backend: c.chosen}, "/etc/rancher/k3s/config.yaml.d/60-proxy-backend.yaml"), Decision: plan.Decision{Backend: c.chosen}}); err != nil {
 				t.Fatal(err)
 			}
 			ctx := context.Background()
@@ -126,7 +126,7 @@ func TestCleanupK3sOperatorsWriterInNetns(t *testing.T) {
 			expectedtest.Load(t, expected.Options{Backend: backend.IptablesLegacy, Services: 3})
 			nstest.Feed(t, k3sgroup.Restore(k3sgroup.Flannel, k3sgroup.KubeRouter), "iptables-legacy-restore", "-w", "5", "--noflush")
 			root := testhost.New(t).Debian12().K3sUnit("k3s", "server").K3sConfig("config.yaml", c.config).Root()
-			if _, err := plan.Write(root, plan.Plan{Decision: plan.Decision{Backend: backend.IptablesNFT}}); err != nil {
+			if _, err := plan.Write(root, plan.Plan{Applied: plan.Wrote(plan.Decision{Backend: backend.IptablesNFT}, "/etc/rancher/k3s/config.yaml.d/60-proxy-backend.yaml"), Decision: plan.Decision{Backend: backend.IptablesNFT}}); err != nil {
 				t.Fatal(err)
 			}
 			p, err := Stranded(context.Background(), root, backend.IptablesLegacy, Options{Distribution: distro.K3s})

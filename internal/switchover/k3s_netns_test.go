@@ -137,7 +137,7 @@ func TestSwitchK3sOperatorsFlannelInNetns(t *testing.T) {
 	}
 	const flannel, kubeRouter = ownership.Owner("flannel"), ownership.Owner("kube-router")
 	root := testhost.New(t).Debian12().K3sUnit("k3s", "server").K3sConfig("config.yaml", "flannel-backend: none\n").Root()
-	if _, err := plan.Write(root, plan.Plan{Decision: plan.Decision{Backend: backend.IptablesLegacy}}); err != nil {
+	if _, err := plan.Write(root, plan.Plan{Applied: plan.Wrote(plan.Decision{Backend: backend.IptablesLegacy}, "/etc/rancher/k3s/config.yaml.d/60-proxy-backend.yaml"), Decision: plan.Decision{Backend: backend.IptablesLegacy}}); err != nil {
 		t.Fatal(err)
 	}
 	r := Request{Root: root, ConfigFile: hostfs.ConfigFile, Out: io.Discard, Log: io.Discard, distro: distro.Find(root, "")}

@@ -53,7 +53,7 @@ func TestK3sSwitchSweepsTheGroup(t *testing.T) {
 		{"k3s without its flannel", testhost.New(t).Debian12().K3sUnit("k3s", "server").K3sConfig("config.yaml", "flannel-backend: none\n"), ownership.Group{ownership.KubeProxy, ownership.Owner(cni.OwnerKubeRouter)}},
 	} {
 		root := c.h.Root()
-		if _, err := plan.Write(root, plan.Plan{Decision: plan.Decision{Backend: backend.IptablesLegacy}}); err != nil {
+		if _, err := plan.Write(root, plan.Plan{Applied: plan.Wrote(plan.Decision{Backend: backend.IptablesLegacy}, "/etc/rancher/k3s/config.yaml.d/60-proxy-backend.yaml"), Decision: plan.Decision{Backend: backend.IptablesLegacy}}); err != nil {
 			t.Fatal(err)
 		}
 		var out bytes.Buffer
@@ -113,7 +113,7 @@ func TestSwitchUnitFollowsTheDistribution(t *testing.T) {
 		{distro.K3s, "restart k3s.service"},
 	} {
 		root := testhost.New(t).Debian12().RKE2Unit("tarball", "server").K3sUnit("k3s", "server").Root()
-		if _, err := plan.Write(root, plan.Plan{Decision: plan.Decision{Backend: backend.IptablesLegacy}}); err != nil {
+		if _, err := plan.Write(root, plan.Plan{Applied: plan.Wrote(plan.Decision{Backend: backend.IptablesLegacy}, "/etc/rancher/k3s/config.yaml.d/60-proxy-backend.yaml"), Decision: plan.Decision{Backend: backend.IptablesLegacy}}); err != nil {
 			t.Fatal(err)
 		}
 		var out bytes.Buffer

@@ -74,7 +74,7 @@ func TestDoRefusesBeforeAnyChange(t *testing.T) {
 // it (the plan still says ipvs), the dry run plans the migration with the
 // sweep.
 func TestDoMigratesOffIPVS(t *testing.T) {
-	const ipvsPlan = `{"schema": 1, "decision": {"backend": "iptables-nft", "proxy_mode": "ipvs", "iptables_mode": "nft", "source": "auto", "reasons": []}, "modules_loaded": []}`
+	const ipvsPlan = `{"schema": 1, "drop_in": "/etc/rancher/rke2/config.yaml.d/60-proxy-backend.yaml", "decision": {"backend": "iptables-nft", "proxy_mode": "ipvs", "iptables_mode": "nft", "source": "auto", "reasons": []}, "modules_loaded": []}`
 	for _, pinned := range []bool{true, false} {
 		h := testhost.New(t).IPVSNodeOn("v1.36.3+rke2r1").File(hostfs.PlanFile, ipvsPlan)
 		if !pinned {
