@@ -90,8 +90,10 @@ func TestPublisherAgainstAPIServer(t *testing.T) {
 	if again, _ := n.Condition(ConditionType); again.LastTransitionTime != c.LastTransitionTime {
 		t.Errorf("lastTransitionTime %s after a restart with the same status, want %s kept", again.LastTransitionTime, c.LastTransitionTime)
 	}
-	if got := api.WaitNode(t, "node-a", "the stale-after", 10*time.Second, func(n apiserver.Node) bool { return n.Annotations[AnnotationStaleAfter] != "24h0m0s" }); got.Annotations[AnnotationStaleAfter] != "30m0s" {
-		t.Errorf("%s = %q from watch's publisher renewing every 10m, want 30m0s", AnnotationStaleAfter, got.Annotations[AnnotationStaleAfter])
+	// The annotations are the write's second patch: wait for them too.
+	n = api.WaitNode(t, "node-a", "the stale-after", 10*time.Second, func(n apiserver.Node) bool { return n.Annotations[AnnotationStaleAfter] != "24h0m0s" })
+	if got := n.Annotations[AnnotationStaleAfter]; got != "30m0s" {
+		t.Errorf("%s = %q from watch's publisher renewing every 10m, want 30m0s", AnnotationStaleAfter, got)
 	}
 	cancel()
 

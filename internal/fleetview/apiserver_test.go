@@ -22,12 +22,12 @@ import (
 // calls it Unknown and lists it under --problems.
 func TestPluginAgainstARealAPIServer(t *testing.T) {
 	api := apiserver.Start(t)
-	type node struct{ name, planned, verified, mode, at, status, reason, message string }
+	type node struct{ name, planned, verified, mode, at, status, reason, message, heartbeat string }
 	for _, n := range []node{
-		{"worker-1", "iptables-nft", "iptables-nft", "iptables", "2026-12-02T01:58:30Z", "False", "KubeProxyRulesVerified", "kube-proxy's rules complete in iptables-nft, none stranded"},
-		{"worker-2", "nftables", "none", "nftables", "2026-12-01T23:55:00Z", "True", "KubeProxyRulesWrong", "1 finding(s), first [missing-chain] ..."},
-		{"new-1", "iptables-nft", "", "", "", "", "", ""},
-		{"stopped-1", "iptables-nft", "iptables-nft", "iptables", "2026-12-02T01:00:00Z", "False", "KubeProxyRulesVerified", "kube-proxy's rules complete in iptables-nft, none stranded"},
+		{"worker-1", "iptables-nft", "iptables-nft", "iptables", "2026-12-02T01:58:30Z", "False", "KubeProxyRulesVerified", "kube-proxy's rules complete in iptables-nft, none stranded", "2026-12-02T01:58:30Z"},
+		{"worker-2", "nftables", "none", "nftables", "2026-12-01T23:55:00Z", "True", "KubeProxyRulesWrong", "1 finding(s), first [missing-chain] ...", "2026-12-02T01:59:00Z"},
+		{"new-1", "iptables-nft", "", "", "", "", "", "", ""},
+		{"stopped-1", "iptables-nft", "iptables-nft", "iptables", "2026-12-02T01:00:00Z", "False", "KubeProxyRulesVerified", "kube-proxy's rules complete in iptables-nft, none stranded", "2026-12-02T01:00:00Z"},
 	} {
 		api.RegisterNode(n.name)
 		meta := map[string]any{"labels": map[string]string{vocab.NodeLabelPlanned: n.planned, "node-pool": "edge"}}
@@ -40,7 +40,7 @@ func TestPluginAgainstARealAPIServer(t *testing.T) {
 		if n.status != "" {
 			patch(t, api, "/api/v1/nodes/"+n.name+"/status", "application/strategic-merge-patch+json", map[string]any{"status": map[string]any{
 				"conditions": []any{map[string]string{"type": vocab.NodeConditionType, "status": n.status, "reason": n.reason, "message": n.message,
-					"lastHeartbeatTime": n.at, "lastTransitionTime": n.at}}}})
+					"lastHeartbeatTime": n.heartbeat, "lastTransitionTime": n.at}}}})
 		}
 	}
 	api.RegisterNode("other-1") // no pool label: --pool leaves it out

@@ -125,8 +125,8 @@ const (
 // 0): each row's MESSAGE is cut with an ellipsis where the line would
 // pass it (keeping at least minMessage of it), and overlong cells at
 // their cap. wide adds MODE, VERSION, SOURCE, REASON and HEARTBEAT and
-// cuts nothing (-o wide). Empty cells print as
-// "<none>"; every cell is oneLine'd.
+// cuts nothing (-o wide). Empty cells print as "<none>"; every cell is
+// oneLine'd.
 func Table(rows []Row, width int, wide bool) string {
 	if width <= 0 {
 		width = DefaultWidth
