@@ -12,6 +12,7 @@ import (
 )
 
 func main() {
-	env := fleetview.Env{Getenv: os.Getenv, Stdout: os.Stdout, Stderr: os.Stderr, Now: time.Now}
+	env := fleetview.Env{Getenv: os.Getenv, Stdout: os.Stdout, Stderr: os.Stderr, Now: time.Now,
+		Width: fleetview.TerminalWidth(int(os.Stdout.Fd()), os.Getenv)}
 	os.Exit(fleetview.Run(context.Background(), os.Args[1:], env, fleetview.Connect))
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kubeapi"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/vocab"
 )
 
 // Defaults of a publisher's schedule.
@@ -36,6 +37,24 @@ type Options struct {
 	// Log gets a line when writing starts failing and when it works
 	// again, never one per failed try.
 	Log func(string)
+	// Refresh is how often the owner offers a state while nothing
+	// changes (watch: its full-verify period), so how often the
+	// condition's heartbeat is renewed; 0 is a publisher that writes once
+	// (WriteOnce, verify at an RKE2 start). The Node's stale-after says
+	// how long readers may trust a heartbeat (StaleAfter).
+	Refresh time.Duration
+}
+
+// StaleAfter is what the Node's stale-after annotation says for a
+// publisher of o: three renewals (one late or failed write is no
+// alarm), never more than vocab.NodeStaleAfterMax, which readers cap it
+// at and which a publisher writing once (no watch) says: its condition
+// stands a day, as its node-feature-discovery labels do.
+func (o Options) StaleAfter() time.Duration {
+	if o.Refresh <= 0 {
+		return vocab.NodeStaleAfterMax
+	}
+	return min(3*max(o.Refresh, o.MinInterval), vocab.NodeStaleAfterMax)
 }
 
 // Publisher writes the latest State to the node's Node object from its own
@@ -44,9 +63,10 @@ type Publisher struct {
 	root hostfs.Root
 	opts Options
 
-	mu      sync.Mutex
-	pending *State
-	wake    chan struct{}
+	mu        sync.Mutex
+	pending   *State
+	heartbeat time.Time // the last heartbeat written
+	wake      chan struct{}
 
 	// Run's own state.
 	target     *Target
@@ -85,6 +105,15 @@ func (p *Publisher) Offer(s State) {
 	case p.wake <- struct{}{}:
 	default:
 	}
+}
+
+// Heartbeat is the lastHeartbeatTime the publisher last wrote to the
+// Node (zero before its first write worked): what the cluster holds, for
+// the fleet metrics, whose alert fires as the fleet view's Unknown does.
+func (p *Publisher) Heartbeat() time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.heartbeat
 }
 
 // Run writes offered states until ctx ends.
@@ -159,6 +188,7 @@ func (p *Publisher) succeed(s *State) {
 	if p.pending == s {
 		p.pending = nil
 	}
+	p.heartbeat = s.At
 	p.mu.Unlock()
 	if p.failing {
 		p.opts.Log(fmt.Sprintf("published the Node condition %s on node %s again", ConditionType, p.target.Node))
@@ -200,7 +230,7 @@ func (p *Publisher) write(ctx context.Context, s State) error {
 	if err != nil {
 		return fmt.Errorf("node %s: the condition: %w", p.target.Node, err)
 	}
-	if body, err = annotationPatch(s, p.lastProof); err == nil {
+	if body, err = annotationPatch(s, p.lastProof, p.opts.StaleAfter()); err == nil {
 		_, err = p.client.Patch(ctx, node, kubeapi.MergePatch, body)
 	}
 	if err != nil {
@@ -270,7 +300,7 @@ func conditionPatch(s State, transition time.Time) ([]byte, error) {
 	return json.Marshal(map[string]any{"status": map[string]any{"conditions": []condition{c}}})
 }
 
-func annotationPatch(s State, lastProof time.Time) ([]byte, error) {
+func annotationPatch(s State, lastProof time.Time, staleAfter time.Duration) ([]byte, error) {
 	backend := s.Backend
 	if !s.Proven {
 		backend = "none"
@@ -280,6 +310,7 @@ func annotationPatch(s State, lastProof time.Time) ([]byte, error) {
 		AnnotationMode:            s.Mode,
 		AnnotationVersion:         s.Version,
 		AnnotationDecisionSource:  s.Source,
+		AnnotationStaleAfter:      staleAfter.String(),
 	}
 	// No proof since this publisher started (WriteOnce, a restarted
 	// watch): the key is left out of the merge patch, so the Node keeps

@@ -66,6 +66,12 @@ func TestPublisherAgainstAPIServer(t *testing.T) {
 	if n.Annotations[AnnotationVerifiedBackend] != "nftables" || n.Annotations[AnnotationVerifiedAt] != stamp(good.At) {
 		t.Errorf("after a proof: %v", n.Annotations)
 	}
+	if hb, _ := time.Parse(time.RFC3339, c.LastHeartbeatTime); !p.Heartbeat().Truncate(time.Second).Equal(hb) {
+		t.Errorf("Heartbeat() %v, the Node holds %s", p.Heartbeat(), c.LastHeartbeatTime)
+	}
+	if got := n.Annotations[AnnotationStaleAfter]; got != "24h0m0s" {
+		t.Errorf("%s = %q from a publisher with no refresh period, want 24h0m0s", AnnotationStaleAfter, got)
+	}
 	cancel()
 
 	// A new publisher (watch restarted) with the same status keeps the
@@ -73,7 +79,7 @@ func TestPublisherAgainstAPIServer(t *testing.T) {
 	time.Sleep(1100 * time.Millisecond) // a later second: a reset would show
 	ctx, cancel = context.WithCancel(context.Background())
 	defer cancel()
-	p = New(h.Root(), Options{})
+	p = New(h.Root(), Options{Refresh: 10 * time.Minute})
 	go p.Run(ctx)
 	good.At = time.Now()
 	p.Offer(good)
@@ -83,6 +89,11 @@ func TestPublisherAgainstAPIServer(t *testing.T) {
 	})
 	if again, _ := n.Condition(ConditionType); again.LastTransitionTime != c.LastTransitionTime {
 		t.Errorf("lastTransitionTime %s after a restart with the same status, want %s kept", again.LastTransitionTime, c.LastTransitionTime)
+	}
+	// The annotations are the write's second patch: wait for them too.
+	n = api.WaitNode(t, "node-a", "the stale-after", 10*time.Second, func(n apiserver.Node) bool { return n.Annotations[AnnotationStaleAfter] != "24h0m0s" })
+	if got := n.Annotations[AnnotationStaleAfter]; got != "30m0s" {
+		t.Errorf("%s = %q from watch's publisher renewing every 10m, want 30m0s", AnnotationStaleAfter, got)
 	}
 	cancel()
 
@@ -99,6 +110,19 @@ func TestPublisherAgainstAPIServer(t *testing.T) {
 	}
 	if got := n.Annotations[AnnotationVerifiedAt]; proof == "" || got != proof {
 		t.Errorf("%s is %q after a fresh publisher's unproven run, want the last proof %q kept", AnnotationVerifiedAt, got, proof)
+	}
+}
+
+// A Node's stale-after is three renewals, at most a day, and a day for a
+// publisher that writes once (verify without watch).
+func TestStaleAfter(t *testing.T) {
+	for _, c := range []struct{ refresh, min, want time.Duration }{
+		{0, 0, 24 * time.Hour}, {10 * time.Minute, time.Minute, 30 * time.Minute},
+		{30 * time.Second, time.Minute, 3 * time.Minute}, {12 * time.Hour, time.Minute, 24 * time.Hour},
+	} {
+		if got := (Options{Refresh: c.refresh, MinInterval: c.min}).StaleAfter(); got != c.want {
+			t.Errorf("refresh %s, min interval %s: %s, want %s", c.refresh, c.min, got, c.want)
+		}
 	}
 }
 

@@ -34,6 +34,7 @@ const (
 	AnnotationVersion         = vocab.NodeAnnotationVersion
 	AnnotationDecisionSource  = vocab.NodeAnnotationDecisionSource
 	AnnotationVerifiedAt      = vocab.NodeAnnotationVerifiedAt
+	AnnotationStaleAfter      = vocab.NodeAnnotationStaleAfter
 )
 
 // State is what one verify run says about the node.

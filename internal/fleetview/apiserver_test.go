@@ -17,26 +17,30 @@ import (
 // The plugin against a real kube-apiserver holding Nodes the test writes
 // as verify and watch would (the node label at registration, annotations
 // and the condition on status), read with an operator's kubeconfig
-// through the same Connect the binary uses.
+// through the same Connect the binary uses. stopped-1's watch stopped an
+// hour ago: its condition still says False on the Node, and the plugin
+// calls it Unknown and lists it under --problems.
 func TestPluginAgainstARealAPIServer(t *testing.T) {
 	api := apiserver.Start(t)
-	type node struct{ name, planned, verified, mode, at, status, reason, message string }
+	type node struct{ name, planned, verified, mode, at, status, reason, message, heartbeat string }
 	for _, n := range []node{
-		{"worker-1", "iptables-nft", "iptables-nft", "iptables", "2026-12-02T01:58:30Z", "False", "KubeProxyRulesVerified", "kube-proxy's rules complete in iptables-nft, none stranded"},
-		{"worker-2", "nftables", "none", "nftables", "2026-12-01T23:55:00Z", "True", "KubeProxyRulesWrong", "1 finding(s), first [missing-chain] ..."},
-		{"new-1", "iptables-nft", "", "", "", "", "", ""},
+		{"worker-1", "iptables-nft", "iptables-nft", "iptables", "2026-12-02T01:58:30Z", "False", "KubeProxyRulesVerified", "kube-proxy's rules complete in iptables-nft, none stranded", "2026-12-02T01:58:30Z"},
+		{"worker-2", "nftables", "none", "nftables", "2026-12-01T23:55:00Z", "True", "KubeProxyRulesWrong", "1 finding(s), first [missing-chain] ...", "2026-12-02T01:59:00Z"},
+		{"new-1", "iptables-nft", "", "", "", "", "", "", ""},
+		{"stopped-1", "iptables-nft", "iptables-nft", "iptables", "2026-12-02T01:00:00Z", "False", "KubeProxyRulesVerified", "kube-proxy's rules complete in iptables-nft, none stranded", "2026-12-02T01:00:00Z"},
 	} {
 		api.RegisterNode(n.name)
 		meta := map[string]any{"labels": map[string]string{vocab.NodeLabelPlanned: n.planned, "node-pool": "edge"}}
 		if n.verified != "" {
 			meta["annotations"] = map[string]string{vocab.NodeAnnotationVerifiedBackend: n.verified, vocab.NodeAnnotationMode: n.mode,
-				vocab.NodeAnnotationVersion: "0.1.0", vocab.NodeAnnotationDecisionSource: "auto", vocab.NodeAnnotationVerifiedAt: n.at}
+				vocab.NodeAnnotationVersion: "0.1.0", vocab.NodeAnnotationDecisionSource: "auto", vocab.NodeAnnotationVerifiedAt: n.at,
+				vocab.NodeAnnotationStaleAfter: "30m0s"}
 		}
 		patch(t, api, "/api/v1/nodes/"+n.name, "application/merge-patch+json", map[string]any{"metadata": meta})
 		if n.status != "" {
 			patch(t, api, "/api/v1/nodes/"+n.name+"/status", "application/strategic-merge-patch+json", map[string]any{"status": map[string]any{
 				"conditions": []any{map[string]string{"type": vocab.NodeConditionType, "status": n.status, "reason": n.reason, "message": n.message,
-					"lastHeartbeatTime": n.at, "lastTransitionTime": n.at}}}})
+					"lastHeartbeatTime": n.heartbeat, "lastTransitionTime": n.at}}}})
 		}
 	}
 	api.RegisterNode("other-1") // no pool label: --pool leaves it out
@@ -62,7 +66,8 @@ func TestPluginAgainstARealAPIServer(t *testing.T) {
 	}
 	out.Reset()
 	if code := Run(context.Background(), []string{"--problems", "-o", "json"}, env, Connect); code != ExitOK ||
-		!strings.Contains(out.String(), `"node": "worker-2"`) || strings.Contains(out.String(), `"node": "worker-1"`) {
+		!strings.Contains(out.String(), `"node": "worker-2"`) || strings.Contains(out.String(), `"node": "worker-1"`) ||
+		!strings.Contains(out.String(), `"reported": "False"`) || !strings.Contains(out.String(), `"message": "stale status: the node's last heartbeat is 1h0m0s old (over its stale-after 30m0s)`) {
 		t.Errorf("--problems -o json: exit %d\n%s%s", code, out.String(), errb.String())
 	}
 }

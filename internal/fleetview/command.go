@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"path/filepath"
 	"time"
@@ -35,15 +34,18 @@ type Env struct {
 	Getenv         func(string) string
 	Stdout, Stderr io.Writer
 	Now            func() time.Time
+	// Width is the terminal's width in columns (0: not known, the table
+	// fits DefaultWidth).
+	Width int
 }
 
-// Run is `kubectl proxy-backend [--problems] [--pool SELECTOR] [-o text|json] [--kubeconfig FILE]`.
+// Run is `kubectl proxy-backend [--problems] [--pool SELECTOR] [-o text|wide|json] [--kubeconfig FILE]`.
 func Run(ctx context.Context, args []string, env Env, connect Connector) int {
 	fs := pflag.NewFlagSet(commandName, pflag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
 	problems := fs.Bool("problems", false, "only nodes with a problem: the node says so, cannot tell, or never reported")
 	pool := fs.String("pool", "", "only nodes matching this label selector, e.g. node-pool=nas")
-	output := fs.StringP("output", "o", "text", "text or json")
+	output := fs.StringP("output", "o", "text", "text, wide (every column, messages whole) or json")
 	kubeconfig := fs.String("kubeconfig", "", "the kubeconfig to use (default $KUBECONFIG, else ~/.kube/config)")
 	fs.Usage = func() {
 		fmt.Fprintf(env.Stderr, "Usage: %s [flags]\n\nEvery node's planned and verified kube-proxy backend, from the Node objects.\n\n%s", commandName, fs.FlagUsages())
@@ -59,8 +61,8 @@ func Run(ctx context.Context, args []string, env Env, connect Connector) int {
 		fmt.Fprintf(env.Stderr, "%s: unexpected argument %q (it takes flags only)\n", commandName, fs.Arg(0))
 		return ExitUsage
 	}
-	if *output != "text" && *output != "json" {
-		fmt.Fprintf(env.Stderr, "%s: -o %q: use text or json\n", commandName, *output)
+	if *output != "text" && *output != "wide" && *output != "json" {
+		fmt.Fprintf(env.Stderr, "%s: -o %q: use text, wide or json\n", commandName, *output)
 		return ExitUsage
 	}
 	file, err := KubeconfigFile(*kubeconfig, env.Getenv)
@@ -75,15 +77,8 @@ func Run(ctx context.Context, args []string, env Env, connect Connector) int {
 }
 
 func show(ctx context.Context, list List, pool string, problems bool, output string, env Env) int {
-	path := "/api/v1/nodes"
-	if pool != "" {
-		path += "?labelSelector=" + url.QueryEscape(pool)
-	}
-	body, err := list(ctx, path)
-	var nodes []Node
-	if err == nil {
-		nodes, err = Decode(body)
-	}
+	note := func(line string) { fmt.Fprintf(env.Stderr, "%s: %s\n", commandName, line) }
+	nodes, err := ListNodes(ctx, list, pool, note)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "%s: listing the nodes: %v\n", commandName, err)
 		return ExitFailed
@@ -108,7 +103,7 @@ func show(ctx context.Context, list List, pool string, problems bool, output str
 		fmt.Fprintln(env.Stderr, "No nodes found.")
 		return ExitOK
 	}
-	io.WriteString(env.Stdout, Table(rows))
+	io.WriteString(env.Stdout, Table(rows, env.Width, output == "wide"))
 	return ExitOK
 }
 

@@ -31,14 +31,14 @@ func TestRunFlags(t *testing.T) {
 	body := fleet(t)
 	list := func(context.Context, string) ([]byte, error) { return body, nil }
 	code, out, _, asked := run(t, list, nil, "--problems", "--pool", "node-pool in (nas,edge)")
-	if code != ExitOK || strings.Count(out, "\n") != 4 || strings.Contains(out, "worker-1") {
-		t.Errorf("--problems: exit %d\n%s; want the header and three nodes with problems", code, out)
+	if code != ExitOK || strings.Count(out, "\n") != 5 || strings.Contains(out, "worker-1") {
+		t.Errorf("--problems: exit %d\n%s; want the header and four nodes with problems", code, out)
 	}
-	if len(asked) != 1 || asked[0] != "/api/v1/nodes?labelSelector=node-pool+in+%28nas%2Cedge%29" {
-		t.Errorf("--pool asked %v; want the selector as the API server's labelSelector", asked)
+	if len(asked) != 1 || asked[0] != "/api/v1/nodes?labelSelector=node-pool+in+%28nas%2Cedge%29&limit=500" {
+		t.Errorf("--pool asked %v; want the selector as the API server's labelSelector, a page of 500", asked)
 	}
 	code, out, _, _ = run(t, list, nil, "-o", "json")
-	if code != ExitOK || !strings.HasPrefix(out, "{\n  \"nodes\": [") || strings.Count(out, `"node":`) != 5 {
+	if code != ExitOK || !strings.HasPrefix(out, "{\n  \"nodes\": [") || strings.Count(out, `"node":`) != 6 {
 		t.Errorf("-o json: exit %d\n%s", code, out)
 	}
 	for _, bad := range [][]string{{"-o", "yaml"}, {"--nope"}, {"extra"}} {

@@ -3,21 +3,20 @@
 // node itself last proved (its annotations and its RKE2ProxyBackendProblem
 // condition, written by verify and watch), read from the Node objects
 // only. Decoding and formatting are pure; the command around them reads
-// the user's kubeconfig and lists the Nodes.
+// the user's kubeconfig and lists the Nodes page by page.
 package fleetview
 
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/vocab"
 )
 
-// MaxList bounds a NodeList the view reads: a 5000-node cluster's list
-// with full status is tens of MiB; more is not a Node list.
-const MaxList = 256 << 20
+// MaxPage bounds one page of the Node list (PageSize Nodes): a Node with
+// full status is a few kB to some tens of kB.
+const MaxPage = 64 << 20
 
 // Node is the part of a Node object the view reads.
 type Node struct {
@@ -31,15 +30,29 @@ type Node struct {
 // Condition is the node's RKE2ProxyBackendProblem condition.
 type Condition struct {
 	Status, Reason, Message string
+	// Heartbeat is its lastHeartbeatTime (zero when it has none or it
+	// does not parse).
+	Heartbeat time.Time
 }
 
-// Decode reads a NodeList (GET /api/v1/nodes) into Nodes sorted by name.
-func Decode(data []byte) ([]Node, error) {
-	if len(data) > MaxList {
-		return nil, fmt.Errorf("node list of %d bytes, over the %d read", len(data), MaxList)
+// Page is one answer of GET /api/v1/nodes?limit=...: its Nodes, in the
+// API server's order, and the continue token of the next page ("" when
+// this was the last).
+type Page struct {
+	Nodes    []Node
+	Continue string
+}
+
+// DecodePage reads one NodeList answer.
+func DecodePage(data []byte) (Page, error) {
+	if len(data) > MaxPage {
+		return Page{}, fmt.Errorf("node list page of %d bytes, over the %d read", len(data), MaxPage)
 	}
 	var list struct {
-		Kind  string `json:"kind"`
+		Kind     string `json:"kind"`
+		Metadata struct {
+			Continue string `json:"continue"`
+		} `json:"metadata"`
 		Items []struct {
 			Metadata struct {
 				Name              string            `json:"name"`
@@ -49,21 +62,22 @@ func Decode(data []byte) ([]Node, error) {
 			} `json:"metadata"`
 			Status struct {
 				Conditions []struct {
-					Type    string `json:"type"`
-					Status  string `json:"status"`
-					Reason  string `json:"reason"`
-					Message string `json:"message"`
+					Type              string `json:"type"`
+					Status            string `json:"status"`
+					Reason            string `json:"reason"`
+					Message           string `json:"message"`
+					LastHeartbeatTime string `json:"lastHeartbeatTime"`
 				} `json:"conditions"`
 			} `json:"status"`
 		} `json:"items"`
 	}
 	if err := json.Unmarshal(data, &list); err != nil {
-		return nil, fmt.Errorf("node list: %w", err)
+		return Page{}, fmt.Errorf("node list: %w", err)
 	}
 	if list.Kind != "NodeList" {
-		return nil, fmt.Errorf("node list: kind %q, want NodeList", list.Kind)
+		return Page{}, fmt.Errorf("node list: kind %q, want NodeList", list.Kind)
 	}
-	nodes := make([]Node, 0, len(list.Items))
+	p := Page{Nodes: make([]Node, 0, len(list.Items)), Continue: list.Metadata.Continue}
 	for _, it := range list.Items {
 		n := Node{Name: it.Metadata.Name, Labels: it.Metadata.Labels, Annotations: it.Metadata.Annotations}
 		// A bad timestamp only costs the node its age.
@@ -71,10 +85,21 @@ func Decode(data []byte) ([]Node, error) {
 		for _, c := range it.Status.Conditions {
 			if c.Type == vocab.NodeConditionType {
 				n.Condition = &Condition{Status: c.Status, Reason: c.Reason, Message: c.Message}
+				n.Condition.Heartbeat, _ = time.Parse(time.RFC3339, c.LastHeartbeatTime)
 			}
 		}
-		nodes = append(nodes, n)
+		p.Nodes = append(p.Nodes, n)
 	}
-	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
-	return nodes, nil
+	return p, nil
+}
+
+// StaleAfter is how long n's condition stands after its heartbeat: the
+// node's own stale-after annotation, at most (and, when it gives none or
+// one that does not parse, exactly) vocab.NodeStaleAfterMax.
+func (n Node) StaleAfter() time.Duration {
+	d, err := time.ParseDuration(n.Annotations[vocab.NodeAnnotationStaleAfter])
+	if err != nil || d <= 0 || d > vocab.NodeStaleAfterMax {
+		return vocab.NodeStaleAfterMax
+	}
+	return d
 }

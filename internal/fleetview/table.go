@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/vocab"
 )
@@ -18,29 +18,62 @@ type Row struct {
 	Mode     string `json:"mode"`
 	Version  string `json:"version"`
 	Source   string `json:"source"`
-	// Problem is the condition's status: False (none), True, Unknown, or
-	// "" when the node has never published one.
+	// Problem is the condition's status as the view judges it: False
+	// (none), True, Unknown, or "" when the node has never published one.
+	// A condition whose heartbeat is older than the node's stale-after is
+	// Unknown, whatever it said: the node stopped proving itself.
 	Problem string `json:"problem"`
 	Reason  string `json:"reason,omitempty"`
 	Message string `json:"message,omitempty"`
+	// Reported is what the node last said when the view calls it stale.
+	Reported string `json:"reported,omitempty"`
+	// Heartbeat is the condition's lastHeartbeatTime, HeartbeatAge its
+	// age at the view.
+	Heartbeat    string `json:"heartbeat,omitempty"`
+	HeartbeatAge string `json:"heartbeat_age,omitempty"`
 	// VerifiedAt is the last proof ("" none); Age is its age at the view.
 	VerifiedAt string `json:"verified_at,omitempty"`
 	Age        string `json:"age"`
 }
+
+// ReasonCannotTell is the reason of an Unknown condition, the writer's
+// (internal/clusterpublish) and the view's for a stale one.
+const ReasonCannotTell = "CannotTell"
 
 // RowOf is n's row at now.
 func RowOf(n Node, now time.Time) Row {
 	a := n.Annotations
 	r := Row{Node: n.Name, Planned: n.Labels[vocab.NodeLabelPlanned], Verified: a[vocab.NodeAnnotationVerifiedBackend], Mode: a[vocab.NodeAnnotationMode],
 		Version: a[vocab.NodeAnnotationVersion], Source: a[vocab.NodeAnnotationDecisionSource], VerifiedAt: a[vocab.NodeAnnotationVerifiedAt], Age: "-"}
-	if c := n.Condition; c != nil {
-		r.Problem, r.Reason, r.Message = c.Status, c.Reason, c.Message
-	}
 	if at, err := time.Parse(time.RFC3339, r.VerifiedAt); err == nil {
 		r.Age = Age(now.Sub(at))
 	}
+	c := n.Condition
+	if c == nil {
+		return r
+	}
+	r.Problem, r.Reason, r.Message = c.Status, c.Reason, c.Message
+	stale := ""
+	if c.Heartbeat.IsZero() {
+		stale = "cannot tell: the condition has no lastHeartbeatTime, so nothing says it is current"
+	} else {
+		age := now.Sub(c.Heartbeat)
+		r.Heartbeat, r.HeartbeatAge = c.Heartbeat.UTC().Format(time.RFC3339), Age(age)
+		if limit := n.StaleAfter(); age > limit {
+			// check's words for a dead watch, which node-problem-detector
+			// shows as Unknown on the same node.
+			stale = fmt.Sprintf("stale status: the node's last heartbeat is %s old (over its stale-after %s); is %s running? systemctl status %s",
+				age.Round(time.Second), limit, watchUnit, watchUnit)
+		}
+	}
+	if stale != "" {
+		r.Reported = c.Status
+		r.Problem, r.Reason, r.Message = "Unknown", ReasonCannotTell, stale
+	}
 	return r
 }
+
+const watchUnit = "rke2-proxy-backend-watch"
 
 // HasProblem is --problems: a problem named (True), the node cannot tell
 // (Unknown), or it never published its condition although the planned
@@ -74,28 +107,76 @@ func twoUnits(a int64, ua string, b int64, ub string) string {
 	return fmt.Sprintf("%d%s%d%s", a, ua, b, ub)
 }
 
-// Table is rows as kubectl-style columns. Empty cells print as "<none>";
-// a problem's reason and message follow its status.
-func Table(rows []Row) string {
-	var b strings.Builder
-	w := tabwriter.NewWriter(&b, 0, 8, 3, ' ', 0)
-	fmt.Fprintln(w, "NODE\tPLANNED\tVERIFIED\tMODE\tVERSION\tSOURCE\tPROBLEM\tAGE")
+// DefaultWidth is the terminal width the table fits when it cannot
+// learn one.
+const DefaultWidth = 80
+
+// Cell caps in the narrow table: Kubernetes node names are mostly
+// DNS labels (63), and a node's own annotations are short words unless
+// something wrote them wrong.
+const (
+	maxNameCell  = 63
+	maxValueCell = 24
+	minMessage   = 10
+	gap          = "   "
+)
+
+// Table is rows as kubectl-style columns fitting width (DefaultWidth when
+// 0): each row's MESSAGE is cut with an ellipsis where the line would
+// pass it (keeping at least minMessage of it), and overlong cells at
+// their cap. wide adds MODE, VERSION, SOURCE, REASON and HEARTBEAT and
+// cuts nothing (-o wide). Empty cells print as "<none>"; every cell is
+// oneLine'd.
+func Table(rows []Row, width int, wide bool) string {
+	if width <= 0 {
+		width = DefaultWidth
+	}
+	header := []string{"NODE", "PLANNED", "VERIFIED", "PROBLEM", "AGE", "MESSAGE"}
+	if wide {
+		header = []string{"NODE", "PLANNED", "VERIFIED", "MODE", "VERSION", "SOURCE", "PROBLEM", "REASON", "HEARTBEAT", "AGE", "MESSAGE"}
+	}
+	table := [][]string{header}
 	for _, r := range rows {
-		problem := cell(r.Problem)
-		if r.Problem == "True" || r.Problem == "Unknown" {
-			problem = r.Problem + ": " + oneLine(r.Reason)
-			if r.Message != "" {
-				problem += ": " + oneLine(r.Message)
+		hb := r.HeartbeatAge
+		if hb == "" {
+			hb = "-"
+		}
+		line := []string{truncate(cell(r.Node), maxNameCell), cell(r.Planned), cell(r.Verified), cell(r.Problem), r.Age, cell(r.Message)}
+		if wide {
+			line = []string{cell(r.Node), cell(r.Planned), cell(r.Verified), cell(r.Mode), cell(r.Version), cell(r.Source),
+				cell(r.Problem), cell(r.Reason), hb, r.Age, cell(r.Message)}
+		} else {
+			for i := 1; i < len(line)-1; i++ {
+				line[i] = truncate(line[i], maxValueCell)
 			}
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", cell(r.Node), cell(r.Planned), cell(r.Verified), cell(r.Mode),
-			cell(r.Version), cell(r.Source), problem, r.Age)
+		table = append(table, line)
 	}
-	w.Flush()
+	last := len(header) - 1
+	widths := make([]int, last)
+	used := 0
+	for i := range widths {
+		for _, line := range table {
+			widths[i] = max(widths[i], utf8.RuneCountInString(line[i]))
+		}
+		used += widths[i] + len(gap)
+	}
+	var b strings.Builder
+	for _, line := range table {
+		for i, v := range line[:last] {
+			b.WriteString(v + strings.Repeat(" ", widths[i]-utf8.RuneCountInString(v)) + gap)
+		}
+		msg := line[last]
+		if !wide {
+			msg = truncate(msg, max(width-used, minMessage))
+		}
+		b.WriteString(msg + "\n")
+	}
 	return b.String()
 }
 
-// JSON is rows as -o json prints them.
+// JSON is rows as -o json prints them: the values whole, the characters
+// a terminal would obey escaped (jsonSafe).
 func JSON(rows []Row) ([]byte, error) {
 	if rows == nil {
 		rows = []Row{}
@@ -103,7 +184,7 @@ func JSON(rows []Row) ([]byte, error) {
 	b, err := json.MarshalIndent(struct {
 		Nodes []Row `json:"nodes"`
 	}{rows}, "", "  ")
-	return append(b, '\n'), err
+	return append(jsonSafe(b), '\n'), err
 }
 
 func cell(v string) string {
@@ -111,15 +192,4 @@ func cell(v string) string {
 		return "<none>"
 	}
 	return oneLine(v)
-}
-
-// oneLine keeps a value written by a node from breaking the table: tabs,
-// newlines and other control characters become spaces.
-func oneLine(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return ' '
-		}
-		return r
-	}, s)
 }

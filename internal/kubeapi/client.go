@@ -10,7 +10,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -60,6 +62,7 @@ func (o *Options) defaults() {
 // Client talks to one API server with one identity.
 type Client struct {
 	creds Credentials
+	base  string // the server's URL without a trailing slash: base+path is a request's URL
 	opts  Options
 	http  *http.Client
 	mu    sync.Mutex
@@ -69,6 +72,10 @@ type Client struct {
 // New makes a client for creds.
 func New(creds Credentials, o Options) (*Client, error) {
 	o.defaults()
+	base, err := BaseURL(creds.Server)
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig %s: %w", creds.File, err)
+	}
 	tlsc := &tls.Config{MinVersion: tls.VersionTLS12}
 	if creds.CA != nil {
 		pool := x509.NewCertPool()
@@ -86,8 +93,37 @@ func New(creds Credentials, o Options) (*Client, error) {
 	}
 	tr := &http.Transport{TLSClientConfig: tlsc, Proxy: nil, TLSHandshakeTimeout: o.Timeout,
 		ResponseHeaderTimeout: o.Timeout, MaxIdleConns: 1, IdleConnTimeout: time.Minute}
-	return &Client{creds: creds, opts: o, http: &http.Client{Transport: tr, Timeout: o.Timeout}}, nil
+	hc := &http.Client{Transport: tr, Timeout: o.Timeout, CheckRedirect: refuseRedirect}
+	return &Client{creds: creds, base: base, opts: o, http: hc}, nil
 }
+
+// BaseURL is server (a kubeconfig's cluster.server) as the prefix of every
+// request's URL: an https URL with a host, its path kept (Rancher's
+// kubeconfigs point at https://rancher/k8s/clusters/c-xyz, a proxy that
+// serves the API below that path) and its trailing slashes cut, so
+// "https://host:6443/" + "/api/v1/nodes" is not "//api/v1/nodes", which the
+// API server answers 404.
+func BaseURL(server string) (string, error) {
+	u, err := url.Parse(server)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("cluster.server %q: not a URL: %w", server, err)
+	case u.Scheme != "https":
+		return "", fmt.Errorf("cluster.server %q: only https:// servers are supported (a node's credentials are a client certificate over TLS)", server)
+	case u.Host == "":
+		return "", fmt.Errorf("cluster.server %q: no host", server)
+	case u.User != nil || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "":
+		return "", fmt.Errorf("cluster.server %q: a server URL is scheme, host and an optional path; remove the user, query or fragment", server)
+	}
+	return strings.TrimRight(u.String(), "/"), nil
+}
+
+// refuseRedirect makes a 3xx the answer instead of a new request: Go's
+// client would follow a 302 to a PATCH with a GET, and the GET's 200 would
+// count as the write that never happened. The API server never redirects
+// its own API; a redirect is a proxy or a wrong server URL, which the
+// operator must hear about.
+func refuseRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
 // StatusError is an answer of the API server other than 2xx, with its
 // metav1.Status reason and message when it sent one.
@@ -160,7 +196,7 @@ func (c *Client) once(ctx context.Context, method, path, kind string, body []byt
 	if err := c.pace(ctx); err != nil {
 		return nil, 0, err
 	}
-	req, err := http.NewRequestWithContext(ctx, method, c.creds.Server+path, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, bytes.NewReader(body))
 	if err != nil {
 		return nil, 0, err
 	}
@@ -192,6 +228,11 @@ func (c *Client) once(ctx context.Context, method, path, kind string, body []byt
 	var status struct{ Reason, Message string }
 	if json.Unmarshal(out, &status) == nil {
 		se.Reason, se.Message = status.Reason, status.Message
+	}
+	if resp.StatusCode/100 == 3 {
+		se.Reason = "Redirect"
+		se.Message = fmt.Sprintf("the server redirects to %q, and redirects are not followed (a %s would be re-sent as a GET, or to another server): point the kubeconfig's cluster.server at the API server itself",
+			resp.Header.Get("Location"), method)
 	}
 	secs, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
 	return nil, time.Duration(secs) * time.Second, se

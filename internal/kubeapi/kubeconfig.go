@@ -24,7 +24,7 @@ const maxFile = 256 << 10
 // API server is and how to prove who we are to it.
 type Credentials struct {
 	File   string // the kubeconfig, for messages
-	Server string // https://host:port
+	Server string // https://host:port, maybe with a path (BaseURL)
 	CA     []byte // PEM; nil trusts the system's roots
 	Cert   []byte // PEM client certificate, with Key
 	Key    []byte
@@ -86,8 +86,8 @@ func Load(root hostfs.Root, file string) (Credentials, error) {
 	if c.Server, err = r.str("cluster.server", cluster["server"]); err != nil {
 		return c, err
 	}
-	if !strings.HasPrefix(c.Server, "https://") {
-		return c, fmt.Errorf("kubeconfig %s: cluster.server %q: only https:// servers are supported (a node's credentials are a client certificate over TLS)", c.File, c.Server)
+	if _, err := BaseURL(c.Server); err != nil {
+		return c, fmt.Errorf("kubeconfig %s: %w", c.File, err)
 	}
 	if c.CA, err = r.blob("cluster.certificate-authority", cluster); err != nil {
 		return c, err

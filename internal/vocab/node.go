@@ -1,5 +1,7 @@
 package vocab
 
+import "time"
+
 // The names this tool writes on its own Node object (internal/clusterpublish)
 // and the fleet view reads back (internal/fleetview, kubectl proxy-backend):
 // one definition, so the writer and the reader cannot drift apart.
@@ -34,3 +36,17 @@ const (
 	// the first one).
 	NodeAnnotationVerifiedAt = NodeKeyPrefix + "verified-at"
 )
+
+// NodeAnnotationStaleAfter is how long the node's condition stands after
+// its lastHeartbeatTime (a Go duration, e.g. "30m0s"), as a Lease's
+// leaseDurationSeconds says how long its renewTime holds: the writer
+// renews the heartbeat well within it (watch: three of its full-verify
+// periods), so a heartbeat older than this is a node that stopped proving
+// itself, and readers call its condition Unknown.
+const NodeAnnotationStaleAfter = NodeKeyPrefix + "stale-after"
+
+// NodeStaleAfterMax is what readers take when a node gives no
+// stale-after (an older writer, or a value that does not parse) and the
+// most they honour: a node verified only at RKE2 starts (no watch) says
+// 24h, as long as its node-feature-discovery labels last.
+const NodeStaleAfterMax = 24 * time.Hour

@@ -14,20 +14,30 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
 
+// cluster is watch's link to its Node object: offer hands the publisher
+// each stored result's state, heartbeat says which lastHeartbeatTime the
+// Node holds (zero: none written since watch started), staleAfter how
+// long readers trust it.
+type cluster struct {
+	offer      func(clusterpublish.State)
+	heartbeat  func() time.Time
+	staleAfter time.Duration
+}
+
 // clusterPublisher starts the Node condition's publisher for c's host,
-// ending with ctx, and returns what hands it each stored result. With
-// verify.node_condition off (or --no-status, which stores nothing) it
-// does nothing. The publisher has its own goroutine: an API server that
-// is slow or gone costs watch nothing but a journal line.
-func clusterPublisher(ctx context.Context, c *verify.Command) func(clusterpublish.State) {
+// ending with ctx, renewing the heartbeat at every full verify (refresh).
+// With verify.node_condition off (or --no-status, which stores nothing)
+// it does nothing. The publisher has its own goroutine: an API server
+// that is slow or gone costs watch nothing but a journal line.
+func clusterPublisher(ctx context.Context, c *verify.Command, refresh time.Duration) cluster {
 	if !c.NodeCondition || c.NoStatus {
-		return func(clusterpublish.State) {}
+		return cluster{offer: func(clusterpublish.State) {}}
 	}
 	o := clusterOptions
-	o.Log, o.Distribution = c.Progress, distro.Find(c.Root, c.Distribution).Kind
+	o.Log, o.Distribution, o.Refresh = c.Progress, distro.Find(c.Root, c.Distribution).Kind, refresh
 	p := clusterpublish.New(c.Root, o)
 	go p.Run(ctx)
-	return p.Offer
+	return cluster{offer: p.Offer, heartbeat: p.Heartbeat, staleAfter: o.StaleAfter()}
 }
 
 // clusterOptions is the publisher's schedule: its defaults, which tests

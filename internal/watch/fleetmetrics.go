@@ -37,6 +37,11 @@ type Fleet struct {
 	// LastProof is when a verify last found the rules right (zero: not
 	// since watch started).
 	LastProof time.Time
+	// Heartbeat is the Node condition's lastHeartbeatTime as watch last
+	// wrote it (zero: not since watch started), StaleAfter how long it
+	// stands (the Node's stale-after annotation).
+	Heartbeat  time.Time
+	StaleAfter time.Duration
 }
 
 // FleetOf reads root's plan and facts (with the host's firewall and network
@@ -103,6 +108,12 @@ func FleetMetrics(fl Fleet) []byte {
 	if !fl.LastProof.IsZero() {
 		gauge("rke2_proxy_backend_last_proof_timestamp_seconds", "Unix time a verify last found kube-proxy's rules right (since the watch service started).")
 		fmt.Fprintf(&b, "rke2_proxy_backend_last_proof_timestamp_seconds %d\n", fl.LastProof.Unix())
+	}
+	if !fl.Heartbeat.IsZero() {
+		gauge("rke2_proxy_backend_node_condition_heartbeat_timestamp_seconds", "Unix time of the lastHeartbeatTime watch last wrote on the Node condition RKE2ProxyBackendProblem.")
+		fmt.Fprintf(&b, "rke2_proxy_backend_node_condition_heartbeat_timestamp_seconds %d\n", fl.Heartbeat.Unix())
+		gauge("rke2_proxy_backend_node_condition_stale_after_seconds", "How long the Node condition stands after its heartbeat (the rke2-proxy-backend/stale-after annotation): older, kubectl proxy-backend calls it Unknown.")
+		fmt.Fprintf(&b, "rke2_proxy_backend_node_condition_stale_after_seconds %g\n", fl.StaleAfter.Seconds())
 	}
 	return []byte(b.String())
 }

@@ -136,7 +136,7 @@ func TestLastProofIsTheStatesProof(t *testing.T) {
 	var lastProof time.Time
 	var offered []clusterpublish.State
 	res := &verify.Result{OK: true, Verdict: verify.VerdictOK}
-	if err := publishRun(c, distro.RKE2, res, false, 0, &lastProof, func(s clusterpublish.State) { offered = append(offered, s) }); err != nil {
+	if err := publishRun(c, distro.RKE2, res, false, 0, &lastProof, cluster{offer: func(s clusterpublish.State) { offered = append(offered, s) }}); err != nil {
 		t.Fatal(err)
 	}
 	if len(offered) != 1 || offered[0].Proven {
@@ -148,5 +148,33 @@ func TestLastProofIsTheStatesProof(t *testing.T) {
 	}
 	if !lastProof.IsZero() || strings.Contains(string(got), "last_proof") {
 		t.Errorf("last proof %v and metrics\n%s\nafter an unproven run: want no last proof", lastProof, got)
+	}
+}
+
+// The fleet metrics carry the heartbeat the Node condition holds and how
+// long it stands, from the publisher, so the alert on them fires when the
+// fleet view calls the node Unknown: a stopped watch leaves both as they
+// were, and time() moves past them.
+func TestFleetMetricsCarryTheConditionsHeartbeat(t *testing.T) {
+	h := fleetHost(t)
+	c := &verify.Command{Host: verify.Host{Root: h.Root()}, TextfileDir: hostfs.TextfileDir}
+	var lastProof time.Time
+	beat := time.Unix(1796061250, 0)
+	cl := cluster{offer: func(clusterpublish.State) {}, heartbeat: func() time.Time { return beat }, staleAfter: 30 * time.Minute}
+	if err := publishRun(c, distro.RKE2, &verify.Result{OK: true, Verdict: verify.VerdictOK}, false, 0, &lastProof, cl); err != nil {
+		t.Fatal(err)
+	}
+	got, err := h.Root().ReadFile(path.Join(hostfs.TextfileDir, FleetMetricsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"rke2_proxy_backend_node_condition_heartbeat_timestamp_seconds 1796061250\n", "rke2_proxy_backend_node_condition_stale_after_seconds 1800\n"} {
+		if !strings.Contains(string(got), want) {
+			t.Errorf("fleet metrics lack %s:\n%s", want, got)
+		}
+	}
+	check.PromtoolMetrics(t, got)
+	if got := string(FleetMetrics(Fleet{StaleAfter: time.Hour})); strings.Contains(got, "node_condition") {
+		t.Errorf("no heartbeat written yet, yet:\n%s", got)
 	}
 }

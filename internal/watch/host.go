@@ -70,14 +70,14 @@ func OnHost(ctx context.Context, c *verify.Command, s Schedule) error {
 	}
 	var lastProof time.Time
 	kind := distro.Find(c.Root, c.Distribution).Kind
-	toCluster := clusterPublisher(ctx, c)
+	toCluster := clusterPublisher(ctx, c, s.Full)
 	cfg := Config{Log: log, Poll: s.Poll, Quiet: s.Quiet, Grace: s.Grace, Full: s.Full,
 		// A stamp that never settles is still checked after a minute.
 		MaxDelay: DefaultMaxDelay,
 		Verify: func(ctx context.Context, first bool) (*verify.Result, error) {
 			res, err := verifyOnce(ctx, c, first)
 			if err != nil && ctx.Err() == nil {
-				toCluster(clusterpublish.StateOf(c.Root, nil, time.Now())) // the status is invalid now, and so is the condition's verdict
+				toCluster.offer(clusterpublish.StateOf(c.Root, nil, time.Now())) // the status is invalid now, and so is the condition's verdict
 			}
 			return res, err
 		},
@@ -100,8 +100,10 @@ func OnHost(ctx context.Context, c *verify.Command, s Schedule) error {
 // publishRun stores one result: status.json, watch's textfiles, and the
 // Node condition's state. The state is computed once, after the status is
 // stored, and its Proven moves *lastProof, so the fleet metric's last
-// proof and the Node's verified-at annotation are one judgement.
-func publishRun(c *verify.Command, kind distro.Kind, res *verify.Result, drifting bool, transitions int, lastProof *time.Time, toCluster func(clusterpublish.State)) error {
+// proof and the Node's verified-at annotation are one judgement. The
+// fleet metrics carry the heartbeat the Node holds, so their alert and
+// the fleet view call the node stale together.
+func publishRun(c *verify.Command, kind distro.Kind, res *verify.Result, drifting bool, transitions int, lastProof *time.Time, toCluster cluster) error {
 	if c.NoStatus {
 		return nil
 	}
@@ -112,8 +114,14 @@ func publishRun(c *verify.Command, kind distro.Kind, res *verify.Result, driftin
 		*lastProof = now
 	}
 	err = errors.Join(err, WriteMetrics(c.Root, c.TextfileDir, drifting, transitions),
-		WriteFleetMetrics(c.Root, c.TextfileDir, func() Fleet { return FleetOf(c.Root, kind, *lastProof) }))
-	toCluster(s)
+		WriteFleetMetrics(c.Root, c.TextfileDir, func() Fleet {
+			fl := FleetOf(c.Root, kind, *lastProof)
+			if toCluster.heartbeat != nil {
+				fl.Heartbeat, fl.StaleAfter = toCluster.heartbeat(), toCluster.staleAfter
+			}
+			return fl
+		}))
+	toCluster.offer(s)
 	return err
 }
 

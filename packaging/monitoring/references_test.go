@@ -27,8 +27,9 @@ import (
 // exporters beside ours, each with where it comes from: they are the
 // join keys (pool, boot time), not figures of ours.
 var external = map[string]string{
-	"kube_node_labels":       "kube-state-metrics",
-	"node_boot_time_seconds": "node_exporter",
+	"kube_node_labels":           "kube-state-metrics",
+	"kube_node_status_condition": "kube-state-metrics",
+	"node_boot_time_seconds":     "node_exporter",
 }
 
 // metricRef finds metric names in PromQL: the prefixes every series the
@@ -80,7 +81,7 @@ func ourTextfiles() [][]byte {
 			LastQueued: map[string]float64{"IPv4": 1.79e9 + 100},
 			Failures:   []kubeproxy.FailureCount{{Counter: kubeproxy.FailIptablesRestore, IPFamily: "IPv4", Count: 1}}}}
 	fleet := watch.Fleet{Decision: plan.Decision{Backend: nft, ProxyMode: "iptables", IptablesMode: "nft", Source: "auto"},
-		Conflicts: []hostconflict.Finding{{ID: "firewalld"}}, LastProof: time.Unix(1, 0)}
+		Conflicts: []hostconflict.Finding{{ID: "firewalld"}}, LastProof: time.Unix(1, 0), Heartbeat: time.Unix(1, 0), StaleAfter: time.Hour}
 	fleet.Cost = benchCost()
 	return [][]byte{verify.Metrics(r, time.Unix(1, 0)), watch.Metrics(true, 2), watch.FleetMetrics(fleet)}
 }

@@ -93,8 +93,15 @@ esac
 
 # A package's copy would run its own generator beside ours, both writing
 # the same drop-ins: one installation at a time.
+# The package's files are the package's until it is purged: a removed but
+# not purged .deb still owns the config as a conffile, and its purge would
+# later delete the config and RKE2's drop-in from under this install.
+keep="copy $config aside first if you changed it and put it back: this installer keeps an existing config"
 if [ "$bin" != "$packaged_binary" ] && [ -e "$packaged_binary" ]; then
-	fatal "$packaged_binary exists: $name is installed from a package; remove the package first (apt-get remove $name, or dnf remove $name)"
+	fatal "$packaged_binary exists: $name is installed from a package; remove the package first (apt-get purge $name, or dnf remove $name; $keep)"
+fi
+if command -v dpkg-query >/dev/null 2>&1 && [ "$(dpkg-query -W -f '${db:Status-Status}' $name 2>/dev/null)" = config-files ]; then
+	fatal "dpkg still holds the config files of the removed $name package, and purging it later would delete $config from under this install: purge it first (apt-get purge $name; $keep)"
 fi
 # Another prefix's install: its generator link (same name, so systemd
 # runs only one of them) and its manifest would outlive this one.

@@ -14,7 +14,10 @@
 #          sysctls (it says so in RKE2's journal). The bookworm root is
 #          minbase without ipset: the host's (the same bookworm package) is
 #          copied into the overlay, as kube-proxy's image carries its own.
-#   boot   the plan says ipvs, kube-proxy's KUBE-* ipsets are there; a switch
+#   boot   the plan says ipvs, kube-proxy's KUBE-* ipsets are there, kubelet's
+#          KUBE-FIREWALL too (the stand-in runs the real kubelet code of its
+#          minor through the oracle), and verify under ipvs passes every check
+#          but the kube-ipvs0 dummy link this kernel cannot make; a switch
 #          while config.yaml still sets proxy-mode=ipvs exits 2 with the
 #          translation report and the item to remove, changing nothing; the
 #          guest removes the item (the operator's step, RKE2 not restarted)
@@ -78,6 +81,23 @@ ok "apply planned ipvs mode (kept from RKE2's config)"
 wait_for 120 grep -qx iptables-nft /var/lib/rke2-standin/backend || { bad "kube-proxy (the stand-in) never ran"; finish; }
 wait_for 60 sh -c 'ipset list -n | grep -qx KUBE-CLUSTER-IP' && ok "kube-proxy's ipvs proxier made its KUBE-* ipsets" || bad "no KUBE-CLUSTER-IP ipset under ipvs"
 info "ipsets under ipvs: $(ipset list -n | tr '\n' ' ')"
+# Under ipvs, before any migration: kubelet (the stand-in runs the real
+# kubelet code of 1.36 through the oracle) wrote KUBE-FIREWALL and its
+# jumps, and verify holds the ipvs node to every check this kernel allows:
+# the skeleton (kube-proxy's and kubelet's chains and jumps) and the ipsets
+# pass. This kernel has no dummy links (the oracle fakes kube-ipvs0 and says
+# so), so verify's one finding is that the link is absent, which is true.
+check "kubelet wrote KUBE-FIREWALL and its INPUT jump (iptables-nft)" sh -c 'iptables-nft-save | grep -qx -- "-A INPUT -j KUBE-FIREWALL"'
+wait_for 120 sh -c "[ \"\$(systemctl show -P ExecMainStartTimestampMonotonic $verify)\" != 0 ] && [ \"\$(systemctl show -P ActiveState $verify)\" != activating ]" ||
+	bad "the verify unit did not finish within 120s under ipvs"
+/usr/bin/rke2-proxy-backend verify >/run/verify-ipvs.out 2>&1
+sed 's/^/    verify under ipvs: /' /run/verify-ipvs.out | cut -c1-220 >>"$result"
+check "verify under ipvs: the iptables-nft skeleton is complete (kube-proxy's ipvs chains and kubelet's)" grep -q 'iptables-nft: *kube-proxy skeleton complete' /run/verify-ipvs.out
+findings=$(grep -o '^[0-9]*\. \[[a-z-]*\]' /run/verify-ipvs.out | sed 's/^[0-9]*\. //' | tr '\n' ' ')
+[ "$findings" = "[ipvs-missing-link] " ] && ok "verify under ipvs: no finding but the kube-ipvs0 link this kernel cannot make" ||
+	bad "verify under ipvs: findings '$findings', want only [ipvs-missing-link] (no dummy links in this kernel)"
+check "the oracle says it faked kube-ipvs0 (this kernel has no dummy links)" grep -q 'ipvs mode: faked: .*kube-ipvs0' /var/lib/rke2-standin/kube-proxy
+systemctl reset-failed $verify
 # What the oracle faked (this kernel has no IPVS and no dummy links).
 grep -m1 'ipvs mode: faked' /var/lib/rke2-standin/kube-proxy | sed 's/^/INFO /' >>"$result"
 cp /etc/rke2-proxy-backend/config.yaml /run/config.orig

@@ -8,6 +8,10 @@
 // directly, as kube-proxy's informers would.
 //
 //	kubeproxy-oracle --mode iptables|nftables|ipvs --services N [--ipv6=false] [--kubelet] [--metrics-out FILE] [--ipvs-out FILE] [--resync D]
+//	kubeproxy-oracle --kubelet-only [--ipv6=false]
+//
+// --kubelet-only writes what kubelet writes at startup and exits: the RKE2
+// stand-in plays kubelet with it, through the host's iptables.
 //
 // --mode ipvs runs the ipvs proxier with the real iptables and the real
 // ipset command; what this machine's kernel lacks (ip_vs, dummy links) is
@@ -54,7 +58,15 @@ func main() {
 	metricsOut := flag.String("metrics-out", "", "after the first sync, write kube-proxy's /metrics page to this file")
 	ipvsOut := flag.String("ipvs-out", "", "--mode ipvs: after the first sync, write what kube-proxy's fakes hold to this JSON file")
 	resync := flag.Duration("resync", 0, "stay after the first sync, resyncing with this sync period, until SIGTERM (0: exit after the first sync)")
+	kubeletOnly := flag.Bool("kubelet-only", false, "write only what kubelet writes at startup, then exit (no proxier)")
 	flag.Parse()
+	if *kubeletOnly {
+		if err := kubeletAlone(families(*ipv6), *timeout); err != nil {
+			fmt.Fprintln(os.Stderr, "kubeproxy-oracle:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *resync < 0 {
 		fmt.Fprintf(os.Stderr, "kubeproxy-oracle: --resync %s: want a positive period, or 0 to exit after the first sync\n", *resync)
 		os.Exit(2)

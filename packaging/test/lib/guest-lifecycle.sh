@@ -191,6 +191,93 @@ case_purge() {
 	check "purge: the operator's RKE2 config untouched" grep -qx 'token: lifecycle-test-secret' /etc/rancher/rke2/config.yaml
 }
 
+# watch_on_installed WHEN: watch runs, on the installed file (not a
+# deleted one), started since PID $1 ran.
+watch_on_installed() {
+	local when=$1 pid0=$2 pid1
+	check "$when: watch is running" wait_for 30 watch_running
+	pid1=$(watch_pid)
+	[ "$pid1" != "$pid0" ] && ok "$when: watch restarted (PID $pid0 -> $pid1)" || bad "$when: watch not restarted (PID still $pid0)"
+	check "$when: watch runs the installed file (same inode as /usr/bin/rke2-proxy-backend)" test "$(stat -L -c %i /proc/"$pid1"/exe 2>&1)" = "$(stat -c %i /usr/bin/rke2-proxy-backend)"
+}
+
+# killed-postinst: dpkg -i of the next version killed (SIGKILL, its whole
+# process group) while the postinst waits on systemctl daemon-reload, then
+# `dpkg --configure -a`, as an operator recovers a node whose upgrade died.
+case_killed_postinst() {
+	local deb pid0 rpid0 rinv0 dropin ino0 t0 dpkg_pid pgid st
+	deb=$(ls /root/pkgs/rke2-proxy-backend_"$version".1-1_*.deb)
+	dropin=/run/systemd/generator/$rke2.d/50-rke2-proxy-backend.conf
+	pid0=$(watch_pid)
+	rpid0=$(prop $rke2 MainPID)
+	rinv0=$(prop $rke2 InvocationID)
+	ino0=$(stat -c %i "$dropin" 2>/dev/null)
+	t0=$(date +%s)
+	# A systemctl first on PATH that holds the postinst's daemon-reload
+	# (dpkg names the script running in DPKG_MAINTSCRIPT_NAME).
+	mkdir -p /run/boot-test
+	cat >/usr/local/sbin/systemctl <<'HOLD'
+#!/bin/sh
+if [ "${DPKG_MAINTSCRIPT_NAME:-}" = postinst ] && [ "$1" = daemon-reload ] && [ -e /run/boot-test/hold ]; then
+	: >/run/boot-test/held
+	exec sleep 600
+fi
+exec /usr/bin/systemctl "$@"
+HOLD
+	chmod 0755 /usr/local/sbin/systemctl
+	: >/run/boot-test/hold
+	setsid dpkg -i "$deb" >"$out/killed.log" 2>&1 &
+	dpkg_pid=$!
+	if wait_for 120 test -e /run/boot-test/held; then
+		pgid=$(awk '{print $5}' /proc/$dpkg_pid/stat)
+		kill -KILL -- -"$pgid"
+		ok "killed-postinst: dpkg (PID $dpkg_pid) and its postinst killed while the postinst waited on daemon-reload"
+	else
+		bad "killed-postinst: the postinst never reached daemon-reload: $(tail -n 3 "$out/killed.log" | tr '\n' ' ')"
+		kill -KILL -- -"$dpkg_pid" 2>/dev/null
+	fi
+	wait $dpkg_pid 2>/dev/null
+	rm -f /run/boot-test/hold /usr/local/sbin/systemctl
+	st=$(dpkg-query -W -f '${Version} ${db:Status-Status}' rke2-proxy-backend)
+	[ "$st" = "$version.1-1 half-configured" ] && ok "killed-postinst: dpkg says $st" || bad "killed-postinst: dpkg says '$st', want $version.1-1 half-configured"
+	if dpkg --configure -a >"$out/configure.log" 2>&1; then ok "killed-postinst: dpkg --configure -a exit 0"; else bad "killed-postinst: dpkg --configure -a failed: $(tail -n 5 "$out/configure.log" | tr '\n' ' ')"; fi
+	sed 's/^/INFO   | /' "$out/configure.log" >>"$result"
+	check "killed-postinst: dpkg has $version.1-1 installed" sh -c "dpkg-query -W -f '\${Version} \${db:Status-Status}' rke2-proxy-backend | grep -qx '$version.1-1 installed'"
+	watch_on_installed killed-postinst "$pid0"
+	[ -n "$ino0" ] && [ "$(stat -c %i "$dropin" 2>/dev/null)" != "$ino0" ] && ok "killed-postinst: the generator wrote $dropin again" || bad "killed-postinst: $dropin not written again"
+	check "killed-postinst: the generator link is there" test -L /usr/lib/systemd/system-generators/rke2-proxy-backend-generator
+	check "killed-postinst: no unit needs a daemon-reload" test "$(prop $rke2 NeedDaemonReload)/$(prop $watch NeedDaemonReload)" = no/no
+	[ "$(prop $rke2 MainPID)/$(prop $rke2 InvocationID)" = "$rpid0/$rinv0" ] &&
+		ok "killed-postinst: RKE2 not restarted" || bad "killed-postinst: RKE2 was restarted (MainPID $rpid0 -> $(prop $rke2 MainPID))"
+	wait_for 90 watch_first_ok "$t0" && ok "killed-postinst: the new watch's first verify: ok" || bad "killed-postinst: the new watch logged no 'first verify: ok'"
+	rke2_then_verify killed-postinst restart
+}
+
+# downgrade: the next version, then this one, with the commands operators
+# run (apt-get install -y of the file; --allow-downgrades for the way back).
+case_downgrade() {
+	local next this pid0
+	next=$(ls /root/pkgs/rke2-proxy-backend_"$version".1-1_*.deb)
+	this=$(ls /root/pkgs/rke2-proxy-backend_"$version"-1_*.deb)
+	pid0=$(watch_pid)
+	check "downgrade: apt-get install -y $next (the upgrade)" sh -c "DEBIAN_FRONTEND=noninteractive apt-get install -y -q $next >$out/up.log 2>&1 </dev/null"
+	check "downgrade: dpkg has $version.1-1 installed" sh -c "dpkg-query -W -f '\${Version} \${db:Status-Status}' rke2-proxy-backend | grep -qx '$version.1-1 installed'"
+	watch_on_installed upgrade "$pid0"
+	pid0=$(watch_pid)
+	if DEBIAN_FRONTEND=noninteractive apt-get install -y -q --allow-downgrades "$this" >"$out/down.log" 2>&1 </dev/null; then
+		ok "downgrade: apt-get install -y --allow-downgrades $this exit 0"
+	else
+		bad "downgrade: apt-get install -y --allow-downgrades failed: $(tail -n 5 "$out/down.log" | tr '\n' ' ')"
+	fi
+	sed 's/^/INFO   | /' "$out/down.log" >>"$result"
+	check "downgrade: dpkg has $version-1 installed" sh -c "dpkg-query -W -f '\${Version} \${db:Status-Status}' rke2-proxy-backend | grep -qx '$version-1 installed'"
+	watch_on_installed downgrade "$pid0"
+	check "downgrade: the generator link is there" test -L /usr/lib/systemd/system-generators/rke2-proxy-backend-generator
+	check "downgrade: watch still enabled" systemctl is-enabled --quiet $watch
+	rke2_then_verify downgrade restart
+	check "downgrade: watch runs with RKE2 again" wait_for 30 watch_running
+}
+
 case $case_name in
 restart-*) case_restart ;;
 switch-*)
@@ -202,6 +289,8 @@ switch-*)
 upgrade) case_upgrade ;;
 reinstall) case_reinstall ;;
 purge) case_purge ;;
+killed-postinst) case_killed_postinst ;;
+downgrade) case_downgrade ;;
 *) bad "unknown case $case_name" ;;
 esac
 no_failed_units "$case_name"

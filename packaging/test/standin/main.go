@@ -10,8 +10,8 @@
 // its arguments and environment, reads RKE2's config the way RKE2 does
 // (config.yaml, then config.yaml.d/*.yaml|*.yml in name order, "key+"
 // appends), picks kube-proxy's backend from proxy-mode= and IPTABLES_MODE=
-// the way kube-proxy's image does, plays kubelet (its hint and canary
-// chains through the host's iptables alternative), then runs kube-proxy's
+// the way kube-proxy's image does, plays kubelet (what the real kubelet
+// writes, through the host's iptables alternative), then runs kube-proxy's
 // real proxier for that backend (the oracle, test/kubeproxy, built for this
 // RKE2's Kubernetes minor and copied in by boot.sh) in the guest's own
 // network namespace until its first successful sync (and, when the test
@@ -140,10 +140,8 @@ func run() error {
 		return err
 	}
 	// kubelet starts before kube-proxy on a node.
-	for _, family := range []string{"ipv4", "ipv6"} {
-		if err := kubelet(family); err != nil {
-			return err
-		}
+	if err := kubelet(); err != nil {
+		return err
 	}
 	if isK3s() {
 		if err := companions(cfg.Values); err != nil {
@@ -221,10 +219,8 @@ func stay(proxy *exec.Cmd, period time.Duration, stop chan os.Signal) error {
 		case err := <-exited:
 			return fmt.Errorf("kube-proxy (%s) exited: %v", oracle, err)
 		case <-tick.C:
-			for _, family := range []string{"ipv4", "ipv6"} {
-				if err := kubelet(family); err != nil {
-					fmt.Fprintln(os.Stderr, "rke2 standin: kubelet: "+err.Error())
-				}
+			if err := kubelet(); err != nil {
+				fmt.Fprintln(os.Stderr, "rke2 standin: "+err.Error())
 			}
 		}
 	}
@@ -479,35 +475,25 @@ func startKubeProxy(cmd *exec.Cmd, args []string, resync time.Duration) (*exec.C
 	return nil, fmt.Errorf("kube-proxy (%s %s) ended before its first sync: %v\n%s", oracle, strings.Join(args, " "), err, out.String())
 }
 
-// kubeletTables are where kubelet ensures each of its chains
-// (pkg/kubelet/kubelet_network_linux.go): the hint in mangle, the canary in
-// mangle, nat and filter.
-var kubeletTables = []struct{ table, chain string }{
-	{"mangle", "KUBE-IPTABLES-HINT"},
-	{"mangle", "KUBE-KUBELET-CANARY"},
-	{"nat", "KUBE-KUBELET-CANARY"},
-	{"filter", "KUBE-KUBELET-CANARY"},
-}
-
-// kubelet plays kubelet's part: it ensures its hint and canary chains one
-// call at a time through the host's iptables command (whatever the
-// alternative points at), as kubelet's own iptables utility does: "-N" with
-// the xtables lock wait, and exit status 1 (the chain exists) is success.
-// It runs the command itself rather than through a library, so the
-// product's module carries no dependency that only this test program uses.
-func kubelet(family string) error {
-	cmd := "iptables"
-	if family == "ipv6" {
-		cmd = "ip6tables"
+// kubelet plays kubelet's part at its start: what the real kubelet of the
+// oracle's Kubernetes minor writes (the hint, KUBE-FIREWALL with its
+// INPUT/OUTPUT jumps in IPv4, the canaries: test/kubeproxy's
+// --kubelet-only, through the same k8s iptables client) with the host's
+// iptables command, whatever its alternative points at, as kubelet runs
+// on the host. It records which iptables that was per family.
+func kubelet() error {
+	out, err := exec.Command(oracle, "--kubelet-only", "--ipv6=true").CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("kubelet (%s --kubelet-only): %w: %s", oracle, err, strings.TrimSpace(string(out)))
 	}
-	for _, c := range kubeletTables {
-		if err := ensureChain(cmd, c.table, c.chain); err != nil {
-			return fmt.Errorf("kubelet's chain %s/%s (%s): %w", c.table, c.chain, family, err)
+	for family, cmd := range map[string]string{"ipv4": "iptables", "ipv6": "ip6tables"} {
+		path, _ := exec.LookPath(cmd)
+		target, _ := filepath.EvalSymlinks(path)
+		if err := record("kubelet-"+family, target+"\n"); err != nil {
+			return err
 		}
 	}
-	path, _ := exec.LookPath(cmd)
-	target, _ := filepath.EvalSymlinks(path)
-	return record("kubelet-"+family, target+"\n")
+	return nil
 }
 
 // ensureChain is kubelet's EnsureChain: create the chain, and take exit
