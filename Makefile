@@ -5,7 +5,7 @@ LDFLAGS := -s -w -X $(PKG)/internal/version.Version=$(VERSION)
 GO      ?= go
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: all build test lint oracle unit e2e packages tarball repo bench clean
+.PHONY: all build test lint oracle unit e2e packages tarball sysext release repo bench clean
 
 all: build
 
@@ -114,6 +114,22 @@ tarball:
 	  (cd dist && sha256sum $$n.tar.gz > $$n.tar.gz.sha256) || exit 1; \
 	done
 	@ls -1 dist/*.tar.gz
+
+# System extensions (systemd-sysext) for immutable node images:
+# dist/rke2-proxy-backend-$(VERSION)-ARCH.raw, ARCH as systemd names it
+# (x86-64, arm64), squashfs with usr/ only, from what `make packages`
+# staged in dist/build (packaging/sysext/build.sh says what goes in and
+# why ID=_any). /etc comes from Ignition or cloud-init:
+# packaging/sysext/butane.yaml, packaging/cloud-init/sysext/.
+sysext:
+	@test -f dist/.stamp || $(MAKE) packages
+	rm -f dist/rke2-proxy-backend-*.raw
+	for a in $(PKG_ARCHES); do \
+	  case $$a in amd64) s=x86-64 ;; *) s=$$a ;; esac; \
+	  SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) CONFIG=$(PACKAGING_CONFIG) \
+	    packaging/sysext/build.sh $$a $(VERSION) $(PKG_BUILD) dist/rke2-proxy-backend-$(VERSION)-$$s.raw || exit 1; \
+	done
+	@ls -1 dist/*.raw
 
 # Repositories: a signed APT repository and signed YUM/DNF repositories
 # (x86_64, aarch64) from dist/ into $(REPO_DIR)/, signed with the builder's
