@@ -131,6 +131,30 @@ sysext:
 	done
 	@ls -1 dist/*.raw
 
+# A release: every artifact (.deb, .rpm, tarball, system extension; amd64
+# and arm64), each with its SBOM (ARTIFACT.cdx.json, CycloneDX from the Go
+# build info, by cyclonedx-gomod pinned and installed into .cache/ like
+# nfpm), SHA256SUMS and its detached signature SHA256SUMS.asc by the key
+# `make repo` signs with (REPO_GPG_KEY_ID, GNUPGHOME; a throwaway one for
+# tests: eval "$$(packaging/repo/test-key.sh)"), in $(RELEASE_DIR)/. It
+# refuses (packaging/release/preflight.sh) a VERSION that is no semantic
+# version, a CHANGELOG.md without a "## VERSION - YYYY-MM-DD" section, a
+# tree that is not clean, and a missing key. Built again from the same
+# commit, every file but the signature is byte-identical
+# (packaging/test/release.sh).
+CDX_VERSION := v1.10.0
+CDX         := .cache/bin/cyclonedx-gomod-$(CDX_VERSION)/cyclonedx-gomod
+RELEASE_DIR := dist/release
+
+release: $(NFPM) $(CDX)
+	packaging/release/preflight.sh $(VERSION) CHANGELOG.md
+	$(MAKE) packages
+	$(MAKE) tarball sysext
+	packaging/release/build.sh $(VERSION) dist $(RELEASE_DIR) $(CDX)
+
+$(CDX):
+	GOBIN=$(abspath $(dir $(CDX))) $(GO) install github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod@$(CDX_VERSION)
+
 # Repositories: a signed APT repository and signed YUM/DNF repositories
 # (x86_64, aarch64) from dist/ into $(REPO_DIR)/, signed with the builder's
 # key: REPO_GPG_KEY_ID (fingerprint) in the keyring at GNUPGHOME, and
