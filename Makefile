@@ -5,7 +5,7 @@ LDFLAGS := -s -w -X $(PKG)/internal/version.Version=$(VERSION)
 GO      ?= go
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: all build test lint oracle unit e2e packages tarball repo bench clean
+.PHONY: all build test lint oracle unit e2e packages tarball sysext release repo bench clean
 
 all: build
 
@@ -114,6 +114,46 @@ tarball:
 	  (cd dist && sha256sum $$n.tar.gz > $$n.tar.gz.sha256) || exit 1; \
 	done
 	@ls -1 dist/*.tar.gz
+
+# System extensions (systemd-sysext) for immutable node images:
+# dist/rke2-proxy-backend-$(VERSION)-ARCH.raw, ARCH as systemd names it
+# (x86-64, arm64), squashfs with usr/ only, from what `make packages`
+# staged in dist/build (packaging/sysext/build.sh says what goes in and
+# why ID=_any). /etc comes from Ignition or cloud-init:
+# packaging/sysext/butane.yaml, packaging/cloud-init/sysext/.
+sysext:
+	@test -f dist/.stamp || $(MAKE) packages
+	rm -f dist/rke2-proxy-backend-*.raw
+	for a in $(PKG_ARCHES); do \
+	  case $$a in amd64) s=x86-64 ;; *) s=$$a ;; esac; \
+	  SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) CONFIG=$(PACKAGING_CONFIG) \
+	    packaging/sysext/build.sh $$a $(VERSION) $(PKG_BUILD) dist/rke2-proxy-backend-$(VERSION)-$$s.raw || exit 1; \
+	done
+	@ls -1 dist/*.raw
+
+# A release: every artifact (.deb, .rpm, tarball, system extension; amd64
+# and arm64), each with its SBOM (ARTIFACT.cdx.json, CycloneDX from the Go
+# build info, by cyclonedx-gomod pinned and installed into .cache/ like
+# nfpm), SHA256SUMS and its detached signature SHA256SUMS.asc by the key
+# `make repo` signs with (REPO_GPG_KEY_ID, GNUPGHOME; a throwaway one for
+# tests: eval "$$(packaging/repo/test-key.sh)"), in $(RELEASE_DIR)/. It
+# refuses (packaging/release/preflight.sh) a VERSION that is no semantic
+# version, a CHANGELOG.md without a "## VERSION - YYYY-MM-DD" section, a
+# tree that is not clean, and a missing key. Built again from the same
+# commit, every file but the signature is byte-identical
+# (packaging/test/release.sh).
+CDX_VERSION := v1.10.0
+CDX         := .cache/bin/cyclonedx-gomod-$(CDX_VERSION)/cyclonedx-gomod
+RELEASE_DIR := dist/release
+
+release: $(NFPM) $(CDX)
+	packaging/release/preflight.sh $(VERSION) CHANGELOG.md
+	$(MAKE) packages
+	$(MAKE) tarball sysext
+	packaging/release/build.sh $(VERSION) dist $(RELEASE_DIR) $(CDX)
+
+$(CDX):
+	GOBIN=$(abspath $(dir $(CDX))) $(GO) install github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod@$(CDX_VERSION)
 
 # Repositories: a signed APT repository and signed YUM/DNF repositories
 # (x86_64, aarch64) from dist/ into $(REPO_DIR)/, signed with the builder's

@@ -119,6 +119,7 @@ func runFor(o Options, normal string, dist distro.Distro) (Outcome, error) {
 	for _, p := range f.Unreadable {
 		o.Log.Warn("%s", p)
 	}
+	certifiedNotice(o, p)
 	if d.Disabled {
 		// backend: off, or RKE2 itself runs no kube-proxy we manage.
 		o.Log.Info("disabled (source %s): %s", d.Source, strings.Join(d.Reasons, " "))

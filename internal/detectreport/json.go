@@ -11,6 +11,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostconflict"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostplan"
 )
 
 // Schema versions detect's JSON document for scripts: raise it when a key
@@ -27,6 +28,8 @@ type document struct {
 	// HostConflicts is never null: scripts count it.
 	HostConflicts []hostconflict.Finding `json:"host_conflicts"`
 	CNIManifests  []apply.CNIManifest    `json:"cni_manifests,omitempty"`
+	// CertifiedImage is this machine against its image's certificate.
+	CertifiedImage *hostplan.Certification `json:"certified_image,omitempty"`
 }
 
 // settings is the effective config as an operator writes it: the embedded
@@ -53,7 +56,7 @@ func (r Report) WriteJSON(w io.Writer) error {
 	s := settings{Config: c, Verify: verifySettings{Wait: durationText(c.Verify.Wait), TextfileDir: c.Verify.TextfileDir}}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(document{Schema: Schema, Facts: r.Facts, Settings: s, Decision: r.Decision, HostConflicts: conflicts, CNIManifests: r.Manifests})
+	return enc.Encode(document{Schema: Schema, Facts: r.Facts, Settings: s, Decision: r.Decision, HostConflicts: conflicts, CNIManifests: r.Manifests, CertifiedImage: r.Certified})
 }
 
 // durationText writes a duration as an operator would ("5m", "1h30m",

@@ -62,6 +62,9 @@ func (r Report) WriteText(w io.Writer) error {
 	fact(&b, "config", configText)
 	r.writeHost(&b)
 	list(&b, "an image cannot tell", f.NotInImage)
+	if c := r.Certified; c != nil && c.Notice != "" {
+		list(&b, "certified image", []string{c.Notice})
+	}
 	list(&b, "problems", f.Problems)
 	list(&b, "unreadable", f.Unreadable)
 	_, err := io.WriteString(w, b.String())

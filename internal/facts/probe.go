@@ -31,6 +31,10 @@ type Options struct {
 	ToolVersions bool
 	// AskNft also runs the host's nft --version, bounded (apply only).
 	AskNft bool
+	// RPMDatabase reads nft's and iptables' versions from the root's RPM
+	// database with this machine's rpm when dpkg's status file has
+	// neither (certify: an image's own binaries are never run).
+	RPMDatabase bool
 	// HostServices reads the host's firewall and network managers' state
 	// for detect's host-conflict findings; no decision depends on it, so
 	// the generator skips it.

@@ -77,6 +77,17 @@ func (p *probe) rke2Config() RKE2 {
 // data directory says. When both are known and differ, the binary wins and
 // the source says why: the data directory is what the last start left.
 func (p *probe) version(units []RKE2Unit, dataDir string) (version, source string) {
+	if p.image {
+		// A pipeline rarely starts RKE2 in the image: its binary says
+		// the version, read as bytes (it may be another architecture's).
+		quiet := &probe{root: p.root, opts: p.opts}
+		if v, src := quiet.rke2Version(dataDir); v != "" {
+			return v, src
+		}
+		if v, src, ok := p.imageBinaryVersion(units); ok {
+			return v, src
+		}
+	}
 	if !p.opts.RKE2Binary {
 		return p.rke2Version(dataDir)
 	}

@@ -152,6 +152,17 @@ func (p *probe) toolVersions(u *Userspace) {
 		v := p.dpkgVersions("nftables", "iptables")
 		u.Nft, u.Iptables = v["nftables"], v["iptables"]
 	}
+	if p.opts.RPMDatabase && u.Nft.Version == "" && u.Iptables.Version == "" {
+		// EL ships iptables as iptables-nft (and iptables-legacy apart).
+		v := p.rpmVersions("nftables", "iptables", "iptables-nft", "iptables-legacy")
+		u.Nft = v["nftables"]
+		for _, name := range []string{"iptables", "iptables-nft", "iptables-legacy"} {
+			if tv, ok := v[name]; ok {
+				u.Iptables = tv
+				break
+			}
+		}
+	}
 	if p.opts.AskNft {
 		for _, bin := range hostNftCommands {
 			if tv, ok := p.askVersion(bin); ok {

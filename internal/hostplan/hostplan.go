@@ -55,6 +55,9 @@ type Plan struct {
 	Facts    facts.Facts
 	Config   config.Config
 	Decision decide.Decision
+	// Certified is this machine against its image's certificate (nil when
+	// the image has none).
+	Certified *Certification
 }
 
 // Load probes the host, loads the operator config (the file, the
@@ -75,5 +78,5 @@ func Load(h Host, probe facts.Options) (Plan, error) {
 	if err != nil {
 		return Plan{Facts: f}, err
 	}
-	return Plan{Facts: f, Config: c, Decision: decide.Decide(f, c)}, nil
+	return Plan{Facts: f, Config: c, Decision: decide.Decide(f, c), Certified: certification(h.Root, f)}, nil
 }

@@ -47,6 +47,8 @@ tool_package() {
 	gpgconf) echo gpgconf ;;
 	mountpoint | unshare) echo util-linux ;;
 	promtool) echo prometheus ;;
+	mksquashfs | unsquashfs) echo squashfs-tools ;;
+	depmod) echo kmod ;;
 	rpm | rpmbuild | rpmsign) echo rpm ;;
 	chroot | sha256sum | timeout) echo coreutils ;;
 	gzip | tar | ipset) echo "$1" ;;
