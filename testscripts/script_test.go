@@ -1,6 +1,8 @@
 // Package testscripts runs the CLI end to end: each testdata/*.txtar is a
 // script named after the subcommand it exercises, with its fixture host root
-// and golden output inside the archive. UPDATE_GOLDEN=1 rewrites goldens.
+// and golden output inside the archive. UPDATE_GOLDEN=1 rewrites the
+// archive's files a cmp found different, as internal/testkit/golden does
+// for the rest of the tree (refused under CI=true).
 package testscripts
 
 import (
@@ -16,6 +18,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cli"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/golden"
 )
 
 func TestMain(m *testing.M) {
@@ -29,7 +32,9 @@ func TestMain(m *testing.M) {
 }
 
 func TestScripts(t *testing.T) {
-	testscript.Run(t, params("testdata"))
+	p := params("testdata")
+	p.UpdateScripts = golden.Update(t)
+	testscript.Run(t, p)
 }
 
 // params are the settings every script runs with, so the typo test below
@@ -39,7 +44,6 @@ func params(dir string) testscript.Params {
 		Dir:                 dir,
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
-		UpdateScripts:       os.Getenv("UPDATE_GOLDEN") == "1",
 		Cmds:                map[string]func(*testscript.TestScript, bool, []string){"hide-tools": hideTools},
 		Setup: func(env *testscript.Env) error {
 			// Scripts never see the developer's host root by accident. The
