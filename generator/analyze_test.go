@@ -13,6 +13,7 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cli"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/golden"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/testhost"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/units"
 )
@@ -48,7 +49,7 @@ func TestSystemdAnalyzeVerify(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			h := c.host(t)
 			normal, _ := runGenerator(t, c, h)
-			generated := readTree(t, normal)
+			generated := golden.ReadTree(t, normal)
 			if len(generated) == 0 {
 				return
 			}

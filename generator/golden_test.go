@@ -205,9 +205,6 @@ func runGenerator(t *testing.T, c goldenCase, h *testhost.Host) (string, string)
 	return dirs[0], log
 }
 
-// readTree maps every file under dir to its content.
-func readTree(t *testing.T, dir string) map[string]string { return golden.ReadTree(t, dir) }
-
 func TestGolden(t *testing.T) {
 	for _, c := range goldenCases() {
 		t.Run(c.name, func(t *testing.T) {
@@ -217,12 +214,12 @@ func TestGolden(t *testing.T) {
 			// host shows up in review next to what it changes.
 			golden.File(t, filepath.Join(dir, "root.txtar"), rootArchive(t, h.Dir()))
 			normal, log := runGenerator(t, c, h)
-			got := readTree(t, normal)
+			got := golden.ReadTree(t, normal)
 			golden.Tree(t, filepath.Join(dir, "normal"), got)
 			golden.File(t, filepath.Join(dir, "log.txt"), []byte(log))
 			// Same input, same bytes: a second run gives the same tree.
 			again, _ := runGenerator(t, c, h)
-			golden.Compare(t, readTree(t, again), got)
+			golden.Compare(t, golden.ReadTree(t, again), got)
 
 			// Then run what systemd would run before RKE2 starts (under
 			// --root, so without its trial: the log says so).

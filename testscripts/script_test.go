@@ -1,21 +1,27 @@
 // Package testscripts runs the CLI end to end: each testdata/*.txtar is a
 // script named after the subcommand it exercises, with its fixture host root
-// and golden output inside the archive. UPDATE_GOLDEN=1 rewrites goldens.
+// and golden output inside the archive. UPDATE_GOLDEN=1 rewrites the
+// archive's files a cmp found different, as internal/testkit/golden does
+// for the rest of the tree (refused under CI=true).
 package testscripts
 
 import (
+	"bytes"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	"github.com/rogpeppe/go-internal/txtar"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cli"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/golden"
 )
 
 func TestMain(m *testing.M) {
@@ -29,19 +35,32 @@ func TestMain(m *testing.M) {
 }
 
 func TestScripts(t *testing.T) {
-	testscript.Run(t, params("testdata"))
+	p := params("testdata")
+	p.UpdateScripts = golden.Update(t)
+	if d, ok := t.Deadline(); ok {
+		p.Deadline = d
+	}
+	runScripts(goT{t}, p)
 }
 
-// params are the settings every script runs with, so the typo test below
-// runs a script exactly as TestScripts would.
+// runScripts runs the scripts of p as TestScripts does: under CI=true a
+// script that skips fails (strictT).
+func runScripts(t testscript.T, p testscript.Params) {
+	testscript.RunT(strictT{t}, p)
+}
+
+// params are the settings every script runs with, so the tests of the
+// conditions run a script exactly as TestScripts would.
 func params(dir string) testscript.Params {
 	return testscript.Params{
 		Dir:                 dir,
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
-		UpdateScripts:       os.Getenv("UPDATE_GOLDEN") == "1",
 		Cmds:                map[string]func(*testscript.TestScript, bool, []string){"hide-tools": hideTools},
 		Setup: func(env *testscript.Env) error {
+			if err := toolsOnPath(dir, env); err != nil {
+				return err
+			}
 			// Scripts never see the developer's host root by accident. The
 			// root exists (empty when the archive has no root/ files): a
 			// --root that does not is refused.
@@ -55,24 +74,110 @@ func params(dir string) testscript.Params {
 // condition answers this project's script conditions. testscript asks it
 // only for names it does not know itself (exec:, short, GOOS, ...); any
 // other name is an error, so a typo such as [!netn] fails the script
-// instead of skipping it forever.
+// instead of skipping it forever. Under CI=true a condition this host
+// does not meet is an error too, naming it: CI runs as root with every
+// tool installed, so a [!root] skip there is a broken CI, not a pass.
 func condition(cond string) (bool, error) {
+	met, why, err := prerequisite(cond)
+	if err != nil {
+		return false, err
+	}
+	if !met && ci() {
+		return false, unmet("["+cond+"]", why)
+	}
+	return met, nil
+}
+
+// prerequisite says whether this host meets the project's condition cond
+// and, when it does not, why.
+func prerequisite(cond string) (met bool, why string, err error) {
 	switch cond {
 	case "root":
-		return os.Geteuid() == 0, nil
+		return os.Geteuid() == 0, fmt.Sprintf("not running as root (uid %d)", os.Geteuid()), nil
 	case "netns":
 		// unshare -n works only as root (or with user namespaces).
 		if os.Geteuid() != 0 {
-			return false, nil
+			return false, fmt.Sprintf("a network namespace needs root, and this runs as uid %d", os.Geteuid()), nil
 		}
-		return exec.Command("unshare", "-n", "true").Run() == nil, nil
+		if out, err := exec.Command("unshare", "-n", "true").CombinedOutput(); err != nil {
+			return false, fmt.Sprintf("unshare -n true: %v %s", err, bytes.TrimSpace(out)), nil
+		}
+		return true, "", nil
 	case "bash-completion":
 		// Debian's bash-completion, which cobra's bash script builds on.
-		_, err := os.Stat("/usr/share/bash-completion/bash_completion")
-		return err == nil, nil
+		const file = "/usr/share/bash-completion/bash_completion"
+		_, err := os.Stat(file)
+		return err == nil, fmt.Sprintf("%v (Debian package bash-completion)", err), nil
 	}
-	return false, fmt.Errorf("unknown condition %q (this project knows root, netns, bash-completion; testscript knows exec:NAME, short, GOOS names, ...)", cond)
+	return false, "", fmt.Errorf("unknown condition %q (this project knows root, netns, bash-completion; testscript knows exec:NAME, short, GOOS names, ...)", cond)
 }
+
+// execCondition finds the [exec:NAME] and [!exec:NAME] conditions that
+// open a script line.
+var execCondition = regexp.MustCompile(`^\s*(?:\[!?[^\]\s]+\]\s*)*\[!?exec:([^\]\s]+)\]`)
+
+// toolsOnPath fails a script, under CI=true, whose exec:NAME conditions
+// name a program its PATH lacks. testscript answers exec: itself, with
+// false rather than an error, so Setup reads the script's conditions
+// before it runs. testscript names a script's work directory
+// script-NAME after its file NAME.txtar.
+func toolsOnPath(dir string, env *testscript.Env) error {
+	if !ci() {
+		return nil
+	}
+	file := filepath.Join(dir, strings.TrimPrefix(filepath.Base(env.WorkDir), "script-")+".txtar")
+	a, err := txtar.ParseFile(file)
+	if err != nil {
+		return fmt.Errorf("reading the script's exec: conditions: %w", err)
+	}
+	for i, line := range strings.Split(string(a.Comment), "\n") {
+		for rest := line; ; {
+			m := execCondition.FindStringSubmatchIndex(rest)
+			if m == nil {
+				break
+			}
+			tool := rest[m[2]:m[3]]
+			if _, err := exec.LookPath(tool); err != nil {
+				return unmet(fmt.Sprintf("%s:%d: [exec:%s]", file, i+1, tool), fmt.Sprintf("%s is not on PATH", tool))
+			}
+			rest = rest[m[1]:]
+		}
+	}
+	return nil
+}
+
+func ci() bool { return os.Getenv("CI") == "true" }
+
+// unmet is the error of a condition CI does not meet, in
+// testhost.Unmet's words.
+func unmet(cond, why string) error {
+	return fmt.Errorf("condition %s is not met: %s; CI=true, and CI must meet every prerequisite rather than skip", cond, why)
+}
+
+// strictT is testscript's view of a test: under CI=true a script that
+// skips fails instead, whatever made it skip (a bare skip, or a condition
+// testscript answers itself such as [short] or [!net]).
+type strictT struct{ testscript.T }
+
+func (t strictT) Skip(args ...any) {
+	if ci() {
+		t.Fatal(append([]any{"the script skipped under CI=true, and CI must meet every prerequisite rather than skip:"}, args...)...)
+	}
+	t.T.Skip(args...)
+}
+
+func (t strictT) Run(name string, f func(testscript.T)) {
+	t.T.Run(name, func(sub testscript.T) { f(strictT{sub}) })
+}
+
+// goT is a *testing.T as a testscript.T (what testscript.Run does inside).
+type goT struct{ *testing.T }
+
+func (t goT) Run(name string, f func(testscript.T)) {
+	t.T.Run(name, func(sub *testing.T) { f(goT{sub}) })
+}
+
+func (goT) Verbose() bool { return testing.Verbose() }
 
 // hideTools NAME... makes PATH a directory of links to every program the
 // script's PATH finds, except NAMEs: a host without those tools, with

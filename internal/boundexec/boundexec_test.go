@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/testhost"
 )
 
 func run(t *testing.T, script string, timeout time.Duration) (Result, time.Duration, error) {
@@ -69,11 +71,11 @@ func TestRunFeedsStdin(t *testing.T) {
 // /proc/self/ns/net is not ours.
 func TestRunNewNetns(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("a network namespace needs root")
+		testhost.Unmet(t, "a network namespace needs root")
 	}
 	ours, err := os.Readlink("/proc/self/ns/net")
 	if err != nil {
-		t.Skip(err)
+		t.Fatal(err)
 	}
 	for _, fresh := range []bool{false, true} {
 		res, err := Run(context.Background(), Command{

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/apiserver"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/golden"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/vocab"
 )
 
@@ -51,19 +52,7 @@ func TestPluginAgainstARealAPIServer(t *testing.T) {
 	if code := Run(context.Background(), []string{"--pool", "node-pool=edge"}, env, Connect); code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	golden := "testdata/apiserver_table.txt"
-	if os.Getenv("UPDATE_GOLDEN") != "" {
-		if err := os.WriteFile(golden, []byte(out.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out.String() != string(want) {
-		t.Errorf("the table from the API server differs from %s (UPDATE_GOLDEN=1 rewrites it after review):\n%s", golden, out.String())
-	}
+	golden.File(t, "testdata/apiserver_table.txt", []byte(out.String()))
 	out.Reset()
 	if code := Run(context.Background(), []string{"--problems", "-o", "json"}, env, Connect); code != ExitOK ||
 		!strings.Contains(out.String(), `"node": "worker-2"`) || strings.Contains(out.String(), `"node": "worker-1"`) ||

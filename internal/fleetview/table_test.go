@@ -3,7 +3,6 @@ package fleetview
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 	"testing"
@@ -11,6 +10,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/golden"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/vocab"
 )
 
@@ -87,7 +87,7 @@ func TestTableGolden(t *testing.T) {
 		wide   bool
 	}{{"testdata/table.txt", 80, false}, {"testdata/table_120.txt", 120, false}, {"testdata/table_wide.txt", 80, true}} {
 		got := Table(rows, c.width, c.wide)
-		golden(t, c.golden, got)
+		golden.File(t, c.golden, []byte(got))
 		for _, line := range strings.Split(strings.TrimSuffix(got, "\n"), "\n") {
 			if n := utf8.RuneCountInString(line); !c.wide && n > c.width {
 				t.Errorf("a line of %d columns at width %d:\n%s", n, c.width, line)
@@ -96,22 +96,6 @@ func TestTableGolden(t *testing.T) {
 		if c.wide && !strings.Contains(got, "render expected --backend nftables\n") {
 			t.Errorf("-o wide cut the message:\n%s", got)
 		}
-	}
-}
-
-func golden(t *testing.T, file, got string) {
-	t.Helper()
-	if os.Getenv("UPDATE_GOLDEN") != "" {
-		if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != string(want) {
-		t.Errorf("table differs from %s (UPDATE_GOLDEN=1 rewrites it after review):\n%s", file, got)
 	}
 }
 

@@ -49,26 +49,6 @@ func TestReadFileRefusesAFIFOWithoutBlocking(t *testing.T) {
 	})
 }
 
-func TestReadFileRefusesADevice(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("mknod needs root")
-	}
-	dir := t.TempDir()
-	mustWrite(t, filepath.Join(dir, "etc", ".keep"), "")
-	if err := syscall.Mknod(filepath.Join(dir, "dev-zero"), syscall.S_IFCHR|0o644, 1<<8|5); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink("/dev-zero", filepath.Join(dir, "etc", "zero.yaml")); err != nil {
-		t.Fatal(err)
-	}
-	within(t, 5*time.Second, func() {
-		_, err := New(dir).ReadFile("/etc/zero.yaml")
-		if !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), "character device") {
-			t.Errorf("ReadFile(link to /dev/zero) = %v; want a not-a-regular-file error", err)
-		}
-	})
-}
-
 func TestReadFileMaxReportsOverCapNeverCuts(t *testing.T) {
 	dir := t.TempDir()
 	mustWrite(t, filepath.Join(dir, "big"), strings.Repeat("x", 101))

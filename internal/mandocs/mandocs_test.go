@@ -13,6 +13,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cli"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/testhost"
 )
 
 var testDate = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -63,7 +64,7 @@ func TestWriteDocs(t *testing.T) {
 func manText(t *testing.T, page string) string {
 	t.Helper()
 	if _, err := exec.LookPath("man"); err != nil {
-		t.Skip("man is not installed (apt-get install man-db groff-base)")
+		testhost.Unmet(t, "man is not installed (apt-get install man-db groff-base)")
 	}
 	cmd := exec.Command("man", "--warnings", "-E", "UTF-8", "-P", "cat", "-l", page)
 	cmd.Env = append(os.Environ(), "LC_ALL=C.UTF-8", "MANWIDTH=200", "MAN_KEEP_FORMATTING=")

@@ -5,12 +5,15 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/golden"
 )
 
 const (
@@ -20,14 +23,26 @@ const (
 
 // The committed dashboard and PrometheusRule are what dashboardgen (its own
 // module, with grafana-foundation-sdk) generates from its source and the
-// rules file: an edit by hand, or a rules change without regenerating,
-// fails here.
+// rules file: it writes them into a scratch directory, and an edit by hand
+// or a rules change without regenerating fails the golden comparison
+// (UPDATE_GOLDEN=1 rewrites them after review).
 func TestGeneratedFilesAreCurrent(t *testing.T) {
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		t.Fatalf("go not on PATH: %v", err)
 	}
-	cmd := exec.Command(goBin, "run", ".", "-check")
+	out := t.TempDir()
+	rules, err := os.ReadFile(rulesFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(out, filepath.Dir(rulesFile)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(out, rulesFile), rules, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(goBin, "run", ".", "-dir", out)
 	cmd.Dir = "dashboardgen"
 	done := make(chan struct{})
 	defer close(done)
@@ -38,8 +53,15 @@ func TestGeneratedFilesAreCurrent(t *testing.T) {
 			_ = cmd.Process.Kill()
 		}
 	}()
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("dashboardgen -check: %v\n%s", err, out)
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("dashboardgen: %v\n%s", err, msg)
+	}
+	for _, f := range []string{dashboardFile, prometheusRuleFile} {
+		got, err := os.ReadFile(filepath.Join(out, f))
+		if err != nil {
+			t.Fatalf("dashboardgen did not write %s: %v", f, err)
+		}
+		golden.File(t, f, got)
 	}
 }
 

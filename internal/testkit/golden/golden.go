@@ -1,7 +1,9 @@
 // Package golden compares test output with reviewed golden files and, with
 // UPDATE_GOLDEN=1, rewrites them. It is test kit: only _test files import
-// it. Three rules make an update safe to run anywhere: it compares before
-// it writes (an equal file is left alone, a changed one is logged), it
+// it, and it is the only way a test in this tree writes a golden. Four
+// rules keep a golden test honest: it compares before it writes (a
+// difference is reported as a diff, an equal file is left alone), only
+// UPDATE_GOLDEN=1 writes (0, true or any other value compares), it
 // refuses to run under CI=true (goldens are reviewed changes, never
 // rewritten by CI), and it deletes only stale files inside a tree the same
 // call rewrites, never a sibling another step would have written.
@@ -15,6 +17,8 @@ import (
 	"path/filepath"
 	"sort"
 	"testing"
+
+	"github.com/rogpeppe/go-internal/diff"
 )
 
 // EnvUpdate is the variable that asks for goldens to be rewritten.
@@ -51,7 +55,13 @@ func File(t testing.TB, path string, got []byte) {
 	if err != nil {
 		t.Fatalf("%v (%s=1 writes it)", err, EnvUpdate)
 	}
-	t.Errorf("%s differs (%s=1 rewrites it after review):\n--- got:\n%s\n--- want:\n%s", path, EnvUpdate, got, want)
+	t.Errorf("%s differs from this run's output (%s=1 rewrites it after review):\n%s", path, EnvUpdate, Diff(path, want, got))
+}
+
+// Diff is a unified diff from the golden want (named path) to this run's
+// output got: what UPDATE_GOLDEN=1 would change.
+func Diff(path string, want, got []byte) string {
+	return string(diff.Diff(path, want, "got", got))
 }
 
 // Absent checks that no golden file exists at path (the output it would
@@ -113,7 +123,7 @@ func Compare(t testing.TB, got, want map[string]string) {
 		case !gok:
 			t.Errorf("missing file %s", n)
 		case g != w:
-			t.Errorf("%s:\n%s\nwant:\n%s", n, g, w)
+			t.Errorf("%s differs:\n%s", n, Diff(n, []byte(w), []byte(g)))
 		}
 	}
 }

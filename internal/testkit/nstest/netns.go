@@ -64,7 +64,7 @@ func InNetns(t testing.TB) bool {
 		t.Fatalf("the test did not run in the network namespace:\n%s", out)
 	}
 	if strings.Contains(string(out), "--- SKIP: "+t.Name()) {
-		t.Skipf("skipped in the network namespace:\n%s", out)
+		testhost.Unmet(t, "skipped in the network namespace:\n%s", out)
 	}
 	if testing.Verbose() {
 		t.Logf("in a network namespace:\n%s", out)
