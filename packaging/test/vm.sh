@@ -48,7 +48,8 @@ need_tools qemu-system-x86_64 qemu-system-aarch64 mkfs.ext4 debugfs mmdebstrap a
 tier_start=$SECONDS
 ensure_packages
 work=$(mktemp -d /tmp/rke2pb-vm.XXXXXX)
-trap 'cleanup_overlays; rm -rf "$work"' EXIT
+# VM_KEEP=1 keeps the guests' consoles and records (not the roots).
+trap 'stop_test_repo_agents "$work"/*.gnupg; cleanup_overlays; [ -n "${VM_KEEP:-}" ] && log "kept $work" || rm -rf "$work"' EXIT
 
 cases=${VM_CASES:-stock}
 for c in $cases; do
@@ -57,5 +58,7 @@ done
 for c in $cases; do
 	"case_${c//-/_}"
 done
-pass "the VM tier ($cases) in $((SECONDS - tier_start))s"
+log "boots:"
 printf '%s\n' "${BOOT_LINES[@]}"
+[ ${#FAILED[@]} = 0 ] || fail "the VM tier ($cases) in $((SECONDS - tier_start))s: ${#FAILED[@]} failure(s): $(printf '%s; ' "${FAILED[@]}")"
+pass "the VM tier ($cases) in $((SECONDS - tier_start))s"

@@ -63,21 +63,23 @@ kp_filter() { grep -oE '(^:|chain )KUBE-(SERVICES|NODEPORTS|POSTROUTING|MARK-MAS
 legacy_chains() { { iptables-legacy-save; ip6tables-legacy-save; } 2>/dev/null | kp_filter; }
 nft_chains() { nft list ruleset 2>/dev/null | kp_filter; }
 
-# Wait (bounded) for the boot to settle: RKE2 up and verify's run over, or,
-# when RKE2 must not start, apply's refusal in RKE2's journal.
-deadline=$((SECONDS + 300))
+# Wait (bounded, well inside the host's bound on the boot) for the boot to
+# settle: RKE2 up and verify's run over; when RKE2 must not start, apply's
+# refusal (a restart); when it crash-loops, three restarts.
+deadline=$((SECONDS + 240))
 while [ $SECONDS -lt $deadline ]; do
+	restarts=$(prop $rke2 NRestarts)
 	if [ "$BACKEND" = none ]; then
-		[ "$(prop $rke2 NRestarts)" -ge 1 ] 2>/dev/null && break
+		[ "${restarts:-0}" -ge 1 ] && break
 	else
 		st=$(prop $rke2 ActiveState)
-		[ "$st" = failed ] && break
+		[ "$st" = failed ] || [ "${restarts:-0}" -ge 3 ] && break
 		[ "$st" = active ] && [ "$(prop $verify ExecMainStartTimestampMonotonic)" != 0 ] &&
 			[ "$(prop $verify ActiveState)" != activating ] && break
 	fi
 	sleep 1
 done
-info "settled after ${SECONDS}s of the probe"
+info "settled after ${SECONDS}s of the probe (uptime $(cut -d' ' -f1 /proc/uptime)s); RKE2 restarted ${restarts:-0} times"
 
 # 1. The generator ran at this boot: its line is in this boot's journal
 # (from /dev/kmsg on a real kernel) and its drop-in is part of RKE2's unit.

@@ -85,7 +85,8 @@ vm_qemu() {
 # vm_boot NAME ARCH IMG DISK LIMIT [QEMU-ARGS...] boots DISK once, bounded
 # by LIMIT seconds, and reads the guest's records (/var/lib/vm-test) into
 # $work/NAME/. BOOT_TOOK is the boot's seconds; a guest that recorded no
-# result for this boot fails the test with its console's tail.
+# result for this boot is a failure (vm_failed, with its console's tail)
+# and vm_boot returns 1.
 vm_boot() {
 	local name=$1 arch=$2 img=$3 disk=$4 limit=$5 start=$SECONDS out=$work/$1
 	shift 5
@@ -101,7 +102,9 @@ vm_boot() {
 	if [ ! -f "$out/vm-test/result" ]; then
 		cat "$out/qemu.log" >&2
 		tail -n 60 "$out/console.log" >&2
-		fail "boot $name: the guest recorded no result in ${BOOT_TOOK}s (timed out at ${limit}s, or its probe never ran; console above)"
+		vm_failed "boot $name: the guest recorded no result in ${BOOT_TOOK}s (timed out at ${limit}s, or its probe never ran; console above)"
+		BOOT_LINES+=("  boot $name ($arch, $(cat "$img/release")): no result in ${BOOT_TOOK}s: FAILED")
+		return 1
 	fi
 }
 
