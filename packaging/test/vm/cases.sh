@@ -265,3 +265,46 @@ case_stock() {
 		pass "reboot: the same backend ($(cat "$b/standin-backend")) and the same drop-in, byte for byte"
 	fi
 }
+
+# The NAS kernel, shape (a): the nf_tables module files are absent while
+# /boot/config still says CONFIG_NF_TABLES=m (a minimal or NAS image, or
+# linux-modules-extra / kernel-modules-extra not installed). The host's
+# iptables alternative stays Debian's default (iptables-nft, which cannot
+# run here): the kernel, not the alternative, must decide.
+case_nas_absent() {
+	vm_case_root nas-absent amd64
+	vm_drop_modules nf_tables
+	grep -q '^CONFIG_NF_TABLES=m' "$R/boot/config-$REL" || fail "nas-absent: the image's config no longer says CONFIG_NF_TABLES=m"
+	vm_expect nas-absent iptables-legacy 'kube-proxy backend iptables-legacy \(source auto\)' '' 'nf_tables'
+	vm_predict nas-absent iptables-legacy
+	vm_run nas-absent amd64 420
+}
+
+# The NAS kernel, shape (b): a kernel built without nf_tables: its config
+# says "# CONFIG_NF_TABLES is not set" (and has no NFT_* symbols, which
+# depend on it) and its module tree has no nf_tables modules. (The running
+# kernel binary is Debian's, whose nf_tables is a module: with the files
+# gone it cannot have it either, so the image is such a kernel's.)
+case_nas_notset() {
+	vm_case_root nas-notset amd64
+	vm_drop_modules nf_tables
+	sed -i -E 's/^CONFIG_NF_TABLES=m$/# CONFIG_NF_TABLES is not set/; /^CONFIG_(NFT_|NF_TABLES_|NF_FLOW_TABLE|NF_DUP_NETDEV)/d' "$R/boot/config-$REL"
+	grep -qx '# CONFIG_NF_TABLES is not set' "$R/boot/config-$REL" || fail "nas-notset: could not unset CONFIG_NF_TABLES"
+	vm_expect nas-notset iptables-legacy 'kube-proxy backend iptables-legacy \(source auto\)' '' 'nf_tables'
+	vm_predict nas-notset iptables-legacy
+	vm_run nas-notset amd64 420
+}
+
+# A stock kernel on a box whose DMI says Synology (QEMU's -smbios), with
+# the README's dmi trigger: legacy. The host's alternative is on legacy, as
+# on such a node (kubelet's hint chains follow it). The image cannot know
+# the machine's DMI, so the prediction must say so rather than guess.
+case_nas_dmi() {
+	vm_case_root nas-dmi amd64
+	vm_set dmi '["Synology*"]'
+	vm_alternative legacy
+	vm_expect nas-dmi iptables-legacy 'kube-proxy backend iptables-legacy \(source auto\)' '' 'legacy trigger.*Synology'
+	vm_predict nas-dmi iptables-nft
+	grep -qi dmi "$work/nas-dmi-predict.txt" || PREDICT_FAIL+=("nas-dmi: detect --root does not say that an image cannot know the machine's DMI")
+	vm_run nas-dmi amd64 420 -smbios 'type=1,manufacturer=Synology Inc.,product=DS920+'
+}
