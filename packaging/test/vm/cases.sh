@@ -308,3 +308,32 @@ case_nas_dmi() {
 	grep -qi dmi "$work/nas-dmi-predict.txt" || PREDICT_FAIL+=("nas-dmi: detect --root does not say that an image cannot know the machine's DMI")
 	vm_run nas-dmi amd64 420 -smbios 'type=1,manufacturer=Synology Inc.,product=DS920+'
 }
+
+# A kernel without the legacy tables (ip_tables, ip6_tables and every
+# iptable_* / ip6table_* file absent: RHEL 10, kernels without
+# XTABLES_LEGACY): auto never picks legacy; the operator's explicit
+# backend: iptables-legacy is refused at the generator naming the module,
+# and with on_failure: warn RKE2 starts on the backend that works
+# (iptables-nft, proven by apply's trial) with a warning naming the refused
+# one; with on_failure: block (the same disk, booted again) apply exits 1
+# and RKE2 does not start. Never on legacy.
+case_nolegacy_warn() {
+	vm_case_root nolegacy-warn amd64
+	vm_drop_modules ip_tables ip6_tables
+	vm_set backend iptables-legacy
+	vm_set on_failure warn
+	vm_expect nolegacy-warn iptables-nft 'ip_tables.*iptables-nft|iptables-nft.*ip_tables' 'iptables-legacy.*ip_tables' ''
+	vm_predict nolegacy-warn iptables-nft
+	vm_run nolegacy-warn amd64 420
+	vm_set on_failure block
+	vm_expect nolegacy-block none 'ip_tables.*iptables-nft|iptables-nft.*ip_tables' 'iptables-nft' ''
+	vm_put "$work/nolegacy-warn.img" etc/vm-test/expect etc/rke2-proxy-backend/config.yaml
+	vm_reboot nolegacy-block nolegacy-warn amd64 420
+	# auto on this kernel, asked in the guest (detect of the booted kernel):
+	python3 - "$work/nolegacy-block/vm-test/detect-auto.json" <<'PY' || vm_failed "nolegacy-block: detect with backend auto on a kernel without legacy tables did not pick iptables-nft (see above)"
+import json, sys
+d = json.load(open(sys.argv[1]))["decision"]
+print("    detect (auto, booted kernel without legacy): %s" % d["backend"])
+sys.exit(d["backend"] != "iptables-nft")
+PY
+}
