@@ -337,3 +337,62 @@ print("    detect (auto, booted kernel without legacy): %s" % d["backend"])
 sys.exit(d["backend"] != "iptables-nft")
 PY
 }
+
+# cloudinit: a first boot as a cloud node gets it: the image (the amd64
+# image plus Debian's cloud-init) has neither our package nor RKE2; a
+# NoCloud seed on a vfat disk labelled CIDATA carries the air-gapped
+# example (packaging/cloud-init/airgap-server.yaml, its key block filled in)
+# plus a bootcmd that mounts a third disk with the project's signed APT
+# repository (`make repo`) and RKE2's artifacts (the stand-in's tarball and
+# install.sh) at the paths the example names. No network. The first boot
+# must end with RKE2 on iptables-nft and verify ok.
+case_cloudinit() {
+	vm_arch amd64
+	vm_cloudinit_image "$IMG_amd64"
+	vm_case_root cloudinit amd64 "$IMG_amd64/cloudinit-root"
+	# RKE2 comes from the example's installer, not the image.
+	rm -f "$R/usr/local/bin/rke2" "$R/usr/local/lib/systemd/system/rke2-server.service"
+	printf 'datasource_list: [NoCloud, None]\n' >"$R/etc/cloud/cloud.cfg.d/90-vm-test.cfg"
+	vm_expect cloudinit iptables-nft 'kube-proxy backend iptables-nft \(source auto\)' '' ''
+
+	local media=$work/cloudinit-media seed=$work/cloudinit-seed
+	mkdir -p "$media/rke2-artifacts" "$seed" "$work/cloudinit-tar/bin" "$work/cloudinit-tar/lib/systemd/system"
+	build_test_repo "$work/cloudinit-repo"
+	cp -a "$work/cloudinit-repo" "$media/repo"
+	cp "$work/payload-amd64/usr/local/bin/rke2" "$work/cloudinit-tar/bin/rke2"
+	cp "$REPO/internal/testkit/testhost/units/rke2-server.service" "$REPO/internal/testkit/testhost/units/rke2-agent.service" \
+		"$work/cloudinit-tar/lib/systemd/system/"
+	tar czf "$media/rke2-artifacts/rke2.linux-amd64.tar.gz" -C "$work/cloudinit-tar" bin lib
+	echo "stand-in: no images" >"$media/rke2-artifacts/rke2-images.linux-amd64.tar.zst"
+	(cd "$media/rke2-artifacts" && sha256sum rke2.linux-amd64.tar.gz rke2-images.linux-amd64.tar.zst >sha256sum-amd64.txt)
+	install -m 0755 "$REPO/packaging/test/cloudinit-guest/install.sh" "$media/rke2-artifacts/install.sh"
+	chmod -R a+rX "$media"
+	truncate -s 256M "$work/cloudinit-media.img"
+	mkfs.ext4 -q -F -L RKE2PB -d "$media" "$work/cloudinit-media.img" || fail "mkfs.ext4 of the media disk failed"
+
+	python3 - "$REPO/packaging/cloud-init/airgap-server.yaml" "$work/cloudinit-repo/rke2-proxy-backend.asc" >"$seed/user-data" <<'PY' || fail "could not fill in airgap-server.yaml"
+import re, sys
+text, key = open(sys.argv[1]).read(), open(sys.argv[2]).read()
+m = re.search(r"^( +)-----BEGIN PGP PUBLIC KEY BLOCK-----\n.*?\n +-----END PGP PUBLIC KEY BLOCK-----\n", text, re.M | re.S)
+if not m or re.search(r"^bootcmd:", text, re.M):
+    sys.exit("airgap-server.yaml: no PGP key block, or a bootcmd of its own")
+text = text[:m.start()] + "".join(m.group(1) + l if l.strip() else l for l in key.splitlines(True)) + text[m.end():]
+# The image build's part: the disk with the repository and the artifacts.
+text += """
+bootcmd:
+  - [sh, -c, 'mkdir -p /media/rke2pb && mount -o ro LABEL=RKE2PB /media/rke2pb && ln -sfn /media/rke2pb/repo /opt/rke2-proxy-backend-repo && ln -sfn /media/rke2pb/rke2-artifacts /opt/rke2-artifacts']
+locale: C.UTF-8
+"""
+sys.stdout.write(text)
+PY
+	if command -v cloud-init >/dev/null; then
+		cloud-init schema --config-file "$seed/user-data" >/dev/null || fail "the filled-in user-data is not valid cloud-config"
+	fi
+	printf 'instance-id: vm-cloudinit-1\nlocal-hostname: vm-node\n' >"$seed/meta-data"
+	rm -f "$work/cloudinit-seed.img"
+	mkfs.vfat -n CIDATA -C "$work/cloudinit-seed.img" 8192 >/dev/null || fail "mkfs.vfat of the seed failed"
+	mcopy -i "$work/cloudinit-seed.img" "$seed/user-data" "$seed/meta-data" ::/ || fail "mcopy of the seed failed"
+	vm_predict cloudinit iptables-nft
+	vm_run cloudinit amd64 420 \
+		-drive "file=$work/cloudinit-seed.img,if=virtio,format=raw" -drive "file=$work/cloudinit-media.img,if=virtio,format=raw"
+}
