@@ -51,7 +51,7 @@ work=$(mktemp -d /tmp/rke2pb-vm.XXXXXX)
 # VM_KEEP=1 keeps the guests' consoles and records (not the roots).
 trap 'stop_test_repo_agents "$work"/*.gnupg; cleanup_overlays; [ -n "${VM_KEEP:-}" ] && log "kept $work" || rm -rf "$work"' EXIT
 
-cases=${VM_CASES:-stock nas-absent nas-notset nas-dmi nolegacy-warn cloudinit}
+cases=${VM_CASES:-stock nas-absent nas-notset nas-dmi nolegacy-warn cloudinit arm64}
 for c in $cases; do
 	declare -F "case_${c//-/_}" >/dev/null || fail "VM_CASES: no case $c (cases: stock nas-absent nas-notset nas-dmi nolegacy-warn cloudinit arm64)"
 done

@@ -396,3 +396,22 @@ PY
 	vm_run cloudinit amd64 420 \
 		-drive "file=$work/cloudinit-seed.img,if=virtio,format=raw" -drive "file=$work/cloudinit-media.img,if=virtio,format=raw"
 }
+
+# arm64: the arm64 .deb in an arm64 Debian guest on Debian's arm64 cloud
+# kernel (QEMU's virt board, TCG): auto picks iptables-nft, apply preloads
+# its modules, verify ok; then a fresh guest whose config has a
+# device-tree legacy trigger matching the virt board's compatible string:
+# legacy (the image cannot know the board, so the prediction must say so).
+case_arm64() {
+	vm_case_root arm64 arm64
+	vm_expect arm64 iptables-nft 'kube-proxy backend iptables-nft \(source auto\)' '' ''
+	vm_predict arm64 iptables-nft
+	vm_run arm64 arm64 600
+	vm_case_root arm64-dt arm64
+	vm_set device_tree '["linux,dummy-virt"]'
+	vm_alternative legacy
+	vm_expect arm64-dt iptables-legacy 'kube-proxy backend iptables-legacy \(source auto\)' '' 'linux,dummy-virt'
+	vm_predict arm64-dt iptables-nft
+	grep -qi 'device.tree' "$work/arm64-dt-predict.txt" || PREDICT_FAIL+=("arm64-dt: detect --root does not say that an image cannot know the machine's device tree")
+	vm_run arm64-dt arm64 600
+}

@@ -56,17 +56,15 @@ vm_image() {
 	log "image $arch: built in $((SECONDS - start))s ($IMG, kernel $(cat "$IMG/release"))"
 }
 
-# vm_initramfs ROOT rebuilds the installed kernel's initramfs small: what
-# mounts /dev/vda and nothing more (the kernel's postinst built one with
-# MODULES=most first).
-vm_initramfs() {
+# vm_initramfs_conf ROOT makes update-initramfs build a small initramfs:
+# what mounts /dev/vda and nothing more. Neither file is a conffile, so
+# both can be laid before the packages install (arm64, where every
+# initramfs built under qemu-user costs minutes) or after (amd64).
+vm_initramfs_conf() {
 	local r=$1
-	mkdir -p "$r/etc/initramfs-tools/conf.d"
+	mkdir -p "$r/etc/initramfs-tools/conf.d" "$r/usr/share/initramfs-tools/modules.d"
 	echo MODULES=list >"$r/etc/initramfs-tools/conf.d/vm-test.conf"
-	grep -qx virtio_blk "$r/etc/initramfs-tools/modules" ||
-		printf 'virtio_pci\nvirtio_mmio\nvirtio_blk\next4\n' >>"$r/etc/initramfs-tools/modules"
-	vm_step "update-initramfs in the image" "$CACHE/vm/initramfs.log" \
-		systemd-nspawn -q --register=no --keep-unit -D "$r" update-initramfs -u -k all
+	printf 'virtio_pci\nvirtio_mmio\nvirtio_blk\next4\n' >"$r/usr/share/initramfs-tools/modules.d/vm-test"
 }
 
 # vm_host_sources prints this machine's apt source files (deb822 or
@@ -96,6 +94,9 @@ vm_root_amd64() {
 	vm_step "apt-get install of the cloud kernel into the amd64 image" "$CACHE/vm/amd64-build.log" \
 		timeout 900 systemd-nspawn -q --register=no --keep-unit -D "$r" sh -c \
 		"apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends linux-image-cloud-amd64 udev initramfs-tools && apt-get clean"
+	vm_initramfs_conf "$r"
+	vm_step "update-initramfs in the amd64 image" "$CACHE/vm/amd64-initramfs.log" \
+		systemd-nspawn -q --register=no --keep-unit -D "$r" update-initramfs -u -k all
 }
 
 # vm_root_arm64 DIR: an arm64 bookworm root from mmdebstrap, its
@@ -106,7 +107,8 @@ vm_root_arm64() {
 	[ -n "$(vm_host_sources)" ] || fail "no apt sources on this machine (/etc/apt/sources.list, /etc/apt/sources.list.d): the arm64 image is built from them"
 	log "image arm64: mmdebstrap --architectures=arm64 from this machine's apt sources (a few minutes once: qemu-user runs its scripts)"
 	vm_step "mmdebstrap of the arm64 image" "$CACHE/vm/arm64-build.log" \
-		timeout 1800 mmdebstrap --architectures=arm64 --variant=minbase --skip=cleanup/tmp \
+		timeout 2400 mmdebstrap --architectures=arm64 --variant=minbase --skip=cleanup/tmp \
+		--setup-hook="$(declare -f vm_initramfs_conf); vm_initramfs_conf \"\$1\"" \
 		--include="$VM_PACKAGES,linux-image-cloud-arm64" bookworm "$r" $(vm_host_sources)
 }
 
@@ -127,7 +129,6 @@ vm_binfmt_arm64() {
 # beside the root, and the check that the initramfs loads no netfilter.
 vm_finish_root() {
 	local d=$1 r=$1/root rel
-	vm_initramfs "$r"
 	echo '/dev/vda / ext4 defaults 0 1' >"$r/etc/fstab"
 	echo vm-node >"$r/etc/hostname"
 	echo 5ca1ab1e0b0e4b1d8c0ffee000000001 >"$r/etc/machine-id"
