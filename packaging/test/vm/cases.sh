@@ -329,6 +329,10 @@ case_nolegacy_warn() {
 	vm_set on_failure block
 	vm_expect nolegacy-block none 'ip_tables.*iptables-nft|iptables-nft.*ip_tables' 'iptables-nft' ''
 	vm_put "$work/nolegacy-warn.img" etc/vm-test/expect etc/rke2-proxy-backend/config.yaml
+	# The stand-in's record of the warn boot must not pass for this boot's.
+	debugfs -w -R "rm /var/lib/rke2-standin/backend" "$work/nolegacy-warn.img" >/dev/null 2>&1
+	! debugfs -R "stat /var/lib/rke2-standin/backend" "$work/nolegacy-warn.img" 2>/dev/null | grep -q Inode ||
+		fail "could not remove the warn boot's stand-in record from the nolegacy disk"
 	vm_reboot nolegacy-block nolegacy-warn amd64 420
 	# auto on this kernel, asked in the guest (detect of the booted kernel):
 	python3 - "$work/nolegacy-block/vm-test/detect-auto.json" <<'PY' || vm_failed "nolegacy-block: detect with backend auto on a kernel without legacy tables did not pick iptables-nft (see above)"
