@@ -81,6 +81,17 @@ while [ $SECONDS -lt $deadline ]; do
 done
 info "settled after ${SECONDS}s of the probe (uptime $(cut -d' ' -f1 /proc/uptime)s); RKE2 restarted ${restarts:-0} times"
 
+# 0. A cloud-init first boot: cloud-init finished cleanly, and the package
+# came from the signed repository on the media disk (apt verified it, or it
+# would not have installed).
+if command -v cloud-init >/dev/null 2>&1; then
+	timeout 120 cloud-init status --wait >/dev/null 2>&1
+	info "cloud-init: $(cloud-init status 2>&1 | tr '\n' ' ')"
+	check "cloud-init finished without errors (status: done)" sh -c "cloud-init status 2>/dev/null | grep -qx 'status: done'"
+	check "the package came from the signed repository on the media disk" sh -c "apt-cache policy rke2-proxy-backend | grep -q 'file:/opt/rke2-proxy-backend-repo/apt'"
+	check "the example's config was written by cloud-init" grep -qx 'backend: auto' /etc/rke2-proxy-backend/config.yaml
+fi
+
 # 1. The generator ran at this boot: its line is in this boot's journal
 # (from /dev/kmsg on a real kernel) and its drop-in is part of RKE2's unit.
 genline=$(journalctl -b -o cat -t rke2-proxy-backend-generator --no-pager 2>/dev/null | tr '\n' ' ')
