@@ -269,10 +269,13 @@ case_stock() {
 # The NAS kernel, shape (a): the nf_tables module files are absent while
 # /boot/config still says CONFIG_NF_TABLES=m (a minimal or NAS image, or
 # linux-modules-extra / kernel-modules-extra not installed). The host's
-# iptables alternative stays Debian's default (iptables-nft, which cannot
-# run here): the kernel, not the alternative, must decide.
+# iptables alternative is on legacy, as on such a node (iptables-nft cannot
+# even run there, and the stand-in's kubelet, unlike the real one, stops
+# RKE2 when its chains cannot be written); the reason must still name
+# nf_tables: the kernel, not the alternative, decides.
 case_nas_absent() {
 	vm_case_root nas-absent amd64
+	vm_alternative legacy
 	vm_drop_modules nf_tables
 	grep -q '^CONFIG_NF_TABLES=m' "$R/boot/config-$REL" || fail "nas-absent: the image's config no longer says CONFIG_NF_TABLES=m"
 	vm_expect nas-absent iptables-legacy 'kube-proxy backend iptables-legacy \(source auto\)' '' 'nf_tables'
@@ -287,6 +290,7 @@ case_nas_absent() {
 # gone it cannot have it either, so the image is such a kernel's.)
 case_nas_notset() {
 	vm_case_root nas-notset amd64
+	vm_alternative legacy
 	vm_drop_modules nf_tables
 	sed -i -E 's/^CONFIG_NF_TABLES=m$/# CONFIG_NF_TABLES is not set/; /^CONFIG_(NFT_|NF_TABLES_|NF_FLOW_TABLE|NF_DUP_NETDEV)/d' "$R/boot/config-$REL"
 	grep -qx '# CONFIG_NF_TABLES is not set' "$R/boot/config-$REL" || fail "nas-notset: could not unset CONFIG_NF_TABLES"
