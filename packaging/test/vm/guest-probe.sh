@@ -100,8 +100,7 @@ check "the generator's line is in this boot's journal" test -n "$genline"
 if echo "$genline" | grep -qE -- "$GEN"; then ok "the generator's line matches /$GEN/"; else bad "the generator's line does not match /$GEN/"; fi
 check "systemctl cat $rke2 shows the generator's drop-in" sh -c "systemctl cat $rke2 | grep -q '^# /run/systemd/generator.*/rke2-server.service.d/50-rke2-proxy-backend.conf'"
 
-# 2. What apply said, and the decision's reasons (the generator's line and
-# detect's, which on a booted node are this boot's plan).
+# 2. What apply said, and the decision's reasons.
 applylog=$(journalctl -b -o cat -u $rke2 --no-pager 2>/dev/null | grep -v -e '^Started' -e '^Starting' | tr '\n' ' ')
 info "apply and RKE2: $(echo "$applylog" | cut -c1-1500)"
 if [ -n "$APPLY" ]; then
@@ -110,11 +109,13 @@ fi
 $tool detect -o json >"$out/detect.json" 2>"$out/detect.err"
 # What auto would pick on this kernel whatever the config says.
 RKE2_PROXY_BACKEND=auto $tool detect -o json >"$out/detect-auto.json" 2>>"$out/detect.err"
+# The reasons as the generator logged them at boot (detect's JSON would
+# match on its facts, which name every module).
 if [ -n "$REASON" ]; then
-	if { echo "$genline"; cat "$out/detect.json"; } | grep -qE -- "$REASON"; then
-		ok "a reason matches /$REASON/"
+	if echo "$genline" | grep -qE -- "$REASON"; then
+		ok "the generator's reasons match /$REASON/"
 	else
-		bad "no reason (generator's line, detect) matches /$REASON/"
+		bad "no reason in the generator's line matches /$REASON/"
 	fi
 fi
 
