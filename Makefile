@@ -5,7 +5,7 @@ LDFLAGS := -s -w -X $(PKG)/internal/version.Version=$(VERSION)
 GO      ?= go
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: all build test lint oracle unit e2e packages tarball sysext release repo bench clean
+.PHONY: all build test lint oracle unit e2e vm packages tarball sysext release repo bench clean
 
 all: build
 
@@ -38,6 +38,11 @@ unit:
 
 e2e:
 	@for t in $(sort $(wildcard packaging/test/*.sh)); do echo "== $$t"; bash $$t || exit 1; done
+
+# The real-kernel tier alone (also part of e2e): Debian's kernels under
+# QEMU, amd64 and arm64. One case: make vm VM_CASES=nas-absent.
+vm:
+	bash packaging/test/vm.sh
 
 # Packages: .deb and .rpm for each architecture in dist/, from
 # packaging/nfpm.yaml. nfpm is pinned and installed into .cache/ from the Go

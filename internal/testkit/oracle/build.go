@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"syscall"
@@ -50,7 +51,24 @@ var kubeProxyOracle = program{pkg: ".", name: "kubeproxy-oracle", globs: []strin
 
 func build(minor string) (string, error) { return kubeProxyOracle.build(minor) }
 
-func (p program) build(minor string) (string, error) {
+// BinaryFor is Binary for another architecture (GOARCH: arm64 for the VM
+// tier's arm64 guest, packaging/test/vm.sh), cached apart from this
+// machine's builds in .cache/oracle/<goarch>/<minor>/. The oracle is static
+// (CGO_ENABLED=0), so cross-building it needs no other toolchain.
+func BinaryFor(t testing.TB, minor, goarch string) string {
+	t.Helper()
+	bin, err := kubeProxyOracle.buildFor(minor, goarch)
+	if err != nil {
+		t.Fatalf("building the kube-proxy oracle for %s (GOARCH=%s): %v", minor, goarch, err)
+	}
+	return bin
+}
+
+func (p program) build(minor string) (string, error) { return p.buildFor(minor, runtime.GOARCH) }
+
+// buildFor builds for goarch. This machine's builds keep their cache
+// directory and key; another architecture's go under its own directory.
+func (p program) buildFor(minor, goarch string) (string, error) {
 	src, err := sourceDir()
 	if err != nil {
 		return "", err
@@ -60,6 +78,11 @@ func (p program) build(minor string) (string, error) {
 		return "", fmt.Errorf("no %s in %s: add the minor with genmod.sh (see oracle.Minors): %w", modfile, src, err)
 	}
 	env := append(os.Environ(), BuildEnv(minor)...)
+	cacheDir := p.cache
+	if goarch != runtime.GOARCH {
+		env = append(env, "GOARCH="+goarch)
+		cacheDir = append([]string{goarch}, p.cache...)
+	}
 	goVersion, err := goCommand(src, env, "env", "GOVERSION").Output()
 	if err != nil {
 		return "", fmt.Errorf("go env GOVERSION for %s (GOTOOLCHAIN=%q): %w", minor, specs[minor].toolchain, err)
@@ -72,7 +95,7 @@ func (p program) build(minor string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	dir := filepath.Join(append([]string{filepath.Dir(filepath.Dir(src)), ".cache", "oracle"}, append(p.cache, minor)...)...)
+	dir := filepath.Join(append([]string{filepath.Dir(filepath.Dir(src)), ".cache", "oracle"}, append(cacheDir, minor)...)...)
 	bin := filepath.Join(dir, key, p.name)
 	if _, err := os.Stat(bin); err == nil {
 		return bin, nil

@@ -2,6 +2,7 @@ package oracle
 
 import (
 	"os"
+	"runtime"
 	"testing"
 	"time"
 )
@@ -10,7 +11,16 @@ import (
 // test API server. `make oracle` runs just this with no timeout before the
 // rest of the tests, so a cold build (minutes per minor) never runs under
 // go test's default 10 minute limit; afterwards it only checks the cache.
+// With ORACLE_GOARCH set to another architecture it builds that
+// architecture's oracles instead (the VM tier's arm64 guest runs them), not
+// the API server, which only this machine runs.
 func TestBinaries(t *testing.T) {
+	if goarch := os.Getenv("ORACLE_GOARCH"); goarch != "" && goarch != runtime.GOARCH {
+		for _, minor := range Minors {
+			t.Run(minor, func(t *testing.T) { checkBuilt(t, minor, func() string { return BinaryFor(t, minor, goarch) }) })
+		}
+		return
+	}
 	for _, minor := range Minors {
 		t.Run(minor, func(t *testing.T) { checkBuilt(t, minor, func() string { return Binary(t, minor) }) })
 	}

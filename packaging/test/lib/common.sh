@@ -53,6 +53,14 @@ tool_package() {
 	chroot | sha256sum | timeout) echo coreutils ;;
 	gzip | tar | ipset) echo "$1" ;;
 	systemd-nspawn) echo systemd-container ;;
+	qemu-system-x86_64) echo qemu-system-x86 ;;
+	qemu-system-aarch64) echo qemu-system-arm ;;
+	qemu-aarch64-static) echo qemu-user-static ;;
+	update-binfmts) echo binfmt-support ;;
+	mkfs.ext4 | debugfs) echo e2fsprogs ;;
+	mkfs.vfat) echo dosfstools ;;
+	mcopy) echo mtools ;;
+	mmdebstrap | arch-test) echo "$1" ;;
 	*) return 1 ;;
 	esac
 }
