@@ -24,11 +24,43 @@
 #   generator writes its drop-ins and the new unit files are read; on an
 #   upgrade, try-restart puts a running watch on the new binary (the old one
 #   is deleted; a stopped or disabled watch stays so).
+# - The operator config (no conffile: packaging/nfpm.yaml says why) is
+#   created from the example only when there is none, and never changed
+#   after: no upgrade asks a question or touches an edited file.
+#   config.created records that the package created it, and the digest of
+#   what it wrote, so a purge removes only what the package put there and
+#   says so when it held edits (postremove.sh), and an RPM erase keeps an
+#   edited one (preremove.sh).
 set -e
 
-watch_unit=rke2-proxy-backend-watch.service
-reinstall_marker=/var/lib/rke2-proxy-backend/reinstall
+name=rke2-proxy-backend
+watch_unit=$name-watch.service
+state_dir=/var/lib/$name
+reinstall_marker=$state_dir/reinstall
 generator_dir=/usr/lib/systemd/system-generators
+config_dir=/etc/$name
+config=$config_dir/config.yaml
+example=/usr/share/$name/config.yaml.example
+created=$state_dir/config.created
+
+# live: a running systemd this script may talk to (not in a chroot or an
+# image build).
+live=no
+[ -d /run/systemd/system ] && live=yes
+
+# put FILE writes stdin to FILE durably: a temp beside it, synced, renamed
+# over FILE, the directory synced.
+put() {
+	tmp=$(mktemp "${1%/*}/.${1##*/}.tmp-XXXXXX")
+	cat >"$tmp"
+	chmod 0644 "$tmp"
+	sync "$tmp"
+	mv -f "$tmp" "$1"
+	sync "${1%/*}"
+}
+
+# digest FILE prints FILE's SHA-256.
+digest() { sha256sum <"$1" | cut -d' ' -f1; }
 
 enable=no
 case "$1:${2:-}" in
@@ -42,11 +74,36 @@ if [ "$1" = configure ]; then
 	ln -sfn ../../../bin/rke2-proxy-backend "$generator_dir/rke2-proxy-backend-generator"
 fi
 
+mkdir -p "$config_dir" "$state_dir"
+if [ ! -e "$config" ] && [ ! -L "$config" ]; then
+	if [ -f "$config_dir/.config.yaml.keep" ]; then
+		# An RPM erase killed between its two scriptlets (preremove.sh).
+		mv -f "$config_dir/.config.yaml.keep" "$config"
+	else
+		put "$config" <"$example"
+		digest "$config" | put "$created"
+	fi
+elif [ "$1" = configure ] && [ ! -e "$created" ]; then
+	# Upgraded from a version that shipped the config as a conffile: dpkg
+	# keeps it as an obsolete conffile (no question, never replaced) and
+	# removes it on purge. Record that it came with the package, with its
+	# digest when it is still the example dpkg installed (the conffile's
+	# MD5), so the purge says when it took edits with it.
+	shipped=$(dpkg-query -W -f='${Conffiles}\n' $name 2>/dev/null | awk -v c="$config" '$1 == c { print $2 }')
+	if [ -n "$shipped" ]; then
+		if [ "$(md5sum <"$config" | cut -d' ' -f1)" = "$shipped" ]; then
+			digest "$config" | put "$created"
+		else
+			echo edited | put "$created"
+		fi
+	fi
+fi
+
 if [ "$enable" = yes ]; then
 	systemctl enable "$watch_unit" >/dev/null 2>&1 || true
 fi
 
-if [ -d /run/systemd/system ]; then
+if [ "$live" = yes ]; then
 	systemctl daemon-reload >/dev/null 2>&1 || true
 	case "$1:${2:-}" in
 	configure:?* | 2:)
@@ -60,8 +117,8 @@ fi
 # records the backend kube-proxy runs on now, re-runs the generator and starts
 # verify and watch; it never restarts RKE2. It waits up to 60s for
 # kube-proxy's first sync and says what to do when it cannot tell.
-if [ -d /run/systemd/system ] && [ ! -e /run/rke2-proxy-backend/plan.json ] &&
+if [ "$live" = yes ] && [ ! -e /run/$name/plan.json ] &&
 	{ systemctl is-active --quiet rke2-server.service || systemctl is-active --quiet rke2-agent.service; }; then
-	/usr/bin/rke2-proxy-backend adopt --wait=60s || true
+	/usr/bin/$name adopt --wait=60s || true
 fi
 exit 0

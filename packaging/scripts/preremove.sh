@@ -13,9 +13,17 @@
 #   so nothing new is written on the boot path; a directory given only with
 #   --textfile-dir in an administrator's drop-in is not known here. postrm
 #   removes them from the default directory in any case.
+# - rpm erase (0): the config is a %ghost of the package (nfpm.yaml), which
+#   rpm deletes with the package. One the package created and nobody
+#   edited goes so (config.created holds its digest: postinstall.sh); one
+#   edited, or there before the package, is kept: a hard link here, which
+#   postremove.sh renames back once rpm is done (postinstall.sh renames it
+#   back too, should the erase die between the two).
 set -e
 
 bin=/usr/bin/rke2-proxy-backend
+config=/etc/rke2-proxy-backend/config.yaml
+created=/var/lib/rke2-proxy-backend/config.created
 
 # remove_metrics DIR removes verify's and watch's textfiles (the fleet's
 # too) from DIR (and
@@ -28,6 +36,11 @@ remove_metrics() {
 	rm -f "$1/rke2_proxy_backend.prom" "$1/rke2_proxy_backend_watch.prom" "$1/rke2_proxy_backend_fleet.prom" \
 		"$1"/.rke2_proxy_backend.prom.tmp-* "$1"/.rke2_proxy_backend_watch.prom.tmp-* "$1"/.rke2_proxy_backend_fleet.prom.tmp-*
 }
+
+if [ "$1" = 0 ] && [ -f "$config" ] && [ ! -L "$config" ] &&
+	[ "$(sha256sum <"$config" | cut -d' ' -f1)" != "$(cat "$created" 2>/dev/null)" ]; then
+	ln -f "$config" "${config%/*}/.config.yaml.keep"
+fi
 
 case "$1" in
 remove | 0)

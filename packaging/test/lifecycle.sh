@@ -13,9 +13,13 @@
 #   restart-current  the same with RKE2's current units
 #   switch-legacy    `rke2-proxy-backend switch --to iptables-nft` on the
 #                    older units (it restarts RKE2): boot.sh's switch checks
-#   upgrade          dpkg -i of $VERSION.1 on the running node: watch on the
-#                    new binary (new PID, /proc/PID/exe not deleted), the
-#                    generator's drop-ins written again, RKE2 untouched
+#   upgrade          the package built from the base commit (BASE_COMMIT,
+#                    whose config was a conffile), its config edited, then
+#                    exactly `apt-get install -y ./…_$VERSION.1-1_ARCH.deb`
+#                    on the running node (no flag, stdin /dev/null): no
+#                    question, the config byte for byte the same, watch on
+#                    the new binary (new PID, /proc/PID/exe not deleted),
+#                    the generator's drop-ins written again, RKE2 untouched
 #                    (same MainPID and InvocationID)
 #   reinstall        apt-get remove, apt-get install: watch enabled again
 #   purge            custom verify.textfile_dir, bench's and switch's state:
@@ -37,6 +41,7 @@ work=$(mktemp -d /tmp/rke2pb-lifecycle.XXXXXX)
 trap 'cleanup_overlays; rm -rf "$work"' EXIT
 lc_prepare "$work"
 next=$(build_next_version deb "$work/next")
+ensure_base_packages "$BASE_COMMIT"
 cases=${LIFECYCLE_CASES:-restart-legacy restart-legacy-agent restart-current switch-legacy upgrade reinstall purge}
 
 for c in $cases; do
@@ -51,7 +56,11 @@ for c in $cases; do
 		install -D -m 0644 "$LC_LIB/guest-watch.sh" "$R/usr/local/lib/boot-test/guest-watch.sh"
 		echo 10s >"$R/usr/local/lib/rke2-standin/kube-proxy-resync"
 		;;
-	upgrade) lc_guest "$c" current server "$deb" "$next" ;;
+	upgrade)
+		lc_guest "$c" current server "$BASE_DEB" "$next"
+		# The operator's edit (lc_guest pinned legacy in it), kept to compare.
+		cp -p "$R/etc/rke2-proxy-backend/config.yaml" "$R/etc/boot-test/config.before"
+		;;
 	reinstall) lc_guest "$c" legacy server "$deb" "$deb" ;;
 	purge)
 		lc_guest "$c" legacy server "$deb"

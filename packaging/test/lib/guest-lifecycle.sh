@@ -103,8 +103,11 @@ case_restart() {
 	check "start: watch runs again" wait_for 30 watch_running
 }
 
-# upgrade: the next version installed with dpkg on the running node (issue
-# 18 item 2): watch runs the new binary (new PID, /proc/PID/exe not
+# upgrade: the next version installed on the running node (issue 18 item
+# 2) over the base commit's package, whose config was a conffile, with the
+# config edited, by exactly `apt-get install -y` with no terminal (issue 32
+# item 1: dpkg asked and failed there): no question, the config byte for
+# byte the same, watch runs the new binary (new PID, /proc/PID/exe not
 # deleted), the generator's drop-ins are written again, RKE2 keeps running
 # untouched (same MainPID and InvocationID).
 case_upgrade() {
@@ -116,12 +119,15 @@ case_upgrade() {
 	ino0=$(stat -c %i "$dropin" 2>/dev/null)
 	t0=$(date +%s)
 	sleep 1
-	if DEBIAN_FRONTEND=noninteractive dpkg --force-confold -i /root/pkgs/rke2-proxy-backend_"$version".1-1_*.deb >"$out/upgrade.log" 2>&1; then
-		ok "upgrade: dpkg -i of $version.1 on the running node"
+	if apt-get install -y /root/pkgs/rke2-proxy-backend_"$version".1-1_*.deb >"$out/upgrade.log" 2>&1 </dev/null; then
+		ok "upgrade: apt-get install -y of $version.1 on the running node, over the base package with an edited config"
 	else
-		bad "upgrade: dpkg -i failed: $(tail -n 5 "$out/upgrade.log" | tr '\n' ' ')"
+		bad "upgrade: apt-get install -y exited $?: $(tail -n 5 "$out/upgrade.log" | tr '\n' ' ')"
 	fi
 	sed 's/^/INFO   | /' "$out/upgrade.log" >>"$result"
+	check "upgrade: no conffile question" sh -c "! grep -q -i -e 'conffile' -e 'Configuration file' $out/upgrade.log"
+	check "upgrade: the edited config is byte for byte the same" cmp /etc/boot-test/config.before /etc/rke2-proxy-backend/config.yaml
+	check "upgrade: nothing beside the config" test "$(ls -A /etc/rke2-proxy-backend)" = config.yaml
 	check "upgrade: dpkg has $version.1-1 installed" sh -c "dpkg-query -W -f '\${Version} \${db:Status-Status}' rke2-proxy-backend | grep -qx '$version.1-1 installed'"
 	check "upgrade: watch is running" wait_for 30 watch_running
 	pid1=$(watch_pid)
