@@ -16,10 +16,12 @@
 #   ships it: RPM distributions have one spelling.)
 # - A first install (deb: configure with no old version; rpm: 1), and a
 #   deb reinstall after "remove" (preinst left the marker) enable
-#   rke2-proxy-backend-watch.service: WantedBy= the RKE2 units, so it starts
-#   with RKE2's next start; nothing starts now. `systemctl enable` only makes
-#   symlinks, so it also works in a chroot. An upgrade leaves the
-#   administrator's enable/disable choice alone.
+#   rke2-proxy-backend-watch.service: WantedBy= the RKE2 and k3s units, so
+#   it starts with their next start; nothing starts now. `systemctl enable`
+#   only makes symlinks, so it also works in a chroot. An upgrade leaves the
+#   administrator's enable/disable choice alone, but re-enables an enabled
+#   watch, so the links follow its current WantedBy= (earlier versions
+#   linked it to the RKE2 units only, and on k3s nothing wanted it).
 # - With systemd running: daemon-reload re-runs the generators, so the new
 #   generator writes its drop-ins and the new unit files are read; on an
 #   upgrade, try-restart puts a running watch on the new binary (the old one
@@ -101,6 +103,14 @@ fi
 
 if [ "$enable" = yes ]; then
 	systemctl enable "$watch_unit" >/dev/null 2>&1 || true
+else
+	case "$1:${2:-}" in
+	configure:?* | 2:)
+		if systemctl is-enabled --quiet "$watch_unit" 2>/dev/null; then
+			systemctl reenable "$watch_unit" >/dev/null 2>&1 || true
+		fi
+		;;
+	esac
 fi
 
 if [ "$live" = yes ]; then
@@ -112,13 +122,16 @@ if [ "$live" = yes ]; then
 	esac
 fi
 
-# Adoption (README: "Adopting on a running node"): RKE2 already runs and this
-# boot has no plan, so nothing would verify until RKE2's next start. adopt
-# records the backend kube-proxy runs on now, re-runs the generator and starts
-# verify and watch; it never restarts RKE2. It waits up to 60s for
-# kube-proxy's first sync and says what to do when it cannot tell.
+# Adoption (README: "Adopting on a running node"): RKE2 or k3s already runs
+# and this boot has no plan, so nothing would verify until its next start.
+# adopt records the backend kube-proxy runs on now, re-runs the generator
+# and starts verify and watch; it never restarts RKE2 or k3s. It waits up
+# to 60s for kube-proxy's first sync and says what to do when it cannot
+# tell. The units asked about are RKE2's two and k3s's as its install.sh
+# names them (k3s, k3s-agent, k3s-NAME); adopt itself tells a k3s-NAME
+# unit of another program from k3s's by its ExecStart=.
 if [ "$live" = yes ] && [ ! -e /run/$name/plan.json ] &&
-	{ systemctl is-active --quiet rke2-server.service || systemctl is-active --quiet rke2-agent.service; }; then
+	[ -n "$(systemctl list-units --state=active --plain --no-legend rke2-server.service rke2-agent.service k3s.service 'k3s-*.service' 2>/dev/null)" ]; then
 	/usr/bin/$name adopt --wait=60s || true
 fi
 exit 0

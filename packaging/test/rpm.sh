@@ -97,11 +97,10 @@ pass "upgrade keeps the edited config byte for byte (nothing beside it) and the 
 # not restart it; nothing ever restarts, stops or starts RKE2.
 rpm -qp --qf '%{POSTIN}' "$next" >"$root/tmp/post.sh"
 mkdir -p "$root/run/systemd/system" "$root/tmp/stub"
-# The stub says RKE2 is not running (is-active exits 3), so the postinst's
-# adoption (proven in a real boot by adopt.sh) only asks.
+# The stub lists no active unit, so the postinst's adoption (proven in real
+# boots by adopt.sh for RKE2 and k3s-boot.sh for k3s) only asks.
 printf '#!/bin/sh
 echo "$*" >>/tmp/systemctl.calls
-[ "$1" != is-active ] || exit 3
 ' >"$root/tmp/stub/systemctl"
 chmod 0755 "$root/tmp/stub/systemctl"
 scriptlet_calls() { # scriptlet_calls ARG [ENV...]: the systemctl calls of %post ARG
@@ -112,12 +111,14 @@ scriptlet_calls() { # scriptlet_calls ARG [ENV...]: the systemctl calls of %post
 	tr '\n' ';' <"$root/tmp/systemctl.calls" 2>/dev/null
 }
 calls=$(scriptlet_calls 2)
-asked="is-active --quiet rke2-server.service;is-active --quiet rke2-agent.service;"
-[ "$calls" = "daemon-reload;try-restart rke2-proxy-backend-watch.service;$asked" ] || fail "%post 2 with systemd running called systemctl: $calls"
+asked="list-units --state=active --plain --no-legend rke2-server.service rke2-agent.service k3s.service k3s-*.service;"
+# The stub says watch is enabled: the upgrade re-enables it (its WantedBy=
+# gained k3s's units).
+[ "$calls" = "is-enabled --quiet rke2-proxy-backend-watch.service;reenable rke2-proxy-backend-watch.service;daemon-reload;try-restart rke2-proxy-backend-watch.service;$asked" ] || fail "%post 2 with systemd running called systemctl: $calls"
 calls=$(scriptlet_calls 1)
 [ "$calls" = "enable rke2-proxy-backend-watch.service;daemon-reload;$asked" ] || fail "%post 1 with systemd running called systemctl: $calls"
 rm -rf "$root/run/systemd" "$root/tmp/stub" "$root/tmp/post.sh" "$root/tmp/systemctl.calls"
-pass "scriptlets with systemd running: %post 2 daemon-reload + try-restart watch, %post 1 enable + daemon-reload, RKE2 only asked whether it runs (for adoption), never touched"
+pass "scriptlets with systemd running: %post 2 reenable (an enabled watch) + daemon-reload + try-restart watch, %post 1 enable + daemon-reload, RKE2 and k3s only asked whether they run (for adoption), never touched"
 
 # Erase: our files and /run state go; the operator's RKE2 config and the RKE2
 # drop-in (which keeps kube-proxy on its backend) stay.
