@@ -33,6 +33,13 @@
 #   what it wrote, so a purge removes only what the package put there and
 #   says so when it held edits (postremove.sh), and an RPM erase keeps an
 #   edited one (preremove.sh).
+# - Transactional installs (SLE Micro's transactional-update sets
+#   $TRANSACTIONAL_UPDATE and runs this in a new snapshot while the old one
+#   runs): only files change (the link, the config, the offline enable);
+#   nothing talks to the running systemd or RKE2. At the new snapshot's
+#   first boot the generator runs before any unit starts, so RKE2's start
+#   runs apply (the plan, the drop-in, verify) and the enabled watch starts
+#   with RKE2: what adoption does on a running node.
 set -e
 
 name=rke2-proxy-backend
@@ -45,10 +52,14 @@ config=$config_dir/config.yaml
 example=/usr/share/$name/config.yaml.example
 created=$state_dir/config.created
 
-# live: a running systemd this script may talk to (not in a chroot or an
-# image build).
+# live: a running systemd this script may talk to. Not in a chroot or an
+# image build (no /run/systemd/system), nor in a transactional update's
+# snapshot, where /run is the running system's.
 live=no
-[ -d /run/systemd/system ] && live=yes
+[ -d /run/systemd/system ] && [ -z "${TRANSACTIONAL_UPDATE:-}" ] && live=yes
+# The snapshot's enablement links only: with the running system's /run
+# visible, systemctl would otherwise take the node for a running one.
+[ -z "${TRANSACTIONAL_UPDATE:-}" ] || export SYSTEMD_OFFLINE=1
 
 # put FILE writes stdin to FILE durably: a temp beside it, synced, renamed
 # over FILE, the directory synced.

@@ -32,6 +32,8 @@
 # - The operator's RKE2 config (config.yaml, other drop-ins) is never touched.
 # - The generator's drop-ins live in /run/systemd/generator*; daemon-reload
 #   re-runs the remaining generators and they are gone.
+# - In a transactional update ($TRANSACTIONAL_UPDATE, SLE Micro) /run and
+#   systemd are the running system's: neither is touched.
 set -e
 
 # The drop-in apply writes for each distribution (distro's profiles).
@@ -42,17 +44,20 @@ config_dir=/etc/rke2-proxy-backend
 config=$config_dir/config.yaml
 created=$state_dir/config.created
 metrics_dir=/var/lib/prometheus/node-exporter
+live=no
+[ -d /run/systemd/system ] && [ -z "${TRANSACTIONAL_UPDATE:-}" ] && live=yes
+[ -z "${TRANSACTIONAL_UPDATE:-}" ] || export SYSTEMD_OFFLINE=1
 
 case "$1" in
 remove | purge | abort-install | 0)
 	rm -f /usr/lib/systemd/system-generators/rke2-proxy-backend-generator
-	rm -rf /run/rke2-proxy-backend
+	[ -n "${TRANSACTIONAL_UPDATE:-}" ] || rm -rf /run/rke2-proxy-backend
 	rm -f "$metrics_dir/rke2_proxy_backend.prom" "$metrics_dir/rke2_proxy_backend_watch.prom" "$metrics_dir/rke2_proxy_backend_fleet.prom"
 	# node-feature-discovery's labels of a tool that is gone would claim a
 	# verified backend until their expiry: remove them with the package.
 	rm -f /etc/kubernetes/node-feature-discovery/features.d/rke2-proxy-backend \
 		/etc/kubernetes/node-feature-discovery/features.d/.rke2-proxy-backend.tmp-*
-	if [ -d /run/systemd/system ]; then
+	if [ "$live" = yes ]; then
 		systemctl daemon-reload >/dev/null 2>&1 || true
 	fi
 	;;

@@ -19,7 +19,12 @@
 #   edited, or there before the package, is kept: a hard link here, which
 #   postremove.sh renames back once rpm is done (postinstall.sh renames it
 #   back too, should the erase die between the two).
+# - In a transactional update ($TRANSACTIONAL_UPDATE, SLE Micro) nothing is
+#   stopped: the running system is not the snapshot being changed.
 set -e
+
+# The snapshot's enablement links only (the disable below).
+[ -z "${TRANSACTIONAL_UPDATE:-}" ] || export SYSTEMD_OFFLINE=1
 
 bin=/usr/bin/rke2-proxy-backend
 config=/etc/rke2-proxy-backend/config.yaml
@@ -44,7 +49,7 @@ fi
 
 case "$1" in
 remove | 0)
-	if [ -d /run/systemd/system ]; then
+	if [ -d /run/systemd/system ] && [ -z "${TRANSACTIONAL_UPDATE:-}" ]; then
 		systemctl stop rke2-proxy-backend-verify.service rke2-proxy-backend-watch.service >/dev/null 2>&1 || true
 	fi
 	systemctl disable rke2-proxy-backend-watch.service >/dev/null 2>&1 || true
