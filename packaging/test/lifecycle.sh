@@ -21,6 +21,11 @@
 #                    the new binary (new PID, /proc/PID/exe not deleted),
 #                    the generator's drop-ins written again, RKE2 untouched
 #                    (same MainPID and InvocationID)
+#   rke2-later       the node boots without RKE2; RKE2 installed as its
+#                    install.sh does (units in /usr/local/lib/systemd/system,
+#                    nothing enabled), daemon-reload, enable --now
+#                    rke2-server: the generator wired the drop-in at the
+#                    daemon-reload, apply and verify ran at that first start
 #   reinstall        apt-get remove, apt-get install: watch enabled again
 #   purge            custom verify.textfile_dir, bench's and switch's state:
 #                    apt-get purge leaves nothing of ours and no warning
@@ -42,7 +47,7 @@ trap 'cleanup_overlays; rm -rf "$work"' EXIT
 lc_prepare "$work"
 next=$(build_next_version deb "$work/next")
 ensure_base_packages "$BASE_COMMIT"
-cases=${LIFECYCLE_CASES:-restart-legacy restart-legacy-agent restart-current switch-legacy upgrade reinstall purge}
+cases=${LIFECYCLE_CASES:-restart-legacy restart-legacy-agent restart-current switch-legacy upgrade rke2-later reinstall purge}
 
 for c in $cases; do
 	case $c in
@@ -61,6 +66,13 @@ for c in $cases; do
 		# The operator's edit (lc_guest pinned legacy in it), kept to compare.
 		cp -p "$R/etc/rke2-proxy-backend/config.yaml" "$R/etc/boot-test/config.before"
 		;;
+	rke2-later)
+		# What RKE2's install.sh puts there comes later, in the guest.
+		lc_guest "$c" current server "$deb"
+		mkdir -p "$R/root/rke2-install"
+		mv "$R/usr/local/bin/rke2" "$R/usr/local/lib/systemd/system/rke2-server.service" "$R/usr/local/lib/systemd/system/rke2-agent.service" "$R/root/rke2-install/"
+		rm "$R/etc/systemd/system/multi-user.target.wants/rke2-server.service"
+		;;
 	reinstall) lc_guest "$c" legacy server "$deb" "$deb" ;;
 	purge)
 		lc_guest "$c" legacy server "$deb"
@@ -74,7 +86,7 @@ for c in $cases; do
 		echo '{"schema":"bench/v1"}' >"$R/var/lib/rke2-proxy-backend/bench.json"
 		cp "$R/etc/rke2-proxy-backend/config.yaml" "$R/etc/rke2-proxy-backend/config.yaml.before-switch"
 		;;
-	*) fail "unknown case $c (known: restart-legacy restart-legacy-agent restart-current switch-legacy upgrade reinstall purge)" ;;
+	*) fail "unknown case $c (known: restart-legacy restart-legacy-agent restart-current switch-legacy upgrade rke2-later reinstall purge)" ;;
 	esac
 	lc_boot "$c"
 done
