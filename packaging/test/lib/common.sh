@@ -129,16 +129,17 @@ apt_mirror() {
 	echo "$m"
 }
 
-# new_overlay DIR mounts a writable overlay of the cached root at DIR/merged
-# (changes land in DIR/upper); a copy when overlayfs is unavailable.
-# Unmounting and removal happen in cleanup_overlays (set as EXIT trap).
+# new_overlay DIR [LOWER] mounts a writable overlay of the cached root (or
+# of LOWER) at DIR/merged (changes land in DIR/upper); a copy when overlayfs
+# is unavailable. Unmounting and removal happen in cleanup_overlays (set as
+# EXIT trap).
 OVERLAYS=()
 new_overlay() {
-	local d=$1
+	local d=$1 lower=${2:-$BOOKWORM_ROOT}
 	mkdir -p "$d/upper" "$d/work" "$d/merged"
-	if ! mount -t overlay overlay -o "lowerdir=$BOOKWORM_ROOT,upperdir=$d/upper,workdir=$d/work" "$d/merged" 2>/dev/null; then
+	if ! mount -t overlay overlay -o "lowerdir=$lower,upperdir=$d/upper,workdir=$d/work" "$d/merged" 2>/dev/null; then
 		log "overlayfs unavailable; copying the root"
-		cp -a "$BOOKWORM_ROOT/." "$d/merged/"
+		cp -a "$lower/." "$d/merged/"
 	fi
 	OVERLAYS+=("$d")
 }
