@@ -135,22 +135,24 @@ func TestGenerateNoInjection(t *testing.T) {
 
 // The shipped units carry the settings the design relies on.
 func TestShipped(t *testing.T) {
-	both := "rke2-server.service rke2-agent.service"
+	// RKE2's units and k3s's (install.sh names the server k3s, the agent
+	// k3s-agent): watch runs only while one of them wants it.
+	distUnits := "rke2-server.service rke2-agent.service k3s.service k3s-agent.service"
 	for name, settings := range map[string]map[string]string{
 		VerifyUnit: {
 			"Service.Type":      "oneshot",
-			"Unit.After":        both,
+			"Unit.After":        distUnits,
 			"Service.ExecStart": hostfs.Binary + " verify --wait=" + DefaultVerifyWait.String(),
 		},
 		WatchUnit: {
 			"Service.Type":      "simple",
 			"Service.Restart":   "on-failure",
 			"Service.ExecStart": hostfs.Binary + " watch",
-			"Unit.After":        both,
+			"Unit.After":        distUnits,
 			// PartOf= comes from the generator, for the enabled unit only.
 			"Unit.PartOf":           "",
 			"Unit.StopWhenUnneeded": "yes",
-			"Install.WantedBy":      both,
+			"Install.WantedBy":      distUnits,
 			"Service.Nice":          "10",
 		},
 	} {

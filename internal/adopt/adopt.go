@@ -20,6 +20,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
@@ -92,7 +93,10 @@ type Choice struct {
 // Result is what an adoption found and did.
 type Result struct {
 	Outcome Outcome `json:"outcome"`
-	// Unit is the active RKE2 unit.
+	// Distribution runs kube-proxy here ("" is RKE2): what the output
+	// names.
+	Distribution distro.Kind `json:"distribution,omitempty"`
+	// Unit is the active RKE2 (or k3s) unit.
 	Unit     string      `json:"unit,omitempty"`
 	Observed Observation `json:"observed"`
 	// Message says, for every outcome but Adopted, why nothing was
@@ -115,7 +119,7 @@ type Result struct {
 // node is then as it was, or has the plan but not every unit started).
 func Run(ctx context.Context, o Options) (Result, error) {
 	o.defaults()
-	res := Result{}
+	res := Result{Distribution: o.Facts.RKE2.Distribution}
 	switch p, err := plan.Read(o.Root); {
 	case err == nil:
 		res.Outcome, res.Message = Planned, alreadyPlanned(p)
@@ -248,7 +252,7 @@ func (o Options) writePlan(ctx context.Context, res *Result) (bool, error) {
 		}
 		defer release()
 		if p, err := plan.Read(o.Root); err == nil {
-			*res = Result{Outcome: Planned, Message: alreadyPlanned(p) + " (RKE2 started while adopt looked)", Unit: res.Unit, Observed: res.Observed}
+			*res = Result{Outcome: Planned, Distribution: res.Distribution, Message: alreadyPlanned(p) + " (" + res.Distribution.Name() + " started while adopt looked)", Unit: res.Unit, Observed: res.Observed}
 			return false, nil
 		}
 	}

@@ -43,6 +43,19 @@ func TestAdoptK3s(t *testing.T) {
 		if strings.Contains(all, "RKE2") || len(res.Differences) != 0 {
 			t.Errorf("%s: reasons name RKE2, or the next start differs (%q):\n%s", c.name, res.Differences, all)
 		}
+		// What the postinst shows the installer (issue 32 item 7).
+		var out strings.Builder
+		if err := Print(&out, res, false, false); err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"(under " + c.unit + "); recorded it as this boot's plan", "without restarting k3s\n", "adopt: k3s's next start and the next boot keep iptables-legacy"} {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("%s: adopt's output lacks %q:\n%s", c.name, want, out.String())
+			}
+		}
+		if strings.Contains(out.String(), "RKE2") {
+			t.Errorf("%s: adopt's output on k3s names RKE2:\n%s", c.name, out.String())
+		}
 	}
 	// Nothing active: k3s's message, naming the units it looked at.
 	h := testhost.New(t).Debian12().K3sUnit("k3s-agent", "agent")

@@ -37,13 +37,14 @@ func Print(w io.Writer, res Result, dryRun, asJSON bool) error {
 	if dryRun {
 		verb = "would record"
 	}
-	fmt.Fprintf(w, "adopt: kube-proxy runs on %s (under %s); %s it as this boot's plan in %s (source %s), without restarting RKE2\n",
-		p.Decision.Backend, res.Unit, verb, hostfs.PlanFile, p.Decision.Source)
+	name := res.Distribution.Name()
+	fmt.Fprintf(w, "adopt: kube-proxy runs on %s (under %s); %s it as this boot's plan in %s (source %s), without restarting %s\n",
+		p.Decision.Backend, res.Unit, verb, hostfs.PlanFile, p.Decision.Source, name)
 	for _, r := range p.Decision.Reasons {
 		fmt.Fprintf(w, "  - %s\n", r)
 	}
 	if res.NextStart != nil && len(res.Differences) == 0 {
-		fmt.Fprintf(w, "adopt: RKE2's next start and the next boot keep %s (source %s)\n", res.NextStart.Backend, res.NextStart.Source)
+		fmt.Fprintf(w, "adopt: %s's next start and the next boot keep %s (source %s)\n", name, res.NextStart.Backend, res.NextStart.Source)
 	}
 	for _, warn := range p.Warnings {
 		fmt.Fprintf(w, "adopt: warning: %s\n", warn)

@@ -31,7 +31,7 @@ var (
 	// administrator's.
 	ShippedUnitDir = "/usr/lib/systemd/system"
 	// ConfigFile is the operator's config: /etc, because the operator owns it
-	// and packages mark it as a conffile.
+	// and no package upgrade changes it (packages create it only when absent).
 	ConfigFile = "/etc/rke2-proxy-backend/config.yaml"
 	// TextfileDir is the default verify.textfile_dir: the directory Debian's
 	// prometheus-node-exporter package reads textfile metrics from.

@@ -91,7 +91,7 @@ A dotted name below is a nested key: verify.wait is written as
 	r.literal(strings.Split(strings.TrimSpace(configExample), "\n"))
 
 	r.sh("FILES")
-	r.item(pathTerm(hostfs.ConfigFile), escape("This file; a conffile, never overwritten by a package upgrade."))
+	r.item(pathTerm(hostfs.ConfigFile), escape("This file; the package creates it from /usr/share/rke2-proxy-backend/config.yaml.example only when there is none, and no upgrade changes it."))
 
 	r.sh("SEE ALSO")
 	r.line(strings.Join([]string{ref("rke2-proxy-backend", "1"), ref("rke2-proxy-backend-detect", "1"), ref("rke2-proxy-backend-apply", "1"), ref("rke2-proxy-backend-verify", "1")}, ",\n"))

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/plan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
@@ -104,11 +105,11 @@ func check(root hostfs.Root, opts Options) Verdict {
 	case planErr == nil && applied == "" && p.Decision.Disabled:
 		return Verdict{OK, "rke2-proxy-backend is turned off (backend: off); nothing to check"}
 	case errors.Is(planErr, fs.ErrNotExist):
-		return Verdict{Unknown, "no plan: apply has not run since boot (is rke2-server/agent started?)"}
+		return Verdict{Unknown, "no plan: apply has not run since boot (is " + unitsOf(root) + " started?)"}
 	case planErr != nil:
 		return Verdict{Unknown, "cannot tell: " + planErr.Error()}
 	case applied == "":
-		return Verdict{Unknown, "not applied: apply gave RKE2 no backend this boot: " + p.Applied.Nothing}
+		return Verdict{Unknown, "not applied: apply gave " + distro.Find(root, "").Kind.Name() + " no backend this boot: " + p.Applied.Nothing}
 	}
 	if v, stale := staleWatch(root, opts); stale {
 		return v
@@ -121,7 +122,7 @@ func check(root hostfs.Root, opts Options) Verdict {
 	}
 	data, err := root.ReadFileMax(hostfs.StatusFile, MaxStatusSize)
 	if errors.Is(err, fs.ErrNotExist) {
-		return Verdict{Unknown, "no status: verify has not finished since boot; see journalctl -u " + unitHint}
+		return Verdict{Unknown, "no status: verify has not finished since boot; see journalctl -u " + unitsOf(root)}
 	}
 	if err != nil {
 		return Verdict{Unknown, "cannot tell: " + err.Error()}
@@ -154,7 +155,25 @@ func check(root hostfs.Root, opts Options) Verdict {
 	return judge(&r)
 }
 
-const unitHint = "rke2-server/rke2-agent"
+// unitsOf names the units whose start runs apply, as check's words say
+// them: RKE2's two, or on k3s the ones installed (k3s, k3s-agent,
+// k3s-NAME), found as the generator finds them (distro.Find). The verdicts
+// that name them are the ones NPD shows while nothing was applied, when an
+// operator reads which unit to start or look at.
+func unitsOf(root hostfs.Root) string {
+	d := distro.Find(root, "")
+	if d.Kind != distro.K3s {
+		return "rke2-server/rke2-agent"
+	}
+	var names []string
+	for _, n := range d.UnitNames() {
+		names = append(names, strings.TrimSuffix(n, ".service"))
+	}
+	if len(names) == 0 {
+		return "k3s"
+	}
+	return strings.Join(names, "/")
+}
 
 // readOnly refuses a status directory on a read-only filesystem: no
 // verify run can mark, store or invalidate anything there, so status.json

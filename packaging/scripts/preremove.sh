@@ -13,9 +13,22 @@
 #   so nothing new is written on the boot path; a directory given only with
 #   --textfile-dir in an administrator's drop-in is not known here. postrm
 #   removes them from the default directory in any case.
+# - rpm erase (0): the config is a %ghost of the package (nfpm.yaml), which
+#   rpm deletes with the package. One the package created and nobody
+#   edited goes so (config.created holds its digest: postinstall.sh); one
+#   edited, or there before the package, is kept: a hard link here, which
+#   postremove.sh renames back once rpm is done (postinstall.sh renames it
+#   back too, should the erase die between the two).
+# - In a transactional update ($TRANSACTIONAL_UPDATE, SLE Micro) nothing is
+#   stopped: the running system is not the snapshot being changed.
 set -e
 
+# The snapshot's enablement links only (the disable below).
+[ -z "${TRANSACTIONAL_UPDATE:-}" ] || export SYSTEMD_OFFLINE=1
+
 bin=/usr/bin/rke2-proxy-backend
+config=/etc/rke2-proxy-backend/config.yaml
+created=/var/lib/rke2-proxy-backend/config.created
 
 # remove_metrics DIR removes verify's and watch's textfiles (the fleet's
 # too) from DIR (and
@@ -29,9 +42,14 @@ remove_metrics() {
 		"$1"/.rke2_proxy_backend.prom.tmp-* "$1"/.rke2_proxy_backend_watch.prom.tmp-* "$1"/.rke2_proxy_backend_fleet.prom.tmp-*
 }
 
+if [ "$1" = 0 ] && [ -f "$config" ] && [ ! -L "$config" ] &&
+	[ "$(sha256sum <"$config" | cut -d' ' -f1)" != "$(cat "$created" 2>/dev/null)" ]; then
+	ln -f "$config" "${config%/*}/.config.yaml.keep"
+fi
+
 case "$1" in
 remove | 0)
-	if [ -d /run/systemd/system ]; then
+	if [ -d /run/systemd/system ] && [ -z "${TRANSACTIONAL_UPDATE:-}" ]; then
 		systemctl stop rke2-proxy-backend-verify.service rke2-proxy-backend-watch.service >/dev/null 2>&1 || true
 	fi
 	systemctl disable rke2-proxy-backend-watch.service >/dev/null 2>&1 || true

@@ -43,7 +43,7 @@ for c in ${ADOPT_CASES:-running differs broken-fix}; do
 		;;
 	broken-fix)
 		adopt_guest broken-fix
-		run_logged "$work/dpkg-broken.log" "dpkg --root -i failed" dpkg --root "$R" --force-confold -i "$deb"
+		run_logged "$work/dpkg-broken.log" "dpkg --root -i failed" dpkg --root "$R" -i "$deb"
 		sed -i 's/^backend: auto$/backend: modern/' "$R/etc/rke2-proxy-backend/config.yaml"
 		grep -qx 'backend: modern' "$R/etc/rke2-proxy-backend/config.yaml" || fail "broken-fix: could not break the shipped config (no 'backend: auto' line?)"
 		adopt_boot broken-fix broken-fix

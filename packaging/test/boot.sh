@@ -44,7 +44,7 @@ R=$work/guest/merged
 
 log "installing $(basename "$deb") with dpkg --root"
 run_logged "$work/dpkg.log" "dpkg --root -i failed (maintainer scripts must not fail without a running systemd)" \
-	dpkg --root "$R" --force-confold -i "$deb"
+	dpkg --root "$R" -i "$deb"
 [ -x "$R/usr/bin/rke2-proxy-backend" ] || fail "the package did not install /usr/bin/rke2-proxy-backend"
 
 # Name the pieces this test needs from the binary, so a failure below says

@@ -27,6 +27,14 @@
 # legacy only if apply's prefer-bundled-bin put bin/aux first and the
 # generator's IPTABLES_MODE reached the k3s process.
 #
+#   boot 0  adoption (issue 32 item 7): k3s runs without our package, its
+#           kube-proxy on iptables-nft (iptables-detect.sh's choice on an
+#           empty node); the guest installs the .deb with dpkg -i: the
+#           postinst adopts (plan with iptables-nft, source adopted,
+#           "without restarting k3s"), the generator wires k3s.service,
+#           verify passes, watch runs, check says ok, k3s's MainPID and
+#           kube-proxy's backend unchanged. The package stays for the
+#           boots below, which change its config.
 #   boot 1  backend: iptables-legacy. The generator's k3s.service drop-in
 #           (Environment=IPTABLES_MODE=legacy, ExecStartPre= apply) is part
 #           of the unit; apply wrote config.yaml.d/60-proxy-backend.yaml with
@@ -67,7 +75,10 @@
 # Needs: root, systemd-nspawn (systemd-container), debootstrap, dpkg, make,
 # go; overlayfs (falls back to a copy).
 source "$(dirname "$0")/lib/common.sh"
-boot_test_setup k3s-boot guest
+boot_test_setup k3s-boot
+new_overlay "$work/guest"
+R=$work/guest/merged
+cp "$deb" "$R/root/pkg.deb"
 
 log "building the stand-in as k3s"
 build_standin "$R/usr/local/bin/k3s"
@@ -131,9 +142,6 @@ for l in iptables iptables-save iptables-restore ip6tables ip6tables-save ip6tab
 	ln -sfn iptables-detect.sh "$aux/$l"
 done
 
-cfg=$R/etc/rke2-proxy-backend/config.yaml
-grep -q '^backend: auto$' "$cfg" || fail "the shipped example no longer has 'backend: auto' (update this test)"
-sed -i 's/^backend: auto$/backend: iptables-legacy/; s/^  wait: .*/  wait: 60s/' "$cfg"
 chroot "$R" update-alternatives --quiet --set iptables /usr/sbin/iptables-nft || fail "update-alternatives in the guest root failed"
 
 # The in-guest assertions, run by k3s-boot-test.service at every boot.
@@ -195,6 +203,40 @@ on_backend() {
 	check_settled $verify
 }
 
+# boot 0: the package installed on the running k3s node adopts it.
+if [ "$mode" = adopt ]; then
+	plan=/run/rke2-proxy-backend/plan.json
+	watch=rke2-proxy-backend-watch.service
+	wait_for 120 sh -c "[ \"\$(systemctl show -P ActiveState k3s.service)\" = active ] && [ -s /var/lib/rke2-standin/backend ]" ||
+		bad "k3s (the stand-in) not up with kube-proxy synced within 120s"
+	check "our package is not installed yet" test ! -e /usr/bin/rke2-proxy-backend
+	pid0=$(prop k3s.service MainPID)
+	enter0=$(prop k3s.service ActiveEnterTimestampMonotonic)
+	check "kube-proxy (k3s) runs on $expect before the install" test "$(cat /var/lib/rke2-standin/backend)" = "$expect"
+	if dpkg -i /root/pkg.deb >"$out/dpkg-0.log" 2>&1; then ok "dpkg -i in the running guest"; else bad "dpkg -i failed: $(tail -n 5 "$out/dpkg-0.log" | tr '\n' ' ')"; fi
+	sed 's/^/INFO dpkg | /' "$out/dpkg-0.log" | cut -c1-220 >>"$result"
+	check "the postinst adopted: plan with $expect" grep -q "\"backend\": \"$expect\"" $plan
+	check "the plan's source is adopted" grep -q '"source": "adopted"' $plan
+	check "adopt said it did so without restarting k3s" grep -q "without restarting k3s" "$out/dpkg-0.log"
+	check "the generator wired k3s.service (apply at its next start)" sh -c "systemctl cat --no-pager k3s.service | grep -q '^ExecStartPre=/usr/bin/rke2-proxy-backend apply'"
+	wait_for 90 sh -c "[ \"\$(systemctl show -P InactiveExitTimestampMonotonic $verify)\" != 0 ] && [ \"\$(systemctl show -P ActiveState $verify)\" != activating ]" ||
+		bad "verify did not run within 90s of the install"
+	check "$verify passed (Result=success, exit 0)" test "$(prop $verify Result)/$(prop $verify ExecMainStatus)" = success/0
+	check "$watch active" wait_for 30 sh -c "[ \"\$(systemctl show -P ActiveState $watch)\" = active ]"
+	check "check exit 0" wait_for 60 /usr/bin/rke2-proxy-backend check
+	/usr/bin/rke2-proxy-backend check >"$out/check-0" 2>&1
+	info "check: $(cat "$out/check-0")"
+	check "k3s not restarted (MainPID $pid0, same ActiveEnterTimestamp, NRestarts=0)" test "$(prop k3s.service MainPID)/$(prop k3s.service ActiveEnterTimestampMonotonic)/$(prop k3s.service NRestarts)" = "$pid0/$enter0/0"
+	check "kube-proxy still on $expect" test "$(cat /var/lib/rke2-standin/backend)" = "$expect"
+	check "no unit failed" sh -c "[ -z \"\$(systemctl --failed --no-legend --plain)\" ]"
+	for c in "systemctl --failed --no-pager" "systemctl cat --no-pager k3s.service" "cat $plan" "cat $out/dpkg-0.log" \
+		"journalctl -b --no-pager -o short-monotonic | grep -i -e k3s -e rke2 -e adopt | tail -n 80"; do
+		echo "== $c"
+		sh -c "$c" 2>&1
+	done >"$out/diag-$n"
+	guest_done
+fi
+
 # Wait (bounded) for k3s to be up and a verify run to be over.
 wait_for 120 sh -c "[ \"\$(systemctl show -P ActiveState k3s.service)\" = active ] && [ \"\$(systemctl show -P ActiveState $verify)\" != activating ] && [ \"\$(systemctl show -P ExecMainStartTimestampMonotonic $verify)\" != 0 ]" ||
 	info "k3s or verify did not settle in 120s"
@@ -206,6 +248,7 @@ check "systemctl cat k3s.service shows the drop-in" sh -c "systemctl cat --no-pa
 check "the drop-in sets Environment=IPTABLES_MODE=$m" grep -qx "Environment=IPTABLES_MODE=$m" "$d"
 check "the drop-in runs apply before k3s" grep -q '^ExecStartPre=/usr/bin/rke2-proxy-backend apply' "$d"
 check "systemd gives k3s.service IPTABLES_MODE=$m" sh -c "systemctl show -P Environment k3s.service | tr ' ' '\n' | grep -qx IPTABLES_MODE=$m"
+check "watch runs with k3s (WantedBy= k3s.service, PartOf= it)" wait_for 30 sh -c "[ \"\$(systemctl show -P ActiveState rke2-proxy-backend-watch.service)/\$(systemctl show -P PartOf rke2-proxy-backend-watch.service)\" = active/k3s.service ]"
 on_backend "$expect" "$m"
 if [ -f /etc/boot-test/pin ]; then
 	pin=/etc/systemd/system/k3s.service.d/10-iptables-mode.conf
@@ -272,6 +315,12 @@ operator_files_untouched() {
 	cmp -s "$work/k3s-env.orig" "$R/etc/systemd/system/k3s.service.env" || fail "$1: k3s.service.env was modified"
 	pass "$1: the operator's k3s config.yaml and k3s.service.env are untouched"
 }
+boot 0 iptables-nft adopt
+grep -q "k3s is not running\|RKE2 is not running" "$R/var/lib/boot-test/result-0" && fail "boot 0: adopt thought k3s was not running"
+cfg=$R/etc/rke2-proxy-backend/config.yaml
+grep -q '^backend: auto$' "$cfg" || fail "the shipped example no longer has 'backend: auto' (update this test)"
+sed -i 's/^backend: auto$/backend: iptables-legacy/; s/^  wait: .*/  wait: 60s/' "$cfg"
+operator_files_untouched "after the adoption in boot 0"
 boot 1 iptables-legacy plain
 # The switch runs with k3s's flannel and kube-router.
 boot 2 iptables-legacy switch

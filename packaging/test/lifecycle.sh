@@ -13,10 +13,19 @@
 #   restart-current  the same with RKE2's current units
 #   switch-legacy    `rke2-proxy-backend switch --to iptables-nft` on the
 #                    older units (it restarts RKE2): boot.sh's switch checks
-#   upgrade          dpkg -i of $VERSION.1 on the running node: watch on the
-#                    new binary (new PID, /proc/PID/exe not deleted), the
-#                    generator's drop-ins written again, RKE2 untouched
+#   upgrade          the package built from the base commit (BASE_COMMIT,
+#                    whose config was a conffile), its config edited, then
+#                    exactly `apt-get install -y ./…_$VERSION.1-1_ARCH.deb`
+#                    on the running node (no flag, stdin /dev/null): no
+#                    question, the config byte for byte the same, watch on
+#                    the new binary (new PID, /proc/PID/exe not deleted),
+#                    the generator's drop-ins written again, RKE2 untouched
 #                    (same MainPID and InvocationID)
+#   rke2-later       the node boots without RKE2; RKE2 installed as its
+#                    install.sh does (units in /usr/local/lib/systemd/system,
+#                    nothing enabled), daemon-reload, enable --now
+#                    rke2-server: the generator wired the drop-in at the
+#                    daemon-reload, apply and verify ran at that first start
 #   reinstall        apt-get remove, apt-get install: watch enabled again
 #   purge            custom verify.textfile_dir, bench's and switch's state:
 #                    apt-get purge leaves nothing of ours and no warning
@@ -37,7 +46,8 @@ work=$(mktemp -d /tmp/rke2pb-lifecycle.XXXXXX)
 trap 'cleanup_overlays; rm -rf "$work"' EXIT
 lc_prepare "$work"
 next=$(build_next_version deb "$work/next")
-cases=${LIFECYCLE_CASES:-restart-legacy restart-legacy-agent restart-current switch-legacy upgrade reinstall purge}
+ensure_base_packages "$BASE_COMMIT"
+cases=${LIFECYCLE_CASES:-restart-legacy restart-legacy-agent restart-current switch-legacy upgrade rke2-later reinstall purge}
 
 for c in $cases; do
 	case $c in
@@ -51,7 +61,18 @@ for c in $cases; do
 		install -D -m 0644 "$LC_LIB/guest-watch.sh" "$R/usr/local/lib/boot-test/guest-watch.sh"
 		echo 10s >"$R/usr/local/lib/rke2-standin/kube-proxy-resync"
 		;;
-	upgrade) lc_guest "$c" current server "$deb" "$next" ;;
+	upgrade)
+		lc_guest "$c" current server "$BASE_DEB" "$next"
+		# The operator's edit (lc_guest pinned legacy in it), kept to compare.
+		cp -p "$R/etc/rke2-proxy-backend/config.yaml" "$R/etc/boot-test/config.before"
+		;;
+	rke2-later)
+		# What RKE2's install.sh puts there comes later, in the guest.
+		lc_guest "$c" current server "$deb"
+		mkdir -p "$R/root/rke2-install"
+		mv "$R/usr/local/bin/rke2" "$R/usr/local/lib/systemd/system/rke2-server.service" "$R/usr/local/lib/systemd/system/rke2-agent.service" "$R/root/rke2-install/"
+		rm "$R/etc/systemd/system/multi-user.target.wants/rke2-server.service"
+		;;
 	reinstall) lc_guest "$c" legacy server "$deb" "$deb" ;;
 	purge)
 		lc_guest "$c" legacy server "$deb"
@@ -65,7 +86,7 @@ for c in $cases; do
 		echo '{"schema":"bench/v1"}' >"$R/var/lib/rke2-proxy-backend/bench.json"
 		cp "$R/etc/rke2-proxy-backend/config.yaml" "$R/etc/rke2-proxy-backend/config.yaml.before-switch"
 		;;
-	*) fail "unknown case $c (known: restart-legacy restart-legacy-agent restart-current switch-legacy upgrade reinstall purge)" ;;
+	*) fail "unknown case $c (known: restart-legacy restart-legacy-agent restart-current switch-legacy upgrade rke2-later reinstall purge)" ;;
 	esac
 	lc_boot "$c"
 done

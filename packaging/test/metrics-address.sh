@@ -25,7 +25,7 @@ boot_test_setup metrics
 new_overlay "$work/guest"
 R=$work/guest/merged
 
-run_logged "$work/dpkg.log" "dpkg --root -i failed" dpkg --root "$R" --force-confold -i "$deb"
+run_logged "$work/dpkg.log" "dpkg --root -i failed" dpkg --root "$R" -i "$deb"
 if [ -n "${METRICS_ADDRESS_BINARY:-}" ]; then
 	log "booting with $METRICS_ADDRESS_BINARY instead of the package's binary"
 	install -m 0755 "$METRICS_ADDRESS_BINARY" "$R/usr/bin/rke2-proxy-backend"

@@ -140,7 +140,8 @@ rpm --root "$N" -q --qf '%{RSAHEADER:pgpsig}\n' rke2-proxy-backend | grep -q "Ke
 out=$(chroot "$N" rke2-proxy-backend version) || fail "the installed binary does not run"
 [ "$out" = "rke2-proxy-backend $VERSION" ] || fail "installed binary says \"$out\""
 assert_contains "$N/etc/rke2-proxy-backend/config.yaml" "written by cloud-init before the package" "a config written before the install (as the cloud-init examples do) must be kept"
-[ -f "$N/etc/rke2-proxy-backend/config.yaml.rpmnew" ] || fail "the package's example config is not beside the kept one as config.yaml.rpmnew"
+[ "$(ls -A "$N/etc/rke2-proxy-backend")" = config.yaml ] || fail "files beside the kept config: $(ls -A "$N/etc/rke2-proxy-backend")"
+[ -f "$N/usr/share/rke2-proxy-backend/config.yaml.example" ] || fail "the package's example config is not /usr/share/rke2-proxy-backend/config.yaml.example"
 pass "dnf --installroot (gpgcheck=1, repo_gpgcheck=1, key from rpm --import) installed $out; a config written first is kept"
 
 # 4. The EL cloud-init examples' way: no rpm --import, only the .repo file

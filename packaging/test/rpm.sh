@@ -2,11 +2,13 @@
 # The .rpm: file list, flags and scripts as rpm sees them, then a real
 # install, upgrade over an edited config and erase with `rpm --root` into a
 # scratch copy of a Debian root (it has the /bin/sh the scriptlets need; no
-# systemd runs there, exactly like an image build).
-# Needs: root, rpm, debootstrap (for the scratch root), make, go.
+# systemd runs there, exactly like an image build); the upgrade from the
+# base commit's package, whose config was %config(noreplace), edited and
+# unedited, with rpm -U and with dnf -y, each erased after.
+# Needs: root, rpm, rpmbuild, dnf, debootstrap (for the scratch root), make, go.
 source "$(dirname "$0")/lib/common.sh"
 need_root
-need_tools rpm make
+need_tools rpm rpmbuild dnf make
 ensure_packages
 
 pkg=$(host_package rpm)
@@ -15,7 +17,8 @@ trap 'cleanup_overlays; rm -rf "$work"' EXIT
 
 # Both architectures carry the same files.
 for p in "$RPM_AMD64" "$RPM_ARM64"; do
-	rpm -qlp "$p" | grep -v '^/usr/share/licenses/' | sort >"$work/files" || true
+	# The config's directory and the config (a %ghost) are owned, not shipped.
+	rpm -qlp "$p" | grep -v -e '^/usr/share/licenses/' -e '^/etc/rke2-proxy-backend$' -e '^/etc/rke2-proxy-backend/config.yaml$' | sort >"$work/files" || true
 	grep -v '^/usr/share/man/man1/' "$work/files" >"$work/files.noman" || true
 	expected_files | grep -v '^/usr/share/man/man1/' >"$work/expected.noman"
 	diff -u "$work/expected.noman" "$work/files.noman" || fail "$(basename "$p"): file list differs from the expected one (above)"
@@ -24,7 +27,9 @@ for p in "$RPM_AMD64" "$RPM_ARM64"; do
 	done
 	[ "$(rpm -qp --qf '%{VERSION}' "$p")" = "$VERSION" ] || fail "$(basename "$p"): version is not VERSION ($VERSION)"
 	rpm -qp --qf '[%{FILEFLAGS:fflags} %{FILENAMES}\n]' "$p" >"$work/flags"
-	assert_contains "$work/flags" "cn /etc/rke2-proxy-backend/config.yaml" "config must be %config(noreplace)"
+	assert_contains "$work/flags" "g /etc/rke2-proxy-backend/config.yaml" "the config must be a %ghost (owned, not shipped: nfpm.yaml)"
+	! grep -q '^c' "$work/flags" || fail "$(basename "$p") ships a %config file: $(grep '^c' "$work/flags")"
+	rpm -qp --qf '[%{FILEMODES:perms} %{FILENAMES}\n]' "$p" | grep -qx 'drwxr-xr-x /etc/rke2-proxy-backend' || fail "$(basename "$p") does not own /etc/rke2-proxy-backend"
 	assert_contains "$work/flags" "l /usr/share/licenses/rke2-proxy-backend/LICENSE" "license must be %license"
 	rpm -qpR "$p" >"$work/requires"
 	for dep in "(iptables or iptables-nft)" kmod; do
@@ -34,7 +39,7 @@ for p in "$RPM_AMD64" "$RPM_ARM64"; do
 	! grep -q nftables "$work/requires" || fail "$(basename "$p") requires nftables (it should only recommend it)"
 	[ "$(rpm -qp --recommends "$p")" = nftables ] || fail "$(basename "$p"): Recommends is '$(rpm -qp --recommends "$p")', want nftables"
 done
-pass "file list, %config(noreplace), %license, version $VERSION, requires (iptables, kmod) and recommends (nftables) of both .rpm"
+pass "file list, the config a %ghost (no %config), %license, version $VERSION, requires (iptables, kmod) and recommends (nftables) of both .rpm"
 
 rpm -qp --scripts "$pkg" >"$work/scripts"
 assert_contains "$work/scripts" "postinstall scriptlet" "scripts"
@@ -61,27 +66,28 @@ run_logged "$work/install.log" "rpm -i into the scratch root failed (scriptlets 
 while read -r f; do
 	[ -e "$root$f" ] || fail "installed root lacks $f"
 done < <(expected_files)
+cfg=$root/etc/rke2-proxy-backend/config.yaml
+cmp -s "$cfg" "$root/usr/share/rke2-proxy-backend/config.yaml.example" || fail "%post 1 did not create $cfg from the example"
 [ "$(readlink -f "$root/usr/lib/systemd/system-generators/rke2-proxy-backend-generator" | sed "s|^$root||")" = /usr/bin/rke2-proxy-backend ] ||
 	fail "the generator link does not resolve to /usr/bin/rke2-proxy-backend"
 out=$("$root/usr/bin/rke2-proxy-backend" version)
 [ "$out" = "rke2-proxy-backend $VERSION" ] || fail "installed binary says \"$out\", want \"rke2-proxy-backend $VERSION\""
 rpm --root "$root" -V --nodeps rke2-proxy-backend || fail "rpm -V reports changed files right after install"
 systemctl --root="$root" is-enabled --quiet rke2-proxy-backend-watch.service || fail "%post 1 did not enable rke2-proxy-backend-watch.service"
-pass "rpm --root install with scriptlets; binary says \"$out\"; watch enabled"
+pass "rpm --root install with scriptlets; binary says \"$out\"; watch enabled; config created from the example"
 
-# Upgrade over an operator-edited config: noreplace keeps the edit and puts
-# the new example beside it as .rpmnew.
-cfg=$root/etc/rke2-proxy-backend/config.yaml
+# Upgrade over an operator-edited config: byte for byte the same, and no
+# .rpmnew beside it (the example is in /usr/share).
 echo "# operator edit" >>"$cfg"
+cp -p "$cfg" "$work/edited"
 next=$(build_next_version rpm "$work/next")
 # The administrator's disable survives the upgrade (%post 2).
 systemctl --root="$root" disable --quiet rke2-proxy-backend-watch.service
 run_logged "$work/upgrade.log" "rpm -U failed" rpm --root "$root" -U --nodeps "$next"
 ! systemctl --root="$root" is-enabled --quiet rke2-proxy-backend-watch.service || fail "the upgrade enabled the watch service the administrator disabled"
-assert_contains "$cfg" "# operator edit" "the upgrade overwrote the operator's config"
-[ -f "$cfg.rpmnew" ] || fail "the upgrade did not leave the new example as $cfg.rpmnew"
-assert_contains "$cfg.rpmnew" "a line only the next version's example has" "config.yaml.rpmnew"
-pass "upgrade keeps the edited config and the administrator's disable, new example in config.yaml.rpmnew"
+assert_config_kept "$root" "$work/edited" "rpm -U"
+assert_contains "$root/usr/share/rke2-proxy-backend/config.yaml.example" "a line only the next version's example has" "the next version's example"
+pass "upgrade keeps the edited config byte for byte (nothing beside it) and the administrator's disable"
 
 # The scriptlets as a running systemd sees them: no systemd runs in this
 # root, so each scriptlet is run by hand (chrooted, with the argument rpm
@@ -91,25 +97,28 @@ pass "upgrade keeps the edited config and the administrator's disable, new examp
 # not restart it; nothing ever restarts, stops or starts RKE2.
 rpm -qp --qf '%{POSTIN}' "$next" >"$root/tmp/post.sh"
 mkdir -p "$root/run/systemd/system" "$root/tmp/stub"
-# The stub says RKE2 is not running (is-active exits 3), so the postinst's
-# adoption (proven in a real boot by adopt.sh) only asks.
+# The stub lists no active unit, so the postinst's adoption (proven in real
+# boots by adopt.sh for RKE2 and k3s-boot.sh for k3s) only asks.
 printf '#!/bin/sh
 echo "$*" >>/tmp/systemctl.calls
-[ "$1" != is-active ] || exit 3
 ' >"$root/tmp/stub/systemctl"
 chmod 0755 "$root/tmp/stub/systemctl"
-scriptlet_calls() { # scriptlet_calls ARG: the systemctl calls of %post ARG
+scriptlet_calls() { # scriptlet_calls ARG [ENV...]: the systemctl calls of %post ARG
+	local arg=$1
+	shift
 	rm -f "$root/tmp/systemctl.calls"
-	chroot "$root" env PATH=/tmp/stub:/usr/sbin:/usr/bin:/sbin:/bin sh /tmp/post.sh "$1" || fail "%post $1 failed"
+	chroot "$root" env PATH=/tmp/stub:/usr/sbin:/usr/bin:/sbin:/bin "$@" sh /tmp/post.sh "$arg" || fail "%post $arg failed"
 	tr '\n' ';' <"$root/tmp/systemctl.calls" 2>/dev/null
 }
 calls=$(scriptlet_calls 2)
-asked="is-active --quiet rke2-server.service;is-active --quiet rke2-agent.service;"
-[ "$calls" = "daemon-reload;try-restart rke2-proxy-backend-watch.service;$asked" ] || fail "%post 2 with systemd running called systemctl: $calls"
+asked="list-units --state=active --plain --no-legend rke2-server.service rke2-agent.service k3s.service k3s-*.service;"
+# The stub says watch is enabled: the upgrade re-enables it (its WantedBy=
+# gained k3s's units).
+[ "$calls" = "is-enabled --quiet rke2-proxy-backend-watch.service;reenable rke2-proxy-backend-watch.service;daemon-reload;try-restart rke2-proxy-backend-watch.service;$asked" ] || fail "%post 2 with systemd running called systemctl: $calls"
 calls=$(scriptlet_calls 1)
 [ "$calls" = "enable rke2-proxy-backend-watch.service;daemon-reload;$asked" ] || fail "%post 1 with systemd running called systemctl: $calls"
 rm -rf "$root/run/systemd" "$root/tmp/stub" "$root/tmp/post.sh" "$root/tmp/systemctl.calls"
-pass "scriptlets with systemd running: %post 2 daemon-reload + try-restart watch, %post 1 enable + daemon-reload, RKE2 only asked whether it runs (for adoption), never touched"
+pass "scriptlets with systemd running: %post 2 reenable (an enabled watch) + daemon-reload + try-restart watch, %post 1 enable + daemon-reload, RKE2 and k3s only asked whether they run (for adoption), never touched"
 
 # Erase: our files and /run state go; the operator's RKE2 config and the RKE2
 # drop-in (which keeps kube-proxy on its backend) stay.
@@ -117,6 +126,7 @@ mkdir -p "$root/run/rke2-proxy-backend" && echo '{}' >"$root/run/rke2-proxy-back
 # Metrics, bench's state and switch's backup (switchover.BackupSuffix).
 plant_removable_state "$root" "$cfg"
 cp "$cfg" "$cfg.before-switch"
+cp -p "$cfg" "$work/edited-erase"
 run_logged "$work/erase.log" "rpm -e failed" rpm --root "$root" -e rke2-proxy-backend
 [ ! -e "$root/usr/bin/rke2-proxy-backend" ] || fail "erase left /usr/bin/rke2-proxy-backend"
 [ ! -e "$root/run/rke2-proxy-backend" ] || fail "erase left /run/rke2-proxy-backend"
@@ -125,11 +135,68 @@ assert_contains "$root/etc/rancher/rke2/config.yaml" "token: operator-secret" "e
 assert_contains "$work/erase.log" "kept /etc/rancher/rke2/config.yaml.d/60-proxy-backend.yaml" "erase notice"
 assert_metrics_removed "$root" erase
 [ ! -e "$root/var/lib/rke2-proxy-backend" ] || fail "erase left /var/lib/rke2-proxy-backend (RPM has no purge)"
-# The operator's config content stays: rpm's .rpmsave, switch's backup.
-[ -f "$cfg.rpmsave" ] && [ -f "$cfg.before-switch" ] || fail "erase did not keep config.yaml.rpmsave and config.yaml.before-switch: $(ls -A "$root/etc/rke2-proxy-backend" 2>&1)"
-pass "erase removes our files, /run and /var/lib state and metrics (custom and default textfile dir), keeps the RKE2 config and drop-in, config.yaml.rpmsave and config.yaml.before-switch"
+# The operator's edited config stays where it is, and switch's backup.
+cmp -s "$work/edited-erase" "$cfg" && [ -f "$cfg.before-switch" ] || fail "erase did not keep the edited config.yaml (byte for byte) and config.yaml.before-switch: $(ls -A "$root/etc/rke2-proxy-backend" 2>&1)"
+assert_contains "$work/erase.log" "kept /etc/rke2-proxy-backend/config.yaml: it is not the unedited example the package created" "erase notice"
+pass "erase removes our files, /run and /var/lib state and metrics (custom and default textfile dir), keeps the RKE2 config and drop-in, the edited config.yaml and config.yaml.before-switch"
 
-# Erase then install is %post 1: watch enabled again.
+# Erase then install is %post 1: watch enabled again, the config kept.
 run_logged "$work/reinstall.log" "rpm -i after erase failed" rpm --root "$root" -i --nodeps "$pkg"
 systemctl --root="$root" is-enabled --quiet rke2-proxy-backend-watch.service || fail "install after erase left rke2-proxy-backend-watch.service disabled"
-pass "install after erase enables watch"
+cmp -s "$work/edited-erase" "$cfg" || fail "the install after the erase changed the kept config"
+# An unedited config the package created goes with the package.
+rm -f "$cfg" "$cfg.before-switch"
+run_logged "$work/reinstall2.log" "rpm -i failed" rpm --root "$root" -U --replacepkgs --nodeps "$pkg"
+run_logged "$work/erase2.log" "rpm -e failed" rpm --root "$root" -e rke2-proxy-backend
+[ ! -e "$root/etc/rke2-proxy-backend" ] || fail "erase left /etc/rke2-proxy-backend with an unedited config the package created: $(ls -A "$root/etc/rke2-proxy-backend")"
+pass "install after erase enables watch and keeps the config; an unedited config the package created goes with the package"
+
+# The upgrade from the base commit's package, whose config was
+# %config(noreplace) (rpm -U left config.yaml.rpmnew beside an edited one,
+# and would delete or rename it, were the config no longer the package's):
+# edited and unedited, with rpm -U, then erased.
+ensure_base_packages "$BASE_COMMIT"
+for edit in edited unedited; do
+	new_overlay "$work/base-$edit"
+	B=$work/base-$edit/merged
+	rpm --root "$B" --initdb
+	run_logged "$work/base-$edit.log" "rpm -i of the base package failed" rpm --root "$B" -i --nodeps "$BASE_RPM"
+	[ "$edit" = unedited ] || echo "backend: iptables-legacy  # operator edit" >>"$B/etc/rke2-proxy-backend/config.yaml"
+	cp -p "$B/etc/rke2-proxy-backend/config.yaml" "$work/base-$edit.cfg"
+	run_logged "$work/base-$edit-up.log" "rpm -U from the base package over an $edit config failed" rpm --root "$B" -U --nodeps "$next"
+	assert_config_kept "$B" "$work/base-$edit.cfg" "rpm -U from the base package ($edit)"
+	if grep -i -e warning -e rpmsave -e rpmnew "$work/base-$edit-up.log"; then fail "rpm -U from the base package ($edit) said the above"; fi
+	run_logged "$work/base-$edit-erase.log" "rpm -e after the upgrade from the base package failed" rpm --root "$B" -e rke2-proxy-backend
+	cmp -s "$work/base-$edit.cfg" "$B/etc/rke2-proxy-backend/config.yaml" || fail "erase after the base upgrade ($edit) did not keep the config the base package installed"
+done
+pass "rpm -U from the base commit's package (config %config(noreplace)), edited and unedited: the config byte for byte the same, nothing beside it; rpm -e keeps it, saying so"
+
+# The same with dnf -y, as an EL node upgrades: dnf install of the base
+# package, an edited config, dnf upgrade of the next one. A stub RPM
+# provides the EL names the package requires (the Debian root has the
+# tools); no repository is configured, the packages are local files.
+mkdir -p "$work/stub"
+cat >"$work/stub/stub.spec" <<'SPEC'
+Name: rke2pb-test-deps
+Version: 1
+Release: 1
+Summary: Test scaffolding providing the names rke2-proxy-backend requires
+License: Apache-2.0
+BuildArch: noarch
+Provides: iptables nftables kmod
+%description
+Stands in for EL's iptables-nft, nftables and kmod in a Debian root that has the real tools.
+%files
+SPEC
+run_logged "$work/stub/rpmbuild.log" "rpmbuild of the dependency stub failed" rpmbuild -bb --define "_topdir $work/stub/build" "$work/stub/stub.spec"
+new_overlay "$work/dnf"
+D=$work/dnf/merged
+rpm --root "$D" --initdb
+node_dnf() { timeout 300 dnf -y --installroot="$D" --releasever=9 --setopt=reposdir=/nonexistent --setopt=install_weak_deps=False --nodocs "$@"; }
+run_logged "$work/dnf-install.log" "dnf -y install of the base package failed" node_dnf install "$work"/stub/build/RPMS/noarch/*.rpm "$BASE_RPM"
+echo "backend: iptables-legacy  # operator edit" >>"$D/etc/rke2-proxy-backend/config.yaml"
+cp -p "$D/etc/rke2-proxy-backend/config.yaml" "$work/dnf.cfg"
+run_logged "$work/dnf-upgrade.log" "dnf -y upgrade from the base package over an edited config failed" node_dnf upgrade "$next"
+[ "$(rpm --root "$D" -q --qf '%{VERSION}' rke2-proxy-backend)" = "$VERSION.1" ] || fail "dnf -y upgrade did not install $VERSION.1"
+assert_config_kept "$D" "$work/dnf.cfg" "dnf -y upgrade from the base package"
+pass "dnf -y upgrade from the base commit's package over an edited config: the config byte for byte the same, nothing beside it"

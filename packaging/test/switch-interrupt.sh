@@ -39,7 +39,7 @@ new_overlay "$work/guest"
 R=$work/guest/merged
 
 log "installing $(basename "$deb") with dpkg --root"
-run_logged "$work/dpkg.log" "dpkg --root -i failed" dpkg --root "$R" --force-confold -i "$deb"
+run_logged "$work/dpkg.log" "dpkg --root -i failed" dpkg --root "$R" -i "$deb"
 "$R/usr/bin/rke2-proxy-backend" switch --help 2>/dev/null | grep -q -- '--rollback' ||
 	log "MISSING in the built binary: switch --rollback (the boot is run anyway and will fail)"
 

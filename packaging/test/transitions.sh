@@ -25,8 +25,8 @@
 #                     are as they were; after its uninstaller the .deb
 #                     installs, one copy of the units and one generator
 #
-# The boot cases keep the shipped config as it is: an edited conffile meets
-# dpkg's conffile question, which is the conffile handling's test, not this.
+# The boot cases run with the config lc_guest edited (it pins legacy): no
+# dpkg here asks a question or needs a --force-conf* flag.
 # TRANSITIONS_CASES picks cases. Needs: root, systemd-nspawn, debootstrap,
 # dpkg, make, go, tar, chroot.
 source "$(dirname "$0")/lib/common.sh"
@@ -41,14 +41,6 @@ deb=$(host_package deb)
 work=$(mktemp -d /tmp/rke2pb-transitions.XXXXXX)
 trap 'cleanup_overlays; rm -rf "$work"' EXIT
 cases=${TRANSITIONS_CASES:-tarball-over-deb deb-over-tarball killed-postinst downgrade}
-
-# pristine_config ROOT puts the package's own example back as the config
-# (lc_guest pins legacy in it; auto picks legacy there from the host's
-# iptables alternative, which lc_guest set).
-pristine_config() {
-	dpkg-deb --fsys-tarfile "$deb" | tar -xO ./etc/$name/config.yaml >"$1/etc/$name/config.yaml" ||
-		fail "cannot read the config from $(basename "$deb")"
-}
 
 # ours ROOT lists every unit file and generator link of ours under ROOT.
 ours() {
@@ -121,12 +113,10 @@ for c in $cases; do
 	deb-over-tarball) case_deb_over_tarball ;;
 	killed-postinst)
 		lc_guest "$c" current server "$deb" "$next"
-		pristine_config "$R"
 		lc_boot "$c"
 		;;
 	downgrade)
 		lc_guest "$c" current server "$deb" "$next" "$deb"
-		pristine_config "$R"
 		lc_boot "$c"
 		;;
 	*) fail "unknown case $c (known: tarball-over-deb deb-over-tarball killed-postinst downgrade)" ;;

@@ -35,7 +35,7 @@ check "cloud-init finished without errors (cloud-init status)" cloud-init status
 check "rke2-proxy-backend installed (dpkg)" dpkg -s rke2-proxy-backend
 check "apt verified the repository (an InRelease in /var/lib/apt/lists)" sh -c 'ls /var/lib/apt/lists/*rke2-proxy-backend-repo*InRelease'
 check "our config is the example's, kept by the package install" cmp -s /etc/cloudinit-test/config.yaml /etc/rke2-proxy-backend/config.yaml
-check "the package's example config sits beside it (config.yaml.dpkg-dist)" test -f /etc/rke2-proxy-backend/config.yaml.dpkg-dist
+check "nothing beside it (no conffile: the example is /usr/share/rke2-proxy-backend/config.yaml.example)" sh -c 'test "$(ls -A /etc/rke2-proxy-backend)" = config.yaml && test -f /usr/share/rke2-proxy-backend/config.yaml.example'
 check "RKE2 installed from the artifacts (/usr/local/bin/rke2, images)" sh -c 'test -x /usr/local/bin/rke2 && ls /var/lib/rancher/rke2/agent/images/rke2-images.linux-*.tar.zst'
 check "rke2-$role is active" systemctl is-active --quiet $unit
 check "rke2-$role is enabled" systemctl is-enabled --quiet $unit

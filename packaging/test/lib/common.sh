@@ -139,16 +139,17 @@ apt_mirror() {
 	echo "$m"
 }
 
-# new_overlay DIR mounts a writable overlay of the cached root at DIR/merged
-# (changes land in DIR/upper); a copy when overlayfs is unavailable.
-# Unmounting and removal happen in cleanup_overlays (set as EXIT trap).
+# new_overlay DIR [LOWER] mounts a writable overlay of the cached root (or
+# of LOWER) at DIR/merged (changes land in DIR/upper); a copy when overlayfs
+# is unavailable. Unmounting and removal happen in cleanup_overlays (set as
+# EXIT trap).
 OVERLAYS=()
 new_overlay() {
-	local d=$1
+	local d=$1 lower=${2:-$BOOKWORM_ROOT}
 	mkdir -p "$d/upper" "$d/work" "$d/merged"
-	if ! mount -t overlay overlay -o "lowerdir=$BOOKWORM_ROOT,upperdir=$d/upper,workdir=$d/work" "$d/merged" 2>/dev/null; then
+	if ! mount -t overlay overlay -o "lowerdir=$lower,upperdir=$d/upper,workdir=$d/work" "$d/merged" 2>/dev/null; then
 		log "overlayfs unavailable; copying the root"
-		cp -a "$BOOKWORM_ROOT/." "$d/merged/"
+		cp -a "$lower/." "$d/merged/"
 	fi
 	OVERLAYS+=("$d")
 }
@@ -180,7 +181,7 @@ boot_test_setup() {
 	new_overlay "$work/guest"
 	R=$work/guest/merged
 	log "installing $(basename "$deb") with dpkg --root"
-	run_logged "$work/dpkg.log" "dpkg --root -i failed" dpkg --root "$R" --force-confold -i "$deb"
+	run_logged "$work/dpkg.log" "dpkg --root -i failed" dpkg --root "$R" -i "$deb"
 }
 
 # build_standin OUT [VERSION] builds the RKE2 stand-in (packaging/test/standin)
@@ -272,8 +273,9 @@ host_package() {
 }
 
 # build_next_version FORMAT OUTDIR packages the already staged dist/build
-# again as version $VERSION.1 whose example config has one line more: an
-# "upgrade" for the conffile / %config(noreplace) checks. Prints its path.
+# again as version $VERSION.1 whose example config has one line more: the
+# upgrade that met dpkg's conffile question when the config was a conffile
+# (and left .rpmnew files). Prints its path.
 build_next_version() {
 	local format=$1 out=$2
 	mkdir -p "$out"
@@ -285,12 +287,52 @@ build_next_version() {
 	ls "$out"/*."$format"
 }
 
+# BASE_COMMIT is the tree the lifecycle's upgrade-from-base case upgrades
+# from: the last layout whose packages shipped the config as a conffile
+# (deb) and %config(noreplace) (rpm), so its nodes carry that ownership.
+BASE_COMMIT=fc5f35d444639ef0fb072c77b6dc2007177763b3
+
+# ensure_base_packages COMMIT sets BASE_DEB and BASE_RPM to this machine's
+# packages built from COMMIT: a `git worktree add` of it under /tmp, `make
+# packages` there (sharing this tree's .cache for nfpm), only the host's
+# .deb and .rpm kept in .cache/base-packages/COMMIT. Built once per commit
+# (minutes), under a lock so parallel tests build it once.
+ensure_base_packages() {
+	local commit=$1 dir=$CACHE/base-packages/$1
+	if [ ! -f "$dir/.complete" ]; then
+		git -C "$REPO" cat-file -e "$commit^{commit}" 2>/dev/null ||
+			fail "commit $commit is not in this clone (a shallow clone? git fetch --unshallow): the upgrade-from-base case builds its packages"
+		mkdir -p "$CACHE"
+		(
+			flock 9
+			[ -f "$dir/.complete" ] && exit 0
+			tree=$(mktemp -d "/tmp/rke2pb-base.XXXXXX")
+			trap 'git -C "$REPO" worktree remove --force "$tree" >/dev/null 2>&1; rm -rf "$tree"; git -C "$REPO" worktree prune' EXIT
+			log "building the packages of ${commit:0:12} (git worktree in $tree, make packages; once per commit)"
+			git -C "$REPO" worktree add --detach "$tree" "$commit" >/dev/null 2>&1 || fail "git worktree add of $commit failed"
+			ln -s "$CACHE" "$tree/.cache"
+			make -s -C "$tree" packages >"$CACHE/make-packages-base.log" 2>&1 || {
+				tail -n 30 "$CACHE/make-packages-base.log" >&2
+				fail "make packages at $commit failed (log: $CACHE/make-packages-base.log)"
+			}
+			rm -rf "$dir"
+			mkdir -p "$dir"
+			cp "$tree"/dist/*_"$(host_arch)".deb "$tree"/dist/*."$(uname -m)".rpm "$dir/" || fail "make packages at $commit left no $(host_arch) .deb or .rpm"
+			touch "$dir/.complete"
+		) 9>"$CACHE/base-packages.lock" || exit 1
+	fi
+	BASE_DEB=$(ls "$dir"/*.deb)
+	BASE_RPM=$(ls "$dir"/*.rpm)
+}
+
 # expected_files prints, sorted, every path the packages must install
-# (besides format-specific license/doc files).
+# (besides format-specific license/doc files, the RPM's %ghost config and
+# the owned /etc/rke2-proxy-backend directory). The config itself is the
+# postinst's, made from the example.
 expected_files() {
 	local u
 	{
-		echo /etc/rke2-proxy-backend/config.yaml
+		echo /usr/share/rke2-proxy-backend/config.yaml.example
 		echo /usr/bin/rke2-proxy-backend
 		echo /usr/bin/kubectl-proxy_backend
 		echo /usr/lib/systemd/system-generators/rke2-proxy-backend-generator
@@ -307,6 +349,17 @@ expected_files() {
 		echo /usr/share/rke2-proxy-backend/monitoring/prometheus/rke2-proxy-backend.prometheusrule.yaml
 		echo /usr/share/rke2-proxy-backend/monitoring/grafana/rke2-proxy-backend-fleet.json
 	} | sort
+}
+
+# assert_config_kept ROOT COPY WHAT: after WHAT, ROOT's operator config is
+# byte for byte COPY (mode and mtime too), and no .dpkg-*, .rpmnew or
+# .rpmsave file sits beside it.
+assert_config_kept() {
+	local r=$1 copy=$2 what=$3 cfg=$1/etc/rke2-proxy-backend/config.yaml beside
+	cmp -s "$copy" "$cfg" || fail "$what changed the operator's config: $(diff "$copy" "$cfg" 2>&1 | head -n 5 | tr '\n' ' ')"
+	[ "$(stat -c '%a %Y' "$copy")" = "$(stat -c '%a %Y' "$cfg")" ] || fail "$what rewrote the operator's config (mode or mtime changed)"
+	beside=$(ls -A "$r/etc/rke2-proxy-backend" | grep -v -x -e config.yaml -e config.yaml.before-switch || true)
+	[ -z "$beside" ] || fail "$what left beside the config: $beside"
 }
 
 # run_logged LOG WHAT CMD... runs CMD with its output in LOG; when CMD

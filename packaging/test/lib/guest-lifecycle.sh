@@ -64,6 +64,38 @@ finish() {
 	guest_done
 }
 
+# rke2-later: the node booted without RKE2 (Rancher's node drivers,
+# system-agent and CAPI bootstrap install it after the first boot); RKE2
+# is then installed as its install.sh does (the binary, both units in
+# /usr/local/lib/systemd/system, nothing enabled), `systemctl daemon-reload`
+# and `systemctl enable --now rke2-server`, as cloud-init's runcmd does
+# (issue 32 item 6): the daemon-reload runs the generator, which wires the
+# drop-in, so that first start is applied and verified.
+case_rke2_later() {
+	local m0
+	check "rke2-later: no RKE2 unit at boot" sh -c "[ \"\$(systemctl show -P LoadState $rke2)\" = not-found ]"
+	check "rke2-later: the generator wired nothing at boot" test ! -e /run/systemd/generator/$rke2.d
+	check "rke2-later: no plan yet" test ! -e /run/rke2-proxy-backend/plan.json
+	install -m 0755 /root/rke2-install/rke2 /usr/local/bin/rke2
+	install -m 0644 /root/rke2-install/rke2-server.service /root/rke2-install/rke2-agent.service /usr/local/lib/systemd/system/
+	check "rke2-later: systemctl daemon-reload" systemctl daemon-reload
+	check "rke2-later: the generator wired the drop-in at that daemon-reload" sh -c "systemctl cat --no-pager $rke2 | grep -q '^ExecStartPre=/usr/bin/rke2-proxy-backend apply --backend=iptables-legacy'"
+	check "rke2-later: and watch's PartOf= waits for an enabled unit" test -z "$(prop $watch PartOf)"
+	m0=$(now_mono)
+	check "rke2-later: systemctl enable --now $rke2" timeout 120 systemctl enable --now $rke2
+	check "rke2-later: $rke2 active" test "$(prop $rke2 ActiveState)" = active
+	check "rke2-later: apply recorded the plan (iptables-legacy, applied)" sh -c "grep -q '\"backend\": \"iptables-legacy\"' /run/rke2-proxy-backend/plan.json && grep -q '\"by\": \"apply\"' /run/rke2-proxy-backend/plan.json"
+	check "rke2-later: apply wrote RKE2's drop-in before RKE2 read its config" grep -qF 60-proxy-backend.yaml /var/lib/rke2-standin/config.json
+	check "rke2-later: kube-proxy on iptables-legacy" test "$(cat /var/lib/rke2-standin/backend)" = iptables-legacy
+	wait_for 90 verify_done_after "$m0" || bad "rke2-later: verify did not run after the start"
+	verify_ok rke2-later
+	check "rke2-later: watch runs with RKE2, PartOf= it" wait_for 30 sh -c "[ \"\$(systemctl show -P ActiveState $watch)/\$(systemctl show -P PartOf $watch)\" = active/$rke2 ]"
+	check "rke2-later: check exit 0" wait_for 60 /usr/bin/rke2-proxy-backend check
+	no_failed_units rke2-later
+	finish
+}
+[ "$case_name" = rke2-later ] && case_rke2_later
+
 # The boot: RKE2 up, the first verify over, watch running its first verify.
 wait_for 120 sh -c "[ \"\$(systemctl show -P ActiveState $rke2)\" = active ] && [ \"\$(systemctl show -P ExecMainStartTimestampMonotonic $verify)\" != 0 ] && [ \"\$(systemctl show -P ActiveState $verify)\" != activating ]" ||
 	bad "boot: $rke2 active and verify run within 120s ($rke2 $(prop $rke2 ActiveState), verify $(prop $verify ActiveState))"
@@ -103,8 +135,11 @@ case_restart() {
 	check "start: watch runs again" wait_for 30 watch_running
 }
 
-# upgrade: the next version installed with dpkg on the running node (issue
-# 18 item 2): watch runs the new binary (new PID, /proc/PID/exe not
+# upgrade: the next version installed on the running node (issue 18 item
+# 2) over the base commit's package, whose config was a conffile, with the
+# config edited, by exactly `apt-get install -y` with no terminal (issue 32
+# item 1: dpkg asked and failed there): no question, the config byte for
+# byte the same, watch runs the new binary (new PID, /proc/PID/exe not
 # deleted), the generator's drop-ins are written again, RKE2 keeps running
 # untouched (same MainPID and InvocationID).
 case_upgrade() {
@@ -116,12 +151,15 @@ case_upgrade() {
 	ino0=$(stat -c %i "$dropin" 2>/dev/null)
 	t0=$(date +%s)
 	sleep 1
-	if DEBIAN_FRONTEND=noninteractive dpkg --force-confold -i /root/pkgs/rke2-proxy-backend_"$version".1-1_*.deb >"$out/upgrade.log" 2>&1; then
-		ok "upgrade: dpkg -i of $version.1 on the running node"
+	if apt-get install -y /root/pkgs/rke2-proxy-backend_"$version".1-1_*.deb >"$out/upgrade.log" 2>&1 </dev/null; then
+		ok "upgrade: apt-get install -y of $version.1 on the running node, over the base package with an edited config"
 	else
-		bad "upgrade: dpkg -i failed: $(tail -n 5 "$out/upgrade.log" | tr '\n' ' ')"
+		bad "upgrade: apt-get install -y exited $?: $(tail -n 5 "$out/upgrade.log" | tr '\n' ' ')"
 	fi
 	sed 's/^/INFO   | /' "$out/upgrade.log" >>"$result"
+	check "upgrade: no conffile question" sh -c "! grep -q -i -e 'conffile' -e 'Configuration file' $out/upgrade.log"
+	check "upgrade: the edited config is byte for byte the same" cmp /etc/boot-test/config.before /etc/rke2-proxy-backend/config.yaml
+	check "upgrade: nothing beside the config" test "$(ls -A /etc/rke2-proxy-backend)" = config.yaml
 	check "upgrade: dpkg has $version.1-1 installed" sh -c "dpkg-query -W -f '\${Version} \${db:Status-Status}' rke2-proxy-backend | grep -qx '$version.1-1 installed'"
 	check "upgrade: watch is running" wait_for 30 watch_running
 	pid1=$(watch_pid)

@@ -30,7 +30,7 @@ lc_guest() {
 	new_overlay "$LC_WORK/$name"
 	R=$LC_WORK/$name/merged
 	run_logged "$LC_WORK/$name.dpkg.log" "$name: dpkg --root -i $(basename "$deb") failed" \
-		dpkg --root "$R" --force-confold -i "$deb"
+		dpkg --root "$R" -i "$deb"
 	install -D -m 0755 "$LC_WORK/stage/rke2" "$R/usr/local/bin/rke2"
 	install -D -m 0755 "$LC_WORK/stage/usr/local/lib/rke2-standin/kubeproxy-oracle" "$R/usr/local/lib/rke2-standin/kubeproxy-oracle"
 	case $kind in
