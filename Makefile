@@ -59,7 +59,7 @@ PKG_MAINTAINER    := rke2-proxy-backend maintainers <maintainers@rke2-proxy-back
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || date +%s)
 
 packages: $(NFPM)
-	@test -f $(PACKAGING_CONFIG) || { echo "packages: $(PACKAGING_CONFIG) (the operator config example shipped as /etc/rke2-proxy-backend/config.yaml) is missing" >&2; exit 1; }
+	@test -f $(PACKAGING_CONFIG) || { echo "packages: $(PACKAGING_CONFIG) (the operator config example shipped as /usr/share/rke2-proxy-backend/config.yaml.example, from which the package creates /etc/rke2-proxy-backend/config.yaml when there is none) is missing" >&2; exit 1; }
 	rm -rf dist
 	mkdir -p $(PKG_BUILD)/docs $(PKG_BUILD)/doc
 	for a in $(PKG_ARCHES) host; do \

@@ -94,8 +94,9 @@ esac
 # A package's copy would run its own generator beside ours, both writing
 # the same drop-ins: one installation at a time.
 # The package's files are the package's until it is purged: a removed but
-# not purged .deb still owns the config as a conffile, and its purge would
-# later delete the config and RKE2's drop-in from under this install.
+# not purged .deb still owns the config (a conffile in 0.1, a file its
+# postinst created from 0.2), and its purge would later delete the config
+# and RKE2's drop-in from under this install.
 keep="copy $config aside first if you changed it and put it back: this installer keeps an existing config"
 if [ "$bin" != "$packaged_binary" ] && [ -e "$packaged_binary" ]; then
 	fatal "$packaged_binary exists: $name is installed from a package; remove the package first (apt-get purge $name, or dnf remove $name; $keep)"
@@ -209,6 +210,12 @@ sync "$manifest.$name-new" 2>/dev/null || sync
 mv -f "$manifest.$name-new" "$manifest"
 
 watch=$name-watch.service
+if [ "$upgrade" = true ] && systemctl is-enabled --quiet "$watch" 2>/dev/null; then
+	# The unit's [Install] may name more units than the installed links
+	# (k3s's from 0.2): an enabled watch is enabled again, as the package's
+	# postinst does, so an upgraded node gets the new links.
+	systemctl reenable "$watch" >/dev/null 2>&1 || info "could not re-enable $watch; run: systemctl reenable $watch"
+fi
 if [ "$upgrade" = false ] && [ "$skip_enable" != true ]; then
 	# Only symlinks: works without a running systemd too (an image build).
 	if systemctl enable "$watch" >/dev/null 2>&1; then
