@@ -107,7 +107,7 @@ func TestSystemdAnalyzeSeesGeneratorDropIns(t *testing.T) {
 	for name, data := range units.Shipped() {
 		writeFile(t, filepath.Join(root, hostfs.ShippedUnitDir, name), data, 0o644)
 	}
-	writeFile(t, filepath.Join(root, "run/systemd/generator", units.VerifyUnit+".d", units.DropInName),
+	writeFile(t, filepath.Join(root, "run/systemd/generator", units.VerifyUnit+".d", hostfs.UnitDropInName),
 		[]byte("[Service]\nExecStartPre=/usr/bin/x %q\nBogusKey=1\n"), 0o644)
 	out, _ := analyzeRoot(t, analyze, root, []string{units.VerifyUnit})
 	if !strings.Contains(out, "BogusKey") {
@@ -262,7 +262,7 @@ func TestSystemdRunsGenerator(t *testing.T) {
 			out, err := cmd.CombinedOutput()
 			var loaded bool
 			for _, line := range strings.Split(string(out), "\n") {
-				if strings.Contains(line, "DropIn Path:") && (strings.Contains(line, "/generator/rke2-") || strings.Contains(line, "/generator/k3s")) && strings.HasSuffix(line, units.DropInName) {
+				if strings.Contains(line, "DropIn Path:") && (strings.Contains(line, "/generator/rke2-") || strings.Contains(line, "/generator/k3s")) && strings.HasSuffix(line, hostfs.UnitDropInName) {
 					loaded = true
 				}
 			}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/units"
 )
 
@@ -27,10 +28,10 @@ func k3sEnvironment(files []units.File, k3sUnits []string, iptablesMode string) 
 			return nil, fmt.Errorf("k3s drop-in: %w", err)
 		}
 	}
-	verify := path.Join(units.VerifyUnit+".d", units.DropInName)
+	verify := path.Join(units.VerifyUnit+".d", hostfs.UnitDropInName)
 	ours := map[string]bool{}
 	for _, u := range k3sUnits {
-		ours[path.Join(u+".d", units.DropInName)] = true
+		ours[path.Join(u+".d", hostfs.UnitDropInName)] = true
 	}
 	out := make([]units.File, len(files))
 	for i, f := range files {

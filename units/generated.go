@@ -116,7 +116,7 @@ func (in Input) binary() string {
 	return in.Binary
 }
 
-func dropInPath(unitName string) string { return path.Join(unitName+".d", DropInName) }
+func dropInPath(unitName string) string { return path.Join(unitName+".d", hostfs.UnitDropInName) }
 
 // unitNames validates, sorts and de-duplicates the unit names: each becomes
 // a directory name in the generator's output, so nothing path-like passes.

@@ -223,7 +223,7 @@ func TestGenerateWatchPartOf(t *testing.T) {
 	}
 	var got string
 	for _, f := range files {
-		if f.Path == WatchUnit+".d/"+DropInName {
+		if f.Path == WatchUnit+".d/"+hostfs.UnitDropInName {
 			got = string(f.Data)
 		}
 	}

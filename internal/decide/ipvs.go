@@ -8,7 +8,6 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kmod"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kpargs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 )
@@ -92,7 +91,7 @@ func (s *state) configFile() string {
 // the Kubernetes version RKE2 runs and what to migrate to.
 func (s *state) finishIPVS(b backend.Backend) {
 	sched, from := s.ipvsScheduler()
-	mods, err := kmod.IPVSModules(sched)
+	mods, err := backend.IPVSModules(sched)
 	for _, m := range mods {
 		if !slices.Contains(s.d.Modules, m) {
 			s.d.Modules = append(s.d.Modules, m)
@@ -100,11 +99,11 @@ func (s *state) finishIPVS(b backend.Backend) {
 	}
 	s.d.IPVSScheduler = sched
 	if s.d.IPVSScheduler == "" {
-		s.d.IPVSScheduler = kmod.DefaultIPVSScheduler
+		s.d.IPVSScheduler = backend.DefaultIPVSScheduler
 	}
 	switch {
 	case err != nil:
-		s.say("Warning: %s (ipvs-scheduler in %s): set one of them, or remove it for kube-proxy's default, %s.", err, from, kmod.DefaultIPVSScheduler)
+		s.say("Warning: %s (ipvs-scheduler in %s): set one of them, or remove it for kube-proxy's default, %s.", err, from, backend.DefaultIPVSScheduler)
 	case sched == "":
 		s.say("Kube-proxy's ipvs mode needs ip_vs, its scheduler's module (no ipvs-scheduler is set, so kube-proxy's default rr: ip_vs_rr), ip_set with the set types it creates, xt_set, xt_ipvs, nf_conntrack and dummy (for kube-ipvs0), so apply loads them with %s's.", b)
 	default:

@@ -8,6 +8,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 )
 
@@ -24,7 +25,7 @@ func wins(s *facts.UnitEnvSetting) string {
 	case s.EnvFile:
 		return fmt.Sprintf("%s is an environment file, whose variables systemd puts over every Environment= (the generator's drop-in's too)", s.File)
 	case s.AfterOurs:
-		return fmt.Sprintf("%s sorts after the generator's drop-in (%s), so systemd applies it later", path.Base(s.File), facts.OurDropInName)
+		return fmt.Sprintf("%s sorts after the generator's drop-in (%s), so systemd applies it later", path.Base(s.File), hostfs.UnitDropInName)
 	}
 	return ""
 }

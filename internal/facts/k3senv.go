@@ -2,10 +2,11 @@ package facts
 
 import (
 	"fmt"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/units"
 	"path"
 	"sort"
 	"strings"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 )
 
 // UnitEnvSetting is the operator's own assignment of one variable in a k3s
@@ -45,14 +46,10 @@ func (r RKE2) K3sIptablesMode() *UnitEnvSetting {
 	return nil
 }
 
-// OurDropInName is the generator's drop-in in <unit>.d. It lives in the
-// generator directory, which is not read here: what this tool wrote is not
-// the operator's choice.
-const OurDropInName = units.DropInName
-
 // dropInDirs are the unit directories whose <unit>.d systemd reads, in
 // its precedence order (a file name in an earlier one hides the same name
-// in later ones); the generator directories are left out (see above).
+// in later ones); the generator directories are left out: what this tool
+// wrote is not the operator's choice.
 var dropInDirs = []string{
 	"/etc/systemd/system",
 	"/run/systemd/system",
@@ -123,7 +120,7 @@ func (p *probe) k3sEnvSetting(unit, unitPath, unitText, name string) *UnitEnvSet
 		for j, line := range u.env {
 			for _, word := range ParseCmdline(line) {
 				if k, v, ok := strings.Cut(word, "="); ok && k == name {
-					found = &UnitEnvSetting{Value: v, File: file, Line: u.envLine[j], AfterOurs: i > 0 && path.Base(file) > OurDropInName}
+					found = &UnitEnvSetting{Value: v, File: file, Line: u.envLine[j], AfterOurs: i > 0 && path.Base(file) > hostfs.UnitDropInName}
 				}
 			}
 		}

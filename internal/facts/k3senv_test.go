@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/testhost"
 )
 
@@ -48,12 +49,12 @@ func TestK3sUnitIptablesMode(t *testing.T) {
 			h.File(usr+"10-x.conf", "[Service]\nEnvironment=IPTABLES_MODE=legacy\n").DevNull("/dev/null").Symlink(etc+"10-x.conf", "/dev/null")
 		}, nil},
 		{"our own drop-in name in /etc is not ours", func(h *testhost.Host) {
-			h.K3sUnitEnv("k3s", OurDropInName, "IPTABLES_MODE=legacy")
-		}, &UnitEnvSetting{Value: "legacy", File: etc + OurDropInName, Line: 2}},
+			h.K3sUnitEnv("k3s", hostfs.UnitDropInName, "IPTABLES_MODE=legacy")
+		}, &UnitEnvSetting{Value: "legacy", File: etc + hostfs.UnitDropInName, Line: 2}},
 	} {
 		h := testhost.New(t).Debian12().K3sUnit("k3s", "server")
 		c.setup(h)
-		h.File("/run/systemd/generator/k3s.service.d/"+OurDropInName, "[Service]\nEnvironment=IPTABLES_MODE=nft\n")
+		h.File("/run/systemd/generator/k3s.service.d/"+hostfs.UnitDropInName, "[Service]\nEnvironment=IPTABLES_MODE=nft\n")
 		f := Probe(h.Root(), Options{Distribution: distro.K3s})
 		if len(f.RKE2.Units) != 1 {
 			t.Fatalf("%s: units %+v", c.name, f.RKE2.Units)

@@ -82,6 +82,12 @@ const (
 // /run: a switch cut by a power loss must be finished after the reboot.
 const SwitchJournal = "/var/lib/rke2-proxy-backend/switch.json"
 
+// UnitDropInName is the file name (not a path: systemd hands the generator
+// its directory) of every drop-in the generator writes into <unit>.d. A
+// file of that name in /etc/systemd/system/<unit>.d/ replaces ours, which
+// is how an administrator overrides or masks it; the probe leaves ours out.
+const UnitDropInName = "50-rke2-proxy-backend.conf"
+
 // Helper binaries.
 var (
 	// Modprobe is a host path resolved under the root, so a fixture root

@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 )
 
@@ -27,17 +25,13 @@ type Endpoint struct {
 	URL, Source string
 }
 
-// ProxyModeEndpoint reads where kube-proxy's metrics server listens from
+// ProxyModeEndpoint is where kube-proxy's metrics server listens, from
 // RKE2's effective kube-proxy-arg (the last metrics-bind-address= and
 // metrics-port=, as repeated flags go), kube-proxy's default otherwise.
 // Operators bind it to 0.0.0.0:10249 or the node's IP for scraping; asking
 // 127.0.0.1:10249 then meets a refusal and used to wait out all of --wait.
-func ProxyModeEndpoint(root hostfs.Root) Endpoint {
-	eff, _ := facts.RKE2Effective(root)
-	return endpointFromArgs(eff)
-}
-
-func endpointFromArgs(eff rke2.Effective) Endpoint {
+// The caller reads the config (facts.RKE2Effective): this client only asks.
+func ProxyModeEndpoint(eff rke2.Effective) Endpoint {
 	args, from := eff.Strings(rke2.KeyKubeProxyArg), eff.ItemOrigin[rke2.KeyKubeProxyArg]
 	if _, list := eff.Values[rke2.KeyKubeProxyArg].([]string); !list && len(args) == 1 {
 		from = []string{eff.Origin[rke2.KeyKubeProxyArg]}

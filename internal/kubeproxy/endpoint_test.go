@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 )
 
 // Where kube-proxy listens, read from RKE2 fixture configs as RKE2 merges
@@ -46,7 +47,11 @@ func TestProxyModeEndpointFromRKE2Config(t *testing.T) {
 			}
 			write(hostfs.RKE2ConfigFile, c.main)
 			write(hostfs.RKE2ConfigFile+".d/50-scrape.yaml", c.dropIn)
-			ep := ProxyModeEndpoint(root)
+			eff, err := rke2.LoadEffective(root, hostfs.RKE2ConfigFile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ep := ProxyModeEndpoint(eff)
 			if ep.URL != c.url || !strings.Contains(ep.Source, c.fromText) {
 				t.Errorf("endpoint %+v, want %s from %q", ep, c.url, c.fromText)
 			}

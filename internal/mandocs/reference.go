@@ -81,8 +81,8 @@ type fileDoc struct {
 var files = []fileDoc{
 	{hostfs.ConfigFile, "The operator config, see rke2-proxy-backend-config(5). When it is missing the built-in defaults apply; a file named with --config must exist.", readsConfig},
 	{"/proc/cmdline", "The kernel command line: rke2.proxy_backend=B overrides the backend for one boot.", readsConfig},
-	{"/run/systemd/generator/rke2-server.service.d/" + units.DropInName, "Written by the generator for each installed RKE2 unit (rke2-agent.service likewise): the decision, apply as ExecStartPre= and Wants=" + units.VerifyUnit + ". The same name in /etc/systemd/system/<unit>.d/ replaces it.", []string{"generate"}},
-	{"/run/systemd/generator/" + units.VerifyUnit + ".d/" + units.DropInName, "Written by the generator: verify's --wait from verify.wait.", []string{"generate"}},
+	{"/run/systemd/generator/rke2-server.service.d/" + hostfs.UnitDropInName, "Written by the generator for each installed RKE2 unit (rke2-agent.service likewise): the decision, apply as ExecStartPre= and Wants=" + units.VerifyUnit + ". The same name in /etc/systemd/system/<unit>.d/ replaces it.", []string{"generate"}},
+	{"/run/systemd/generator/" + units.VerifyUnit + ".d/" + hostfs.UnitDropInName, "Written by the generator: verify's --wait from verify.wait.", []string{"generate"}},
 	{hostfs.RKE2ConfigFile, "RKE2's own config. Read, never modified; RKE2_CONFIG_FILE moves it.", []string{"detect", "apply", "generate"}},
 	{path.Dir(hostfs.RKE2ConfigFile) + "/config.yaml.d/" + rke2.DropInName, "The RKE2 config drop-in apply writes (mode 0600, atomically, with a generated header); it moves with RKE2_CONFIG_FILE as <RKE2 config>.d/" + rke2.DropInName + ".", []string{"apply"}},
 	{hostfs.PlanFile, "The decision apply recorded this boot; read by verify, cleanup and the next generator run.", []string{"apply", "verify", "cleanup", "generate"}},

@@ -31,7 +31,8 @@ func ForHost(h Host) (Options, *Result, error) {
 	if h.ProxyMode != nil {
 		ep = *h.ProxyMode
 	} else {
-		ep = kubeproxy.ProxyModeEndpoint(h.Root)
+		eff, _ := facts.RKE2Effective(h.Root)
+		ep = kubeproxy.ProxyModeEndpoint(eff)
 	}
 	opts.ProxyModeURL, opts.ProxyModeSource = ep.URL, ep.Source
 	d := distro.Find(h.Root, h.Distribution)

@@ -62,7 +62,7 @@ type Options struct {
 	Progress      func(line string)
 	ProgressEvery time.Duration
 	// ProxyModeURL is kube-proxy's /proxyMode endpoint ("" skips the check;
-	// kubeproxy.ProxyModeEndpoint reads it from RKE2's config). ProxyModeSource says
+	// kubeproxy.ProxyModeEndpoint finds it in RKE2's config). ProxyModeSource says
 	// where it came from, for the notes; with no URL it says why.
 	ProxyModeURL, ProxyModeSource string
 	// CNI is what RKE2 runs for pod networking (nil: not read); it picks

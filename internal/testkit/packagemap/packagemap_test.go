@@ -2,7 +2,8 @@
 // `go list`, not from memory: each package of the product sits on the
 // floor above the highest one it imports, so a new import that runs up a
 // floor moves packages in the drawing and fails this test until the map
-// (a reviewed change, UPDATE_GOLDEN=1) is redrawn.
+// (a reviewed change, UPDATE_GOLDEN=1) is redrawn. The same graph is held
+// to the rules written beside the map (rules_test.go).
 package packagemap
 
 import (
@@ -13,6 +14,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/golden"
@@ -29,7 +31,7 @@ const (
 // binaries link and compares them with the map in docs/DESIGN-notes.md.
 func TestPackageMapIsCurrent(t *testing.T) {
 	root := repo.Root(t)
-	imports := moduleImports(t, root, "./cmd/...")
+	imports := shipped(graph(t))
 	drawing := draw(floors(imports), imports)
 
 	doc := filepath.Join(root, "docs", "DESIGN-notes.md")
@@ -50,16 +52,26 @@ func TestPackageMapIsCurrent(t *testing.T) {
 	}
 }
 
-// moduleImports lists, for each module package in the dependencies of
-// pattern, the module packages it imports (test files excluded: the map
-// is of what ships).
-func moduleImports(t *testing.T, root, pattern string) map[string][]string {
+// listed is `go list -deps` of the whole module, once per test binary:
+// both tests read it.
+var listed = sync.OnceValues(func() ([]byte, error) {
+	out, err := exec.Command("go", "list", "-deps", "-f", `{{.ImportPath}}|{{join .Imports ","}}`, module+"...").Output()
+	if ee, ok := err.(*exec.ExitError); ok {
+		err = fmt.Errorf("%w: %s", err, ee.Stderr)
+	}
+	return out, err
+})
+
+// graph is what go list says each package of the module imports (test files
+// excluded: the map is of what ships). Module packages and their module
+// imports are named without the module prefix; other modules' packages
+// keep their full path (the first element has a dot); the standard library
+// is left out.
+func graph(t *testing.T) map[string][]string {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-deps", "-f", `{{.ImportPath}}|{{join .Imports ","}}`, pattern)
-	cmd.Dir = root
-	out, err := cmd.Output()
+	out, err := listed()
 	if err != nil {
-		t.Fatalf("go list -deps %s: %v", pattern, err)
+		t.Fatalf("go list -deps %s...: %v", module, err)
 	}
 	imports := map[string][]string{}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
@@ -67,15 +79,42 @@ func moduleImports(t *testing.T, root, pattern string) map[string][]string {
 		if !strings.HasPrefix(path, module) {
 			continue
 		}
-		var own []string
+		own := []string{}
 		for _, d := range strings.Split(deps, ",") {
-			if strings.HasPrefix(d, module) {
+			if first, _, _ := strings.Cut(d, "/"); strings.HasPrefix(d, module) {
 				own = append(own, strings.TrimPrefix(d, module))
+			} else if strings.Contains(first, ".") {
+				own = append(own, d)
 			}
 		}
 		imports[strings.TrimPrefix(path, module)] = own
 	}
 	return imports
+}
+
+// shipped is the part of g the binaries under cmd/ link, module packages
+// only: the map of what ships.
+func shipped(g map[string][]string) map[string][]string {
+	out := map[string][]string{}
+	var visit func(p string)
+	visit = func(p string) {
+		if _, done := out[p]; done {
+			return
+		}
+		out[p] = nil
+		for _, d := range g[p] {
+			if _, ok := g[d]; ok {
+				out[p] = append(out[p], d)
+				visit(d)
+			}
+		}
+	}
+	for p := range g {
+		if strings.HasPrefix(p, "cmd/") {
+			visit(p)
+		}
+	}
+	return out
 }
 
 // floors puts each package one floor above the highest it imports; a

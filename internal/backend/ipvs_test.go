@@ -1,4 +1,4 @@
-package kmod
+package backend
 
 import (
 	"slices"

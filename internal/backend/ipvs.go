@@ -1,10 +1,13 @@
-package kmod
+package backend
 
 import (
 	"fmt"
 	"slices"
 	"strings"
 )
+
+// What kube-proxy's ipvs mode needs from the kernel beside its backend's
+// own set: decide names it, kmod loads what the plan lists.
 
 // DefaultIPVSScheduler is kube-proxy's scheduler when --ipvs-scheduler is
 // unset (pkg/proxy/ipvs/proxier.go defaultScheduler).
