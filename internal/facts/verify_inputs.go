@@ -6,11 +6,11 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 )
 
-// RKE2Effective is RKE2's merged config as the probe reads it (the config
-// file RKE2's unit names, then its drop-ins), for verify's look at the
-// kube-proxy args it runs with; the strings say what could not be read.
-func RKE2Effective(root hostfs.Root) (rke2.Effective, []string) {
-	r, unreadable := RKE2Layout(root, distro.RKE2)
+// EffectiveConfig is the merged config of kind (RKE2's, or k3s's on k3s)
+// as the probe reads it (the config and its drop-ins), for what kube-proxy
+// is told there (its metrics address).
+func EffectiveConfig(root hostfs.Root, kind distro.Kind) (rke2.Effective, []string) {
+	r, unreadable := RKE2Layout(root, kind)
 	return r.Config, unreadable
 }
 

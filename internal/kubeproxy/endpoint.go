@@ -30,7 +30,7 @@ type Endpoint struct {
 // metrics-port=, as repeated flags go), kube-proxy's default otherwise.
 // Operators bind it to 0.0.0.0:10249 or the node's IP for scraping; asking
 // 127.0.0.1:10249 then meets a refusal and used to wait out all of --wait.
-// The caller reads the config (facts.RKE2Effective): this client only asks.
+// The caller reads the config (facts.EffectiveConfig): this client only asks.
 func ProxyModeEndpoint(eff rke2.Effective) Endpoint {
 	args, from := eff.Strings(rke2.KeyKubeProxyArg), eff.ItemOrigin[rke2.KeyKubeProxyArg]
 	if _, list := eff.Values[rke2.KeyKubeProxyArg].([]string); !list && len(args) == 1 {

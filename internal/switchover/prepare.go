@@ -127,7 +127,7 @@ func (r Request) assemble(ctx context.Context, from, to backend.Backend, j switc
 	// A root without a systemctl still plans (--dry-run); the restart
 	// step then fails with the reason, before RKE2 is touched.
 	sc, _ := SystemctlUnder(r.Root, r.Timeout)
-	eff, _ := facts.RKE2Effective(r.Root)
+	eff, _ := facts.EffectiveConfig(r.Root, r.distro.Kind)
 	// On the host, a missing systemctl is named with the package to
 	// install, before anything changes: the switch could not restart RKE2.
 	if r.Root.IsHost() {

@@ -27,15 +27,16 @@ func ForHost(h Host) (Options, *Result, error) {
 	if opts.Reader == nil {
 		opts.Reader = NewReader(h.Root)
 	}
+	d := distro.Find(h.Root, h.Distribution)
 	var ep kubeproxy.Endpoint
 	if h.ProxyMode != nil {
 		ep = *h.ProxyMode
 	} else {
-		eff, _ := facts.RKE2Effective(h.Root)
+		// k3s's kube-proxy is told its metrics address in k3s's config.
+		eff, _ := facts.EffectiveConfig(h.Root, d.Kind)
 		ep = kubeproxy.ProxyModeEndpoint(eff)
 	}
 	opts.ProxyModeURL, opts.ProxyModeSource = ep.URL, ep.Source
-	d := distro.Find(h.Root, h.Distribution)
 	opts.Distribution, opts.Units, opts.NFTTables = d.Kind, d.UnitNames(), netfilter.NFTTables
 	var unreadable []string
 	if d.Kind == distro.K3s {

@@ -92,3 +92,18 @@ func TestForHostWithoutAnExpectation(t *testing.T) {
 		t.Errorf("--expect modern: %v; want a *FlagError for --expect", err)
 	}
 }
+
+// On k3s, kube-proxy's metrics address is in k3s's config: verify asks
+// kube-proxy where k3s's kube-proxy-arg puts it, not RKE2's default.
+func TestForHostReadsK3sKubeProxyEndpoint(t *testing.T) {
+	h := dualStack(t).K3sUnit("k3s", "server").
+		K3sConfig("config.yaml", "kube-proxy-arg:\n  - metrics-bind-address=127.0.0.4:10400\n")
+	h = withPlan(t, h, plan.Plan{Decision: plan.Decision{Backend: backend.IptablesNFT}, Kubernetes: "v1.34"})
+	opts, _, err := ForHost(Host{Root: h.Root()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if opts.ProxyModeURL != "http://127.0.0.4:10400/proxyMode" {
+		t.Errorf("proxy mode %q from %q: want where k3s's kube-proxy-arg puts it", opts.ProxyModeURL, opts.ProxyModeSource)
+	}
+}
