@@ -10,7 +10,6 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/plan"
 )
 
@@ -58,7 +57,7 @@ func newChooser(o PrepareOptions, f facts.Facts, cfg config.Config, fresh decide
 	c.f.TrialFailed = maps.Clone(f.TrialFailed) // fail adds to it: the caller's stays as it was
 	switch b := cfg.Backend; {
 	case b != "" && b != config.Auto && b != config.Off:
-		c.explicit, c.who = backend.Backend(b), settingText(cfg)
+		c.explicit, c.who = backend.Backend(b), cfg.BackendSetting()
 	case fresh.Source == decide.SourceRKE2Config && !fresh.Disabled:
 		c.explicit, c.who = fresh.Backend, fmt.Sprintf("%s's own config (%s)", o.Distribution.Name(), strings.Join(fresh.Respected, ", "))
 	}
@@ -76,21 +75,6 @@ func newChooser(o PrepareOptions, f facts.Facts, cfg config.Config, fresh decide
 		c.refused = append(c.refused, plan.Refusal{Backend: c.explicit, Plan: who, Explicit: true, Why: strings.Join(why, "; ")})
 	}
 	return c
-}
-
-// settingText names the operator's backend setting as an operator finds it.
-func settingText(c config.Config) string {
-	switch c.BackendSource {
-	case config.SourceEnv:
-		return fmt.Sprintf("%s=%s in the environment", config.EnvBackend, c.Backend)
-	case config.SourceCmdline:
-		return fmt.Sprintf("%s=%s on the kernel command line", config.CmdlineKey, c.Backend)
-	}
-	file := c.File
-	if file == "" {
-		file = hostfs.ConfigFile
-	}
-	return fmt.Sprintf("backend: %s in %s", c.Backend, file)
 }
 
 // first is the decision to prove first: the generator's plan

@@ -118,3 +118,19 @@ func fromCmdline(words []string) (map[string]any, error) {
 	}
 	return out, nil
 }
+
+// BackendSetting names the operator's backend setting where an operator
+// finds it: the kernel command line, the environment, or the file's key.
+func (c Config) BackendSetting() string {
+	switch c.BackendSource {
+	case SourceCmdline:
+		return fmt.Sprintf("%s=%s on the kernel command line", CmdlineKey, c.Backend)
+	case SourceEnv:
+		return fmt.Sprintf("%s=%s in the environment", EnvBackend, c.Backend)
+	}
+	file := c.File
+	if file == "" {
+		file = hostfs.ConfigFile
+	}
+	return fmt.Sprintf("backend: %s in %s", c.Backend, file)
+}

@@ -7,7 +7,6 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/vocab"
 )
 
@@ -30,7 +29,7 @@ func Decide(f facts.Facts, c config.Config) Decision {
 	switch {
 	case c.Backend == config.Off:
 		s.d.Disabled, s.d.Source = true, c.BackendSource
-		s.say("The setting %s turns rke2-proxy-backend off, so it writes nothing and RKE2 runs kube-proxy with its own defaults.", overrideText(c))
+		s.say("The setting %s turns rke2-proxy-backend off, so it writes nothing and RKE2 runs kube-proxy with its own defaults.", c.BackendSetting())
 		return *s.d
 	case s.pins.disabled:
 		s.d.Disabled, s.d.Source = true, SourceRKE2Config
@@ -82,28 +81,13 @@ func capital(clause string) string {
 	return strings.ToUpper(clause[:1]) + clause[1:]
 }
 
-// overrideText names where the backend setting came from.
-func overrideText(c config.Config) string {
-	switch c.BackendSource {
-	case config.SourceCmdline:
-		return fmt.Sprintf("%s=%s on the kernel command line", config.CmdlineKey, c.Backend)
-	case config.SourceEnv:
-		return fmt.Sprintf("%s=%s in the environment", config.EnvBackend, c.Backend)
-	}
-	file := c.File
-	if file == "" {
-		file = hostfs.ConfigFile
-	}
-	return fmt.Sprintf("backend: %s in %s", c.Backend, file)
-}
-
 // override honours an explicit backend unless the host cannot run it.
 func (s *state) override() (backend.Backend, bool) {
 	if s.c.Backend == config.Auto || s.c.Backend == "" {
 		return "", false
 	}
 	b := backend.Backend(s.c.Backend)
-	who := overrideText(s.c)
+	who := s.c.BackendSetting()
 	if b == backend.NFTables {
 		if why := s.refuseNFTablesUnderIPVS("The override " + who); why != "" {
 			s.d.Refused = append(s.d.Refused, why)
