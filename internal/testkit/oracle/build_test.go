@@ -1,6 +1,7 @@
 package oracle
 
 import (
+	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -10,16 +11,30 @@ import (
 // test API server. `make oracle` runs just this with no timeout before the
 // rest of the tests, so a cold build (minutes per minor) never runs under
 // go test's default 10 minute limit; afterwards it only checks the cache.
+//
+// Each build says which it is and how many there are ("3/6") and reports
+// while it runs (runReported): make oracle runs this with -v, so a cold
+// build shows its progress instead of minutes of silence.
 func TestBinaries(t *testing.T) {
-	for _, minor := range Minors {
-		t.Run(minor, func(t *testing.T) { checkBuilt(t, minor, func() string { return Binary(t, minor) }) })
+	steps := len(Minors) + 1
+	for i, minor := range Minors {
+		step := fmt.Sprintf("%d/%d", i+1, steps)
+		t.Run(minor, func(t *testing.T) {
+			checkBuilt(t, minor, func() (string, error) { return kubeProxyOracle.build(minor, step) })
+		})
 	}
-	t.Run("apiserver", func(t *testing.T) { checkBuilt(t, "apiserver", func() string { return APIServer(t) }) })
+	step := fmt.Sprintf("%d/%d", steps, steps)
+	t.Run("apiserver", func(t *testing.T) {
+		checkBuilt(t, "apiserver", func() (string, error) { return apiServer.build(APIServerMinor, step) })
+	})
 }
 
-func checkBuilt(t *testing.T, name string, build func() string) {
+func checkBuilt(t *testing.T, name string, build func() (string, error)) {
 	start := time.Now()
-	bin := build()
+	bin, err := build()
+	if err != nil {
+		t.Fatalf("building %s: %v", name, err)
+	}
 	st, err := os.Stat(bin)
 	if err != nil {
 		t.Fatal(err)
