@@ -49,7 +49,8 @@ tool_package() {
 	promtool) echo prometheus ;;
 	rpm | rpmbuild | rpmsign) echo rpm ;;
 	chroot | sha256sum | timeout) echo coreutils ;;
-	gzip | tar | ipset) echo "$1" ;;
+	gzip | tar | ipset | m4 | strace) echo "$1" ;;
+	checkmodule | semodule_package) echo checkpolicy ;;
 	systemd-nspawn) echo systemd-container ;;
 	*) return 1 ;;
 	esac
