@@ -30,14 +30,23 @@ lint:
 # its own Go module), cached in .cache/oracle/ and rebuilt only when their
 # sources change. Built here, with no timeout, so that go test's 10-minute
 # limit in `unit` never covers a cold Kubernetes build (minutes per minor).
+# -v streams each build's progress lines (which build of how many, a beat
+# every 30 s while it compiles: internal/testkit/oracle's runReported).
 oracle:
-	$(GO) test -count=1 -timeout 0 -run '^TestBinaries$$' ./internal/testkit/oracle
+	$(GO) test -count=1 -timeout 0 -v -run '^TestBinaries$$' ./internal/testkit/oracle
+
+# Long steps say they are alive at least once a minute
+# (packaging/test/lib/progress.sh), and e2e numbers its scripts and times each.
+HEARTBEAT_SECONDS ?= 50
+export HEARTBEAT_SECONDS
+E2E_SCRIPTS ?= $(sort $(wildcard packaging/test/*.sh))
 
 unit:
-	$(GO) test -count=1 -timeout 30m ./...
+	@bash packaging/test/lib/progress.sh 'unit: go test ./...' $(GO) test -count=1 -timeout 30m ./...
 
 e2e:
-	@for t in $(sort $(wildcard packaging/test/*.sh)); do echo "== $$t"; bash $$t || exit 1; done
+	@set -- $(E2E_SCRIPTS); i=0; for t; do i=$$((i+1)); \
+	  bash packaging/test/lib/progress.sh "e2e [$$i/$$#] $$t" bash $$t || exit 1; done
 
 # The real-kernel tier alone (also part of e2e): Debian's kernels under
 # QEMU, amd64 and arm64. One case: make vm VM_CASES=nas-absent.

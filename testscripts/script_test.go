@@ -65,6 +65,13 @@ func params(dir string) testscript.Params {
 			// root exists (empty when the archive has no root/ files): a
 			// --root that does not is refused.
 			env.Setenv("RKE2_PROXY_BACKEND_ROOT", env.WorkDir+"/root")
+			// The operator config example the packages ship, for scripts
+			// that hold it to what they say of every config.
+			shipped, err := filepath.Abs("../packaging/config.yaml")
+			if err != nil {
+				return err
+			}
+			env.Setenv("SHIPPED_CONFIG", shipped)
 			return os.MkdirAll(env.WorkDir+"/root", 0o755)
 		},
 		Condition: condition,

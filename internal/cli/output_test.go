@@ -88,7 +88,7 @@ func TestTextOnlyCommandsRefuseJSON(t *testing.T) {
 		})
 	}
 	sort.Strings(refused)
-	want := "apply check completion bash completion fish completion powershell completion zsh generate help render watch"
+	want := "apply check completion bash completion fish completion powershell completion zsh generate help lint render watch"
 	if got := strings.Join(refused, " "); got != want {
 		t.Errorf("text-only commands: %s; want %s", got, want)
 	}

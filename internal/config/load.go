@@ -140,7 +140,7 @@ func convertList(s setting, items []string) ([]string, error) {
 	for i, item := range items {
 		v, err := s.check(item)
 		if err != nil {
-			return nil, fmt.Errorf("item %d: %w", i+1, err)
+			return nil, &itemError{index: i, err: err}
 		}
 		if s.path == "prefer" && v == PreferCheapest && i > 0 {
 			return nil, fmt.Errorf("%q must be the first entry: the backends after it are the fallback when nothing was measured", v)

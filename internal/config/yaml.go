@@ -23,11 +23,12 @@ func parseYAML(file string, data []byte) (map[string]any, error) {
 		if errors.Is(err, io.EOF) {
 			return map[string]any{}, nil // empty or comments only: defaults
 		}
-		return nil, fmt.Errorf("%s: not valid YAML: %s", file, strings.TrimPrefix(err.Error(), "yaml: "))
+		msg := strings.TrimPrefix(err.Error(), "yaml: ")
+		return nil, fmt.Errorf("%s: %w", file, atLine(syntaxLine(msg), fmt.Errorf("not valid YAML: %s", msg)))
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%s: holds more than one YAML document (a --- separator): put every key in one document", file)
+		return nil, fmt.Errorf("%s: %w", file, atLine(extra.Line, errors.New("holds more than one YAML document (a --- separator): put every key in one document")))
 	}
 	out := map[string]any{}
 	if len(doc.Content) == 0 || isNull(doc.Content[0]) {
@@ -35,7 +36,7 @@ func parseYAML(file string, data []byte) (map[string]any, error) {
 	}
 	top := doc.Content[0]
 	if top.Kind != yaml.MappingNode {
-		return nil, fmt.Errorf("%s: the top level must be keys such as \"backend: auto\", not %s", file, describe(top))
+		return nil, fmt.Errorf("%s: %w", file, atLine(top.Line, fmt.Errorf("the top level must be keys such as \"backend: auto\", not %s", describe(top))))
 	}
 	if err := walk(top, "", out); err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
@@ -49,11 +50,11 @@ func walk(m *yaml.Node, prefix string, out map[string]any) error {
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k, v := m.Content[i], m.Content[i+1]
 		if k.Kind != yaml.ScalarNode {
-			return fmt.Errorf("line %d: a key must be a plain name, not %s", k.Line, describe(k))
+			return atLine(k.Line, fmt.Errorf("line %d: a key must be a plain name, not %s", k.Line, describe(k)))
 		}
 		full := prefix + k.Value
 		if line, dup := seen[k.Value]; dup {
-			return fmt.Errorf("key %q is set twice (lines %d and %d): keep one", full, line, k.Line)
+			return atLine(k.Line, fmt.Errorf("key %q is set twice (lines %d and %d): keep one", full, line, k.Line))
 		}
 		seen[k.Value] = k.Line
 		if isSection(full) {
@@ -61,7 +62,7 @@ func walk(m *yaml.Node, prefix string, out map[string]any) error {
 				continue
 			}
 			if v.Kind != yaml.MappingNode {
-				return fmt.Errorf("%s: must hold keys (%s), not %s", full, strings.Join(validKeys(full+"."), ", "), describe(v))
+				return atLine(v.Line, fmt.Errorf("%s: must hold keys (%s), not %s", full, strings.Join(validKeys(full+"."), ", "), describe(v)))
 			}
 			if err := walk(v, full+".", out); err != nil {
 				return err
@@ -70,14 +71,14 @@ func walk(m *yaml.Node, prefix string, out map[string]any) error {
 		}
 		s, ok := lookup(full)
 		if !ok {
-			return unknownKey(full, prefix)
+			return atLine(k.Line, unknownKey(full, prefix))
 		}
 		if isNull(v) {
 			continue // "modules:" with every item commented out means the default
 		}
 		val, err := fromNode(s, v)
 		if err != nil {
-			return fmt.Errorf("%s: %w", full, err)
+			return atLine(v.Line, fmt.Errorf("%s: %w", full, err))
 		}
 		out[full] = val
 	}
@@ -123,7 +124,12 @@ func fromNode(s setting, v *yaml.Node) (any, error) {
 			}
 			items = append(items, item.Value)
 		}
-		return convertList(s, items)
+		out, err := convertList(s, items)
+		var item *itemError
+		if errors.As(err, &item) {
+			err = atLine(v.Content[item.index].Line, err)
+		}
+		return out, err
 	}
 	if v.Kind != yaml.ScalarNode {
 		return nil, fmt.Errorf("must be a single value, not %s", describe(v))

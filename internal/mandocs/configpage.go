@@ -57,7 +57,7 @@ func configPage(h header) string {
 	r.sh("DESCRIPTION")
 	r.prose(`rke2-proxy-backend reads this YAML file at every boot (generator), before RKE2 starts (apply) and after (verify). Every key is optional: a missing file, or a missing key, means the defaults below, and the file as shipped is those defaults with comments. A file named with --config must exist.
 
-Loading is strict. An unknown key, a key in the wrong case, a value of the wrong type or an invalid value is an error that names the file, the key and the value and lists the valid ones; rke2-proxy-backend then exits 2. Run "rke2-proxy-backend detect" after an edit to see the decision and its reasons.
+Loading is strict. An unknown key, a key in the wrong case, a value of the wrong type or an invalid value is an error that names the file, the key and the value and lists the valid ones; rke2-proxy-backend then exits 2. In a config-management pipeline, run "rke2-proxy-backend lint FILE" before a push: it checks the file as a node reads it and prints FILE:LINE: and the message, exit 2 when refused. Run "rke2-proxy-backend detect" on a node after an edit to see the decision and its reasons.
 
 A dotted name below is a nested key: verify.wait is written as
   verify:
@@ -94,6 +94,6 @@ A dotted name below is a nested key: verify.wait is written as
 	r.item(pathTerm(hostfs.ConfigFile), escape("This file; the package creates it from /usr/share/rke2-proxy-backend/config.yaml.example only when there is none, and no upgrade changes it."))
 
 	r.sh("SEE ALSO")
-	r.line(strings.Join([]string{ref("rke2-proxy-backend", "1"), ref("rke2-proxy-backend-detect", "1"), ref("rke2-proxy-backend-apply", "1"), ref("rke2-proxy-backend-verify", "1")}, ",\n"))
+	r.line(strings.Join([]string{ref("rke2-proxy-backend", "1"), ref("rke2-proxy-backend-detect", "1"), ref("rke2-proxy-backend-lint", "1"), ref("rke2-proxy-backend-apply", "1"), ref("rke2-proxy-backend-verify", "1")}, ",\n"))
 	return r.String()
 }

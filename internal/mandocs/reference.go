@@ -59,6 +59,10 @@ var exitStatus = map[string][]exitDoc{
 		{cli.ExitOK, "Always when systemd runs it: a generator never fails the boot; a problem is logged in one line and no drop-in is written."},
 		{cli.ExitUsage, "Only when run by hand with bad arguments."},
 	},
+	"lint": {
+		{cli.ExitOK, "Every file would be read as it is on a node (or, with no FILE, this node's file is absent: the built-in defaults)."},
+		{cli.ExitUsage, "A file a node would refuse (one line each on standard error: FILE:LINE: the key, the value and what to do), a file that cannot be read, or a usage error."},
+	},
 	"cleanup": {
 		{cli.ExitOK, "The stranded rules were removed, or there were none."},
 		{cli.ExitFailure, "Refused (the plan says kube-proxy uses this backend and --force was not given), or the removal failed."},
@@ -79,7 +83,7 @@ type fileDoc struct {
 }
 
 var files = []fileDoc{
-	{hostfs.ConfigFile, "The operator config, see rke2-proxy-backend-config(5). When it is missing the built-in defaults apply; a file named with --config must exist.", readsConfig},
+	{hostfs.ConfigFile, "The operator config, see rke2-proxy-backend-config(5). When it is missing the built-in defaults apply; a file named with --config must exist.", append([]string{"lint"}, readsConfig...)},
 	{"/proc/cmdline", "The kernel command line: rke2.proxy_backend=B overrides the backend for one boot.", readsConfig},
 	{"/run/systemd/generator/rke2-server.service.d/" + hostfs.UnitDropInName, "Written by the generator for each installed RKE2 unit (rke2-agent.service likewise): the decision, apply as ExecStartPre= and Wants=" + units.VerifyUnit + ". The same name in /etc/systemd/system/<unit>.d/ replaces it.", []string{"generate"}},
 	{"/run/systemd/generator/" + units.VerifyUnit + ".d/" + hostfs.UnitDropInName, "Written by the generator: verify's --wait from verify.wait.", []string{"generate"}},

@@ -2,6 +2,7 @@ package examples
 
 import (
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -70,18 +71,7 @@ func validate(t *testing.T, doc map[string]any) []string {
 
 func toString(v any) string { s, _ := v.(string); return s }
 
-func readPlan(t *testing.T) map[string]any {
-	t.Helper()
-	data, err := os.ReadFile("suc-switch-plan.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc map[string]any
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		t.Fatalf("suc-switch-plan.yaml: %v", err)
-	}
-	return doc
-}
+func readPlan(t *testing.T) map[string]any { return readYAML(t, "suc-switch-plan.yaml") }
 
 func TestSUCPlanMatchesTheCRD(t *testing.T) {
 	doc := readPlan(t)
@@ -141,5 +131,54 @@ func TestSUCPlanCheckCatchesMistakes(t *testing.T) {
 	doc["apiVersion"] = "upgrade.cattle.io/v2"
 	if p := validate(t, doc); len(p) == 0 {
 		t.Error("an apiVersion the CRD does not serve passed")
+	}
+}
+
+// What the install Plan relies on beyond the schema: nothing restarts, so
+// no cordon or drain; the node's part runs in chroot /host with the
+// repository's files from the Secret SUC mounts; the package (or the
+// tarball) is installed at the plan's version, then adopt and verify run;
+// both shell parts parse.
+func TestSUCInstallPlan(t *testing.T) {
+	doc := readYAML(t, "suc-install-plan.yaml")
+	for _, p := range validate(t, doc) {
+		t.Error("suc-install-plan.yaml: " + p)
+	}
+	spec := doc["spec"].(map[string]any)
+	if spec["cordon"] != false || spec["drain"] != nil {
+		t.Errorf("installing restarts nothing: the plan must neither cordon nor drain (cordon %v, drain %v)", spec["cordon"], spec["drain"])
+	}
+	secrets, _ := spec["secrets"].([]any)
+	if len(secrets) != 1 || secrets[0].(map[string]any)["path"] != "/run/system-upgrade/secrets/rke2-proxy-backend-repo" {
+		t.Errorf("secrets %v: want rke2-proxy-backend-repo mounted where the script reads it", secrets)
+	}
+	up := spec["upgrade"].(map[string]any)
+	script := toString(up["args"].([]any)[0])
+	node, _, ok := strings.Cut(script, "\nNODE\n")
+	_, node, ok2 := strings.Cut(node, "<<'NODE'\n")
+	if !ok || !ok2 {
+		t.Fatalf("no node part (a <<'NODE' here-document) in the upgrade script:\n%s", script)
+	}
+	for _, want := range []string{
+		`chroot /host /bin/sh "$work/node.sh" "$SYSTEM_UPGRADE_PLAN_LATEST_VERSION" "$work/repo"`,
+		"cp -L /run/system-upgrade/secrets/rke2-proxy-backend-repo/* ",
+	} {
+		if !strings.Contains(script, want) {
+			t.Errorf("the upgrade script lacks %q", want)
+		}
+	}
+	for _, want := range []string{
+		`"rke2-proxy-backend=$v-1" </dev/null`, `dnf -y install "rke2-proxy-backend-$v-1" </dev/null`,
+		`sha256sum -c "$name.tar.gz.sha256"`, `sh "$dir/$name/install.sh"`,
+		"rke2-proxy-backend adopt --wait=60s", "rke2-proxy-backend verify --wait=2m",
+	} {
+		if !strings.Contains(node, want) {
+			t.Errorf("the node part lacks %q", want)
+		}
+	}
+	for what, text := range map[string]string{"upgrade script": script, "node part": node} {
+		if out, err := exec.Command("sh", "-n", "-c", text).CombinedOutput(); err != nil {
+			t.Errorf("the %s does not parse: %v\n%s", what, err, out)
+		}
 	}
 }

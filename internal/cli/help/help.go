@@ -43,6 +43,7 @@ var files embed.FS
 
 var values = strings.NewReplacer(
 	"{{hostfs.PlanFile}}", hostfs.PlanFile,
+	"{{hostfs.ConfigFile}}", hostfs.ConfigFile,
 	"{{hostfs.StatusFile}}", hostfs.StatusFile,
 	"{{hostfs.BenchFile}}", hostfs.BenchFile,
 	"{{hostfs.SwitchJournal}}", hostfs.SwitchJournal,

@@ -13,14 +13,14 @@ const APIServerMinor = "v1.37"
 // etcd's server and the API server's own), its builds beside the oracles'
 // in .cache/oracle/apiserver/<minor>/ so neither prunes the other's.
 var apiServer = program{pkg: "./apiserver", name: "apiserver", cache: []string{"apiserver"},
-	globs: []string{"apiserver/*.go"}, mod: "go.apiserver."}
+	globs: []string{"apiserver/*.go"}, mod: "go.apiserver.", what: "test kube-apiserver"}
 
 // APIServer returns the API server program, built on first use (a cold
 // build compiles most of Kubernetes' control plane: many minutes on two
 // cores; `make oracle` builds it before the tests).
 func APIServer(t testing.TB) string {
 	t.Helper()
-	bin, err := apiServer.build(APIServerMinor)
+	bin, err := apiServer.build(APIServerMinor, "")
 	if err != nil {
 		t.Fatalf("building the test kube-apiserver (%s): %v", APIServerMinor, err)
 	}

@@ -7,7 +7,9 @@ package oracle
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,7 +30,7 @@ import (
 // the tests, so the go test timeout never covers it).
 func Binary(t testing.TB, minor string) string {
 	t.Helper()
-	bin, err := build(minor)
+	bin, err := kubeProxyOracle.build(minor, "")
 	if err != nil {
 		t.Fatalf("building the kube-proxy oracle for %s: %v", minor, err)
 	}
@@ -45,11 +47,10 @@ type program struct {
 	globs []string // the sources that key the build, relative to test/kubeproxy
 	tags  bool     // whether the minor's build tags apply
 	mod   string   // the mod file's name before the minor: "" is "go." (go.<minor>.mod)
+	what  string   // what it is, in progress lines: "kube-proxy oracle"
 }
 
-var kubeProxyOracle = program{pkg: ".", name: "kubeproxy-oracle", globs: []string{"*.go", "*-stub/go.mod"}, tags: true}
-
-func build(minor string) (string, error) { return kubeProxyOracle.build(minor) }
+var kubeProxyOracle = program{pkg: ".", name: "kubeproxy-oracle", globs: []string{"*.go", "*-stub/go.mod"}, tags: true, what: "kube-proxy oracle"}
 
 // BinaryFor is Binary for another architecture (GOARCH: arm64 for the VM
 // tier's arm64 guest, packaging/test/vm.sh), cached apart from this
@@ -57,18 +58,23 @@ func build(minor string) (string, error) { return kubeProxyOracle.build(minor) }
 // (CGO_ENABLED=0), so cross-building it needs no other toolchain.
 func BinaryFor(t testing.TB, minor, goarch string) string {
 	t.Helper()
-	bin, err := kubeProxyOracle.buildFor(minor, goarch)
+	bin, err := kubeProxyOracle.buildFor(minor, goarch, "")
 	if err != nil {
 		t.Fatalf("building the kube-proxy oracle for %s (GOARCH=%s): %v", minor, goarch, err)
 	}
 	return bin
 }
 
-func (p program) build(minor string) (string, error) { return p.buildFor(minor, runtime.GOARCH) }
+// build returns the program's binary for minor on this machine, building
+// it when the cache has none; step ("3/6", or "") says where this build is
+// among make oracle's, in its progress lines.
+func (p program) build(minor, step string) (string, error) {
+	return p.buildFor(minor, runtime.GOARCH, step)
+}
 
 // buildFor builds for goarch. This machine's builds keep their cache
 // directory and key; another architecture's go under its own directory.
-func (p program) buildFor(minor, goarch string) (string, error) {
+func (p program) buildFor(minor, goarch, step string) (string, error) {
 	src, err := sourceDir()
 	if err != nil {
 		return "", err
@@ -103,7 +109,11 @@ func (p program) buildFor(minor, goarch string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	unlock, err := lock(filepath.Join(dir, ".lock"))
+	what := p.what + " " + minor
+	if step != "" {
+		what += " (" + step + ")"
+	}
+	unlock, err := lock(filepath.Join(dir, ".lock"), what, progressOut, heartbeat)
 	if err != nil {
 		return "", err
 	}
@@ -112,19 +122,17 @@ func (p program) buildFor(minor, goarch string) (string, error) {
 		return bin, nil // another test binary built it while we waited
 	}
 	tmp := bin + ".tmp"
-	args := []string{"build", "-modfile=" + modfile, "-trimpath", "-o", tmp}
+	args := []string{"build", "-v", "-modfile=" + modfile, "-trimpath", "-o", tmp}
 	if tags != "" {
 		args = append(args, "-tags="+tags)
 	}
 	cmd := goCommand(src, env, append(args, p.pkg)...)
-	start := time.Now()
-	if out, err := cmd.CombinedOutput(); err != nil {
+	if out, err := runReported(cmd, what, progressOut, heartbeat); err != nil {
 		return "", fmt.Errorf("go %s %s in %s: %w\n%s", strings.Join(args, " "), p.pkg, src, err, out)
 	}
 	if err := os.Rename(tmp, bin); err != nil {
 		return "", err
 	}
-	fmt.Fprintf(os.Stderr, "oracle: built %s in %s\n", bin, time.Since(start).Round(time.Second))
 	prune(dir, key)
 	return bin, nil
 }
@@ -208,16 +216,39 @@ func hashSources(src, modMinor, tags, goVersion string, globs []string) (string,
 }
 
 // lock takes an exclusive flock on path; the returned func releases it.
-func lock(path string) (func(), error) {
+// While another process holds it (a build of what in another test binary
+// or worktree sharing .cache), it says so every interval.
+func lock(path, what string, out io.Writer, interval time.Duration) (func(), error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("oracle build lock: %w", err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+	err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	if errors.Is(err, syscall.EWOULDBLOCK) {
+		err = waitLock(f, path, what, out, interval)
+	}
+	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("oracle build lock %s: %w", path, err)
 	}
 	return func() { f.Close() }, nil
+}
+
+func waitLock(f *os.File, path, what string, out io.Writer, interval time.Duration) error {
+	start := time.Now()
+	fmt.Fprintf(out, "oracle: waiting for another process's build of %s (it holds %s)...\n", what, path)
+	done := make(chan error, 1)
+	go func() { done <- syscall.Flock(int(f.Fd()), syscall.LOCK_EX) }()
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			return err
+		case <-tick.C:
+			fmt.Fprintf(out, "oracle: still waiting for another process's build of %s: %s so far\n", what, time.Since(start).Round(time.Second))
+		}
+	}
 }
 
 // keepBuilds is how many builds of a minor the cache keeps: worktrees of

@@ -1,6 +1,7 @@
 package oracle
 
 import (
+	"fmt"
 	"os"
 	"runtime"
 	"testing"
@@ -11,25 +12,43 @@ import (
 // test API server. `make oracle` runs just this with no timeout before the
 // rest of the tests, so a cold build (minutes per minor) never runs under
 // go test's default 10 minute limit; afterwards it only checks the cache.
-// With ORACLE_GOARCH set to another architecture it builds that
-// architecture's oracles instead (the VM tier's arm64 guest runs them), not
-// the API server, which only this machine runs.
+//
+// Each build says which it is and how many there are ("3/6") and reports
+// while it runs (runReported): make oracle runs this with -v, so a cold
+// build shows its progress instead of minutes of silence. With
+// ORACLE_GOARCH set to another architecture it builds that architecture's
+// oracles instead (the VM tier's arm64 guest runs them), not the API
+// server, which only this machine runs.
 func TestBinaries(t *testing.T) {
-	if goarch := os.Getenv("ORACLE_GOARCH"); goarch != "" && goarch != runtime.GOARCH {
-		for _, minor := range Minors {
-			t.Run(minor, func(t *testing.T) { checkBuilt(t, minor, func() string { return BinaryFor(t, minor, goarch) }) })
-		}
+	goarch := os.Getenv("ORACLE_GOARCH")
+	if goarch == "" {
+		goarch = runtime.GOARCH
+	}
+	steps := len(Minors) + 1
+	if goarch != runtime.GOARCH {
+		steps = len(Minors)
+	}
+	for i, minor := range Minors {
+		step := fmt.Sprintf("%d/%d", i+1, steps)
+		t.Run(minor, func(t *testing.T) {
+			checkBuilt(t, minor, func() (string, error) { return kubeProxyOracle.buildFor(minor, goarch, step) })
+		})
+	}
+	if goarch != runtime.GOARCH {
 		return
 	}
-	for _, minor := range Minors {
-		t.Run(minor, func(t *testing.T) { checkBuilt(t, minor, func() string { return Binary(t, minor) }) })
-	}
-	t.Run("apiserver", func(t *testing.T) { checkBuilt(t, "apiserver", func() string { return APIServer(t) }) })
+	step := fmt.Sprintf("%d/%d", steps, steps)
+	t.Run("apiserver", func(t *testing.T) {
+		checkBuilt(t, "apiserver", func() (string, error) { return apiServer.build(APIServerMinor, step) })
+	})
 }
 
-func checkBuilt(t *testing.T, name string, build func() string) {
+func checkBuilt(t *testing.T, name string, build func() (string, error)) {
 	start := time.Now()
-	bin := build()
+	bin, err := build()
+	if err != nil {
+		t.Fatalf("building %s: %v", name, err)
+	}
 	st, err := os.Stat(bin)
 	if err != nil {
 		t.Fatal(err)

@@ -51,7 +51,8 @@ tool_package() {
 	depmod) echo kmod ;;
 	rpm | rpmbuild | rpmsign) echo rpm ;;
 	chroot | sha256sum | timeout) echo coreutils ;;
-	gzip | tar | ipset) echo "$1" ;;
+	gzip | tar | ipset | m4 | strace) echo "$1" ;;
+	checkmodule | semodule_package) echo checkpolicy ;;
 	systemd-nspawn) echo systemd-container ;;
 	qemu-system-x86_64) echo qemu-system-x86 ;;
 	qemu-system-aarch64) echo qemu-system-arm ;;
