@@ -40,7 +40,7 @@ printf '#!/bin/sh\n[ "$1" = --version ] && echo "k3s version v1.31.2+k3s1 (6da20
 printf '#!/bin/sh\nexit 0\n' >"$root/sbin/modprobe"
 chmod 755 "$root/usr/local/bin/k3s" "$root/sbin/modprobe"
 echo 4.4.302+ >"$root/proc/sys/kernel/osrelease"
-printf 'CONFIG_IP_NF_IPTABLES=y\nCONFIG_IP_NF_NAT=y\n# CONFIG_NF_TABLES is not set\n' >"$root/boot/config-4.4.302+"
+printf 'CONFIG_IP_NF_IPTABLES=y\nCONFIG_IP_NF_FILTER=y\nCONFIG_IP_NF_NAT=y\nCONFIG_IP_NF_MANGLE=y\n# CONFIG_NF_TABLES is not set\n' >"$root/boot/config-4.4.302+"
 cp "$root/etc/systemd/system/k3s-agent.service.env" "$work/env.orig"
 
 gen=$work/gen
