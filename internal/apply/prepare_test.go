@@ -26,13 +26,18 @@ import (
 // to prove: the seam that lets the re-decide loop run without root.
 type fakeTrial struct {
 	reject map[backend.Backend]bool
-	asked  []backend.Backend
+	// unproven backends' trials could not tell (a timeout, the lock)
+	unproven map[backend.Backend]bool
+	asked    []backend.Backend
 }
 
 func (ft *fakeTrial) trial(_ context.Context, b backend.Backend, _ rke2.KubeVersion) TrialResult {
 	ft.asked = append(ft.asked, b)
 	if ft.reject[b] {
 		return TrialResult{Backend: b, Failure: "Couldn't load match `statistic':No such file or directory (at line 3: -m statistic)"}
+	}
+	if ft.unproven[b] {
+		return TrialResult{Backend: b, Unproven: "iptables-legacy-restore: it gave up waiting for the xtables lock after 20s"}
 	}
 	return TrialResult{Backend: b}
 }
@@ -104,6 +109,66 @@ func TestPrepareAutoDecidesAgainWhenTheTrialFails(t *testing.T) {
 		"trial of iptables-legacy: kube-proxy's rules for one service loaded in a throwaway network namespace",
 		"backend iptables-legacy (source auto):",
 	)
+}
+
+// A trial that could not tell (it ran out of time on a slow first boot,
+// waited out the xtables lock) leaves the plan standing, generator's or
+// operator's, whatever on_failure says: no fall forward, no refusal, no
+// warning; the log says unproven and plan.json records the trial as
+// unproven, never as passed. Before, such a trial was a rejection: a
+// healthy node fell forward, and the NAS node ended on "no backend can
+// run" (issue 30's VM tier).
+func TestPrepareUnprovenTrialKeepsThePlan(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		forced backend.Backend
+		edit   func(*config.Config)
+	}{
+		{"generator's plan", backend.IptablesLegacy, nil},
+		{"operator's backend, block", "", func(c *config.Config) { c.Backend, c.OnFailure = string(backend.IptablesLegacy), config.OnFailureBlock }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := debianHost(t)
+			ft := &fakeTrial{unproven: map[backend.Backend]bool{backend.IptablesLegacy: true}}
+			out, log := prepare(t, h, ft, tc.forced, tc.edit)
+			if want := []backend.Backend{backend.IptablesLegacy}; !reflect.DeepEqual(ft.asked, want) {
+				t.Fatalf("trials %v, want %v\n%s", ft.asked, want, log)
+			}
+			if out.Verdict != Honoured || len(out.Result.Problems) != 0 || out.Input.Decision.Backend != backend.IptablesLegacy {
+				t.Fatalf("verdict %d, problems %q, backend %s\n%s", out.Verdict, out.Result.Problems, out.Input.Decision.Backend, log)
+			}
+			check.Says(t, "log", log, "trial of iptables-legacy could not tell, so iptables-legacy stands unproven: iptables-legacy-restore: it gave up waiting for the xtables lock")
+			if strings.Contains(log, "falling forward") || strings.Contains(log, "[failed]") || strings.Contains(log, "warning") {
+				t.Errorf("an unproven trial is worded as a failure:\n%s", log)
+			}
+			if got := writtenBackend(t, h); got != string(backend.IptablesLegacy) {
+				t.Errorf("drop-in for %q, want iptables-legacy", got)
+			}
+			p, err := plan.Read(h.Root())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.AppliedBackend() != backend.IptablesLegacy || len(p.Refused) != 0 || p.FellForward != "" {
+				t.Errorf("plan applied %+v, refused %+v, fell forward %q", p.Applied, p.Refused, p.FellForward)
+			}
+			if p.Trial == nil || p.Trial.Backend != backend.IptablesLegacy || p.Trial.Result != plan.TrialUnproven || !strings.Contains(p.Trial.Why, "xtables lock") {
+				t.Errorf("plan's trial %+v, want iptables-legacy unproven with why", p.Trial)
+			}
+		})
+	}
+}
+
+// A passed trial is recorded as passed.
+func TestPreparePassedTrialIsRecorded(t *testing.T) {
+	h := debianHost(t)
+	out, log := prepare(t, h, &fakeTrial{}, "", nil)
+	p, err := plan.Read(h.Root())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := out.Input.Decision.Backend; p.Trial == nil || p.Trial.Backend != b || p.Trial.Result != plan.TrialPassed || p.Trial.Why != "" {
+		t.Errorf("plan's trial %+v, want %s passed\n%s", p.Trial, b, log)
+	}
 }
 
 // The generator's automatic plan (--backend, the operator names no

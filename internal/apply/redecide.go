@@ -45,6 +45,8 @@ type chooser struct {
 	// with --no-trial); proof says, per backend, what proved it.
 	trials bool
 	proof  map[backend.Backend]string
+	// trial is what each backend's trial said, for the plan.
+	trial map[backend.Backend]plan.Trial
 	// refused and fellForward are what the plan records.
 	refused     []plan.Refusal
 	fellForward []string
@@ -53,7 +55,7 @@ type chooser struct {
 // newChooser starts from the decision made now (fresh): it names the
 // operator's own backend, and one decide already refused.
 func newChooser(o PrepareOptions, f facts.Facts, cfg config.Config, fresh decide.Decision) *chooser {
-	c := &chooser{o: o, f: f, cfg: cfg, proof: map[backend.Backend]string{}}
+	c := &chooser{o: o, f: f, cfg: cfg, proof: map[backend.Backend]string{}, trial: map[backend.Backend]plan.Trial{}}
 	c.f.TrialFailed = maps.Clone(f.TrialFailed) // fail adds to it: the caller's stays as it was
 	switch b := cfg.Backend; {
 	case b != "" && b != config.Auto && b != config.Off:
@@ -126,14 +128,21 @@ func (c *chooser) prove(ctx context.Context, d decide.Decision) (decide.Decision
 		switch {
 		case r.Skipped != "":
 			c.o.log("trial of %s skipped: %s", d.Backend, r.Skipped)
-			c.proof[d.Backend] = "not proven: its trial was skipped, " + r.Skipped
+			c.prove1(d.Backend, plan.TrialSkipped, r.Skipped, "not proven: its trial was skipped, "+r.Skipped)
+			return c.settle(d)
+		case r.Failure == "" && r.Unproven != "":
+			// Only the kernel's rejection refuses a backend: a slow first
+			// boot or a held lock says nothing against the plan.
+			c.o.log("trial of %s could not tell, so %s stands unproven: %s", d.Backend, d.Backend, r.Unproven)
+			c.prove1(d.Backend, plan.TrialUnproven, r.Unproven, "not proven: its trial could not tell, "+r.Unproven)
 			return c.settle(d)
 		case r.Failure == "":
 			c.o.log("trial of %s: kube-proxy's rules for one service loaded in a throwaway network namespace", d.Backend)
-			c.proof[d.Backend] = "its trial passed"
+			c.prove1(d.Backend, plan.TrialPassed, "", "its trial passed")
 			return c.settle(d)
 		}
 		c.o.log("[failed]   trial of %s: %s", d.Backend, r.Failure)
+		c.prove1(d.Backend, plan.TrialRejected, r.Failure, "")
 		d = c.fail(d, r.Failure)
 	}
 	return d, c.noneRuns()
@@ -224,6 +233,15 @@ func (c *chooser) explicitWhy() string {
 	return "unknown"
 }
 
+// prove1 keeps what b's trial said: for the plan (result and why), and
+// for apply's messages (proof, "" when it proved nothing).
+func (c *chooser) prove1(b backend.Backend, result, why, proof string) {
+	c.trial[b] = plan.Trial{Backend: b, Result: result, Why: why}
+	if proof != "" {
+		c.proof[b] = proof
+	}
+}
+
 func (c *chooser) proofOf(b backend.Backend) string {
 	if p := c.proof[b]; p != "" {
 		return p
@@ -257,6 +275,17 @@ func (c *chooser) noneRuns() []string {
 func (c *chooser) record(p *plan.Plan) {
 	p.Refused = append([]plan.Refusal{}, c.refused...)
 	p.FellForward = strings.Join(c.fellForward, " ")
+	// The trial of the backend carried out (or tried last): "unproven" or
+	// "skipped" is never recorded as proof.
+	b := p.Applied.Backend
+	if b == "" {
+		b = p.Decision.Backend
+	}
+	if t, ok := c.trial[b]; ok {
+		p.Trial = &t
+	} else {
+		p.Trial = nil
+	}
 	if w := c.explicitWarning(p.Applied.Backend); w != "" && p.Applied.By == plan.ByApply {
 		p.Warnings = append(p.Warnings, w)
 	}

@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
@@ -31,18 +34,45 @@ import (
 // when the loader exits. The kernel autoloads the modules the rules need,
 // as it will for kube-proxy, so a module that cannot load fails the trial.
 
-// TrialTimeout bounds one loader run; a one-service load takes milliseconds.
-const TrialTimeout = 10 * time.Second
+// The trial's bounds. A trial only proves or refuses: one that cannot
+// tell (it timed out, waited out the xtables lock, its loader was killed)
+// leaves the plan standing, unproven, so a long bound costs time only on a
+// host that really hangs, while a short one made healthy nodes fall
+// forward. On a first boot the kernel loads the backend's modules during
+// the trial: Debian's cloud kernel under QEMU's TCG at a load of 10 took
+// more than 10 s for one legacy family (issue 30's VM tier), and small ARM
+// NAS boxes load modules from slow flash. RKE2's unit has
+// TimeoutStartSec=0, so these bounds are all that bound apply's trial.
+const (
+	// TrialLockWait is how long a legacy loader waits for the xtables lock
+	// (-w): another legacy writer at boot (a firewall's restore, an earlier
+	// run of ours) holds it for the length of its own restore.
+	TrialLockWait = 20 * time.Second
+	// TrialTimeout bounds one backend's whole trial, every loader run in
+	// it: three times the slowest first-boot family seen, with the lock
+	// wait inside it. A search that falls forward runs one trial per
+	// backend it tries, at most three.
+	TrialTimeout = 60 * time.Second
+)
+
+// The bounds the trial uses (tests shorten them).
+var trialLockWait, trialTimeout = TrialLockWait, TrialTimeout
 
 // maxTrialOutput bounds what is kept of a loader's complaint.
 const maxTrialOutput = 8 << 10
 
-// TrialResult is what one trial found.
+// TrialResult is what one trial found: at most one of Failure, Unproven
+// and Skipped is set, and only Failure refuses the backend.
 type TrialResult struct {
 	Backend backend.Backend
 	// Failure names what the kernel rejected, or the loader that is
 	// missing ("" when the load worked or no trial ran).
 	Failure string
+	// Unproven says why the trial could not tell: the loader ran out of
+	// time, waited out the xtables lock, or was killed by a signal, or no
+	// loader could be started. The kernel said nothing against the
+	// backend, and nothing for it.
+	Unproven string
 	// Skipped says why no trial ran (not root, nothing rendered).
 	Skipped string
 	Took    time.Duration
@@ -63,7 +93,9 @@ func Trial(ctx context.Context, b backend.Backend, k rke2.KubeVersion) (res Tria
 		res.Skipped = fmt.Sprintf("kube-proxy's footprint could not be rendered: %v", err)
 		return res
 	}
-	res.Failure = load(ctx, b, trialLoads(rs))
+	ctx, cancel := context.WithTimeout(ctx, trialTimeout)
+	defer cancel()
+	res.Failure, res.Unproven = load(ctx, b, trialLoads(rs))
 	return res
 }
 
@@ -134,47 +166,126 @@ func hasRules(t rules.Table) bool {
 	return false
 }
 
-// load runs b's loader on each load's text, each in a network namespace of
-// its own, side by side (a run's wall time is mostly the kernel waiting
-// out a grace period, not CPU), and returns the first failure in load
-// order ("" when nothing failed).
-func load(ctx context.Context, b backend.Backend, loads []trialLoad) string {
+// load runs b's loader on each load's text, each in a network namespace
+// of its own. The runs of one family go side by side (only iptables-nft
+// has several, one per table, and its loader takes no lock: a run's wall
+// time is mostly the kernel waiting out a grace period, not CPU); the
+// families go one after another, as legacy's loaders of both families
+// take the one xtables lock, and side by side the second waited out the
+// first one's module loading on a slow first boot ("Can't lock
+// /run/xtables.lock"). It returns the kernel's rejection (failure) or,
+// when nothing was rejected, why the trial could not tell (unproven), each
+// of the first run in load order that said so; both "" when every run
+// loaded. A rejection ends the trial; a run that could not tell does not,
+// so a later family may still show one.
+func load(ctx context.Context, b backend.Backend, loads []trialLoad) (failure, unproven string) {
 	argvs := make([][]string, len(loads))
 	for i, l := range loads {
 		argv := ruleload.Argv(b, l.fam)
 		loader, err := hostfs.LookTool(argv[0], "the trial of "+string(b)+" (its loader)")
 		if err != nil {
-			return err.Error()
+			return err.Error(), ""
 		}
-		argvs[i] = append([]string{loader}, argv[1:]...)
+		argvs[i] = append([]string{loader}, withLockWait(argv[1:], trialLockWait)...)
 	}
-	failures := make([]string, len(loads))
-	var wg sync.WaitGroup
-	for i, l := range loads {
-		if strings.TrimSpace(l.text) == "" {
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			out, err := boundexec.Run(ctx, boundexec.Command{
-				Argv:      argvs[i],
-				Env:       []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
-				Timeout:   TrialTimeout,
-				MaxOutput: maxTrialOutput,
-				Stdin:     l.text,
-				NewNetns:  true,
-			})
-			if err != nil {
-				failures[i] = trialFailure(l.fam, filepath.Base(argvs[i][0]), l.text, out.Stderr, err)
+	env := []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
+	if lock := os.Getenv(xtablesLockEnv); lock != "" {
+		// the lock file an operator (or a test process) moved
+		env = append(env, xtablesLockEnv+"="+lock)
+	}
+	rejected := make([]string, len(loads))
+	untold := make([]string, len(loads))
+	for _, fam := range trialFamilies {
+		var wg sync.WaitGroup
+		for i, l := range loads {
+			if l.fam != fam || strings.TrimSpace(l.text) == "" {
+				continue
 			}
-		}()
-	}
-	wg.Wait()
-	for _, f := range failures {
-		if f != "" {
-			return f
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				left := time.Until(deadlineOf(ctx))
+				out, err := boundexec.Run(ctx, boundexec.Command{
+					Argv:      argvs[i],
+					Env:       env,
+					Timeout:   max(left, time.Millisecond),
+					MaxOutput: maxTrialOutput,
+					Stdin:     l.text,
+					NewNetns:  true,
+				})
+				if err == nil {
+					return
+				}
+				loader := filepath.Base(argvs[i][0])
+				if why := couldNotTell(ctx, out.Stderr, err); why != "" {
+					untold[i] = cut(fmt.Sprintf("loading kube-proxy's %s rules for one service into a throwaway network namespace could not tell whether the kernel runs %s: %s: %s", l.fam, b, loader, why))
+					return
+				}
+				rejected[i] = trialFailure(l.fam, loader, l.text, out.Stderr, err)
+			}()
 		}
+		wg.Wait()
+		for i := range loads {
+			if rejected[i] != "" {
+				return rejected[i], ""
+			}
+		}
+	}
+	for _, u := range untold {
+		if u != "" {
+			return "", u
+		}
+	}
+	return "", ""
+}
+
+// xtablesLockEnv names the lock file legacy iptables takes
+// (/run/xtables.lock when unset).
+const xtablesLockEnv = "XTABLES_LOCKFILE"
+
+// withLockWait sets the loader's -w (ruleload.Argv's lock wait) to wait.
+func withLockWait(args []string, wait time.Duration) []string {
+	args = slices.Clone(args)
+	if i := slices.Index(args, "-w"); i >= 0 && i+1 < len(args) {
+		args[i+1] = strconv.Itoa(max(1, int(wait/time.Second)))
+	}
+	return args
+}
+
+// deadlineOf is ctx's deadline (Trial always sets one; far off without).
+func deadlineOf(ctx context.Context) time.Time {
+	if d, ok := ctx.Deadline(); ok {
+		return d
+	}
+	return time.Now().Add(trialTimeout)
+}
+
+// couldNotTell says why a loader's failure says nothing about the kernel
+// ("" when it is the kernel's rejection): the trial ran out of time or was
+// stopped, the loader was killed by a signal or could not be started, or
+// it gave up waiting for the xtables lock, which another legacy writer
+// held. Everything else a loader says when it exits non-zero (EINVAL on
+// "Could not fetch rule set generation id", "Table does not exist (do you
+// need to insmod?)", "Protocol not supported", "Extension X revision 0 not
+// supported", modprobe's FATAL) is the kernel refusing.
+func couldNotTell(ctx context.Context, stderr string, err error) string {
+	if errors.Is(err, boundexec.ErrTimeout) {
+		return fmt.Sprintf("it did not finish within the trial's %s and was killed", trialTimeout)
+	}
+	if ctx.Err() != nil {
+		return fmt.Sprintf("the trial was stopped (%v)", ctx.Err())
+	}
+	for _, lock := range []string{"Another app is currently holding the xtables lock", "Can't lock ", "can't open lock file"} {
+		if strings.Contains(stderr, lock) {
+			return fmt.Sprintf("it gave up waiting for the xtables lock after %s, which another legacy iptables writer held (%s)", trialLockWait, firstComplaint(stderr))
+		}
+	}
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) {
+		return fmt.Sprintf("it could not be started: %v", err)
+	}
+	if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return fmt.Sprintf("it was killed by signal %s", ws.Signal())
 	}
 	return ""
 }
@@ -191,14 +302,9 @@ var failedLine = sync.OnceValue(func() *regexp.Regexp {
 // complaint and the rule it was loading (which names the table, chain and
 // match or expression), cut to one line.
 func trialFailure(fam rules.Family, loader, input, stderr string, err error) string {
-	var why string
-	if errors.Is(err, boundexec.ErrTimeout) {
+	why := firstComplaint(stderr)
+	if why == "" {
 		why = err.Error()
-	} else {
-		why = firstComplaint(stderr)
-		if why == "" {
-			why = err.Error()
-		}
 	}
 	msg := fmt.Sprintf("loading kube-proxy's %s rules for one service into a throwaway network namespace failed: %s: %s", fam, loader, why)
 	if m := failedLine().FindStringSubmatch(stderr); m != nil {
@@ -209,6 +315,11 @@ func trialFailure(fam rules.Family, loader, input, stderr string, err error) str
 			}
 		}
 	}
+	return cut(msg)
+}
+
+// cut bounds a trial's words: a loader's line can be long.
+func cut(msg string) string {
 	if len(msg) > 600 {
 		msg = msg[:600] + "..."
 	}

@@ -6,10 +6,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ruleload"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/check"
@@ -72,8 +76,11 @@ func TestTrialNamesWhatTheKernelRejects(t *testing.T) {
 	if !strings.Contains(text, bad) {
 		t.Fatal("no COMMIT line to put the rule before")
 	}
-	failure := load(context.Background(), backend.IptablesNFT, []trialLoad{{rules.IPv4, text}})
+	failure, unproven := load(context.Background(), backend.IptablesNFT, []trialLoad{{rules.IPv4, text}})
 	t.Logf("failure: %s", failure)
+	if unproven != "" {
+		t.Errorf("a rejection also counted as unproven: %s", unproven)
+	}
 	check.Says(t, "failure", failure, "ipv4 rules for one service into a throwaway network namespace failed", "iptables-nft-restore", "Invalid argument", bad)
 }
 
@@ -205,5 +212,143 @@ func TestTrialOfAKernelWithoutNFTables(t *testing.T) {
 	check.Says(t, "iptables-nft's trial", r.Failure, "iptables-nft-restore: ", "Could not fetch rule set generation id: Invalid argument")
 	if r := Trial(context.Background(), backend.IptablesLegacy, rke2.KubeVersion{}); r.Failure != "" || r.Skipped != "" {
 		t.Errorf("iptables-legacy's trial: failure %q, skipped %q", r.Failure, r.Skipped)
+	}
+}
+
+// fakeLoaders puts, ahead of PATH, loaders for backend b's families that
+// run script (sh) with the real loader's arguments, the real loader's path
+// in $REAL.
+func fakeLoaders(t *testing.T, b backend.Backend, script string) {
+	t.Helper()
+	dir := t.TempDir()
+	for _, fam := range trialFamilies {
+		name := filepath.Base(ruleload.Argv(b, fam)[0])
+		real, err := exec.LookPath(name)
+		if err != nil {
+			real = "/bin/false"
+		}
+		body := "#!/bin/sh\nREAL=" + real + "\n" + script + "\n"
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("PATH", dir+":"+os.Getenv("PATH"))
+}
+
+// shortTrial shortens the trial's bounds for one test.
+func shortTrial(t *testing.T, lockWait, timeout time.Duration) {
+	t.Helper()
+	oldWait, oldTimeout := trialLockWait, trialTimeout
+	trialLockWait, trialTimeout = lockWait, timeout
+	t.Cleanup(func() { trialLockWait, trialTimeout = oldWait, oldTimeout })
+}
+
+// A slow first boot (issue 30's VM tier: the kernel loading the legacy
+// modules under QEMU at a load of 10): the loader takes 11 s and then
+// loads. Before, the trial killed it at 10 s and apply took that for
+// "the kernel cannot run iptables-legacy"; it is proof now.
+func TestTrialWaitsForASlowFirstLoad(t *testing.T) {
+	needTrialTools(t, "iptables-legacy-restore", "ip6tables-legacy-restore")
+	fakeLoaders(t, backend.IptablesLegacy, "case $0 in *ip6*) ;; *) sleep 11 ;; esac\nexec $REAL \"$@\"")
+	r := Trial(context.Background(), backend.IptablesLegacy, rke2.KubeVersion{})
+	if r.Failure != "" || r.Unproven != "" || r.Skipped != "" {
+		t.Fatalf("failure %q, unproven %q, skipped %q", r.Failure, r.Unproven, r.Skipped)
+	}
+	if r.Took < 11*time.Second {
+		t.Errorf("took %s: the slow loader did not run", r.Took)
+	}
+}
+
+// A loader that outlives the trial's bound could not tell: the trial is
+// unproven, not a rejection, and names the bound.
+func TestTrialPastItsBoundIsUnproven(t *testing.T) {
+	needTrialTools(t)
+	shortTrial(t, time.Second, 2*time.Second)
+	fakeLoaders(t, backend.IptablesLegacy, "cat >/dev/null\nsleep 30")
+	start := time.Now()
+	r := Trial(context.Background(), backend.IptablesLegacy, rke2.KubeVersion{})
+	if r.Failure != "" {
+		t.Fatalf("a trial that ran out of time refused the backend: %s", r.Failure)
+	}
+	check.Says(t, "unproven", r.Unproven, "ipv4 rules for one service", "could not tell whether the kernel runs iptables-legacy",
+		"iptables-legacy-restore: it did not finish within the trial's 2s and was killed")
+	if took := time.Since(start); took > 6*time.Second {
+		t.Errorf("the trial took %s, bound 2s", took)
+	}
+}
+
+// The real legacy loader behind a held xtables lock (another legacy
+// writer at boot): it gives up after the lock wait, which says nothing
+// about the kernel. The test holds its own process's lock file
+// (nstest's XTABLES_LOCKFILE), which the trial passes to the loader.
+func TestTrialBehindAHeldXtablesLockIsUnproven(t *testing.T) {
+	needTrialTools(t, "iptables-legacy-restore", "ip6tables-legacy-restore")
+	shortTrial(t, time.Second, 20*time.Second)
+	unlock := holdXtablesLock(t)
+	defer unlock()
+	r := Trial(context.Background(), backend.IptablesLegacy, rke2.KubeVersion{})
+	if r.Failure != "" {
+		t.Fatalf("a held lock refused the backend: %s", r.Failure)
+	}
+	check.Says(t, "unproven", r.Unproven, "could not tell whether the kernel runs iptables-legacy", "gave up waiting for the xtables lock after 1s")
+	// Released, the same trial proves the backend.
+	unlock()
+	if r := Trial(context.Background(), backend.IptablesLegacy, rke2.KubeVersion{}); r.Failure != "" || r.Unproven != "" {
+		t.Errorf("after the lock was released: failure %q, unproven %q", r.Failure, r.Unproven)
+	}
+}
+
+// holdXtablesLock takes the test process's xtables lock as another legacy
+// writer would; the returned func releases it (once).
+func holdXtablesLock(t *testing.T) func() {
+	t.Helper()
+	path := os.Getenv(nstest.EnvXtablesLock)
+	if path == "" {
+		t.Fatal("no XTABLES_LOCKFILE: nstest sets one per test process")
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	return func() { once.Do(func() { f.Close() }) }
+}
+
+// Which loader failures say nothing about the kernel: the loader's own
+// words when it gives up on the lock, a signal, a loader that cannot
+// start. The kernel's rejections stay rejections (the NAS's EINVAL, a
+// missing legacy table, nf_tables absent, an extension, modprobe).
+func TestTrialTellsRejectionFromCouldNotTell(t *testing.T) {
+	needTrialTools(t)
+	for _, c := range []struct {
+		name, script, unproven, failure string
+	}{
+		{"lock 1.8.9", `echo "Another app is currently holding the xtables lock. Stopped waiting after 20s." >&2; exit 4`, "xtables lock", ""},
+		{"lock flock", `echo "Can't lock /run/xtables.lock: Resource temporarily unavailable" >&2; exit 4`, "xtables lock", ""},
+		{"signal", `kill -TERM $$`, "killed by signal terminated", ""},
+		{"NAS", `echo "iptables-nft-restore v1.8.9 (nf_tables): Could not fetch rule set generation id: Invalid argument" >&2; exit 4`, "", "Could not fetch rule set generation id: Invalid argument"},
+		{"no legacy table", `echo "iptables-restore v1.8.9 (legacy): iptables-restore: unable to initialize table 'nat'" >&2; echo "Table does not exist (do you need to insmod?)" >&2; exit 1`, "", "unable to initialize table 'nat'"},
+		{"no nf_tables", `echo "iptables-nft-restore v1.8.9 (nf_tables): Failed to initialize nft: Protocol not supported" >&2; exit 1`, "", "Failed to initialize nft: Protocol not supported"},
+		{"extension", `echo "Warning: Extension statistic revision 0 not supported, missing kernel module?" >&2; echo "iptables-nft-restore v1.8.9 (nf_tables): line 3: RULE_APPEND failed (No such file or directory): rule in chain KUBE-SVC" >&2; exit 4`, "", "RULE_APPEND failed (No such file or directory)"},
+		{"modprobe", `echo "modprobe: FATAL: Module ip_tables not found in directory /lib/modules/6.1.0-57-cloud-amd64" >&2; echo "iptables-restore v1.8.9 (legacy): iptables-restore: unable to initialize table 'filter'" >&2; exit 1`, "", "modprobe: FATAL: Module ip_tables not found"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fakeLoaders(t, backend.IptablesNFT, "cat >/dev/null\n"+c.script)
+			r := Trial(context.Background(), backend.IptablesNFT, rke2.KubeVersion{})
+			if c.failure != "" {
+				check.Says(t, "failure", r.Failure, c.failure)
+				if r.Unproven != "" {
+					t.Errorf("also unproven: %s", r.Unproven)
+				}
+				return
+			}
+			if r.Failure != "" {
+				t.Fatalf("refused the backend: %s", r.Failure)
+			}
+			check.Says(t, "unproven", r.Unproven, c.unproven)
+		})
 	}
 }

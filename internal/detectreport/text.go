@@ -116,8 +116,11 @@ func liveText(l facts.LiveRules) string {
 	if !l.Probed {
 		return "not probed"
 	}
-	s := "kube-proxy in " + orNone(l.KubeProxy)
-	return s + "; kubelet hint in " + orNone(l.KubeletHint)
+	s := "kube-proxy in " + orNone(l.KubeProxy) + "; kubelet hint in " + orNone(l.KubeletHint)
+	if l.NFTablesNotLoaded != "" {
+		s += "; no nftables rules (" + l.NFTablesNotLoaded + ")"
+	}
+	return s
 }
 
 // ipvsStateText is kube-proxy's ipvs state; outside ipvs mode any of it is

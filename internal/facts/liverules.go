@@ -43,6 +43,7 @@ func (p *probe) liveRules(opts Options) LiveRules {
 		return lr
 	}
 	proxy, hint := map[backend.Backend]bool{}, map[backend.Backend]bool{}
+	lr.NFTablesNotLoaded = netfilter.NFTablesAbsent(p.root)
 	if err := scanNFTables(context.Background(), proxy, hint); err != nil {
 		p.problem("Live nftables rules could not be read (%s): whether kube rules already run on iptables-nft or nftables is unknown.", err)
 		return lr
@@ -66,9 +67,9 @@ func (p *probe) liveRules(opts Options) LiveRules {
 }
 
 // scanNFTables reads every ip/ip6 nftables table and chain name (one table
-// and one chain dump, netfilter.NFTChains): table kube-proxy is native
-// nftables mode; KUBE-* chains in filter, nat or mangle were written by
-// iptables-nft.
+// and one chain dump, netfilter.NFTChains; none, without asking, while
+// nf_tables is not loaded): table kube-proxy is native nftables mode;
+// KUBE-* chains in filter, nat or mangle were written by iptables-nft.
 func scanNFTables(ctx context.Context, proxy, hint map[backend.Backend]bool) error {
 	tables, err := netfilter.NFTChains(ctx)
 	if err != nil {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nl"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/skew"
@@ -19,9 +21,14 @@ const maxUserdataSets = 20000
 // kube-proxy does not own (any family; kube-proxy's own ip and ip6
 // kube-proxy tables are written by its image's nft, which reads its own
 // sets). It reads the running kernel: call it on the real host only.
+// While nf_tables is not loaded there are none, and the kernel is not
+// asked (netfilter.NFTablesAbsent).
 func ForeignUserdataSets(ctx context.Context) ([]skew.UserdataSet, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if netfilter.NFTablesAbsent(hostfs.New("/")) != "" {
+		return []skew.UserdataSet{}, nil // no set can exist, and asking would load nf_tables
 	}
 	conn, err := nl.Dial()
 	if err != nil {

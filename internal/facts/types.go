@@ -139,6 +139,10 @@ type LiveRules struct {
 	// KubeletHint lists the backends holding kubelet's KUBE-IPTABLES-HINT or
 	// KUBE-KUBELET-CANARY.
 	KubeletHint []string `json:"kubelet_hint"`
+	// NFTablesNotLoaded says nf_tables was neither loaded nor built in, so
+	// no nftables rule could exist and the kernel was not asked (asking
+	// loads it): netfilter.NFTablesAbsent's words.
+	NFTablesNotLoaded string `json:"nftables_not_loaded,omitempty"`
 	// UserdataSets are the sets with user data in tables kube-proxy does
 	// not own (UserdataSetsRead: the kernel was asked), for skew.
 	UserdataSets     []skew.UserdataSet `json:"userdata_sets,omitempty"`

@@ -4,18 +4,15 @@
 package kmod
 
 import (
-	"bufio"
-	"bytes"
-	"errors"
-	"fmt"
-	"io/fs"
 	"path"
 	"strings"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kmod/presence"
 )
 
-// State is what the kernel has: modules loaded now and modules built in.
+// State is what the kernel has: modules loaded now and modules built in
+// (presence.Set), and what modprobe could load.
 type State struct {
 	// Supported is false when /proc/modules is absent: the kernel was built
 	// without loadable modules, so every feature is built in or missing.
@@ -37,38 +34,18 @@ func (s State) Present(name string) bool {
 
 // Normalize spells a module name the way the kernel lists it: modprobe
 // treats "-" and "_" alike, /proc/modules always shows "_".
-func Normalize(name string) string { return strings.ReplaceAll(name, "-", "_") }
+func Normalize(name string) string { return presence.Normalize(name) }
 
 // ReadState reads /proc/modules and /lib/modules/<release>/modules.builtin,
 // modules.dep and modules.alias under root. A missing file means nothing is
 // known from it; an unreadable one is an error.
 func ReadState(root hostfs.Root, release string) (State, error) {
-	s := State{Loaded: map[string]bool{}, Builtin: map[string]bool{}, Available: map[string]bool{}}
-	data, err := root.ReadFile(hostfs.ProcModules)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return s, nil
-	case err != nil:
-		return s, fmt.Errorf("read %s: %w", root.Path(hostfs.ProcModules), err)
-	}
-	s.Supported = true
-	for _, line := range strings.Split(string(data), "\n") {
-		if name, _, _ := strings.Cut(line, " "); name != "" {
-			s.Loaded[Normalize(name)] = true
-		}
-	}
-	if release == "" || strings.Contains(release, "/") {
-		return s, nil
-	}
-	dir := path.Join(hostfs.ModulesDir, release)
-	if err := readLines(root, path.Join(dir, "modules.builtin"), func(line string) {
-		// kernel/net/netfilter/nf_tables.ko -> nf_tables
-		if name, ok := moduleName(line); ok {
-			s.Builtin[name] = true
-		}
-	}); err != nil {
+	set, err := presence.Read(root, release)
+	s := State{Supported: set.Supported, Loaded: set.Loaded, Builtin: set.Builtin, Available: map[string]bool{}}
+	if err != nil || !s.Supported || release == "" || strings.Contains(release, "/") {
 		return s, err
 	}
+	dir := path.Join(hostfs.ModulesDir, release)
 	for _, f := range []struct {
 		file  string
 		parse func(string)
@@ -76,7 +53,7 @@ func ReadState(root hostfs.Root, release string) (State, error) {
 		// "kernel/net/netfilter/nft_ct.ko.xz: kernel/.../nf_tables.ko.xz"
 		{"modules.dep", func(line string) {
 			file, _, _ := strings.Cut(line, ":")
-			if name, ok := moduleName(file); ok {
+			if name, ok := presence.ModuleName(file); ok {
 				s.Available[name] = true
 			}
 		}},
@@ -91,41 +68,10 @@ func ReadState(root hostfs.Root, release string) (State, error) {
 		if _, err := root.Stat(p); err != nil {
 			continue
 		}
-		if err := readLines(root, p, f.parse); err != nil {
+		if err := presence.ReadLines(root, p, f.parse); err != nil {
 			return s, err
 		}
 		s.AvailableKnown = true
 	}
 	return s, nil
-}
-
-// moduleName turns a module file path into the kernel's module name.
-func moduleName(file string) (string, bool) {
-	base := path.Base(strings.TrimSpace(file))
-	for _, ext := range []string{".ko", ".ko.xz", ".ko.zst", ".ko.gz"} {
-		if name, ok := strings.CutSuffix(base, ext); ok && name != "" {
-			return Normalize(name), true
-		}
-	}
-	return "", false
-}
-
-// readLines calls fn for each line of a host file; a missing file has none.
-func readLines(root hostfs.Root, hostPath string, fn func(string)) error {
-	data, err := root.ReadFileMax(hostPath, hostfs.MaxModuleIndex)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("read %s: %w", root.Path(hostPath), err)
-	}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 64*1024), 1024*1024)
-	for sc.Scan() {
-		fn(sc.Text())
-	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("read %s: %w", root.Path(hostPath), err)
-	}
-	return nil
 }

@@ -36,6 +36,10 @@ func (s *System) Stamp(ctx context.Context, b backend.Backend) (string, error) {
 	}
 	switch b {
 	case backend.IptablesNFT, backend.NFTables:
+		if why := s.NotLoaded(b); why != "" {
+			// loading nf_tables moves this stamp, like a commit would
+			return why, nil
+		}
 		conn, err := nl.Dial()
 		if err != nil {
 			return "", wrapNetlink(b, "opening a netfilter netlink socket", err)

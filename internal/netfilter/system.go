@@ -39,19 +39,22 @@ func NewSystem(root hostfs.Root) *System {
 	}
 }
 
-// Read reads backend b's whole ruleset, both families.
+// Read reads backend b's whole ruleset, both families. A backend stored
+// in nf_tables while nf_tables is not loaded holds no rules (NotLoaded):
+// the kernel is not asked, as asking would load it.
 func (s *System) Read(ctx context.Context, b backend.Backend) (*rules.Ruleset, error) {
 	switch b {
 	case backend.IptablesLegacy:
 		return s.readLegacy(ctx)
-	case backend.IptablesNFT:
+	case backend.IptablesNFT, backend.NFTables:
+		if s.NotLoaded(b) != "" {
+			return &rules.Ruleset{Backend: b}, nil
+		}
 		var skip func(string) bool
-		if s.Shallow {
+		if s.Shallow && b == backend.IptablesNFT {
 			skip = s.SkipChain
 		}
 		return readNetlink(ctx, b, s.Shallow, skip)
-	case backend.NFTables:
-		return readNetlink(ctx, b, s.Shallow, nil)
 	}
 	return nil, fmt.Errorf("reading rules: unknown backend %q (valid: %s)", b, backend.Names())
 }

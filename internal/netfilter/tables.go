@@ -27,6 +27,9 @@ func nftSkeleton(ctx context.Context, withChains bool) ([]rules.Table, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if NFTablesAbsent(hostRoot) != "" {
+		return nil, nil // no table can exist, and asking would load nf_tables
+	}
 	conn, err := nl.Dial()
 	if err != nil {
 		return nil, wrapNetlink(backend.NFTables, "opening a netfilter netlink socket", err)

@@ -1,8 +1,12 @@
 package verify
 
 import (
+	"fmt"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/vocab"
 )
 
@@ -18,4 +22,18 @@ func NewReader(root hostfs.Root) *netfilter.System {
 	r := netfilter.NewSystem(root)
 	r.ReadOptions = ReadOptions
 	return r
+}
+
+// notLoadedNote says that r read backend b as empty without asking the
+// kernel, as its kernel part is not loaded (netfilter.System.NotLoaded:
+// asking would load nf_tables); "" when r asked.
+func notLoadedNote(r netfilter.Reader, b backend.Backend, live *rules.Ruleset) string {
+	nl, ok := r.(interface{ NotLoaded(backend.Backend) string })
+	if !ok || live == nil || len(live.Tables) > 0 {
+		return ""
+	}
+	if why := nl.NotLoaded(b); why != "" {
+		return fmt.Sprintf("no %s rules (%s)", b, why)
+	}
+	return ""
 }

@@ -109,6 +109,9 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		if w.note != "" {
 			res.Notes = append(res.Notes, w.note)
 		}
+		if n := notLoadedNote(opts.Reader, opts.Expect, live); n != "" {
+			res.Notes = append(res.Notes, n)
+		}
 		switch {
 		case w.cutShort:
 			res.Notes = append(res.Notes, fmt.Sprintf("stopped waiting for kube-proxy's first sync in %s %s early: one more read of it would not have ended within --wait %s",
@@ -135,6 +138,9 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 			res.Notes = append(res.Notes, fmt.Sprintf("could not read %s (not checked for stranded rules): %v", b, err))
 			res.Backends = append(res.Backends, st)
 			continue
+		}
+		if n := notLoadedNote(opts.Reader, b, rs); n != "" {
+			res.Notes = append(res.Notes, n)
 		}
 		g.fillOwned(&st, rs)
 		g.fillCNI(&st, rs, native)

@@ -149,7 +149,8 @@ func verifyOnce(ctx context.Context, c *verify.Command, first bool) (*verify.Res
 
 // wakeOn sets how cfg learns of rule changes and says so for the log:
 // nf_tables change events when it can subscribe (polling only legacy's
-// stamps), otherwise every backend's stamps polled.
+// stamps), otherwise every backend's stamps polled. While nf_tables is not
+// loaded it polls and subscribes once the stamps show it loaded.
 func wakeOn(ctx context.Context, c *verify.Command, reader netfilter.Stamper, cfg *Config) string {
 	cfg.Stamp = func(ctx context.Context) string { return Stamps(ctx, reader) }
 	how := fmt.Sprintf("every backend's stamp every %s", cfg.Poll)
@@ -158,9 +159,19 @@ func wakeOn(ctx context.Context, c *verify.Command, reader netfilter.Stamper, cf
 		// rules, not the fixture's: poll, as verify --root does.
 		return how + " (--root: no netlink events)"
 	}
-	sub, err := events.Subscribe(ctx, events.Options{Quiet: cfg.Quiet, MaxDelay: DefaultMaxDelay})
-	if err != nil {
+	subscribe := func(ctx context.Context) (*events.Subscription, error) {
+		if netfilter.NFTablesAbsent(c.Root) != "" {
+			return nil, nil // joining the group would load nf_tables
+		}
+		return events.Subscribe(ctx, events.Options{Quiet: cfg.Quiet, MaxDelay: DefaultMaxDelay})
+	}
+	sub, err := subscribe(ctx)
+	switch {
+	case err != nil:
 		return fmt.Sprintf("cannot subscribe to nftables change events (%v), so polling every backend's stamp every %s instead", err, cfg.Poll)
+	case sub == nil:
+		cfg.Subscribe = subscribe
+		return fmt.Sprintf("%s (%s: its change events once it is, as subscribing would load it)", how, netfilter.NFTablesAbsent(c.Root))
 	}
 	cfg.Wake, cfg.WakeErr = sub.C, sub.Err
 	cfg.PolledStamp = func(ctx context.Context) string { return LegacyStamp(ctx, reader) }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -252,3 +253,52 @@ type testError string
 func (e testError) Error() string { return string(e) }
 
 const errTest = testError("netlink: test")
+
+// While nf_tables is not loaded watch polls every backend's stamp and does
+// not join the nftables group, which would load it: it asks again only
+// when the stamps move (nothing else says the module appeared), and once
+// it is loaded it subscribes and wakes on events as usual.
+func TestSubscribesOnceNFTablesIsLoaded(t *testing.T) {
+	var loaded atomic.Bool
+	var asked atomic.Int32
+	wake := make(chan events.Change, 1)
+	var j journal
+	runInBackground(t, context.Background(), Config{
+		Stamp: func(context.Context) string {
+			if loaded.Load() {
+				return "nftables=gen 1\n"
+			}
+			return "nftables=nf_tables not loaded\n"
+		},
+		PolledStamp: func(context.Context) string { return "" },
+		Subscribe: func(context.Context) (*events.Subscription, error) {
+			asked.Add(1)
+			if !loaded.Load() {
+				return nil, nil
+			}
+			return &events.Subscription{C: wake}, nil
+		},
+		Verify: func(context.Context, bool) (*verify.Result, error) {
+			return &verify.Result{Verdict: verify.VerdictOK, OK: true}, nil
+		},
+		Publish: j.publish,
+		Log:     j.log,
+		Poll:    10 * time.Millisecond,
+		Quiet:   20 * time.Millisecond,
+		Grace:   time.Hour,
+		Full:    time.Hour,
+	})
+	j.waitFor(t, "the first verify", 5*time.Second, func(_, p []string) bool { return len(p) == 1 })
+	time.Sleep(200 * time.Millisecond) // twenty polls with the stamps still
+	if n := asked.Load(); n != 0 {
+		t.Fatalf("asked to subscribe %d times while the stamps stood still", n)
+	}
+	loaded.Store(true)
+	j.waitFor(t, "the subscription", 5*time.Second, hasLine("nf_tables is loaded now: nftables and iptables-nft changes by netlink events"))
+	if n := asked.Load(); n != 1 {
+		t.Errorf("asked to subscribe %d times, want once (when the stamps moved)", n)
+	}
+	j.waitFor(t, "the verify after subscribing", 5*time.Second, func(_, p []string) bool { return len(p) == 2 })
+	wake <- events.Change{Generation: 2, Commits: 1}
+	j.waitFor(t, "a verify woken by an event", 5*time.Second, func(_, p []string) bool { return len(p) == 3 })
+}

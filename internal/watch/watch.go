@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -46,6 +47,12 @@ type Config struct {
 	Wake        <-chan events.Change
 	PolledStamp func(ctx context.Context) string
 	WakeErr     func() error
+	// Subscribe, when set and Wake is not, is asked for the nf_tables
+	// events again whenever the polled stamps move: it answers (nil, nil)
+	// while nf_tables is not loaded (subscribing would load it; loading
+	// it moves the stamps). A subscription then serves as Wake; an error
+	// leaves watch polling.
+	Subscribe func(ctx context.Context) (*events.Subscription, error)
 	// Verify runs one verify; first is set until a run has returned, so
 	// the caller can wait for kube-proxy's first sync only then.
 	Verify func(ctx context.Context, first bool) (*verify.Result, error)
@@ -96,13 +103,29 @@ func Run(ctx context.Context, cfg Config) error {
 	tr := Tracker{Grace: cfg.Grace}
 	first, woke := true, false
 	wake, stampOf := cfg.Wake, cfg.Stamp
+	subscribe := cfg.Subscribe
 	if wake != nil {
-		stampOf = cfg.PolledStamp
+		stampOf, subscribe = cfg.PolledStamp, nil
 	}
 	var nextFull time.Time
+	var asked string
 	for {
 		now := time.Now()
 		stamp := stampOf(ctx)
+		if subscribe != nil && !first && stamp != asked {
+			asked = stamp
+			switch sub, err := subscribe(ctx); {
+			case err != nil:
+				cfg.Log(fmt.Sprintf("cannot subscribe to nftables change events (%v), so polling every backend's stamp every %s", err, cfg.Poll))
+				subscribe = nil
+			case sub != nil:
+				cfg.Log(fmt.Sprintf("nf_tables is loaded now: nftables and iptables-nft changes by netlink events, legacy stamps every %s", cfg.Poll))
+				wake, cfg.WakeErr, stampOf, subscribe, woke = sub.C, sub.Err, cfg.PolledStamp, nil, true
+				deb = Debounce{Quiet: cfg.Quiet, MaxDelay: cfg.MaxDelay}
+				stamp = stampOf(ctx)
+			}
+		}
+		asked = cmp.Or(asked, stamp)
 		deb.Observe(now, stamp)
 		confirm, confirming := tr.ConfirmAt()
 		if first || woke || deb.Due(now) || !now.Before(nextFull) || (confirming && !now.Before(confirm)) {

@@ -134,18 +134,8 @@ UNIT
 	# The example as user-data: its key block replaced by the repository's
 	# key, REPO_URL by the copy of the repository.
 	mkdir -p "$R/var/lib/cloud/seed/nocloud" "$R/etc/cloud/cloud.cfg.d"
-	python3 - "$REPO/packaging/cloud-init/$ex" "$work/repo/rke2-proxy-backend.asc" \
-		>"$R/var/lib/cloud/seed/nocloud/user-data" <<'PY' || fail "could not fill in $ex"
-import re, sys
-text, key = open(sys.argv[1]).read(), open(sys.argv[2]).read()
-block = re.compile(r"^( +)-----BEGIN PGP PUBLIC KEY BLOCK-----\n.*?\n +-----END PGP PUBLIC KEY BLOCK-----\n", re.M | re.S)
-m = block.search(text)
-if not m:
-    sys.exit("no PGP key block")
-indent = m.group(1)
-text = text[:m.start()] + "".join(indent + l if l.strip() else l for l in key.splitlines(True)) + text[m.end():]
-sys.stdout.write(re.sub(r"(?<=\] )REPO_URL(?=/apt )", "file:/opt/rke2-proxy-backend-repo", text))
-PY
+	python3 "$(dirname "$0")/lib/cloudinit_fill.py" "$REPO/packaging/cloud-init/$ex" "$work/repo/rke2-proxy-backend.asc" file:/opt/rke2-proxy-backend-repo \
+		>"$R/var/lib/cloud/seed/nocloud/user-data" || fail "could not fill in $ex"
 	printf 'instance-id: rke2pb-cloudinit-test-1\nlocal-hostname: rke2pb-node\n' >"$R/var/lib/cloud/seed/nocloud/meta-data"
 	# Image settings, not user-data: NoCloud only, and the C.UTF-8 locale that
 	# Debian's cloud images use (the minimal root has no en_US.UTF-8).

@@ -21,15 +21,16 @@
 # Cases (VM_CASES="stock nas-absent ..." runs some; all by default):
 #   stock         stock kernel, auto: iptables-nft, then a reboot of the
 #                 same disk (nothing flips)
-#   nas-absent    nf_tables module files absent, config still =m
+#   nas-absent    nf_tables module files absent, config still =m, Debian's
+#                 userspace as shipped (iptables alternative on nft)
 #   nas-notset    a kernel built without nf_tables (config "is not set")
 #   nas-dmi       stock kernel, Synology's DMI strings, a dmi trigger
 #   nolegacy-warn legacy module files absent, backend: iptables-legacy,
 #                 on_failure: warn; then the same disk with on_failure: block
 #   cloudinit     first boot from a NoCloud seed, the .deb from the signed
 #                 repository on another disk
-#   arm64         the arm64 .deb on Debian's arm64 kernel (QEMU virt), auto;
-#                 then a device-tree legacy trigger matching QEMU's virt board
+#   arm64         the arm64 .deb on Debian's arm64 kernel (QEMU virt) with a
+#                 device-tree legacy trigger matching QEMU's virt board
 #
 # Needs: root, qemu-system-x86 and qemu-system-arm, e2fsprogs (mkfs.ext4
 # -d, debugfs), mmdebstrap, arch-test, qemu-user-static and binfmt-support

@@ -33,6 +33,10 @@ type Plan struct {
 	// FellForward says why Decision replaced an automatic plan ("" when it
 	// did not): the reason in apply's log and the journal.
 	FellForward string `json:"fell_forward,omitempty"`
+	// Trial is what apply's trial said of the backend RKE2 was given (of
+	// Decision's when none was); nil when no trial ran (apply --no-trial,
+	// --root, or an earlier refusal).
+	Trial *Trial `json:"trial,omitempty"`
 	// ModulesLoaded and ModulesMissing report the module preload.
 	ModulesLoaded  []string `json:"modules_loaded"`
 	ModulesMissing []string `json:"modules_missing,omitempty"`
@@ -90,6 +94,26 @@ type Refusal struct {
 	// missing kernel feature).
 	Why string `json:"why"`
 }
+
+// Trial is one backend's trial: kube-proxy's rules for one service loaded
+// by the backend's own loader into a throwaway network namespace.
+type Trial struct {
+	Backend backend.Backend `json:"backend"`
+	// Result is TrialPassed, TrialUnproven, TrialSkipped or TrialRejected.
+	Result string `json:"result"`
+	// Why is what the loader or the kernel said ("" when it passed).
+	Why string `json:"why,omitempty"`
+}
+
+// What a trial showed. Only "passed" is proof; "unproven" (the trial ran
+// out of time, waited out the xtables lock, was killed) and "skipped" (no
+// trial could run: not root) leave the plan standing without it.
+const (
+	TrialPassed   = "passed"
+	TrialUnproven = "unproven"
+	TrialSkipped  = "skipped"
+	TrialRejected = "rejected"
+)
 
 // Wrote is the Applied record of a drop-in apply wrote at dropIn (a host
 // path) for d.

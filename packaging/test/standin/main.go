@@ -56,10 +56,14 @@ func dataDir() string {
 	return "/var/lib/rancher/rke2/data/" + strings.ReplaceAll(Version, "+", "-") + "-5ca1ab1e0b0e"
 }
 
-const (
+// Where the stand-in records and what it runs (tests point them elsewhere).
+var (
 	recordDir = "/var/lib/rke2-standin"
 	// oracle is kube-proxy: boot.sh installs the oracle binary here.
 	oracle = "/usr/local/lib/rke2-standin/kubeproxy-oracle"
+)
+
+const (
 	// services is how many Services the stand-in's cluster has.
 	services = 30
 	// resyncFile, when a test writes a duration into it (e.g. "5s"), makes
@@ -481,10 +485,24 @@ func startKubeProxy(cmd *exec.Cmd, args []string, resync time.Duration) (*exec.C
 // --kubelet-only, through the same k8s iptables client) with the host's
 // iptables command, whatever its alternative points at, as kubelet runs
 // on the host. It records which iptables that was per family.
+//
+// Like the real kubelet it never stops the node over these chains: they
+// are for other components, so kubelet logs "Failed to initialize
+// iptables rules; some functionality may be missing." and carries on
+// (pkg/kubelet/kubelet_network_linux.go, initNetworkUtil), e.g. on a
+// kernel without nf_tables whose host iptables is Debian's default nft
+// (iptables exits 4). The stand-in logs the same, records it in
+// kubelet-failed, and RKE2 goes on. (The real kubelet tries each family
+// on its own; the oracle stops at the first that fails.)
 func kubelet() error {
 	out, err := exec.Command(oracle, "--kubelet-only", "--ipv6=true").CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("kubelet (%s --kubelet-only): %w: %s", oracle, err, strings.TrimSpace(string(out)))
+		msg := fmt.Sprintf("Failed to initialize iptables rules; some functionality may be missing. (%s --kubelet-only: %v: %s)", oracle, err, strings.TrimSpace(string(out)))
+		fmt.Fprintln(os.Stderr, "rke2 standin: kubelet: "+msg)
+		return record("kubelet-failed", msg+"\n")
+	}
+	if err := os.Remove(filepath.Join(recordDir, "kubelet-failed")); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
 	}
 	for family, cmd := range map[string]string{"ipv4": "iptables", "ipv6": "ip6tables"} {
 		path, _ := exec.LookPath(cmd)

@@ -65,3 +65,31 @@ func TestMetricsAddressFollowsKubeProxyArg(t *testing.T) {
 		}
 	}
 }
+
+// kubelet's iptables chains failing (the host's nft alternative on a
+// kernel without nf_tables: iptables exits 4) is logged and recorded, as
+// the real kubelet logs it, and RKE2 goes on; before, the stand-in's
+// RKE2 exited and a NAS guest never started.
+func TestKubeletFailureDoesNotStopRKE2(t *testing.T) {
+	dir := t.TempDir()
+	fake := filepath.Join(dir, "kubeproxy-oracle")
+	script := "#!/bin/sh\necho 'iptables v1.8.9 (nf_tables): Could not fetch rule set generation id: Invalid argument' >&2\nexit 4\n"
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	oldOracle, oldDir := oracle, recordDir
+	oracle, recordDir = fake, dir
+	t.Cleanup(func() { oracle, recordDir = oldOracle, oldDir })
+	if err := kubelet(); err != nil {
+		t.Fatalf("kubelet: %v, want nil (kubelet logs and carries on)", err)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, "kubelet-failed"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Failed to initialize iptables rules; some functionality may be missing.", "Could not fetch rule set generation id"} {
+		if !strings.Contains(string(got), want) {
+			t.Errorf("kubelet-failed %q lacks %q", got, want)
+		}
+	}
+}

@@ -41,6 +41,8 @@ finish() {
 		echo
 		awk '{print $1}' /proc/modules | sort | tr '\n' ' '
 		echo
+		echo "== kernel module requests since RKE2's start began (uptime, arguments)"
+		cat /run/vm-test/modprobe.log 2>&1
 		echo "== kube-proxy chains: legacy / nft"
 		legacy_chains
 		nft_chains
@@ -61,7 +63,8 @@ finish() {
 # are read with iptables-legacy-save without -t, which creates none.
 kp_filter() { grep -oE '(^:|chain )KUBE-(SERVICES|NODEPORTS|POSTROUTING|MARK-MASQ|PROXY-CANARY|FORWARD|EXTERNAL-SERVICES|PROXY-FIREWALL|SVC-[A-Z0-9]+)' | sort -u | tr '\n' ' '; }
 legacy_chains() { { iptables-legacy-save; ip6tables-legacy-save; } 2>/dev/null | kp_filter; }
-nft_chains() { nft list ruleset 2>/dev/null | kp_filter; }
+# nft asks nf_tables, which loads it: no module, no chains.
+nft_chains() { grep -q '^nf_tables ' /proc/modules && nft list ruleset 2>/dev/null | kp_filter; }
 
 # Wait (bounded, well inside the host's bound on the boot) for the boot to
 # settle: RKE2 up and verify's run over; when RKE2 must not start, apply's
@@ -80,11 +83,14 @@ while [ $SECONDS -lt $deadline ]; do
 	sleep 1
 done
 info "settled after ${SECONDS}s of the probe (uptime $(cut -d' ' -f1 /proc/uptime)s); RKE2 restarted ${restarts:-0} times"
+# The modules loaded once the node's own units (generator, apply, RKE2,
+# verify, watch) settled, before the probe runs any command of ours.
+settled=$(awk '{print $1}' /proc/modules | sort)
 
 # 0. A cloud-init first boot: cloud-init finished cleanly, and the package
 # came from the signed repository on the media disk (apt verified it, or it
 # would not have installed).
-if command -v cloud-init >/dev/null 2>&1; then
+if command -v cloud-init >/dev/null 2>&1 && [ ! -e /etc/cloud/cloud-init.disabled ]; then
 	timeout 120 cloud-init status --wait >/dev/null 2>&1
 	info "cloud-init: $(cloud-init status 2>&1 | tr '\n' ' ')"
 	check "cloud-init finished without errors (status: done)" sh -c "cloud-init status 2>/dev/null | grep -qx 'status: done'"
@@ -121,6 +127,9 @@ fi
 
 # 3. What RKE2 was given and ran with.
 got=$(cat /var/lib/rke2-standin/backend 2>/dev/null)
+# kubelet's chains, with the host's iptables alternative (nft on Debian):
+# on a kernel without nf_tables they fail, logged, as the real kubelet's do.
+[ ! -e /var/lib/rke2-standin/kubelet-failed ] || info "kubelet (stand-in): $(cat /var/lib/rke2-standin/kubelet-failed)"
 if [ "$BACKEND" = none ]; then
 	check "RKE2 did not start (apply refused)" test "$(prop $rke2 ActiveState)" != active
 	check "the stand-in (RKE2) never ran kube-proxy" test -z "$got"
@@ -140,16 +149,22 @@ check "plan.json records $BACKEND" grep -q "\"backend\": *\"$BACKEND\"" /run/rke
 
 # 4. Modules: those apply loaded (new between the snapshots taken just
 # before and just after apply, in RKE2's own start) are the backend's, and
-# none of the other backend's was loaded after RKE2's start began (Debian's
+# none of the other backend's was loaded after RKE2's start began, by the
+# node's units (settled) or by the commands this probe ran (now) (Debian's
 # systemd loads ip_tables itself early at every boot, before any of this).
+# modprobe.log names every module the kernel asked for from RKE2's start
+# on (kernel.modprobe points at a logger then), with its uptime: the
+# journal's monotonic times say who was running.
 before=$(cat /run/vm-test/modules-before 2>/dev/null)
 after=$(cat /run/vm-test/modules-after-apply 2>/dev/null)
 now=$(awk '{print $1}' /proc/modules | sort)
 # udev's coldplug loads other modules meanwhile: only netfilter's count.
 netfilter='^(nf_|nft_|nfnetlink|ip_|ip6_|iptable_|ip6table_|ipt_|ip6t_|xt_|x_tables|br_netfilter)'
 applied=$(comm -13 <(echo "$before") <(echo "$after") | grep -E "$netfilter" | tr '\n' ' ')
-since=$(comm -13 <(echo "$before") <(echo "$now") | grep -E "$netfilter" | tr '\n' ' ')
-info "modules apply loaded: ${applied:-none}; loaded since RKE2's start began: ${since:-none}"
+since=$(comm -13 <(echo "$before") <(echo "$settled") | grep -E "$netfilter" | tr '\n' ' ')
+byprobe=$(comm -13 <(echo "$settled") <(echo "$now") | grep -E "$netfilter" | tr '\n' ' ')
+info "modules apply loaded: ${applied:-none}; loaded since RKE2's start began: ${since:-none}; loaded by the probe's commands (detect, check): ${byprobe:-none}"
+info "kernel module requests since RKE2's start began (uptime, modprobe arguments): $(tr '\n' ';' </run/vm-test/modprobe.log 2>/dev/null)"
 check "the module snapshots around apply were taken" test -n "$before" -a -n "$after"
 legacy_mods='^(ip_tables|ip6_tables|iptable_[a-z]+|ip6table_[a-z]+)$'
 nft_mods='^(nf_tables|nft_[a-z0-9_]+)$'
@@ -164,6 +179,8 @@ else
 fi
 foreign=$(echo "$since" | tr ' ' '\n' | grep -E "$theirs" | tr '\n' ' ')
 if [ -z "$foreign" ]; then ok "no module of the other backend loaded after RKE2's start began"; else bad "modules of the other backend loaded after RKE2's start began: $foreign"; fi
+foreign=$(echo "$byprobe" | tr ' ' '\n' | grep -E "$theirs" | tr '\n' ' ')
+if [ -z "$foreign" ]; then ok "detect and check load no module of the other backend"; else bad "modules of the other backend loaded by detect or check: $foreign"; fi
 
 # 5. The rules: kube-proxy's chains in the chosen backend only.
 lc=$(legacy_chains)

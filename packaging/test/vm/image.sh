@@ -1,8 +1,9 @@
 # Sourced by packaging/test/vm.sh (after lib/common.sh and vm/lib.sh): the
 # node images the VM tier boots, one per architecture, cached in
-# .cache/vm/<arch>-<key>/ where the key covers this file, Debian's current
-# cloud kernel and the architecture, so a new kernel in the archive or an
-# edit here builds a new image and an unchanged one is reused. Each image is
+# .cache/vm/<arch>-<key>/ where the key covers the architecture's recipe
+# here, Debian's current cloud kernel and the architecture (vm_image_key),
+# so a new kernel in the archive or an edit to the recipe builds a new
+# image and an unchanged one is reused. Each image is
 # a directory tree (root/, made into an ext4 disk per case by vm_disk) with
 # the kernel and initramfs beside it for QEMU's -kernel/-initrd.
 #
@@ -10,7 +11,8 @@
 # (ensure_bookworm_root); arm64, a foreign architecture here, from
 # mmdebstrap with qemu-user. Both get Debian's cloud kernel
 # (linux-image-cloud-<arch>, resolved by apt at build time), udev and
-# initramfs-tools. The initramfs holds only what mounting the root needs
+# initramfs-tools; amd64 also cloud-init (one image for every amd64
+# case). The initramfs holds only what mounting the root needs
 # (MODULES=list: virtio and ext4), and the build checks it holds no
 # netfilter module: deleting a module from root/lib/modules then makes a
 # kernel that really lacks it, without rebuilding the initramfs.
@@ -32,9 +34,8 @@ vm_kernel_version() {
 # initrd.img, release) for ARCH, building it first when the cache has no
 # image for the current inputs.
 vm_image() {
-	local arch=$1 key
-	key=$( (cat "$REPO/packaging/test/vm/image.sh"; echo "$arch $(vm_kernel_version)") | sha256sum | cut -c1-12)
-	IMG=$CACHE/vm/$arch-$key
+	local arch=$1
+	IMG=$CACHE/vm/$arch-$(vm_image_key "$arch")
 	if [ -f "$IMG/.complete" ]; then
 		log "image $arch: cached ($IMG, kernel $(cat "$IMG/release"))"
 		return 0
@@ -54,6 +55,17 @@ vm_image() {
 	rm -rf "$CACHE/vm/$arch"-*[!p]
 	mv "$IMG.tmp" "$IMG"
 	log "image $arch: built in $((SECONDS - start))s ($IMG, kernel $(cat "$IMG/release"))"
+}
+
+# vm_image_key ARCH is ARCH's image key: the recipe of ARCH's image (the
+# functions and the package list that build it, not this whole file, so
+# editing one architecture's recipe does not rebuild the other's: arm64's
+# costs 8 minutes), the architecture, and Debian's current cloud kernel.
+vm_image_key() {
+	local arch=$1 fns="vm_image vm_root_$1 vm_finish_root vm_initramfs_conf vm_host_sources"
+	[ "$arch" = arm64 ] && fns="$fns vm_binfmt_arm64"
+	# shellcheck disable=SC2086 # one function name per word
+	{ declare -f $fns || fail "vm_image_key: no image recipe for $arch"; echo "$VM_PACKAGES $arch $(vm_kernel_version)"; } | sha256sum | cut -c1-12
 }
 
 # vm_initramfs_conf ROOT makes update-initramfs build a small initramfs:
@@ -80,7 +92,9 @@ vm_host_sources() {
 
 # vm_root_amd64 DIR: a copy of the cached bookworm root with the cloud
 # kernel installed by apt inside it (systemd-nspawn as the chroot, as
-# cloudinit-boot.sh's root does).
+# cloudinit-boot.sh's root does), and Debian's cloud-init with the locales
+# package, as cloud images have them: the cloud-init case boots this image
+# too, and every other case disables cloud-init (vm_case_root).
 vm_root_amd64() {
 	local r=$1
 	ensure_bookworm_root
@@ -93,7 +107,7 @@ vm_root_amd64() {
 	done
 	vm_step "apt-get install of the cloud kernel into the amd64 image" "$CACHE/vm/amd64-build.log" \
 		timeout 900 systemd-nspawn -q --register=no --keep-unit -D "$r" sh -c \
-		"apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends linux-image-cloud-amd64 udev initramfs-tools && apt-get clean"
+		"apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends linux-image-cloud-amd64 udev initramfs-tools cloud-init locales && apt-get clean"
 	vm_initramfs_conf "$r"
 	vm_step "update-initramfs in the amd64 image" "$CACHE/vm/amd64-initramfs.log" \
 		systemd-nspawn -q --register=no --keep-unit -D "$r" update-initramfs -u -k all
@@ -150,20 +164,4 @@ vm_finish_root() {
 	[ -z "$nf" ] || fail "the image's initramfs carries netfilter modules, so deleting them from the root would not take them from the kernel: $nf"
 	grep -q '/virtio_blk\.ko' <<<"$list" || grep -q '^CONFIG_VIRTIO_BLK=y' "$r/boot/config-$rel" ||
 		fail "the image's initramfs has no virtio_blk: the kernel could not find its root disk"
-}
-
-# vm_cloudinit_image IMG adds IMG/cloudinit-root once: IMG's root with
-# Debian's cloud-init (and the C.UTF-8 locale's package, as cloud images
-# have), for the first-boot case; it lives and dies with IMG.
-vm_cloudinit_image() {
-	local img=$1
-	[ -f "$img/cloudinit-root/.complete" ] && return 0
-	rm -rf "$img/cloudinit-root.tmp"
-	log "image amd64: adding cloud-init to a copy of the image (once per image)"
-	cp -a "$img/root" "$img/cloudinit-root.tmp"
-	vm_step "apt-get install cloud-init into the image" "$CACHE/vm/cloudinit-build.log" \
-		timeout 900 systemd-nspawn -q --register=no --keep-unit -D "$img/cloudinit-root.tmp" sh -c \
-		"apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends cloud-init locales && apt-get clean"
-	touch "$img/cloudinit-root.tmp/.complete"
-	mv "$img/cloudinit-root.tmp" "$img/cloudinit-root"
 }
