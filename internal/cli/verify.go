@@ -6,12 +6,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/prove"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/watch"
 )
 
 func newVerifyCommand(g *globals) *cobra.Command {
-	var fl verify.Flags
+	var fl prove.Flags
 	cmd := flagsOnly(spec{"verify [--wait DURATION] [--expect B]", "Prove kube-proxy's rules are complete in the planned backend and nowhere else", "verify", printsJSON}, func(cmd *cobra.Command) error {
 		c, err := loadVerify(cmd, g, fl)
 		if err != nil {
@@ -25,7 +26,7 @@ func newVerifyCommand(g *globals) *cobra.Command {
 }
 
 func newWatchCommand(g *globals) *cobra.Command {
-	var fl verify.Flags
+	var fl prove.Flags
 	var s watch.Schedule
 	// watch is a service: it logs drift to the journal, status.json is its record.
 	cmd := flagsOnly(spec{"watch [--grace DURATION] [--expect B]", "Keep verifying kube-proxy's backend and report drift (the watch service)", "watch", textOnly}, func(cmd *cobra.Command) error {
@@ -49,8 +50,8 @@ func newWatchCommand(g *globals) *cobra.Command {
 
 // loadVerify resolves verify's and watch's flags against the config; the
 // progress lines go to stderr under the command's name.
-func loadVerify(cmd *cobra.Command, g *globals, fl verify.Flags) (*verify.Command, error) {
-	c, err := verify.Load(g.hostRoot(), g.configFile, fl.Given(cmd.Flags(), g.distro))
+func loadVerify(cmd *cobra.Command, g *globals, fl prove.Flags) (*prove.Command, error) {
+	c, err := prove.Load(g.hostRoot(), g.configFile, fl.Given(cmd.Flags(), g.distro))
 	if err != nil {
 		return nil, usageError(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/nodecheck"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/prove"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
 
@@ -29,7 +30,7 @@ type cluster struct {
 // With verify.node_condition off (or --no-status, which stores nothing)
 // it does nothing. The publisher has its own goroutine: an API server
 // that is slow or gone costs watch nothing but a journal line.
-func clusterPublisher(ctx context.Context, c *verify.Command, refresh time.Duration) cluster {
+func clusterPublisher(ctx context.Context, c *prove.Command, refresh time.Duration) cluster {
 	if !c.NodeCondition || c.NoStatus {
 		return cluster{offer: func(clusterpublish.State) {}}
 	}
@@ -53,7 +54,7 @@ const onceBudget = 10 * time.Second
 // two beats; a running watch publishes itself), one write of the Node
 // condition within onceBudget. A failed write is a note on c.Progress,
 // never verify's failure.
-func Once(ctx context.Context, c *verify.Command) (*verify.Result, error) {
+func Once(ctx context.Context, c *prove.Command) (*verify.Result, error) {
 	res, err := c.Once(ctx)
 	if res == nil || err != nil || !c.NodeCondition || c.NoStatus || watchRuns(c.Root) {
 		return res, err

@@ -11,6 +11,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/clusterpublish"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kubeproxy"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/prove"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/plan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/apiserver"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/nstest"
@@ -123,7 +124,7 @@ func TestNodeConditionInNetns(t *testing.T) {
 // dir, an nftables plan decided by source, node-a's credentials where
 // RKE2's agent keeps them, kube-proxy's rules loaded. c is a verify
 // command that publishes node-a's condition, its progress kept in j.
-func clusterNode(t *testing.T, source, file, content string) (h *testhost.Host, api *apiserver.Server, c *verify.Command, j *journal) {
+func clusterNode(t *testing.T, source, file, content string) (h *testhost.Host, api *apiserver.Server, c *prove.Command, j *journal) {
 	t.Helper()
 	h = testhost.New(t).File(file, content)
 	run(t, nstest.Tool(t, "ip"), "link", "set", "lo", "up")
@@ -134,7 +135,7 @@ func clusterNode(t *testing.T, source, file, content string) (h *testhost.Host, 
 	api.InstallRKE2Agent(h.Dir(), "node-a")
 	loadKubeProxy(t, 3)
 	j = &journal{}
-	c = &verify.Command{Host: verify.Host{Root: h.Root(), ProxyMode: &kubeproxy.Endpoint{}}, TextfileDir: "/textfile", NodeCondition: true, Progress: j.log}
+	c = &prove.Command{Host: verify.Host{Root: h.Root(), ProxyMode: &kubeproxy.Endpoint{}}, TextfileDir: "/textfile", NodeCondition: true, Progress: j.log}
 	return h, api, c, j
 }
 

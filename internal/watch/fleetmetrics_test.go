@@ -10,6 +10,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/clusterpublish"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/prove"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/bench"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/plan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/check"
@@ -132,7 +133,7 @@ func TestFleetMetricsNotProbedWithoutTextfileDir(t *testing.T) {
 // Node's verified-at come from the one state publishRun computes.
 func TestLastProofIsTheStatesProof(t *testing.T) {
 	h := fleetHost(t)
-	c := &verify.Command{Host: verify.Host{Root: h.Root()}, TextfileDir: hostfs.TextfileDir}
+	c := &prove.Command{Host: verify.Host{Root: h.Root()}, TextfileDir: hostfs.TextfileDir}
 	var lastProof time.Time
 	var offered []clusterpublish.State
 	res := &verify.Result{OK: true, Verdict: verify.VerdictOK}
@@ -157,7 +158,7 @@ func TestLastProofIsTheStatesProof(t *testing.T) {
 // were, and time() moves past them.
 func TestFleetMetricsCarryTheConditionsHeartbeat(t *testing.T) {
 	h := fleetHost(t)
-	c := &verify.Command{Host: verify.Host{Root: h.Root()}, TextfileDir: hostfs.TextfileDir}
+	c := &prove.Command{Host: verify.Host{Root: h.Root()}, TextfileDir: hostfs.TextfileDir}
 	var lastProof time.Time
 	beat := time.Unix(1796061250, 0)
 	cl := cluster{offer: func(clusterpublish.State) {}, heartbeat: func() time.Time { return beat }, staleAfter: 30 * time.Minute}

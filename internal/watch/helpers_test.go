@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/prove"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
 
@@ -38,7 +39,7 @@ func runInBackground(t *testing.T, ctx context.Context, cfg Config) {
 
 // onHostInBackground runs OnHost until the returned stop is called, which
 // returns OnHost's error (stop may be called again).
-func onHostInBackground(c *verify.Command, s Schedule) (stop func() error) {
+func onHostInBackground(c *prove.Command, s Schedule) (stop func() error) {
 	return background(context.Background(), func(ctx context.Context) error { return OnHost(ctx, c, s) })
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/events"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/prove"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
 
@@ -47,7 +48,7 @@ func (s Schedule) Check() error {
 // first look at the host, before watching starts: a *verify.FlagError for
 // a claim that does not parse, verify.ErrOff when the plan turned the
 // tool off (nothing to watch), or a host verify cannot judge.
-func OnHost(ctx context.Context, c *verify.Command, s Schedule) error {
+func OnHost(ctx context.Context, c *prove.Command, s Schedule) error {
 	// systemd stops the service with SIGTERM; Ctrl-C stops it by hand.
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
 	defer stop()
@@ -103,7 +104,7 @@ func OnHost(ctx context.Context, c *verify.Command, s Schedule) error {
 // proof and the Node's verified-at annotation are one judgement. The
 // fleet metrics carry the heartbeat the Node holds, so their alert and
 // the fleet view call the node stale together.
-func publishRun(c *verify.Command, kind distro.Kind, res *verify.Result, drifting bool, transitions int, lastProof *time.Time, toCluster cluster) error {
+func publishRun(c *prove.Command, kind distro.Kind, res *verify.Result, drifting bool, transitions int, lastProof *time.Time, toCluster cluster) error {
 	if c.NoStatus {
 		return nil
 	}
@@ -130,7 +131,7 @@ func publishRun(c *verify.Command, kind distro.Kind, res *verify.Result, driftin
 // files it could not read); the plan, RKE2's config and the CNI are read
 // at every run, since apply rewrites the plan when RKE2 restarts with
 // another backend and the operator may move the CNI between runs.
-func verifyOnce(ctx context.Context, c *verify.Command, first bool) (*verify.Result, error) {
+func verifyOnce(ctx context.Context, c *prove.Command, first bool) (*verify.Result, error) {
 	var wait time.Duration
 	var progress func(string)
 	if first {
@@ -150,7 +151,7 @@ func verifyOnce(ctx context.Context, c *verify.Command, first bool) (*verify.Res
 // wakeOn sets how cfg learns of rule changes and says so for the log:
 // nf_tables change events when it can subscribe (polling only legacy's
 // stamps), otherwise every backend's stamps polled.
-func wakeOn(ctx context.Context, c *verify.Command, reader netfilter.Stamper, cfg *Config) string {
+func wakeOn(ctx context.Context, c *prove.Command, reader netfilter.Stamper, cfg *Config) string {
 	cfg.Stamp = func(ctx context.Context) string { return Stamps(ctx, reader) }
 	how := fmt.Sprintf("every backend's stamp every %s", cfg.Poll)
 	if !c.Root.IsHost() {
@@ -169,7 +170,7 @@ func wakeOn(ctx context.Context, c *verify.Command, reader netfilter.Stamper, cf
 
 // beatLogger beats for c's host, logging one line when beating starts
 // failing and one when it works again.
-func beatLogger(c *verify.Command, log func(string)) func(time.Time) {
+func beatLogger(c *prove.Command, log func(string)) func(time.Time) {
 	failing := false
 	return func(now time.Time) {
 		err := Beat(c.Root, now)

@@ -13,6 +13,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kubeproxy"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/prove"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/plan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/nstest"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/testhost"
@@ -57,11 +58,11 @@ func TestOnHostEndsAtOnce(t *testing.T) {
 	writePlan(t, h.Root(), plan.Plan{Decision: plan.Decision{Disabled: true}})
 	var j journal
 	s := Schedule{Poll: time.Hour, Quiet: time.Hour, Grace: time.Hour, Full: time.Hour}
-	if err := OnHost(context.Background(), &verify.Command{Host: verify.Host{Root: h.Root()}, Progress: j.log}, s); !errors.Is(err, verify.ErrOff) {
+	if err := OnHost(context.Background(), &prove.Command{Host: verify.Host{Root: h.Root()}, Progress: j.log}, s); !errors.Is(err, verify.ErrOff) {
 		t.Errorf("backend: off: %v; want verify.ErrOff", err)
 	}
 	var bad *verify.FlagError
-	c := &verify.Command{Host: verify.Host{Root: h.Root(), Claim: verify.Claim{Backend: "ipchains"}}, Progress: j.log}
+	c := &prove.Command{Host: verify.Host{Root: h.Root(), Claim: verify.Claim{Backend: "ipchains"}}, Progress: j.log}
 	if err := OnHost(context.Background(), c, s); !errors.As(err, &bad) {
 		t.Errorf("--expect ipchains: %v; want a *verify.FlagError", err)
 	}
@@ -86,7 +87,7 @@ func TestOnHostPublishesInNetns(t *testing.T) {
 	h := testhost.New(t).Mkdir("/textfile").Mkdir(hostfs.NFDFeaturesDir)
 	writePlan(t, h.Root(), plan.Plan{Decision: plan.Decision{Backend: backend.IptablesNFT, ProxyMode: "iptables", IptablesMode: "nft", Source: "cmdline"}})
 	var j journal
-	c := &verify.Command{Host: verify.Host{Root: h.Root(), ProxyMode: &kubeproxy.Endpoint{}}, TextfileDir: "/textfile", Progress: j.log, NodeFeatures: true}
+	c := &prove.Command{Host: verify.Host{Root: h.Root(), ProxyMode: &kubeproxy.Endpoint{}}, TextfileDir: "/textfile", Progress: j.log, NodeFeatures: true}
 	stop := onHostInBackground(c, Schedule{Poll: 50 * time.Millisecond, Quiet: 20 * time.Millisecond, Grace: time.Hour, Full: 200 * time.Millisecond})
 	defer stop()
 
@@ -116,7 +117,7 @@ func TestOnHostWakesOnEventsInNetns(t *testing.T) {
 		return
 	}
 	var j journal
-	c := &verify.Command{Host: verify.Host{Root: hostfs.New("/"), Claim: verify.Claim{Backend: "nftables"}, ProxyMode: &kubeproxy.Endpoint{}}, NoStatus: true, Progress: j.log}
+	c := &prove.Command{Host: verify.Host{Root: hostfs.New("/"), Claim: verify.Claim{Backend: "nftables"}, ProxyMode: &kubeproxy.Endpoint{}}, NoStatus: true, Progress: j.log}
 	defer onHostInBackground(c, Schedule{Poll: time.Hour, Quiet: 20 * time.Millisecond, Grace: time.Hour, Full: time.Hour})()
 
 	notYet := func(n int) func(lines, _ []string) bool {

@@ -1,6 +1,7 @@
-package verify
+package prove
 
 import (
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 	"strings"
 	"testing"
 
@@ -15,27 +16,27 @@ import (
 func TestAddRefusedKubeProxyArgs(t *testing.T) {
 	const gate = "feature-gates=NFTablesProxyMode=true"
 	h := testhost.New(t).Debian12().RKE2v138().KubeProxyArgs("config.yaml", false, gate)
-	res := &Result{Verdict: VerdictFailed, Findings: []Finding{{Kind: "missing-chain"}}}
+	res := &verify.Result{Verdict: verify.VerdictFailed, Findings: []verify.Finding{{Kind: "missing-chain"}}}
 	AddRefusedKubeProxyArgs(h.Root(), "", addOnFacts(h.Root(), distro.RKE2, ""), res)
-	var got *Finding
+	var got *verify.Finding
 	for i := range res.Findings {
 		if res.Findings[i].Kind == KindRefusedKubeProxyArg {
 			got = &res.Findings[i]
 		}
 	}
 	if got == nil || !strings.Contains(got.Message, "/etc/rancher/rke2/config.yaml line 2") || !strings.Contains(got.Message, "NFTablesProxyMode") ||
-		!strings.Contains(got.Fix, "remove that item") || res.Verdict != VerdictFailed {
+		!strings.Contains(got.Fix, "remove that item") || res.Verdict != verify.VerdictFailed {
 		t.Fatalf("1.38: findings %+v, verdict %s", res.Findings, res.Verdict)
 	}
 
-	ok := &Result{Verdict: VerdictOK}
+	ok := &verify.Result{Verdict: verify.VerdictOK}
 	AddRefusedKubeProxyArgs(h.Root(), "", addOnFacts(h.Root(), distro.RKE2, ""), ok)
-	if len(ok.Findings) != 0 || ok.Verdict != VerdictOK {
+	if len(ok.Findings) != 0 || ok.Verdict != verify.VerdictOK {
 		t.Errorf("an ok result got %+v", ok.Findings)
 	}
 
 	old := testhost.New(t).Debian12().RKE2v137().KubeProxyArgs("config.yaml", false, gate)
-	res = &Result{Verdict: VerdictFailed}
+	res = &verify.Result{Verdict: verify.VerdictFailed}
 	AddRefusedKubeProxyArgs(old.Root(), "", addOnFacts(old.Root(), distro.RKE2, ""), res)
 	for _, f := range res.Findings {
 		if f.Kind == KindRefusedKubeProxyArg {

@@ -1,7 +1,8 @@
-package verify
+package prove
 
 import (
 	"errors"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 	"strings"
 	"testing"
 	"time"
@@ -15,9 +16,9 @@ import (
 // run without a result and verify.node_feature_file: false remove them.
 func TestNodeFeaturesFollowTheStatus(t *testing.T) {
 	h := testhost.New(t).Debian12().Mkdir(hostfs.NFDFeaturesDir)
-	c := &Command{Host: Host{Root: h.Root()}, NodeFeatures: true, FeatureTTL: time.Hour}
+	c := &Command{Host: verify.Host{Root: h.Root()}, NodeFeatures: true, FeatureTTL: time.Hour}
 	now := time.Now()
-	res := &Result{OK: true, Verdict: VerdictOK, Expect: backend.IptablesNFT}
+	res := &verify.Result{OK: true, Verdict: verify.VerdictOK, Expect: backend.IptablesNFT}
 	if err := c.Publish(res, now); err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,12 @@
-package verify
+// Package prove proves this host, once (the verify command) or as a watch
+// (the watch service): it resolves the commands' flags against the
+// operator config (Load), runs verify on the host (verify.ForHost and
+// verify.Run), adds what only a probe of the host's own files can judge
+// (the kube-proxy args the release refuses, the nft version skew, ipvs
+// leftovers), and stores what the run proved. verify judges; proving
+// is reading the host, judging it and storing the result, as cli,
+// switchover and the watch loop ask for it.
+package prove
 
 import (
 	"context"
@@ -15,7 +23,49 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kubeproxy"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/nfdfeatures"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
+
+// Flags are the verify and watch commands' shared flags as given; a *Set
+// field says the flag was on the command line (else the config's value,
+// or the endpoint RKE2's config gives kube-proxy, counts).
+type Flags struct {
+	Claim           verify.Claim
+	Wait            time.Duration
+	WaitSet         bool
+	TextfileDir     string
+	TextfileDirSet  bool
+	ProxyModeURL    string
+	ProxyModeURLSet bool
+	NoStatus        bool
+	// Distribution is the global --distribution ("" finds it), which
+	// Given takes from the command's flag set.
+	Distribution distro.Kind
+}
+
+// Command is verify as the verify and watch commands run it on a host:
+// Host says what to look at, Wait how long the first run waits for
+// kube-proxy's first sync, TextfileDir where the metrics go, NoStatus
+// that no result is stored. Progress gets the lines worth the journal.
+type Command struct {
+	verify.Host
+	// ConfigFile is the operator config the run was loaded from (for the
+	// checks that read it again, such as the refused kube-proxy args).
+	ConfigFile  string
+	Wait        time.Duration
+	TextfileDir string
+	NoStatus    bool
+	Progress    func(string)
+	// NodeFeatures publishes the result as node-feature-discovery labels
+	// (verify.node_feature_file), valid for FeatureTTL (0: DefaultFeatureTTL).
+	NodeFeatures bool
+	FeatureTTL   time.Duration
+	// NodeCondition: the result also goes to the node's own Node object
+	// (verify.node_condition; internal/clusterpublish).
+	NodeCondition bool
+	// run is the run in progress (Verify to Publish or Invalidate).
+	run *verify.StoreRun
+}
 
 // Load resolves f against the operator config under root (configFile, the
 // environment and the kernel command line, as apply reads them). Every
@@ -26,7 +76,7 @@ func Load(root hostfs.Root, configFile string, f Flags) (*Command, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Command{Host: Host{Root: root, Claim: f.Claim, Distribution: f.Distribution}, ConfigFile: configFile, Wait: cfg.Verify.Wait, TextfileDir: cfg.Verify.TextfileDir, NoStatus: f.NoStatus,
+	c := &Command{Host: verify.Host{Root: root, Claim: f.Claim, Distribution: f.Distribution}, ConfigFile: configFile, Wait: cfg.Verify.Wait, TextfileDir: cfg.Verify.TextfileDir, NoStatus: f.NoStatus,
 		NodeFeatures: cfg.Verify.NodeFeatureFile, NodeCondition: cfg.Verify.NodeCondition}
 	if f.WaitSet {
 		c.Wait = f.Wait
@@ -50,26 +100,27 @@ func Load(root hostfs.Root, configFile string, f Flags) (*Command, error) {
 	return c, nil
 }
 
-// Verify is one run: ForHost, then Run waiting up to wait, its progress
-// lines (and the host files the CNI could not be read from, as warnings)
-// to progress (nil: none). The result is a "cannot tell" one when nothing
-// says which backend to expect; ErrOff when the plan turned the tool off;
-// a *FlagError for a claim that does not parse.
-func (c *Command) Verify(ctx context.Context, wait time.Duration, progress func(string)) (*Result, error) {
+// Verify is one run: verify.ForHost, then verify.Run waiting up to wait,
+// its progress lines (and the host files the CNI could not be read from,
+// as warnings) to progress (nil: none), then the add-ons. The result is a
+// "cannot tell" one when nothing says which backend to expect;
+// verify.ErrOff when the plan turned the tool off; a *verify.FlagError
+// for a claim that does not parse.
+func (c *Command) Verify(ctx context.Context, wait time.Duration, progress func(string)) (*verify.Result, error) {
 	c.begin()
 	h := c.Host
 	if progress != nil {
 		h.Warn = func(u string) { progress("warning: " + u) }
 	}
-	opts, unknown, err := ForHost(h)
+	opts, unknown, err := verify.ForHost(h)
 	switch {
 	case err != nil || unknown != nil:
 		return unknown, err
 	case opts.Expect == "":
-		return nil, ErrOff
+		return nil, verify.ErrOff
 	}
 	opts.Wait, opts.Progress = wait, progress
-	res, err := Run(ctx, opts)
+	res, err := verify.Run(ctx, opts)
 	if err == nil {
 		c.addOns(ctx, opts, res)
 	}
@@ -79,22 +130,22 @@ func (c *Command) Verify(ctx context.Context, wait time.Duration, progress func(
 // addOns judges res further after Run, from one probe of the
 // distribution's own files (k3s's config and data dir on k3s, not RKE2's),
 // then puts k3s's words into every fix once.
-func (c *Command) addOns(ctx context.Context, opts Options, res *Result) {
+func (c *Command) addOns(ctx context.Context, opts verify.Options, res *verify.Result) {
 	// Only a node on nftables (the skew) or one whose result is not ok
 	// (the refused args) is judged further: an ok watch beat elsewhere
 	// probes nothing, and runs no k3s --version.
 	var f facts.Facts
-	if res.Expect == backend.NFTables || res.Verdict != VerdictOK {
+	if res.Expect == backend.NFTables || res.Verdict != verify.VerdictOK {
 		f = addOnFacts(c.Root, opts.Distribution, res.Expect)
 	}
 	// The image's nft against the host's: a finding only on nftables.
 	AddNftSkew(ctx, c.Root, f, res)
 	// ipvs's state left by an earlier ipvs mode (sets, kube-ipvs0,
 	// virtual servers): a finding only on a node out of ipvs mode.
-	AddIPVSLeftovers(opts, res)
+	verify.AddIPVSLeftovers(opts, res)
 	// A kube-proxy that cannot start: the item of RKE2's config to remove.
 	AddRefusedKubeProxyArgs(c.Root, c.ConfigFile, f, res)
-	K3sWords(opts, res)
+	verify.K3sWords(opts, res)
 }
 
 // addOnFacts is the one probe the add-ons judge, of kind's files; the
@@ -107,30 +158,26 @@ func addOnFacts(root hostfs.Root, kind distro.Kind, expect backend.Backend) fact
 	return facts.VerifyAddOnFacts(root, facts.Options{Distribution: kind, ToolVersions: nft, AskNft: nft, RKE2Binary: kind == distro.K3s})
 }
 
-// K3sWords puts k3s's words into res's fixes on k3s (a no-op on RKE2):
-// call it once, after Run and the Add* functions, whose fixes name RKE2.
-func K3sWords(opts Options, res *Result) { newGroup(opts).reword(res) }
-
 // Invalidate stores that a run ended without a result (a broken plan, no
 // /proc, SIGTERM during the wait): no earlier result stands for the host
 // then. A bad claim or a tool turned off is no run, and invalidates
 // nothing. It returns err, joined with the store's own error.
 func (c *Command) Invalidate(err error) error {
-	var bad *FlagError
-	if c.NoStatus || errors.As(err, &bad) || errors.Is(err, ErrOff) {
+	var bad *verify.FlagError
+	if c.NoStatus || errors.As(err, &bad) || errors.Is(err, verify.ErrOff) {
 		return errors.Join(err, c.run.End(nil))
 	}
-	ierr := Invalidate(c.Root, "verify could not run: "+err.Error())
+	ierr := verify.Invalidate(c.Root, "verify could not run: "+err.Error())
 	return errors.Join(err, ierr, c.run.End(ierr), nfdfeatures.Remove(c.Root))
 }
 
 // Publish stores res as status.json, the textfile metrics and the
 // node-feature-discovery labels.
-func (c *Command) Publish(res *Result, now time.Time) error {
+func (c *Command) Publish(res *verify.Result, now time.Time) error {
 	if c.NoStatus {
 		return nil
 	}
-	err := Publish(c.Root, c.TextfileDir, res, now)
+	err := verify.Publish(c.Root, c.TextfileDir, res, now)
 	return errors.Join(err, c.run.End(err), c.publishFeatures(res, now))
 }
 
@@ -139,13 +186,13 @@ func (c *Command) begin() {
 	if c.NoStatus {
 		return
 	}
-	c.run.End(ErrStatusStands) // a run never ended: its mark stays
+	c.run.End(verify.ErrStatusStands) // a run never ended: its mark stays
 	var err error
 	files := []string{hostfs.NFDFeatureFile}
 	if c.TextfileDir != "" {
-		files = append(files, path.Join(c.TextfileDir, MetricsFile))
+		files = append(files, path.Join(c.TextfileDir, verify.MetricsFile))
 	}
-	if c.run, err = BeginRun(c.Root, files...); err != nil && c.Progress != nil {
+	if c.run, err = verify.BeginRun(c.Root, files...); err != nil && c.Progress != nil {
 		c.Progress("warning: " + err.Error() + "; a run killed before it stores its result cannot be told from a finished one")
 	}
 }
@@ -154,7 +201,7 @@ func (c *Command) begin() {
 // the result stored. Every run that has a result stores it, "cannot tell"
 // included, and one without invalidates the last: status.json is never
 // older than the last run. A result comes with the store's error, if any.
-func (c *Command) Once(ctx context.Context) (*Result, error) {
+func (c *Command) Once(ctx context.Context) (*verify.Result, error) {
 	res, err := c.Verify(ctx, c.Wait, c.Progress)
 	if err != nil {
 		return nil, c.Invalidate(err)

@@ -1,4 +1,4 @@
-package verify
+package prove
 
 import (
 	"github.com/spf13/pflag"

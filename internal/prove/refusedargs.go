@@ -1,4 +1,4 @@
-package verify
+package prove
 
 import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
@@ -6,6 +6,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kpargs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
 
 // KindRefusedKubeProxyArg is a kube-proxy-arg item in the operator's RKE2
@@ -20,8 +21,8 @@ const KindRefusedKubeProxyArg = "kube-proxy-refused-arg"
 // remove, not only that rules are missing. f is facts.VerifyAddOnFacts of
 // the node's distribution: its config, and the release judged (on RKE2 the
 // one its data directory holds: the one running). Call it after Run.
-func AddRefusedKubeProxyArgs(root hostfs.Root, configFile string, f facts.Facts, res *Result) {
-	if res == nil || res.Verdict == VerdictOK {
+func AddRefusedKubeProxyArgs(root hostfs.Root, configFile string, f facts.Facts, res *verify.Result) {
+	if res == nil || res.Verdict == verify.VerdictOK {
 		return
 	}
 	if configFile == "" {
@@ -31,9 +32,10 @@ func AddRefusedKubeProxyArgs(root hostfs.Root, configFile string, f facts.Facts,
 	if err != nil {
 		return // the plan verify judges was made on it: apply names the problem
 	}
+	var findings []verify.Finding
 	for _, fd := range kpargs.Refusing(decide.KubeProxyRefusals(f, c, decide.Decision{Disabled: true})) {
-		res.Findings = append(res.Findings, Finding{Kind: KindRefusedKubeProxyArg, Message: fd.String(),
+		findings = append(findings, verify.Finding{Kind: KindRefusedKubeProxyArg, Message: fd.String(),
 			Fix: "remove that item from " + fd.File + " (rke2-proxy-backend never edits RKE2's config), then restart RKE2"})
 	}
-	res.settle()
+	res.Add(findings, nil)
 }

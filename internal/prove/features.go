@@ -1,11 +1,13 @@
-package verify
+package prove
 
 import (
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"time"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostplan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/nfdfeatures"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/version"
 )
 
@@ -18,7 +20,7 @@ const DefaultFeatureTTL = 24 * time.Hour
 
 // publishFeatures writes res as the node's NFD labels, or removes ours
 // when the operator turned them off (labels nobody renews must not stay).
-func (c *Command) publishFeatures(res *Result, now time.Time) error {
+func (c *Command) publishFeatures(res *verify.Result, now time.Time) error {
 	if !c.NodeFeatures {
 		return nfdfeatures.Remove(c.Root)
 	}
@@ -33,7 +35,7 @@ func (c *Command) publishFeatures(res *Result, now time.Time) error {
 
 // featuresOf is what res and the kernel say, as labels: the mode kube-proxy
 // reported on /proxyMode, else the one its backend implies.
-func featuresOf(res *Result, kernel hostplan.Capable) nfdfeatures.Features {
+func featuresOf(res *verify.Result, kernel hostplan.Capable) nfdfeatures.Features {
 	f := nfdfeatures.Features{Backend: string(res.Expect), ProxyMode: res.ProxyMode, Verified: res.Verdict, Version: version.Version}
 	if f.ProxyMode == "" && res.Expect != "" {
 		f.ProxyMode = res.Expect.ProxyMode()

@@ -1,9 +1,10 @@
-package verify
+package prove
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 	"io/fs"
 	"strings"
 	"testing"
@@ -27,7 +28,7 @@ func TestLoadResolvesFlagsAgainstTheConfig(t *testing.T) {
 		t.Errorf("without the flags: wait %s, textfile dir %q, endpoint %+v; want the config's and RKE2's", c.Wait, c.TextfileDir, c.ProxyMode)
 	}
 	c, err = Load(h.Root(), hostfs.ConfigFile, Flags{Wait: time.Second, WaitSet: true, TextfileDir: "", TextfileDirSet: true,
-		ProxyModeURL: "http://127.0.0.1:10249/proxyMode", ProxyModeURLSet: true, NoStatus: true, Claim: Claim{Backend: "nftables"}})
+		ProxyModeURL: "http://127.0.0.1:10249/proxyMode", ProxyModeURLSet: true, NoStatus: true, Claim: verify.Claim{Backend: "nftables"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +61,7 @@ func TestLoadRefusesWhatCannotRun(t *testing.T) {
 	}
 }
 
-func status(t *testing.T, root hostfs.Root) *Result {
+func status(t *testing.T, root hostfs.Root) *verify.Result {
 	t.Helper()
 	data, err := root.ReadFile(hostfs.StatusFile)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -69,7 +70,7 @@ func status(t *testing.T, root hostfs.Root) *Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var r Result
+	var r verify.Result
 	if err := json.Unmarshal(data, &r); err != nil {
 		t.Fatalf("%s: %v", hostfs.StatusFile, err)
 	}
@@ -81,30 +82,30 @@ func status(t *testing.T, root hostfs.Root) *Result {
 // store nothing.
 func TestOnceKeepsTheStatusTrue(t *testing.T) {
 	h := testhost.New(t)
-	c := &Command{Host: Host{Root: h.Root()}}
+	c := &Command{Host: verify.Host{Root: h.Root()}}
 	res, err := c.Once(context.Background())
-	if err != nil || res.Verdict != VerdictUnknown {
+	if err != nil || res.Verdict != verify.VerdictUnknown {
 		t.Fatalf("no plan: %+v, %v; want cannot tell", res, err)
 	}
-	if st := status(t, h.Root()); st == nil || st.Verdict != VerdictUnknown {
+	if st := status(t, h.Root()); st == nil || st.Verdict != verify.VerdictUnknown {
 		t.Fatalf("status after cannot tell: %+v", st)
 	}
 
-	withPlan(t, h, plan.Plan{Decision: plan.Decision{Backend: backend.IptablesNFT}, Kubernetes: "one point thirty"})
+	writePlan(t, h.Root(), plan.Plan{Decision: plan.Decision{Backend: backend.IptablesNFT}, Kubernetes: "one point thirty"})
 	if _, err := c.Once(context.Background()); err == nil || !strings.Contains(err.Error(), "kubernetes") {
 		t.Fatalf("a plan whose Kubernetes does not parse: %v; want the error", err)
 	}
-	if st := status(t, h.Root()); st == nil || st.Verdict != VerdictInvalid || !strings.HasPrefix(st.Invalid, "verify could not run: plan ") {
+	if st := status(t, h.Root()); st == nil || st.Verdict != verify.VerdictInvalid || !strings.HasPrefix(st.Invalid, "verify could not run: plan ") {
 		t.Fatalf("status after a run without a result: %+v; want it invalid, saying why", st)
 	}
 
 	badPlan := func() hostfs.Root {
-		return withPlan(t, testhost.New(t), plan.Plan{Decision: plan.Decision{Backend: backend.IptablesNFT}, Kubernetes: "one point thirty"}).Root()
+		return writePlan(t, testhost.New(t).Root(), plan.Plan{Decision: plan.Decision{Backend: backend.IptablesNFT}, Kubernetes: "one point thirty"})
 	}
 	for name, c := range map[string]*Command{
-		"--no-status":  {Host: Host{Root: badPlan()}, NoStatus: true},
-		"--expect bad": {Host: Host{Root: badPlan(), Claim: Claim{Backend: "modern"}}},
-		"backend: off": {Host: Host{Root: withPlan(t, testhost.New(t), plan.Plan{Decision: plan.Decision{Disabled: true}}).Root()}},
+		"--no-status":  {Host: verify.Host{Root: badPlan()}, NoStatus: true},
+		"--expect bad": {Host: verify.Host{Root: badPlan(), Claim: verify.Claim{Backend: "modern"}}},
+		"backend: off": {Host: verify.Host{Root: writePlan(t, testhost.New(t).Root(), plan.Plan{Decision: plan.Decision{Disabled: true}})}},
 	} {
 		_, err := c.Once(context.Background())
 		if err == nil {
@@ -119,12 +120,12 @@ func TestOnceKeepsTheStatusTrue(t *testing.T) {
 // Each run of a command reads the host again (watch runs for days).
 func TestVerifyReadsThePlanAtEveryRun(t *testing.T) {
 	h := testhost.New(t)
-	c := &Command{Host: Host{Root: h.Root()}}
-	if res, err := c.Verify(context.Background(), 0, nil); err != nil || res.Verdict != VerdictUnknown {
+	c := &Command{Host: verify.Host{Root: h.Root()}}
+	if res, err := c.Verify(context.Background(), 0, nil); err != nil || res.Verdict != verify.VerdictUnknown {
 		t.Fatalf("no plan: %+v, %v", res, err)
 	}
-	withPlan(t, h, plan.Plan{Decision: plan.Decision{Disabled: true}})
-	if _, err := c.Verify(context.Background(), 0, nil); !errors.Is(err, ErrOff) {
+	writePlan(t, h.Root(), plan.Plan{Decision: plan.Decision{Disabled: true}})
+	if _, err := c.Verify(context.Background(), 0, nil); !errors.Is(err, verify.ErrOff) {
 		t.Fatalf("after the plan turned the tool off: %v; want ErrOff", err)
 	}
 }

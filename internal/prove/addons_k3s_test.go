@@ -1,7 +1,8 @@
-package verify
+package prove
 
 import (
 	"context"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 	"strings"
 	"testing"
 
@@ -18,17 +19,17 @@ import (
 func TestAddOnsJudgeK3sFiles(t *testing.T) {
 	h := testhost.New(t).Debian12().K3sUnit("k3s", "server").K3sBinary("/usr/local/bin/k3s", "v1.38.0+k3s1").
 		K3sConfig("config.yaml", "kube-proxy-arg:\n- feature-gates=NFTablesProxyMode=true\n")
-	c := &Command{Host: Host{Root: h.Root()}}
-	res := &Result{Expect: backend.IptablesNFT, Verdict: VerdictFailed, Findings: []Finding{{Kind: "missing-chain"}}}
-	c.addOns(context.Background(), Options{Expect: backend.IptablesNFT, Distribution: distro.K3s, Units: []string{"k3s.service"}}, res)
-	var got *Finding
+	c := &Command{Host: verify.Host{Root: h.Root()}}
+	res := &verify.Result{Expect: backend.IptablesNFT, Verdict: verify.VerdictFailed, Findings: []verify.Finding{{Kind: "missing-chain"}}}
+	c.addOns(context.Background(), verify.Options{Expect: backend.IptablesNFT, Distribution: distro.K3s, Units: []string{"k3s.service"}}, res)
+	var got *verify.Finding
 	for i := range res.Findings {
 		if res.Findings[i].Kind == KindRefusedKubeProxyArg {
 			got = &res.Findings[i]
 		}
 	}
 	if got == nil || !strings.Contains(got.Message, "/etc/rancher/k3s/config.yaml line 1") || !strings.Contains(got.Message, "NFTablesProxyMode") ||
-		!strings.Contains(got.Fix, "restart k3s") || strings.Contains(got.Fix, "RKE2") || res.Verdict != VerdictFailed {
+		!strings.Contains(got.Fix, "restart k3s") || strings.Contains(got.Fix, "RKE2") || res.Verdict != verify.VerdictFailed {
 		t.Fatalf("k3s 1.38: findings %+v, verdict %s: want k3s's config item to remove, in k3s's words", res.Findings, res.Verdict)
 	}
 }
