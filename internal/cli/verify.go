@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/proof"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/prove"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/watch"
@@ -71,7 +72,7 @@ func verifyExit(cmd *cobra.Command, g *globals, res *verify.Result, err error) e
 		fmt.Fprintf(g.stdout, "%s: %v; nothing to %[1]s\n", cmd.Name(), err)
 		return nil
 	case res != nil:
-		if werr := verify.Write(g.stdout, res, g.json()); err == nil {
+		if werr := proof.Write(g.stdout, res, g.json()); err == nil {
 			err = werr
 		}
 	}

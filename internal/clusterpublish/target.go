@@ -1,9 +1,8 @@
-// Package clusterpublish puts verify's verdict on the node's own Node
-// object: a condition (ConditionType) and annotations (Annotation*), with
-// the node's kubelet credentials, so `kubectl get nodes` shows the proven
-// backend without node-problem-detector. It is fed by watch (and by
-// verify when no watch runs), never runs on the boot path, and treats an
-// API server it cannot reach as a note for the journal, not a failure.
+// Package clusterpublish is the Node condition's HTTP side: it finds the
+// node's own Node object and the kubelet's credentials in RKE2's or k3s's
+// files (Locate), and reads and patches that object through
+// internal/kubeapi (Client). What is written there, and when, is
+// internal/proof's: it builds the bodies from a run's State.
 package clusterpublish
 
 import (

@@ -2,13 +2,13 @@ package prove
 
 import (
 	"context"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 	"strings"
 	"testing"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/testhost"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
 
 // On k3s the add-ons judge k3s's files: a 1.38 k3s whose config still

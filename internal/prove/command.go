@@ -22,7 +22,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kubeproxy"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/nfdfeatures"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/proof"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
 
@@ -57,14 +57,15 @@ type Command struct {
 	NoStatus    bool
 	Progress    func(string)
 	// NodeFeatures publishes the result as node-feature-discovery labels
-	// (verify.node_feature_file), valid for FeatureTTL (0: DefaultFeatureTTL).
+	// (verify.node_feature_file), valid for FeatureTTL (0:
+	// proof.DefaultFeatureTTL).
 	NodeFeatures bool
 	FeatureTTL   time.Duration
 	// NodeCondition: the result also goes to the node's own Node object
-	// (verify.node_condition; internal/clusterpublish).
+	// (verify.node_condition).
 	NodeCondition bool
-	// run is the run in progress (Verify to Publish or Invalidate).
-	run *verify.StoreRun
+	// run is the run in progress (Verify to its store).
+	run *proof.StoreRun
 }
 
 // Load resolves f against the operator config under root (configFile, the
@@ -161,38 +162,37 @@ func addOnFacts(root hostfs.Root, kind distro.Kind, expect backend.Backend) fact
 // Invalidate stores that a run ended without a result (a broken plan, no
 // /proc, SIGTERM during the wait): no earlier result stands for the host
 // then. A bad claim or a tool turned off is no run, and invalidates
-// nothing. It returns err, joined with the store's own error.
-func (c *Command) Invalidate(err error) error {
+// nothing. It returns what the node says then (nil: nothing was stored)
+// and err, joined with the store's own error.
+func (c *Command) Invalidate(err error) (*proof.State, error) {
 	var bad *verify.FlagError
 	if c.NoStatus || errors.As(err, &bad) || errors.Is(err, verify.ErrOff) {
-		return errors.Join(err, c.run.End(nil))
+		return nil, errors.Join(err, c.run.End(nil))
 	}
-	ierr := verify.Invalidate(c.Root, "verify could not run: "+err.Error())
-	return errors.Join(err, ierr, c.run.End(ierr), nfdfeatures.Remove(c.Root))
+	st := proof.Of(c.Root, nil, "verify could not run: "+err.Error(), time.Now())
+	return &st, errors.Join(err, c.Store(&st))
 }
 
-// Publish stores res as status.json, the textfile metrics and the
-// node-feature-discovery labels.
-func (c *Command) Publish(res *verify.Result, now time.Time) error {
+// Store stores what st says (proof.State.Store) and ends the run's mark.
+func (c *Command) Store(st *proof.State) error {
 	if c.NoStatus {
 		return nil
 	}
-	err := verify.Publish(c.Root, c.TextfileDir, res, now)
-	return errors.Join(err, c.run.End(err), c.publishFeatures(res, now))
+	return st.Store(proof.Outputs{TextfileDir: c.TextfileDir, Run: c.run, Features: c.NodeFeatures, FeatureTTL: c.FeatureTTL, Distribution: c.Distribution})
 }
 
-// begin marks the run that Publish or Invalidate ends (see Run).
+// begin marks the run that store ends (see Verify).
 func (c *Command) begin() {
 	if c.NoStatus {
 		return
 	}
-	c.run.End(verify.ErrStatusStands) // a run never ended: its mark stays
+	c.run.End(proof.ErrStatusStands) // a run never ended: its mark stays
 	var err error
 	files := []string{hostfs.NFDFeatureFile}
 	if c.TextfileDir != "" {
-		files = append(files, path.Join(c.TextfileDir, verify.MetricsFile))
+		files = append(files, path.Join(c.TextfileDir, proof.MetricsFile))
 	}
-	if c.run, err = verify.BeginRun(c.Root, files...); err != nil && c.Progress != nil {
+	if c.run, err = proof.BeginRun(c.Root, files...); err != nil && c.Progress != nil {
 		c.Progress("warning: " + err.Error() + "; a run killed before it stores its result cannot be told from a finished one")
 	}
 }
@@ -200,11 +200,14 @@ func (c *Command) begin() {
 // Once is the verify command's run: Verify, with Wait and Progress, and
 // the result stored. Every run that has a result stores it, "cannot tell"
 // included, and one without invalidates the last: status.json is never
-// older than the last run. A result comes with the store's error, if any.
-func (c *Command) Once(ctx context.Context) (*verify.Result, error) {
-	res, err := c.Verify(ctx, c.Wait, c.Progress)
+// older than the last run. A result comes with the store's error, if any;
+// st is what the run says (zero without a result).
+func (c *Command) Once(ctx context.Context) (res *verify.Result, st proof.State, err error) {
+	res, err = c.Verify(ctx, c.Wait, c.Progress)
 	if err != nil {
-		return nil, c.Invalidate(err)
+		_, err = c.Invalidate(err)
+		return nil, st, err
 	}
-	return res, c.Publish(res, time.Now())
+	st = proof.Of(c.Root, res, "", time.Now())
+	return res, st, c.Store(&st)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 	"io/fs"
 	"strings"
 	"testing"
@@ -12,8 +11,10 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/proof"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/plan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/testhost"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
 
 // The config's verify.wait and verify.textfile_dir count unless the flag
@@ -61,6 +62,15 @@ func TestLoadRefusesWhatCannotRun(t *testing.T) {
 	}
 }
 
+func TestLoadTakesNodeFeatureFileFromTheConfig(t *testing.T) {
+	for text, want := range map[string]bool{"": true, "verify:\n  node_feature_file: false\n": false} {
+		c, err := Load(testhost.New(t).File(hostfs.ConfigFile, text).Root(), hostfs.ConfigFile, Flags{})
+		if err != nil || c.NodeFeatures != want {
+			t.Errorf("config %q: %v, NodeFeatures %v; want %v", text, err, c != nil && c.NodeFeatures, want)
+		}
+	}
+}
+
 func status(t *testing.T, root hostfs.Root) *verify.Result {
 	t.Helper()
 	data, err := root.ReadFile(hostfs.StatusFile)
@@ -83,7 +93,7 @@ func status(t *testing.T, root hostfs.Root) *verify.Result {
 func TestOnceKeepsTheStatusTrue(t *testing.T) {
 	h := testhost.New(t)
 	c := &Command{Host: verify.Host{Root: h.Root()}}
-	res, err := c.Once(context.Background())
+	res, _, err := c.Once(context.Background())
 	if err != nil || res.Verdict != verify.VerdictUnknown {
 		t.Fatalf("no plan: %+v, %v; want cannot tell", res, err)
 	}
@@ -92,10 +102,10 @@ func TestOnceKeepsTheStatusTrue(t *testing.T) {
 	}
 
 	writePlan(t, h.Root(), plan.Plan{Decision: plan.Decision{Backend: backend.IptablesNFT}, Kubernetes: "one point thirty"})
-	if _, err := c.Once(context.Background()); err == nil || !strings.Contains(err.Error(), "kubernetes") {
+	if _, _, err := c.Once(context.Background()); err == nil || !strings.Contains(err.Error(), "kubernetes") {
 		t.Fatalf("a plan whose Kubernetes does not parse: %v; want the error", err)
 	}
-	if st := status(t, h.Root()); st == nil || st.Verdict != verify.VerdictInvalid || !strings.HasPrefix(st.Invalid, "verify could not run: plan ") {
+	if st := status(t, h.Root()); st == nil || st.Verdict != proof.VerdictInvalid || !strings.HasPrefix(st.Invalid, "verify could not run: plan ") {
 		t.Fatalf("status after a run without a result: %+v; want it invalid, saying why", st)
 	}
 
@@ -107,7 +117,7 @@ func TestOnceKeepsTheStatusTrue(t *testing.T) {
 		"--expect bad": {Host: verify.Host{Root: badPlan(), Claim: verify.Claim{Backend: "modern"}}},
 		"backend: off": {Host: verify.Host{Root: writePlan(t, testhost.New(t).Root(), plan.Plan{Decision: plan.Decision{Disabled: true}})}},
 	} {
-		_, err := c.Once(context.Background())
+		_, _, err := c.Once(context.Background())
 		if err == nil {
 			t.Errorf("%s: no error", name)
 		}

@@ -1,12 +1,12 @@
 package prove
 
 import (
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 	"strings"
 	"testing"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/testhost"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
 
 // A 1.38 node whose operator config still passes the removed

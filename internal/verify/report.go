@@ -64,22 +64,3 @@ func (p *printer) f(format string, args ...any) {
 		_, p.err = fmt.Fprintf(p.w, format, args...)
 	}
 }
-
-// Write prints res as the verify command does: the text report, or the
-// JSON document status.json holds.
-func Write(w io.Writer, res *Result, asJSON bool) error {
-	if !asJSON {
-		if err := WriteText(w, res); err != nil {
-			return fmt.Errorf("write output: %w", err)
-		}
-		return nil
-	}
-	b, err := JSON(res)
-	if err != nil {
-		return err
-	}
-	if _, err := w.Write(b); err != nil {
-		return fmt.Errorf("write output: %w", err)
-	}
-	return nil
-}

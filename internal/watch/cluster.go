@@ -7,10 +7,9 @@ import (
 	"io/fs"
 	"time"
 
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/clusterpublish"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/nodecheck"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/proof"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/prove"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
@@ -20,7 +19,7 @@ import (
 // Node holds (zero: none written since watch started), staleAfter how
 // long readers trust it.
 type cluster struct {
-	offer      func(clusterpublish.State)
+	offer      func(proof.State)
 	heartbeat  func() time.Time
 	staleAfter time.Duration
 }
@@ -32,18 +31,18 @@ type cluster struct {
 // that is slow or gone costs watch nothing but a journal line.
 func clusterPublisher(ctx context.Context, c *prove.Command, refresh time.Duration) cluster {
 	if !c.NodeCondition || c.NoStatus {
-		return cluster{offer: func(clusterpublish.State) {}}
+		return cluster{offer: func(proof.State) {}}
 	}
 	o := clusterOptions
 	o.Log, o.Distribution, o.Refresh = c.Progress, distro.Find(c.Root, c.Distribution).Kind, refresh
-	p := clusterpublish.New(c.Root, o)
+	p := proof.NewPublisher(c.Root, o)
 	go p.Run(ctx)
 	return cluster{offer: p.Offer, heartbeat: p.Heartbeat, staleAfter: o.StaleAfter()}
 }
 
 // clusterOptions is the publisher's schedule: its defaults, which tests
 // shorten.
-var clusterOptions clusterpublish.Options
+var clusterOptions proof.PublishOptions
 
 // onceBudget bounds verify's one write of the Node condition: an API
 // server that is gone costs the verify unit at most this.
@@ -55,7 +54,7 @@ const onceBudget = 10 * time.Second
 // condition within onceBudget. A failed write is a note on c.Progress,
 // never verify's failure.
 func Once(ctx context.Context, c *prove.Command) (*verify.Result, error) {
-	res, err := c.Once(ctx)
+	res, st, err := c.Once(ctx)
 	if res == nil || err != nil || !c.NodeCondition || c.NoStatus || watchRuns(c.Root) {
 		return res, err
 	}
@@ -65,13 +64,13 @@ func Once(ctx context.Context, c *prove.Command) (*verify.Result, error) {
 	}
 	wctx, cancel := context.WithTimeout(ctx, onceBudget)
 	defer cancel()
-	werr := clusterpublish.WriteOnce(wctx, c.Root, distro.Find(c.Root, c.Distribution).Kind, clusterpublish.StateOf(c.Root, res, time.Now()), log)
+	werr := proof.WriteOnce(wctx, c.Root, distro.Find(c.Root, c.Distribution).Kind, st, log)
 	switch {
 	case errors.Is(werr, fs.ErrNotExist):
 		// No kubelet credentials: RKE2 has not joined this node (or this
 		// is no RKE2 node); there is no Node to write, which is no news.
 	case werr != nil:
-		log(fmt.Sprintf("note: the Node condition %s was not written (the result stands; watch or the next verify writes it): %v", clusterpublish.ConditionType, werr))
+		log(fmt.Sprintf("note: the Node condition %s was not written (the result stands; watch or the next verify writes it): %v", proof.ConditionType, werr))
 	}
 	return res, err
 }
@@ -79,6 +78,6 @@ func Once(ctx context.Context, c *prove.Command) (*verify.Result, error) {
 // watchRuns says a watch beat in the last two heartbeats, by the
 // heartbeat check judges (a link is no heartbeat).
 func watchRuns(root hostfs.Root) bool {
-	beat, err := nodecheck.LastBeat(root)
+	beat, err := proof.LastBeat(root)
 	return err == nil && time.Since(beat) < 2*HeartbeatEvery
 }

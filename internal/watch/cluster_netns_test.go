@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/clusterpublish"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kubeproxy"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/proof"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/prove"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/plan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/apiserver"
@@ -36,38 +36,38 @@ func TestNodeConditionInNetns(t *testing.T) {
 
 	old := clusterOptions
 	t.Cleanup(func() { clusterOptions = old })
-	clusterOptions = clusterpublish.Options{MinInterval: time.Hour, MaxBackoff: time.Second}
+	clusterOptions = proof.PublishOptions{MinInterval: time.Hour, MaxBackoff: time.Second}
 	stop := onHostInBackground(c, Schedule{Poll: 50 * time.Millisecond, Quiet: 20 * time.Millisecond, Grace: time.Hour, Full: 200 * time.Millisecond})
 	defer stop()
 
-	const ct = clusterpublish.ConditionType
+	const ct = proof.ConditionType
 	// A write is two patches: wait for the second, the annotations.
 	status := func(want string) func(apiserver.Node) bool {
 		backend := map[string]string{"True": "none", "False": "nftables"}[want]
 		return func(n apiserver.Node) bool {
 			c, ok := n.Condition(ct)
-			return ok && c.Status == want && n.Annotations[clusterpublish.AnnotationVerifiedBackend] == backend
+			return ok && c.Status == want && n.Annotations[proof.AnnotationVerifiedBackend] == backend
 		}
 	}
 	n := api.WaitNode(t, "node-a", ct+"=False", time.Minute, status("False"))
 	cond, _ := n.Condition(ct)
-	if cond.Reason != clusterpublish.ReasonVerified || cond.Message != "kube-proxy's rules complete in nftables, none stranded" {
-		t.Errorf("condition %+v: want reason %s and check's message", cond, clusterpublish.ReasonVerified)
+	if cond.Reason != proof.ReasonVerified || cond.Message != "kube-proxy's rules complete in nftables, none stranded" {
+		t.Errorf("condition %+v: want reason %s and check's message", cond, proof.ReasonVerified)
 	}
 	want := map[string]string{
-		clusterpublish.AnnotationVerifiedBackend: "nftables",
-		clusterpublish.AnnotationMode:            "nftables",
-		clusterpublish.AnnotationDecisionSource:  "config",
-		clusterpublish.AnnotationVersion:         "dev",
+		proof.AnnotationVerifiedBackend: "nftables",
+		proof.AnnotationMode:            "nftables",
+		proof.AnnotationDecisionSource:  "config",
+		proof.AnnotationVersion:         "dev",
 	}
 	for k, v := range want {
 		if n.Annotations[k] != v {
 			t.Errorf("annotation %s = %q, want %q (all: %v)", k, n.Annotations[k], v, n.Annotations)
 		}
 	}
-	proof, err := time.Parse(time.RFC3339, n.Annotations[clusterpublish.AnnotationVerifiedAt])
-	if err != nil || time.Since(proof) > time.Minute {
-		t.Errorf("annotation %s = %q: want the last proof's time (%v)", clusterpublish.AnnotationVerifiedAt, n.Annotations[clusterpublish.AnnotationVerifiedAt], err)
+	proven, err := time.Parse(time.RFC3339, n.Annotations[proof.AnnotationVerifiedAt])
+	if err != nil || time.Since(proven) > time.Minute {
+		t.Errorf("annotation %s = %q: want the last proof's time (%v)", proof.AnnotationVerifiedAt, n.Annotations[proof.AnnotationVerifiedAt], err)
 	}
 
 	// Rate limit: watch verifies every 200ms with the same verdict; the
@@ -81,11 +81,11 @@ func TestNodeConditionInNetns(t *testing.T) {
 	kubeProxyTable(t, "flush")
 	n = api.WaitNode(t, "node-a", ct+"=True", 30*time.Second, status("True"))
 	cond, _ = n.Condition(ct)
-	if cond.Reason != clusterpublish.ReasonWrong || !strings.Contains(cond.Message, "finding(s), first [") {
-		t.Errorf("condition %+v: want reason %s and check's message", cond, clusterpublish.ReasonWrong)
+	if cond.Reason != proof.ReasonWrong || !strings.Contains(cond.Message, "finding(s), first [") {
+		t.Errorf("condition %+v: want reason %s and check's message", cond, proof.ReasonWrong)
 	}
-	if n.Annotations[clusterpublish.AnnotationVerifiedBackend] != "none" {
-		t.Errorf("verified-backend %q while the rules are wrong, want none", n.Annotations[clusterpublish.AnnotationVerifiedBackend])
+	if n.Annotations[proof.AnnotationVerifiedBackend] != "none" {
+		t.Errorf("verified-backend %q while the rules are wrong, want none", n.Annotations[proof.AnnotationVerifiedBackend])
 	}
 	wrongSince := cond.LastTransitionTime
 
@@ -110,8 +110,8 @@ func TestNodeConditionInNetns(t *testing.T) {
 	// the status, and the condition with it.
 	writePlan(t, h.Root(), plan.Plan{Kubernetes: "not-a-version", Decision: plan.Decision{Backend: backend.NFTables, ProxyMode: "nftables", Source: "config"}})
 	n = api.WaitNode(t, "node-a", ct+"=Unknown", 30*time.Second, func(n apiserver.Node) bool { c, ok := n.Condition(ct); return ok && c.Status == "Unknown" })
-	if cond, _ = n.Condition(ct); cond.Reason != clusterpublish.ReasonCannotTell || !strings.HasPrefix(cond.Message, "cannot tell: the last verify run left no result") {
-		t.Errorf("condition %+v after a run without a result: want reason %s and check's words", cond, clusterpublish.ReasonCannotTell)
+	if cond, _ = n.Condition(ct); cond.Reason != proof.ReasonCannotTell || !strings.HasPrefix(cond.Message, "cannot tell: the last verify run left no result") {
+		t.Errorf("condition %+v after a run without a result: want reason %s and check's words", cond, proof.ReasonCannotTell)
 	}
 	if err := stop(); err != nil {
 		t.Fatalf("OnHost: %v", err)
@@ -161,14 +161,14 @@ func TestVerifyOnceInNetns(t *testing.T) {
 		return
 	}
 	h, api, c, j := clusterNode(t, "auto", "/proc/sys/kernel/hostname", "Node-A\n")
-	const ct = clusterpublish.ConditionType
+	const ct = proof.ConditionType
 
 	// No node-name in RKE2's config: the hostname, lower-cased, names it.
 	if res, err := Once(context.Background(), c); err != nil || res.Verdict != verify.VerdictOK {
 		t.Fatalf("Once: %+v, %v", res, err)
 	}
 	n := api.Node("node-a")
-	if cond, ok := n.Condition(ct); !ok || cond.Status != "False" || n.Annotations[clusterpublish.AnnotationDecisionSource] != "auto" {
+	if cond, ok := n.Condition(ct); !ok || cond.Status != "False" || n.Annotations[proof.AnnotationDecisionSource] != "auto" {
 		t.Fatalf("after verify with no watch running: %+v", n)
 	}
 

@@ -9,10 +9,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/clusterpublish"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/events"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/proof"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/prove"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
@@ -76,9 +76,9 @@ func OnHost(ctx context.Context, c *prove.Command, s Schedule) error {
 		// A stamp that never settles is still checked after a minute.
 		MaxDelay: DefaultMaxDelay,
 		Verify: func(ctx context.Context, first bool) (*verify.Result, error) {
-			res, err := verifyOnce(ctx, c, first)
-			if err != nil && ctx.Err() == nil {
-				toCluster.offer(clusterpublish.StateOf(c.Root, nil, time.Now())) // the status is invalid now, and so is the condition's verdict
+			res, st, err := verifyOnce(ctx, c, first)
+			if st != nil {
+				toCluster.offer(*st) // the status is invalid now, and so is the condition's verdict
 			}
 			return res, err
 		},
@@ -99,24 +99,23 @@ func OnHost(ctx context.Context, c *prove.Command, s Schedule) error {
 }
 
 // publishRun stores one result: status.json, watch's textfiles, and the
-// Node condition's state. The state is computed once, after the status is
-// stored, and its Proven moves *lastProof, so the fleet metric's last
-// proof and the Node's verified-at annotation are one judgement. The
-// fleet metrics carry the heartbeat the Node holds, so their alert and
-// the fleet view call the node stale together.
+// Node condition's state, all from the one state of the run. Its Proven
+// moves *lastProof, so the fleet metric's last proof and the Node's
+// verified-at annotation are one judgement. The fleet metrics carry the
+// heartbeat the Node holds, so their alert and the fleet view call the
+// node stale together.
 func publishRun(c *prove.Command, kind distro.Kind, res *verify.Result, drifting bool, transitions int, lastProof *time.Time, toCluster cluster) error {
 	if c.NoStatus {
 		return nil
 	}
-	now := time.Now()
-	err := c.Publish(res, now)
-	s := clusterpublish.StateOf(c.Root, res, now)
+	s := proof.Of(c.Root, res, "", time.Now())
+	err := c.Store(&s)
 	if s.Proven {
-		*lastProof = now
+		*lastProof = s.At
 	}
-	err = errors.Join(err, WriteMetrics(c.Root, c.TextfileDir, drifting, transitions),
-		WriteFleetMetrics(c.Root, c.TextfileDir, func() Fleet {
-			fl := FleetOf(c.Root, kind, *lastProof)
+	err = errors.Join(err, proof.WriteDriftMetrics(c.Root, c.TextfileDir, drifting, transitions),
+		proof.WriteFleetMetrics(c.Root, c.TextfileDir, func() proof.Fleet {
+			fl := s.Fleet(kind, *lastProof)
 			if toCluster.heartbeat != nil {
 				fl.Heartbeat, fl.StaleAfter = toCluster.heartbeat(), toCluster.staleAfter
 			}
@@ -130,22 +129,24 @@ func publishRun(c *prove.Command, kind distro.Kind, res *verify.Result, drifting
 // kube-proxy's first sync and says what it waits for (and which host
 // files it could not read); the plan, RKE2's config and the CNI are read
 // at every run, since apply rewrites the plan when RKE2 restarts with
-// another backend and the operator may move the CNI between runs.
-func verifyOnce(ctx context.Context, c *prove.Command, first bool) (*verify.Result, error) {
+// another backend and the operator may move the CNI between runs. A run
+// without a result is stored as such, and st says so.
+func verifyOnce(ctx context.Context, c *prove.Command, first bool) (res *verify.Result, st *proof.State, err error) {
 	var wait time.Duration
 	var progress func(string)
 	if first {
 		wait, progress = c.Wait, c.Progress
 	}
-	res, err := c.Verify(ctx, wait, progress)
+	res, err = c.Verify(ctx, wait, progress)
 	switch {
 	case errors.Is(err, verify.ErrOff):
-		return verify.CannotTell("backend: off in the config since watch started", "restart rke2-proxy-backend-watch.service"), nil
+		return verify.CannotTell("backend: off in the config since watch started", "restart rke2-proxy-backend-watch.service"), nil, nil
 	case err != nil && ctx.Err() == nil:
 		// No result this time: the last one no longer stands.
-		return nil, c.Invalidate(err)
+		s, err := c.Invalidate(err)
+		return nil, s, err
 	}
-	return res, err
+	return res, nil, err
 }
 
 // wakeOn sets how cfg learns of rule changes and says so for the log:

@@ -13,6 +13,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kubeproxy"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/proof"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/prove"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/plan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/nstest"
@@ -93,8 +94,8 @@ func TestOnHostPublishesInNetns(t *testing.T) {
 
 	eventually(t, h.Root(), hostfs.StatusFile, `"verdict": "failed"`)
 	eventually(t, h.Root(), "/textfile/rke2_proxy_backend.prom", `rke2_proxy_backend_verify_ok 0`)
-	eventually(t, h.Root(), path.Join("/textfile", MetricsFile), "rke2_proxy_backend_drift 0\n")
-	eventually(t, h.Root(), path.Join("/textfile", FleetMetricsFile), `rke2_proxy_backend_decision_info{backend="iptables-nft",iptables_mode="nft",proxy_mode="iptables",source="cmdline"} 1`)
+	eventually(t, h.Root(), path.Join("/textfile", proof.DriftMetricsFile), "rke2_proxy_backend_drift 0\n")
+	eventually(t, h.Root(), path.Join("/textfile", proof.FleetMetricsFile), `rke2_proxy_backend_decision_info{backend="iptables-nft",iptables_mode="nft",proxy_mode="iptables",source="cmdline"} 1`)
 	eventually(t, h.Root(), hostfs.NFDFeatureFile, "feature.node.kubernetes.io/rke2-proxy-backend.verified=failed\n")
 	eventually(t, h.Root(), hostfs.WatchHeartbeat, "")
 	writePlan(t, h.Root(), plan.Plan{Decision: plan.Decision{Disabled: true}})

@@ -11,7 +11,7 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cli"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/nodecheck"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/proof"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/watch"
 )
 
@@ -117,8 +117,8 @@ func TestNPDConfigPassesNPDsOwnValidation(t *testing.T) {
 	if global >= interval {
 		t.Errorf("timeout %s >= invoke_interval %s: runs would overlap", global, interval)
 	}
-	if m := c.PluginConfig.MaxOutputLength; m == nil || *m < nodecheck.MaxMessage {
-		t.Errorf("max_output_length must be set to at least nodecheck.MaxMessage (%d): NPD cuts longer output mid-word", nodecheck.MaxMessage)
+	if m := c.PluginConfig.MaxOutputLength; m == nil || *m < proof.MaxMessage {
+		t.Errorf("max_output_length must be set to at least proof.MaxMessage (%d): NPD cuts longer output mid-word", proof.MaxMessage)
 	}
 	if len(c.Conditions) != 1 || c.Conditions[0].Type != conditionType || c.Conditions[0].Reason != okReason || c.Conditions[0].Message == "" {
 		t.Errorf("conditions = %+v; want one %s with reason %s and a message", c.Conditions, conditionType, okReason)

@@ -1,4 +1,4 @@
-package nfdfeatures
+package proof
 
 import (
 	"strings"
@@ -13,8 +13,8 @@ import (
 // the writer is checked against, not a second implementation of it.
 func nfdLabels(t *testing.T, data []byte, now time.Time) map[string]string {
 	t.Helper()
-	if len(data) > MaxSize {
-		t.Fatalf("%d bytes: nfd-worker skips files over %d", len(data), MaxSize)
+	if len(data) > MaxFeatureFileSize {
+		t.Fatalf("%d bytes: nfd-worker skips files over %d", len(data), MaxFeatureFileSize)
 	}
 	labels := map[string]string{}
 	expiry := now
@@ -54,7 +54,7 @@ var sample = Features{Backend: "iptables-nft", ProxyMode: "iptables", Verified: 
 
 func TestRenderIsWhatNFDReads(t *testing.T) {
 	now := time.Date(2026, 12, 2, 1, 0, 0, 0, time.FixedZone("CET", 3600))
-	data, err := Render(sample, now.Add(30*time.Minute))
+	data, err := RenderFeatures(sample, now.Add(30*time.Minute))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,14 +78,14 @@ feature.node.kubernetes.io/rke2-proxy-backend.version=0.9.0
 
 func TestRenderRefusesWhatIsNoLabelValue(t *testing.T) {
 	for _, f := range []Features{{Backend: "ip tables"}, {ProxyMode: strings.Repeat("a", 64)}, {Verified: "-ok"}} {
-		if _, err := Render(f, time.Unix(0, 0)); err == nil || !strings.Contains(err.Error(), "is not a label value") {
+		if _, err := RenderFeatures(f, time.Unix(0, 0)); err == nil || !strings.Contains(err.Error(), "is not a label value") {
 			t.Errorf("%+v: %v; want the label and value named", f, err)
 		}
 	}
 	// A version is the build's: one that is no label value is left out.
 	f := sample
 	f.Version = "1.0+dirty"
-	if data, err := Render(f, time.Unix(0, 0)); err != nil || strings.Contains(string(data), ".version=") {
+	if data, err := RenderFeatures(f, time.Unix(0, 0)); err != nil || strings.Contains(string(data), ".version=") {
 		t.Errorf("a version with '+': %v\n%s; want it left out", err, data)
 	}
 }
@@ -101,7 +101,7 @@ func FuzzRender(f *testing.F) {
 		feat := Features{Backend: b, ProxyMode: mode, Verified: verdict, Version: ver, LegacyXtables: legacy, NFTables: nft, NFTablesMode: nftMode}
 		now := time.Date(2026, 12, 2, 1, 0, 0, 0, time.UTC)
 		expiry := now.Add(time.Duration(ttl%100000) * time.Second)
-		data, err := Render(feat, expiry)
+		data, err := RenderFeatures(feat, expiry)
 		if err != nil {
 			return
 		}
@@ -110,10 +110,10 @@ func FuzzRender(f *testing.F) {
 			t.Fatalf("Render accepted what Labels refuses: %v", err)
 		}
 		for k, v := range want {
-			if !strings.HasPrefix(k, Namespace+"/"+Prefix) || strings.HasPrefix(k, "kubernetes.io/") {
-				t.Fatalf("label %s outside %s", k, Namespace)
+			if !strings.HasPrefix(k, LabelNamespace+"/"+LabelPrefix) || strings.HasPrefix(k, "kubernetes.io/") {
+				t.Fatalf("label %s outside %s", k, LabelNamespace)
 			}
-			if !ValidValue(v) {
+			if !ValidLabelValue(v) {
 				t.Fatalf("label %s=%q is no label value", k, v)
 			}
 		}

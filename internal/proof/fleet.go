@@ -1,9 +1,7 @@
-package watch
+package proof
 
 import (
-	"errors"
 	"fmt"
-	"path"
 	"strings"
 	"time"
 
@@ -44,16 +42,16 @@ type Fleet struct {
 	StaleAfter time.Duration
 }
 
-// FleetOf reads root's plan and facts (with the host's firewall and network
-// managers, for the conflicts) for the fleet view; kind is the node's
-// distribution, whose config and data-dir the probe reads.
-func FleetOf(root hostfs.Root, kind distro.Kind, lastProof time.Time) Fleet {
+// Fleet is s's fleet view: its plan, and a probe of the host (its
+// firewall and network managers, for the conflicts; kind is the node's
+// distribution, whose config and data-dir the probe reads).
+func (s State) Fleet(kind distro.Kind, lastProof time.Time) Fleet {
 	fl := Fleet{LastProof: lastProof}
-	if p, err := plan.Read(root); err == nil {
-		fl.Planned, fl.Applied = true, p.AppliedBackend() != ""
-		fl.Decision = appliedDecision(p)
+	if s.planErr == nil {
+		fl.Planned, fl.Applied = true, s.plan.AppliedBackend() != ""
+		fl.Decision = appliedDecision(s.plan)
 	}
-	f := facts.Probe(root, facts.Options{HostServices: true, Distribution: kind})
+	f := facts.Probe(s.Root, facts.Options{HostServices: true, Distribution: kind})
 	fl.Conflicts = hostconflict.Find(f, fl.Decision.Backend)
 	fl.Cost = f.Cost
 	return fl
@@ -164,28 +162,10 @@ func plain(v string) bool {
 	return strings.Trim(v, "abcdefghijklmnopqrstuvwxyz0123456789-.") == ""
 }
 
-// WriteFleetMetrics writes the textfile of what fleet returns into dir,
-// as WriteMetrics does; fleet (a probe of the host) is not asked when
+// WriteFleetMetrics writes the textfile of what fleet returns into dir
+// (see writeTextfile); fleet (a probe of the host) is not asked when
 // node_exporter is not set up.
 func WriteFleetMetrics(root hostfs.Root, dir string, fleet func() Fleet) error {
-	return writeTextfile(root, dir, FleetMetricsFile, func() []byte { return FleetMetrics(fleet()) })
-}
-
-// writeTextfile writes one of watch's textfiles atomically into dir (a
-// host path under root). A missing directory means node_exporter is not
-// set up to read it: nothing is written, and no error. A file that cannot
-// be written is removed, so the fleet never reads an older run's values as
-// this one's.
-func writeTextfile(root hostfs.Root, dir, name string, data func() []byte) error {
-	if dir == "" {
-		return nil
-	}
-	if fi, err := root.Stat(dir); err != nil || !fi.IsDir() {
-		return nil
-	}
-	file := path.Join(dir, name)
-	if _, err := root.WriteFileAtomic(file, data(), 0o644); err != nil {
-		return errors.Join(fmt.Errorf("write %s: %w", root.Path(file), err), root.RemoveFile(file))
-	}
-	return nil
+	_, err := writeTextfile(root, dir, FleetMetricsFile, func() []byte { return FleetMetrics(fleet()) })
+	return err
 }

@@ -1,4 +1,4 @@
-package nodecheck
+package proof
 
 import (
 	"os"
@@ -26,7 +26,7 @@ func fixture(t *testing.T, planned *decide.Decision, res *verify.Result) hostfs.
 		}
 	}
 	if res != nil {
-		if err := verify.WriteStatus(root, res); err != nil {
+		if err := WriteStatus(root, res); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -61,7 +61,7 @@ func TestCheckMapsStatusToNPDProtocol(t *testing.T) {
 		{"ipvs mode, judged", &decide.Decision{Backend: nft, ProxyMode: "ipvs"}, &verify.Result{Expect: nft, Findings: []verify.Finding{{Kind: verify.KindIPVSMissingSets, Backend: nft, Message: "IPv4: kube-proxy's ipvs mode lacks 1 ipset(s): KUBE-CLUSTER-IP"}}}, Problem, "KUBE-CLUSTER-IP"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			v := Check(fixture(t, tc.planned, tc.res), Options{MaxAge: DefaultMaxAge})
+			v := Check(fixture(t, tc.planned, tc.res), CheckOptions{MaxAge: DefaultMaxAge})
 			if v.Status != tc.want || !strings.Contains(v.Message, tc.says) {
 				t.Errorf("Check = %s %q; want %s containing %q", v.Status, v.Message, tc.want, tc.says)
 			}
@@ -80,7 +80,7 @@ func TestCheckAgeLimitFollowsTheWatchHeartbeat(t *testing.T) {
 	nft := backend.IptablesNFT
 	root := fixture(t, chose(nft), &verify.Result{OK: true, Expect: nft})
 	now := time.Date(2026, 11, 30, 19, 0, 0, 0, time.UTC)
-	opts := Options{MaxAge: 2 * time.Minute, Now: now}
+	opts := CheckOptions{MaxAge: 2 * time.Minute, Now: now}
 	// status.json a day old: never judged by its own mtime.
 	day := now.Add(-24 * time.Hour)
 	if err := os.Chtimes(root.Path(hostfs.StatusFile), day, day); err != nil {
@@ -91,14 +91,14 @@ func TestCheckAgeLimitFollowsTheWatchHeartbeat(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		age  time.Duration
-		opts Options
+		opts CheckOptions
 		want Status
 		says string
 	}{
 		{30 * time.Second, opts, OK, "complete in iptables-nft"},
 		{2 * time.Minute, opts, OK, "complete"},
 		{5*time.Minute + 400*time.Millisecond, opts, Unknown, "stale status: watch's last heartbeat is 5m0s old (over --max-age 2m0s); is rke2-proxy-backend-watch running?"},
-		{time.Hour, Options{Now: now}, OK, "complete"},
+		{time.Hour, CheckOptions{Now: now}, OK, "complete"},
 	} {
 		if err := root.Touch(hostfs.WatchHeartbeat, now.Add(-tc.age)); err != nil {
 			t.Fatal(err)
@@ -124,7 +124,7 @@ func TestCheckCannotTellFromACorruptStatus(t *testing.T) {
 			if err := os.WriteFile(root.Path(hostfs.StatusFile), []byte(content), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			if v := Check(root, Options{}); v.Status != Unknown || !strings.HasPrefix(v.Message, "cannot tell") {
+			if v := Check(root, CheckOptions{}); v.Status != Unknown || !strings.HasPrefix(v.Message, "cannot tell") {
 				t.Errorf("Check = %s %q; want unknown, cannot tell", v.Status, v.Message)
 			}
 		})
@@ -136,7 +136,7 @@ func TestCheckCannotTellFromACorruptStatus(t *testing.T) {
 	if err := mkfifo(fifo); err != nil {
 		testhost.Unmet(t, "mkfifo: %v", err)
 	}
-	if v := Check(root, Options{}); v.Status != Unknown {
+	if v := Check(root, CheckOptions{}); v.Status != Unknown {
 		t.Errorf("Check on a FIFO = %s %q; want unknown", v.Status, v.Message)
 	}
 }
@@ -159,7 +159,7 @@ func TestOneLineKeepsTheFirstLineWithinMaxMessageOnARuneBoundary(t *testing.T) {
 }
 
 func FuzzCheckStatus(f *testing.F) {
-	b, _ := verify.JSON(&verify.Result{Expect: backend.NFTables, Findings: []verify.Finding{{Kind: verify.KindStranded, Message: "x\ny"}}})
+	b, _ := JSON(&verify.Result{Expect: backend.NFTables, Findings: []verify.Finding{{Kind: verify.KindStranded, Message: "x\ny"}}})
 	f.Add(b)
 	f.Add([]byte(`{"ok":true,"expect":"nftables"}`))
 	f.Add([]byte(`null`))
@@ -171,7 +171,7 @@ func FuzzCheckStatus(f *testing.F) {
 		if err := os.WriteFile(root.Path(hostfs.StatusFile), data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		v := Check(root, Options{MaxAge: DefaultMaxAge})
+		v := Check(root, CheckOptions{MaxAge: DefaultMaxAge})
 		if v.Status < OK || v.Status > Unknown {
 			t.Fatalf("status %d is outside NPD's protocol", v.Status)
 		}

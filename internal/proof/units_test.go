@@ -1,4 +1,4 @@
-package nodecheck
+package proof
 
 import (
 	"strings"
@@ -37,7 +37,7 @@ func TestCheckNamesTheUnitsOfTheNodesDistribution(t *testing.T) {
 			if tc.plan != "" {
 				h.File(hostfs.PlanFile, tc.plan)
 			}
-			v := Check(h.Root(), Options{})
+			v := Check(h.Root(), CheckOptions{})
 			if v.Status != Unknown || !strings.Contains(v.Message, tc.says) || strings.Contains(v.Message, tc.never) {
 				t.Errorf("Check = %s %q; want unknown, saying %q, never %q", v.Status, v.Message, tc.says, tc.never)
 			}

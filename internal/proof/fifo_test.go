@@ -1,4 +1,4 @@
-package nodecheck
+package proof
 
 import "syscall"
 

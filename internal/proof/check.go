@@ -1,10 +1,4 @@
-// Package nodecheck turns verify's last result (hostfs.StatusFile) into one
-// short verdict for node-problem-detector's custom-plugin protocol: a status
-// of OK, NonOK or Unknown and a one-line message that becomes the node
-// condition's message. It never reads netfilter itself: NPD runs the check
-// every invoke_interval, and re-reading kube-proxy's rules that often is
-// exactly the cost verify's status file exists to avoid.
-package nodecheck
+package proof
 
 import (
 	"encoding/json"
@@ -15,11 +9,19 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/plan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
+
+// The verdict on a run, for node-problem-detector's custom-plugin protocol
+// (Check, `rke2-proxy-backend check`) and the Node condition alike: a
+// status of OK, NonOK or Unknown and a one-line message that becomes the
+// condition's message. Check never reads netfilter itself: NPD runs it
+// every invoke_interval, and re-reading kube-proxy's rules that often is
+// exactly the cost verify's status file exists to avoid.
 
 // Status is NPD's plugin exit status (pkg/custompluginmonitor/types/types.go:
 // OK 0, NonOK 1, Unknown 2); the check's exit code is this number.
@@ -46,11 +48,6 @@ func (s Status) String() string {
 // raises that to this value so the message arrives whole.
 const MaxMessage = 160
 
-// MaxStatusSize bounds the read of status.json: verify.MaxStatusSize, the
-// most verify writes. The cap keeps a corrupt or hostile file from costing
-// NPD's pod memory every 30 seconds.
-const MaxStatusSize = verify.MaxStatusSize
-
 // MaxClockSkew is how far in the future the heartbeat may be dated before
 // check stops trusting it: watch dates each beat with the clock, so a beat
 // from the future means the clock stepped back since, and the beat's age
@@ -67,8 +64,8 @@ type Verdict struct {
 // so one late beat (a loaded node) is not called stale.
 const DefaultMaxAge = 4 * hostfs.WatchHeartbeatEvery
 
-// Options tune one check.
-type Options struct {
+// CheckOptions tune one check.
+type CheckOptions struct {
 	// MaxAge is how old the watch heartbeat may be before the status is
 	// stale (0: no age limit).
 	MaxAge time.Duration
@@ -76,7 +73,9 @@ type Options struct {
 	Now time.Time
 }
 
-// Check reads the plan and verify's status under root and judges them.
+// Check reads the plan and verify's status under root and judges them:
+// node-problem-detector's plugin, the one reader of status.json (a run
+// judges its own result in memory, Of).
 //
 // A status that verified another backend than the plan now names is
 // stale: RKE2 restarted onto a new choice and verify has not finished.
@@ -87,29 +86,17 @@ type Options struct {
 // while a heartbeat older than MaxAge is. With no heartbeat at all no
 // watch ran this boot (a node that only runs the verify unit at each RKE2
 // start), and status.json is as fresh as it gets there.
-func Check(root hostfs.Root, opts Options) Verdict {
+func Check(root hostfs.Root, opts CheckOptions) Verdict {
 	if opts.Now.IsZero() {
 		opts.Now = time.Now()
 	}
-	v := check(root, opts)
-	v.Message = oneLine(v.Message)
-	return v
+	return tidy(checkStored(root, opts))
 }
 
-func check(root hostfs.Root, opts Options) Verdict {
-	// Only the backend RKE2 was given is judged (plan.Applied): a plan apply
-	// could not carry out says nothing about what kube-proxy runs.
+func checkStored(root hostfs.Root, opts CheckOptions) Verdict {
 	p, planErr := plan.Read(root)
-	applied := p.AppliedBackend()
-	switch {
-	case planErr == nil && applied == "" && p.Decision.Disabled:
-		return Verdict{OK, "rke2-proxy-backend is turned off (backend: off); nothing to check"}
-	case errors.Is(planErr, fs.ErrNotExist):
-		return Verdict{Unknown, "no plan: apply has not run since boot (is " + unitsOf(root) + " started?)"}
-	case planErr != nil:
-		return Verdict{Unknown, "cannot tell: " + planErr.Error()}
-	case applied == "":
-		return Verdict{Unknown, "not applied: apply gave " + distro.Find(root, "").Kind.Name() + " no backend this boot: " + p.Applied.Nothing}
+	if v, judged := planVerdict(root, p, planErr); judged {
+		return v
 	}
 	if v, stale := staleWatch(root, opts); stale {
 		return v
@@ -138,21 +125,52 @@ func check(root hostfs.Root, opts Options) Verdict {
 	switch {
 	case head.Schema == nil:
 		return Verdict{Unknown, fmt.Sprintf("cannot tell: %s has no schema (an older rke2-proxy-backend wrote it); run rke2-proxy-backend verify", root.Path(hostfs.StatusFile))}
-	case *head.Schema != verify.StatusSchema:
+	case *head.Schema != StatusSchema:
 		return Verdict{Unknown, fmt.Sprintf("cannot tell: %s has schema %d, this check reads schema %d (a half-done package upgrade?); run rke2-proxy-backend verify",
-			root.Path(hostfs.StatusFile), *head.Schema, verify.StatusSchema)}
+			root.Path(hostfs.StatusFile), *head.Schema, StatusSchema)}
 	}
 	var r verify.Result
 	if err := json.Unmarshal(data, &r); err != nil {
 		return Verdict{Unknown, fmt.Sprintf("cannot tell: %s is not verify's JSON (%v); run rke2-proxy-backend verify", root.Path(hostfs.StatusFile), err)}
 	}
-	if r.Verdict == verify.VerdictInvalid {
-		return Verdict{Unknown, "cannot tell: the last verify run left no result: " + r.Invalid}
+	if r.Verdict == VerdictInvalid {
+		return noResult(r.Invalid)
 	}
+	return resultVerdict(p.AppliedBackend(), &r)
+}
+
+// planVerdict judges the plan alone: judged is false when it applied a
+// backend, whose run's result is then to be judged. Only the backend RKE2
+// was given is judged (plan.Applied): a plan apply could not carry out
+// says nothing about what kube-proxy runs.
+func planVerdict(root hostfs.Root, p plan.Plan, planErr error) (v Verdict, judged bool) {
+	applied := p.AppliedBackend()
+	switch {
+	case planErr == nil && applied == "" && p.Decision.Disabled:
+		return Verdict{OK, "rke2-proxy-backend is turned off (backend: off); nothing to check"}, true
+	case errors.Is(planErr, fs.ErrNotExist):
+		return Verdict{Unknown, "no plan: apply has not run since boot (is " + unitsOf(root) + " started?)"}, true
+	case planErr != nil:
+		return Verdict{Unknown, "cannot tell: " + planErr.Error()}, true
+	case applied == "":
+		return Verdict{Unknown, "not applied: apply gave " + distro.Find(root, "").Kind.Name() + " no backend this boot: " + p.Applied.Nothing}, true
+	}
+	return Verdict{}, false
+}
+
+// noResult is the verdict on a run that left no result, and why.
+func noResult(why string) Verdict {
+	return Verdict{Unknown, "cannot tell: the last verify run left no result: " + why}
+}
+
+// resultVerdict judges a run's result against the backend the plan
+// applied: a result for another backend is stale (RKE2 restarted onto a
+// new choice and verify has not finished).
+func resultVerdict(applied backend.Backend, r *verify.Result) Verdict {
 	if r.Expect != applied {
 		return Verdict{Unknown, fmt.Sprintf("stale status: verified %s but the plan applied %s", r.Expect, applied)}
 	}
-	return judge(&r)
+	return judge(r)
 }
 
 // unitsOf names the units whose start runs apply, as check's words say
@@ -187,7 +205,7 @@ func readOnly(root hostfs.Root) (Verdict, bool) {
 	return Verdict{Unknown, fmt.Sprintf("cannot tell: %s is on a read-only filesystem: no verify run can store its result (status.json may be an older one)", root.Path(hostfs.RunDir))}, true
 }
 
-// unfinishedRun judges verify's run mark (verify.BeginRun): a mark no
+// unfinishedRun judges verify's run mark (BeginRun): a mark no
 // live process holds is a run that ended without storing its result
 // (killed, or it could write nothing), so status.json is an earlier
 // run's and says nothing of this node now. A mark still held is a run
@@ -206,7 +224,7 @@ func unfinishedRun(root hostfs.Root) (Verdict, bool) {
 
 // staleWatch judges the watch heartbeat's age. A heartbeat that cannot be
 // stat'ed for another reason than absence cannot vouch for the status.
-func staleWatch(root hostfs.Root, opts Options) (Verdict, bool) {
+func staleWatch(root hostfs.Root, opts CheckOptions) (Verdict, bool) {
 	if opts.MaxAge <= 0 {
 		return Verdict{}, false
 	}
@@ -285,8 +303,14 @@ func judge(r *verify.Result) Verdict {
 	return Verdict{OK, fmt.Sprintf("kube-proxy's rules complete in %s, none stranded", r.Expect)}
 }
 
-// oneLine keeps the first line and at most MaxMessage bytes, cut on a rune
-// boundary: NPD takes the whole trimmed stdout as the condition message.
+// tidy keeps v's message to its first line and at most MaxMessage bytes,
+// cut on a rune boundary: NPD takes the whole trimmed stdout as the
+// condition message, and the Node condition says the same.
+func tidy(v Verdict) Verdict {
+	v.Message = oneLine(v.Message)
+	return v
+}
+
 func oneLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
 	s = strings.TrimSpace(s)

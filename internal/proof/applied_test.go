@@ -1,4 +1,4 @@
-package nodecheck
+package proof
 
 import (
 	"strings"
@@ -36,7 +36,7 @@ func TestCheckBelievesOnlyWhatWasApplied(t *testing.T) {
 			if _, err := root.WriteFileAtomic(hostfs.PlanFile, []byte(doc), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			v := Check(root, Options{})
+			v := Check(root, CheckOptions{})
 			if v.Status != Unknown || !strings.HasPrefix(v.Message, "not applied: apply gave RKE2 no backend this boot: ") {
 				t.Errorf("Check = %s %q; want unknown, not applied", v.Status, v.Message)
 			}
@@ -49,7 +49,7 @@ func TestCheckBelievesOnlyWhatWasApplied(t *testing.T) {
 	if _, err := plan.Write(root, earlier); err != nil {
 		t.Fatal(err)
 	}
-	if v := Check(root, Options{}); v.Status != Unknown || !strings.Contains(v.Message, "verified iptables-nft but the plan applied iptables-legacy") {
+	if v := Check(root, CheckOptions{}); v.Status != Unknown || !strings.Contains(v.Message, "verified iptables-nft but the plan applied iptables-legacy") {
 		t.Errorf("Check = %s %q; want the nft status stale against the legacy drop-in", v.Status, v.Message)
 	}
 }

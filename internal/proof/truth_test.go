@@ -1,4 +1,4 @@
-package nodecheck
+package proof
 
 import (
 	"fmt"
@@ -38,7 +38,7 @@ func TestCheckRefusesAHeartbeatFromTheFuture(t *testing.T) {
 		if err := root.Touch(hostfs.WatchHeartbeat, now.Add(tc.ahead)); err != nil {
 			t.Fatal(err)
 		}
-		if v := Check(root, Options{MaxAge: DefaultMaxAge, Now: now}); v.Status != tc.want || !strings.Contains(v.Message, tc.says) {
+		if v := Check(root, CheckOptions{MaxAge: DefaultMaxAge, Now: now}); v.Status != tc.want || !strings.Contains(v.Message, tc.says) {
 			t.Errorf("heartbeat %s ahead: %s %q; want %s containing %q", tc.ahead, v.Status, v.Message, tc.want, tc.says)
 		}
 	}
@@ -56,7 +56,7 @@ func TestCheckRefusesAHeartbeatThatIsNotAFile(t *testing.T) {
 	if err := os.Symlink("/busy.log", beat); err != nil {
 		t.Fatal(err)
 	}
-	v := Check(root, Options{MaxAge: DefaultMaxAge})
+	v := Check(root, CheckOptions{MaxAge: DefaultMaxAge})
 	if v.Status != Unknown || !strings.Contains(v.Message, "is not a regular file") {
 		t.Errorf("heartbeat is a link to a fresh file: %s %q; want unknown", v.Status, v.Message)
 	}
@@ -64,7 +64,7 @@ func TestCheckRefusesAHeartbeatThatIsNotAFile(t *testing.T) {
 	if err := syscall.Mkfifo(beat, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if v := Check(root, Options{MaxAge: DefaultMaxAge}); v.Status != Unknown {
+	if v := Check(root, CheckOptions{MaxAge: DefaultMaxAge}); v.Status != Unknown {
 		t.Errorf("heartbeat is a FIFO: %s %q; want unknown", v.Status, v.Message)
 	}
 }
@@ -81,7 +81,7 @@ func TestCheckRefusesAnUnknownSchema(t *testing.T) {
 		if err := os.WriteFile(root.Path(hostfs.StatusFile), []byte(content), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if v := Check(root, Options{}); v.Status != Unknown || !strings.Contains(v.Message, says) {
+		if v := Check(root, CheckOptions{}); v.Status != Unknown || !strings.Contains(v.Message, says) {
 			t.Errorf("%s: %s %q; want unknown containing %q", content, v.Status, v.Message, says)
 		}
 	}
@@ -92,23 +92,23 @@ func TestCheckRefusesAnUnknownSchema(t *testing.T) {
 // OK (issue 19 item 7).
 func TestAFailedStatusWriteInvalidatesTheLastOne(t *testing.T) {
 	root := fixture(t, chose(backend.IptablesNFT), okResult())
-	if v := Check(root, Options{}); v.Status != OK {
+	if v := Check(root, CheckOptions{}); v.Status != OK {
 		t.Fatalf("before: %s %q", v.Status, v.Message)
 	}
 	broken := &verify.Result{Verdict: verify.VerdictFailed, Expect: backend.IptablesNFT,
 		Findings:  []verify.Finding{{Kind: verify.KindMissingTable, Backend: backend.IptablesNFT, Message: "every rule flushed"}},
 		KubeProxy: &kubeproxy.Figures{ServiceChanges: math.NaN()}}
-	err := verify.WriteStatus(root, broken)
+	err := WriteStatus(root, broken)
 	if err == nil {
 		t.Fatal("a result JSON cannot hold was stored")
 	}
-	v := Check(root, Options{})
+	v := Check(root, CheckOptions{})
 	if v.Status != Unknown || !strings.Contains(v.Message, "cannot tell: the last verify run left no result") {
 		t.Errorf("after a run that could not store its result: %s %q; want unknown", v.Status, v.Message)
 	}
 }
 
-// A verify run marks itself before it judges (verify.BeginRun) and clears
+// A verify run marks itself before it judges (BeginRun) and clears
 // the mark once its result is stored. check trusts status.json while no
 // mark is left, or while a live run holds one (status.json is then the
 // last finished run's); a mark no process holds is a run that ended
@@ -118,28 +118,28 @@ func TestCheckRefusesAStatusALaterRunCouldNotReplace(t *testing.T) {
 	root := fixture(t, chose(backend.IptablesNFT), okResult())
 	say := func(when string, want Status, says string) {
 		t.Helper()
-		if v := Check(root, Options{}); v.Status != want || !strings.Contains(v.Message, says) {
+		if v := Check(root, CheckOptions{}); v.Status != want || !strings.Contains(v.Message, says) {
 			t.Errorf("%s: %s %q; want %s containing %q", when, v.Status, v.Message, want, says)
 		}
 	}
 	say("no run since the last result", OK, "complete")
-	run, err := verify.BeginRun(root)
+	run, err := BeginRun(root)
 	if err != nil {
 		t.Fatal(err)
 	}
 	say("a run under way", OK, "complete")
 	// The run could neither store nor invalidate: its mark stays, unheld
 	// once the process is gone (here: closed).
-	if err := run.End(fmt.Errorf("write status: %w", verify.ErrStatusStands)); err != nil {
+	if err := run.End(fmt.Errorf("write status: %w", ErrStatusStands)); err != nil {
 		t.Fatal(err)
 	}
 	say("a run that ended without storing its result", Unknown, "cannot tell: a verify run started at ")
 	// The next run that stores its result clears it.
-	next, err := verify.BeginRun(root)
+	next, err := BeginRun(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := verify.WriteStatus(root, okResult()); err != nil {
+	if err := WriteStatus(root, okResult()); err != nil {
 		t.Fatal(err)
 	}
 	if err := next.End(nil); err != nil {

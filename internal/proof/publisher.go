@@ -1,18 +1,24 @@
-package clusterpublish
+package proof
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/url"
 	"sync"
 	"time"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/clusterpublish"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kubeapi"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/vocab"
 )
+
+// The Node condition's publisher: when a State goes to the node's own Node
+// object (at once when it changed, at most every MinInterval when it did
+// not, with backoff while the API server cannot be written), from its own
+// goroutine; internal/clusterpublish finds the Node and sends the bodies
+// node.go builds. It never runs on the boot path, and treats an API
+// server it cannot reach as a note for the journal, not a failure.
 
 // Defaults of a publisher's schedule.
 const (
@@ -27,8 +33,8 @@ const (
 	firstBackoff      = 2 * time.Second
 )
 
-// Options tune a publisher; zero fields take the defaults.
-type Options struct {
+// PublishOptions tune a publisher; zero fields take the defaults.
+type PublishOptions struct {
 	MinInterval, MaxBackoff time.Duration
 	API                     kubeapi.Options
 	// Distribution is the node's (RKE2 or k3s; "" counts as RKE2): whose
@@ -50,7 +56,7 @@ type Options struct {
 // alarm), never more than vocab.NodeStaleAfterMax, which readers cap it
 // at and which a publisher writing once (no watch) says: its condition
 // stands a day, as its node-feature-discovery labels do.
-func (o Options) StaleAfter() time.Duration {
+func (o PublishOptions) StaleAfter() time.Duration {
 	if o.Refresh <= 0 {
 		return vocab.NodeStaleAfterMax
 	}
@@ -61,7 +67,7 @@ func (o Options) StaleAfter() time.Duration {
 // goroutine (Run), so a slow or absent API server never holds up watch.
 type Publisher struct {
 	root hostfs.Root
-	opts Options
+	opts PublishOptions
 
 	mu        sync.Mutex
 	pending   *State
@@ -69,8 +75,7 @@ type Publisher struct {
 	wake      chan struct{}
 
 	// Run's own state.
-	target     *Target
-	client     *kubeapi.Client
+	client     *clusterpublish.Client
 	written    *State
 	writtenAt  time.Time
 	lastProof  time.Time
@@ -79,10 +84,10 @@ type Publisher struct {
 	backoff    time.Duration
 }
 
-// New makes a publisher for the node whose host is root. The kubelet's
+// NewPublisher makes a publisher for the node whose host is root. The kubelet's
 // credentials are read when the first write is due, and again after a
 // failure, so a node whose RKE2 has not written them yet catches up.
-func New(root hostfs.Root, o Options) *Publisher {
+func NewPublisher(root hostfs.Root, o PublishOptions) *Publisher {
 	if o.MinInterval <= 0 {
 		o.MinInterval = DefaultMinInterval
 	}
@@ -179,7 +184,7 @@ func (p *Publisher) fail(err error) {
 		p.opts.Log(fmt.Sprintf("cannot publish the Node condition %s (retrying with backoff up to %s; kube-proxy's checks go on): %v", ConditionType, p.opts.MaxBackoff, err))
 	}
 	p.failing = true
-	p.client, p.target = nil, nil // read the credentials again: RKE2 may have renewed them
+	p.client = nil // read the credentials again: RKE2 may have renewed them
 	p.backoff = min(max(2*p.backoff, firstBackoff), p.opts.MaxBackoff)
 }
 
@@ -191,33 +196,26 @@ func (p *Publisher) succeed(s *State) {
 	p.heartbeat = s.At
 	p.mu.Unlock()
 	if p.failing {
-		p.opts.Log(fmt.Sprintf("published the Node condition %s on node %s again", ConditionType, p.target.Node))
+		p.opts.Log(fmt.Sprintf("published the Node condition %s on node %s again", ConditionType, p.client.Node))
 	}
 	p.failing, p.backoff = false, 0
 	p.written, p.writtenAt = s, time.Now()
 }
 
-// write puts s on the Node: the condition by a strategic-merge patch of
-// nodes/NAME/status (conditions merge by type, so the kubelet's stay),
-// the annotations by a merge patch of nodes/NAME.
+// write puts s on the Node: the condition, then the annotations.
 func (p *Publisher) write(ctx context.Context, s State) error {
 	if p.client == nil {
-		t, err := Locate(p.root, p.opts.Distribution)
+		n, err := clusterpublish.Open(p.root, p.opts.Distribution, p.opts.API)
 		if err != nil {
 			return err
 		}
-		for _, n := range t.Notes {
-			p.opts.Log(n)
+		for _, note := range n.Notes {
+			p.opts.Log(note)
 		}
-		c, err := kubeapi.New(t.Creds, p.opts.API)
-		if err != nil {
-			return err
-		}
-		p.target, p.client = &t, c
+		p.client = n
 	}
-	node := "/api/v1/nodes/" + url.PathEscape(p.target.Node)
 	status, _ := conditionOf(s.Verdict)
-	if err := p.transitionTime(ctx, node, status); err != nil {
+	if err := p.transitionTime(ctx, status); err != nil {
 		return err
 	}
 	if s.Proven {
@@ -225,16 +223,16 @@ func (p *Publisher) write(ctx context.Context, s State) error {
 	}
 	body, err := conditionPatch(s, p.transition)
 	if err == nil {
-		_, err = p.client.Patch(ctx, node+"/status", kubeapi.StrategicMerge, body)
+		err = p.client.PatchStatus(ctx, body)
 	}
 	if err != nil {
-		return fmt.Errorf("node %s: the condition: %w", p.target.Node, err)
+		return fmt.Errorf("node %s: the condition: %w", p.client.Node, err)
 	}
 	if body, err = annotationPatch(s, p.lastProof, p.opts.StaleAfter()); err == nil {
-		_, err = p.client.Patch(ctx, node, kubeapi.MergePatch, body)
+		err = p.client.PatchMetadata(ctx, body)
 	}
 	if err != nil {
-		return fmt.Errorf("node %s: the annotations: %w", p.target.Node, err)
+		return fmt.Errorf("node %s: the annotations: %w", p.client.Node, err)
 	}
 	return nil
 }
@@ -242,14 +240,18 @@ func (p *Publisher) write(ctx context.Context, s State) error {
 // transitionTime keeps lastTransitionTime at the last change of status:
 // on the first write it is read from the Node (a restarted watch must not
 // reset it), later it moves when status does.
-func (p *Publisher) transitionTime(ctx context.Context, node, status string) error {
+func (p *Publisher) transitionTime(ctx context.Context, status string) error {
 	prev := ""
 	if p.written != nil {
 		prev, _ = conditionOf(p.written.Verdict)
 	} else {
-		cond, err := p.current(ctx, node)
+		raw, err := p.client.Get(ctx)
 		if err != nil {
-			return err
+			return fmt.Errorf("node %s: %w", p.client.Node, err)
+		}
+		cond, err := conditionIn(raw)
+		if err != nil {
+			return fmt.Errorf("node %s: the API server's answer is no Node: %w", p.client.Node, err)
 		}
 		prev = cond.Status
 		if t, err := time.Parse(time.RFC3339, cond.LastTransitionTime); err == nil {
@@ -262,72 +264,9 @@ func (p *Publisher) transitionTime(ctx context.Context, node, status string) err
 	return nil
 }
 
-type condition struct {
-	Type               string `json:"type"`
-	Status             string `json:"status"`
-	Reason             string `json:"reason,omitempty"`
-	Message            string `json:"message,omitempty"`
-	LastHeartbeatTime  string `json:"lastHeartbeatTime,omitempty"`
-	LastTransitionTime string `json:"lastTransitionTime,omitempty"`
-}
-
-// current is the Node's condition of ConditionType (zero when none).
-func (p *Publisher) current(ctx context.Context, node string) (condition, error) {
-	raw, err := p.client.Get(ctx, node)
-	if err != nil {
-		return condition{}, fmt.Errorf("node %s: %w", p.target.Node, err)
-	}
-	var n struct {
-		Status struct {
-			Conditions []condition `json:"conditions"`
-		} `json:"status"`
-	}
-	if err := json.Unmarshal(raw, &n); err != nil {
-		return condition{}, fmt.Errorf("node %s: the API server's answer is no Node: %w", p.target.Node, err)
-	}
-	for _, c := range n.Status.Conditions {
-		if c.Type == ConditionType {
-			return c, nil
-		}
-	}
-	return condition{}, nil
-}
-
-func conditionPatch(s State, transition time.Time) ([]byte, error) {
-	status, reason := conditionOf(s.Verdict)
-	c := condition{Type: ConditionType, Status: status, Reason: reason, Message: s.Verdict.Message,
-		LastHeartbeatTime: stamp(s.At), LastTransitionTime: stamp(transition)}
-	return json.Marshal(map[string]any{"status": map[string]any{"conditions": []condition{c}}})
-}
-
-func annotationPatch(s State, lastProof time.Time, staleAfter time.Duration) ([]byte, error) {
-	backend := s.Backend
-	if !s.Proven {
-		backend = "none"
-	}
-	a := map[string]string{
-		AnnotationVerifiedBackend: backend,
-		AnnotationMode:            s.Mode,
-		AnnotationVersion:         s.Version,
-		AnnotationDecisionSource:  s.Source,
-		AnnotationStaleAfter:      staleAfter.String(),
-	}
-	// No proof since this publisher started (WriteOnce, a restarted
-	// watch): the key is left out of the merge patch, so the Node keeps
-	// the last proof an earlier run wrote instead of losing it to one
-	// failed run.
-	if !lastProof.IsZero() {
-		a[AnnotationVerifiedAt] = stamp(lastProof)
-	}
-	return json.Marshal(map[string]any{"metadata": map[string]any{"annotations": a}})
-}
-
-// stamp is a time as the API server writes metav1.Time: RFC 3339, UTC, seconds.
-func stamp(t time.Time) string { return t.UTC().Truncate(time.Second).Format(time.RFC3339) }
-
 // WriteOnce writes s now, once, without the publisher's schedule: verify's
 // one run on a node where no watch runs, of distribution kind. ctx bounds it.
 func WriteOnce(ctx context.Context, root hostfs.Root, kind distro.Kind, s State, log func(string)) error {
-	p := New(root, Options{Log: log, API: kubeapi.Options{Attempts: 2}, Distribution: kind})
+	p := NewPublisher(root, PublishOptions{Log: log, API: kubeapi.Options{Attempts: 2}, Distribution: kind})
 	return p.write(ctx, s)
 }

@@ -1,180 +1,34 @@
-package verify
+package proof
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
+	"maps"
 	"path"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cni"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/version"
 )
 
-// MetricsFile is the textfile node_exporter picks up from its directory.
-const MetricsFile = "rke2_proxy_backend.prom"
-
-// StatusSchema versions status.json (and verify -o json): raise it when a
-// key is removed, renamed or changes type. Readers refuse a schema they do
-// not know rather than misread it.
-const StatusSchema = 1
-
-// MaxStatusSize bounds status.json: check reads no more, so verify never
-// writes more (a larger result is written as an invalid record instead).
-// A real one is a few KiB (one entry per backend and per finding, bounded
-// figures).
-const MaxStatusSize = 1 << 20
-
-// VerdictInvalid is the verdict of the record a verify run leaves when it
-// could not write its result: whatever status.json said before is no
-// longer true of this node, and check must say it cannot tell.
-const VerdictInvalid = "invalid"
-
-// JSON is the result as printed with -o json and stored in hostfs.StatusFile.
-func JSON(r *Result) ([]byte, error) {
-	r.Schema = StatusSchema
-	b, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return nil, fmt.Errorf("encode verify result: %w", err)
-	}
-	return append(b, '\n'), nil
-}
-
-// WriteStatus stores r atomically at hostfs.StatusFile under root. A run
-// that cannot store its result never leaves the previous one in place:
-// it writes an invalid record (Invalidate) instead and returns the error.
-func WriteStatus(root hostfs.Root, r *Result) error {
-	b, err := JSON(r)
-	if err == nil && len(b) > MaxStatusSize {
-		err = fmt.Errorf("verify result is %d bytes, over the %d check reads", len(b), MaxStatusSize)
-	}
-	if err == nil {
-		if _, err = root.WriteFileAtomic(hostfs.StatusFile, b, 0o644); err == nil {
-			return nil
-		}
-		err = fmt.Errorf("write status %s: %w", root.Path(hostfs.StatusFile), err)
-	}
-	if ierr := Invalidate(root, err.Error()); ierr != nil {
-		return errors.Join(err, ierr)
-	}
-	return fmt.Errorf("%w (status.json now says the result is invalid)", err)
-}
-
-// invalidRecord is status.json after a run that could not write its result.
-type invalidRecord struct {
-	Schema  int    `json:"schema"`
-	OK      bool   `json:"ok"`
-	Verdict string `json:"verdict"`
-	Invalid string `json:"invalid"`
-}
-
-// ErrStatusStands is in the error of a run that could neither store its
-// result nor invalidate the previous one: status.json still shows an
-// older run's. The run's mark (BeginRun) is then left for check to find.
-var ErrStatusStands = errors.New("status.json still shows an earlier run's result")
-
-// Invalidate replaces status.json with a record saying why the last run's
-// result is missing. When even that cannot be written (a full disk), the
-// old status is removed: no status is "cannot tell" too, never the old OK.
-// When neither works, the error wraps ErrStatusStands.
-func Invalidate(root hostfs.Root, why string) error {
-	b, _ := json.Marshal(invalidRecord{Schema: StatusSchema, Verdict: VerdictInvalid, Invalid: clip(why, 512)})
-	_, werr := root.WriteFileAtomic(hostfs.StatusFile, append(b, '\n'), 0o644)
-	if werr == nil {
-		return nil
-	}
-	p, err := root.ResolveEntry(hostfs.StatusFile)
-	if err == nil {
-		err = os.Remove(p)
-	}
-	if err != nil && !isNotExist(err) {
-		return fmt.Errorf("cannot invalidate %s: writing failed (%v) and removing failed (%w): %w", root.Path(hostfs.StatusFile), werr, err, ErrStatusStands)
-	}
-	return nil
-}
-
-// StoreRun is one verify run's mark on hostfs.VerifyPending, from before it
-// judges until its result (or its invalid record) is stored: a run killed
-// on the way, or one that could change nothing, leaves the mark without
-// its lock, and check says it cannot tell instead of trusting status.json.
-type StoreRun struct {
-	p     *hostfs.Pending
-	root  hostfs.Root
-	files []string // the files the run writes, whose stale temps go
-}
-
-// BeginRun marks a run in progress that writes status.json and files
-// (the metrics, the node-feature file). A mark that cannot be made (the
-// directory is read-only or out of inodes) is returned as an error for
-// the caller to warn about; the run goes on and stores its result as
-// usual, and the StoreRun is still valid (it marks nothing).
-func BeginRun(root hostfs.Root, files ...string) (*StoreRun, error) {
-	p, err := root.BeginPending(hostfs.VerifyPending)
-	return &StoreRun{p: p, root: root, files: append([]string{hostfs.StatusFile}, files...)}, err
-}
-
-// End closes the run given what storing its result returned: the mark goes
-// unless the store left an earlier result standing (ErrStatusStands). The
-// last run to end removes the temp files killed runs left beside the files
-// verify writes (no other run is under way then to own one).
-func (r *StoreRun) End(storeErr error) error {
-	if r == nil || r.p == nil {
-		return nil
-	}
-	p := r.p
-	r.p = nil
-	if errors.Is(storeErr, ErrStatusStands) {
-		p.Close()
-		return nil
-	}
-	return p.Done(func() error {
-		var errs []error
-		for _, f := range r.files {
-			_, err := r.root.RemoveStaleTemps(f)
-			errs = append(errs, err)
-		}
-		return errors.Join(errs...)
-	})
-}
-
-// Publish writes one run's textfile metrics (into textfileDir, when set)
-// and its status. Metrics that cannot be written are removed, so the
-// textfile never shows an older run's values; the status is written
-// whatever happened to the metrics, with a note when they were not.
-func Publish(root hostfs.Root, textfileDir string, r *Result, now time.Time) error {
-	note, merr := WriteMetrics(root, textfileDir, r, now)
-	if merr != nil {
-		if rerr := removeMetrics(root, textfileDir); rerr != nil {
-			merr = errors.Join(merr, rerr)
-		}
-		note = "metrics not written: " + merr.Error()
-	}
-	if note != "" {
-		r.Notes = append(r.Notes, note)
-	}
-	return errors.Join(merr, WriteStatus(root, r))
-}
-
-func removeMetrics(root hostfs.Root, dir string) error {
-	p, err := root.ResolveEntry(path.Join(dir, MetricsFile))
-	if err == nil {
-		err = os.Remove(p)
-	}
-	if err != nil && !isNotExist(err) {
-		return fmt.Errorf("remove the previous metrics %s: %w", root.Path(path.Join(dir, MetricsFile)), err)
-	}
-	return nil
-}
+// The textfiles node_exporter picks up from its directory: verify's
+// judgement, watch's drift state beside it (verify's file is rewritten by
+// every verify run, the oneshot unit's too, so the drift series live apart
+// and neither writer clobbers the other's), and watch's fleet view
+// (FleetMetricsFile).
+const (
+	MetricsFile      = "rke2_proxy_backend.prom"
+	DriftMetricsFile = "rke2_proxy_backend_watch.prom"
+)
 
 // Metrics renders the Prometheus text exposition of r. now is the run's
 // end, the only timestamp the tool writes anywhere.
-func Metrics(r *Result, now time.Time) []byte {
+func Metrics(r *verify.Result, now time.Time) []byte {
 	var b strings.Builder
 	gauge := func(name, help string) {
 		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name)
@@ -192,7 +46,7 @@ func Metrics(r *Result, now time.Time) []byte {
 	fmt.Fprintf(&b, "rke2_proxy_backend_verify_ok %d\n", ok)
 	gauge("rke2_proxy_backend_verify_cannot_tell", "1 when verify could not tell: the expected backend could not be read.")
 	unknown := 0
-	if r.Verdict == VerdictUnknown {
+	if r.Verdict == verify.VerdictUnknown {
 		unknown = 1
 	}
 	fmt.Fprintf(&b, "rke2_proxy_backend_verify_cannot_tell %d\n", unknown)
@@ -207,9 +61,9 @@ func Metrics(r *Result, now time.Time) []byte {
 		fmt.Fprintf(&b, "rke2_proxy_backend_stranded_chains{backend=%q} %d\n", name, stranded(r, name, true))
 	}
 	gauge("rke2_proxy_backend_cni_rules", "Chains holding a CNI component's rules, per backend (only components found).")
-	cniSeries(&b, r, "rke2_proxy_backend_cni_rules", func(st BackendState) map[cni.Owner]int { return st.CNIChains })
+	cniSeries(&b, r, "rke2_proxy_backend_cni_rules", func(st verify.BackendState) map[cni.Owner]int { return st.CNIChains })
 	gauge("rke2_proxy_backend_cni_other_backend_chains", "Chains of a CNI component in a backend other than the one matching kube-proxy's.")
-	cniSeries(&b, r, "rke2_proxy_backend_cni_other_backend_chains", func(st BackendState) map[cni.Owner]int { return st.CNIOtherBackend })
+	cniSeries(&b, r, "rke2_proxy_backend_cni_other_backend_chains", func(st verify.BackendState) map[cni.Owner]int { return st.CNIOtherBackend })
 	kubeProxyMetrics(&b, r, gauge)
 	gauge("rke2_proxy_backend_verify_duration_seconds", "Wall time of the last verify run, including the wait for kube-proxy.")
 	fmt.Fprintf(&b, "rke2_proxy_backend_verify_duration_seconds %g\n", r.Duration.Seconds())
@@ -249,16 +103,11 @@ func labelValue(v string) string {
 
 // cniSeries writes one sample per backend and component with chains, in
 // a stable order.
-func cniSeries(b *strings.Builder, r *Result, name string, counts func(BackendState) map[cni.Owner]int) {
+func cniSeries(b *strings.Builder, r *verify.Result, name string, counts func(verify.BackendState) map[cni.Owner]int) {
 	for _, st := range r.Backends {
 		m := counts(st)
-		owners := make([]string, 0, len(m))
-		for o := range m {
-			owners = append(owners, string(o))
-		}
-		sort.Strings(owners)
-		for _, o := range owners {
-			fmt.Fprintf(b, "%s{backend=%q,cni=%q} %d\n", name, st.Backend, o, m[cni.Owner(o)])
+		for _, o := range slices.Sorted(maps.Keys(m)) {
+			fmt.Fprintf(b, "%s{backend=%q,cni=%q} %d\n", name, st.Backend, o, m[o])
 		}
 	}
 }
@@ -266,7 +115,7 @@ func cniSeries(b *strings.Builder, r *Result, name string, counts func(BackendSt
 // kubeProxyMetrics writes kube-proxy's own sync figures, labelled with the
 // backend it should use, so the fleet compares nodes by backend. Nothing is
 // written when verify could not read them.
-func kubeProxyMetrics(b *strings.Builder, r *Result, gauge func(name, help string)) {
+func kubeProxyMetrics(b *strings.Builder, r *verify.Result, gauge func(name, help string)) {
 	kp := r.KubeProxy
 	if kp == nil {
 		return
@@ -286,7 +135,7 @@ func kubeProxyMetrics(b *strings.Builder, r *Result, gauge func(name, help strin
 	}
 	if len(kp.LastSync) > 0 {
 		gauge("rke2_proxy_backend_kube_proxy_last_sync_timestamp_seconds", "Unix time of kube-proxy's last successful rule sync, as it reports it.")
-		for _, fam := range sortedKeys(kp.LastSync) {
+		for _, fam := range slices.Sorted(maps.Keys(kp.LastSync)) {
 			fmt.Fprintf(b, "rke2_proxy_backend_kube_proxy_last_sync_timestamp_seconds{backend=%q,ip_family=%q} %g\n", r.Expect, fam, kp.LastSync[fam])
 		}
 	}
@@ -296,7 +145,7 @@ func kubeProxyMetrics(b *strings.Builder, r *Result, gauge func(name, help strin
 	fmt.Fprintf(b, "rke2_proxy_backend_kube_proxy_endpoint_changes{backend=%q} %g\n", r.Expect, kp.EndpointChanges)
 	if len(kp.LastQueued) > 0 {
 		gauge("rke2_proxy_backend_kube_proxy_last_queued_timestamp_seconds", "Unix time kube-proxy last queued a rule sync (kubeproxy_sync_proxy_rules_last_queued_timestamp_seconds); later than its last successful sync, a change waits.")
-		for _, fam := range sortedKeys(kp.LastQueued) {
+		for _, fam := range slices.Sorted(maps.Keys(kp.LastQueued)) {
 			fmt.Fprintf(b, "rke2_proxy_backend_kube_proxy_last_queued_timestamp_seconds{backend=%q,ip_family=%q} %g\n", r.Expect, fam, kp.LastQueued[fam])
 		}
 	}
@@ -306,29 +155,20 @@ func kubeProxyMetrics(b *strings.Builder, r *Result, gauge func(name, help strin
 			fmt.Fprintf(b, "rke2_proxy_backend_kube_proxy_sync_failures{backend=%q,counter=%q,ip_family=%q} %g\n", r.Expect, c.Counter, c.IPFamily, c.Count)
 		}
 	}
-	if v, ok := SyncFailing(r); ok {
+	if v, ok := syncFailing(r); ok {
 		gauge("rke2_proxy_backend_kube_proxy_sync_failing", "1 when kube-proxy's failure counters rose between two reads or a change it queued waited too long for a sync; absent when verify could not tell.")
 		fmt.Fprintf(b, "rke2_proxy_backend_kube_proxy_sync_failing{backend=%q} %d\n", r.Expect, v)
 	}
 	if len(kp.IptablesRules) > 0 {
 		gauge("rke2_proxy_backend_kube_proxy_iptables_rules", "iptables rules kube-proxy owns per IP family and table (kubeproxy_sync_proxy_rules_iptables_total; iptables mode only).")
-		for _, k := range sortedKeys(kp.IptablesRules) {
+		for _, k := range slices.Sorted(maps.Keys(kp.IptablesRules)) {
 			fam, table, _ := strings.Cut(k, "/")
 			fmt.Fprintf(b, "rke2_proxy_backend_kube_proxy_iptables_rules{backend=%q,ip_family=%q,table=%q} %g\n", r.Expect, fam, table, kp.IptablesRules[k])
 		}
 	}
 }
 
-func sortedKeys(m map[string]float64) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-func stranded(r *Result, b backend.Backend, chains bool) int {
+func stranded(r *verify.Result, b backend.Backend, chains bool) int {
 	for _, st := range r.Backends {
 		if st.Backend == b && !st.Expected {
 			if chains {
@@ -340,33 +180,75 @@ func stranded(r *Result, b backend.Backend, chains bool) int {
 	return 0
 }
 
-// WriteMetrics writes the textfile atomically into dir (a host path under
+// syncFailing says what the metric of kube-proxy's failure signals shows:
+// 1 when r has a finding from them, 0 when it has none and every signal was
+// read, and ok false when verify cannot tell (figures not read, or a
+// signal not a number): never a 0 that reads as fine.
+func syncFailing(r *verify.Result) (v int, ok bool) {
+	for _, f := range r.Findings {
+		if f.Kind == verify.KindSyncFailing || f.Kind == verify.KindSyncStale {
+			return 1, true
+		}
+	}
+	if r.KubeProxy == nil || len(r.KubeProxy.Unreadable) > 0 {
+		return 0, false
+	}
+	return 0, true
+}
+
+// WriteMetrics writes r's textfile atomically into dir (a host path under
 // root). When dir does not exist node_exporter is not set up to read it:
 // nothing is written and note says so.
-func WriteMetrics(root hostfs.Root, dir string, r *Result, now time.Time) (note string, err error) {
+func WriteMetrics(root hostfs.Root, dir string, r *verify.Result, now time.Time) (note string, err error) {
+	note, err = writeTextfile(root, dir, MetricsFile, func() []byte { return Metrics(r, now) })
+	if note != "" {
+		note = "metrics not written: " + note
+	}
+	return note, err
+}
+
+// DriftMetrics renders watch's drift series in the Prometheus text format.
+func DriftMetrics(drifting bool, transitions int) []byte {
+	var b strings.Builder
+	BuildInfo(&b, "watch")
+	d := 0
+	if drifting {
+		d = 1
+	}
+	b.WriteString("# HELP rke2_proxy_backend_drift 1 while kube-proxy's rules have been wrong for longer than the watch grace period.\n")
+	b.WriteString("# TYPE rke2_proxy_backend_drift gauge\n")
+	fmt.Fprintf(&b, "rke2_proxy_backend_drift %d\n", d)
+	b.WriteString("# HELP rke2_proxy_backend_drift_transitions_total Drift starts and recoveries seen since the watch service started.\n")
+	b.WriteString("# TYPE rke2_proxy_backend_drift_transitions_total counter\n")
+	fmt.Fprintf(&b, "rke2_proxy_backend_drift_transitions_total %d\n", transitions)
+	return []byte(b.String())
+}
+
+// WriteDriftMetrics writes the drift textfile into dir (see writeTextfile).
+func WriteDriftMetrics(root hostfs.Root, dir string, drifting bool, transitions int) error {
+	_, err := writeTextfile(root, dir, DriftMetricsFile, func() []byte { return DriftMetrics(drifting, transitions) })
+	return err
+}
+
+// writeTextfile writes one textfile atomically into dir (a host path
+// under root); data is not asked when nothing is written. A directory
+// that is unset or missing means node_exporter is not set up to read it:
+// nothing is written and note says why. A file that cannot be written is
+// removed, so the fleet never reads an older run's values as this one's.
+func writeTextfile(root hostfs.Root, dir, name string, data func() []byte) (note string, err error) {
 	if dir == "" {
-		return "metrics not written: no textfile directory configured", nil
+		return "no textfile directory configured", nil
 	}
 	fi, err := root.Stat(dir)
 	if err != nil || !fi.IsDir() {
 		if err != nil && !isNotExist(err) {
 			return "", fmt.Errorf("textfile directory %s: %w", root.Path(dir), err)
 		}
-		return fmt.Sprintf("metrics not written: textfile directory %s does not exist (set verify.textfile_dir or --textfile-dir)", dir), nil
+		return fmt.Sprintf("textfile directory %s does not exist (set verify.textfile_dir or --textfile-dir)", dir), nil
 	}
-	file := path.Join(dir, MetricsFile)
-	if _, err := root.WriteFileAtomic(file, Metrics(r, now), 0o644); err != nil {
-		return "", fmt.Errorf("write metrics %s: %w", root.Path(file), err)
+	file := path.Join(dir, name)
+	if _, err := root.WriteFileAtomic(file, data(), 0o644); err != nil {
+		return "", errors.Join(fmt.Errorf("write %s: %w", root.Path(file), err), root.RemoveFile(file))
 	}
 	return "", nil
-}
-
-func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
-
-// clip shortens s to n bytes for a message.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
 }
