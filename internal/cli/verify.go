@@ -9,7 +9,6 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/proof"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/prove"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/watch"
 )
 
 func newVerifyCommand(g *globals) *cobra.Command {
@@ -19,7 +18,7 @@ func newVerifyCommand(g *globals) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		res, err := watch.Once(cmd.Context(), c)
+		res, err := c.Once(cmd.Context())
 		return verifyExit(cmd, g, res, err)
 	})
 	fl.Register(cmd.Flags(), "wait up to this long for kube-proxy's first sync (default: verify.wait from the config)")
@@ -28,7 +27,7 @@ func newVerifyCommand(g *globals) *cobra.Command {
 
 func newWatchCommand(g *globals) *cobra.Command {
 	var fl prove.Flags
-	var s watch.Schedule
+	var s prove.Schedule
 	// watch is a service: it logs drift to the journal, status.json is its record.
 	cmd := flagsOnly(spec{"watch [--grace DURATION] [--expect B]", "Keep verifying kube-proxy's backend and report drift (the watch service)", "watch", textOnly}, func(cmd *cobra.Command) error {
 		c, err := loadVerify(cmd, g, fl)
@@ -38,14 +37,14 @@ func newWatchCommand(g *globals) *cobra.Command {
 		if err := s.Check(); err != nil {
 			return usageError(err)
 		}
-		return verifyExit(cmd, g, nil, watch.OnHost(cmd.Context(), c, s))
+		return verifyExit(cmd, g, nil, c.Watch(cmd.Context(), s))
 	})
 	f := cmd.Flags()
 	fl.Register(f, "first run only: wait up to this long for kube-proxy's first sync (default: verify.wait from the config)")
-	f.DurationVar(&s.Poll, "poll", watch.DefaultPoll, "how often to read legacy's change stamp (every backend's without nftables events)")
-	f.DurationVar(&s.Quiet, "quiet", watch.DefaultQuiet, "how long the rules must stay still after a change before verify runs")
-	f.DurationVar(&s.Grace, "grace", watch.DefaultGrace, "how long rules may stay wrong before it is drift")
-	f.DurationVar(&s.Full, "full", watch.DefaultFull, "run verify at least this often even if no stamp moved")
+	f.DurationVar(&s.Poll, "poll", prove.DefaultPoll, "how often to read legacy's change stamp (every backend's without nftables events)")
+	f.DurationVar(&s.Quiet, "quiet", prove.DefaultQuiet, "how long the rules must stay still after a change before verify runs")
+	f.DurationVar(&s.Grace, "grace", prove.DefaultGrace, "how long rules may stay wrong before it is drift")
+	f.DurationVar(&s.Full, "full", prove.DefaultFull, "run verify at least this often even if no stamp moved")
 	return cmd
 }
 

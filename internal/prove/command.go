@@ -1,11 +1,18 @@
-// Package prove proves this host, once (the verify command) or as a watch
-// (the watch service): it resolves the commands' flags against the
-// operator config (Load), runs verify on the host (verify.ForHost and
-// verify.Run), adds what only a probe of the host's own files can judge
-// (the kube-proxy args the release refuses, the nft version skew, ipvs
-// leftovers), and stores what the run proved. verify judges; proving
-// is reading the host, judging it and storing the result, as cli,
-// switchover and the watch loop ask for it.
+// Package prove proves this host, once (the verify command, Once) or as a
+// watch (the watch service, Watch): it resolves the commands' flags
+// against the operator config (Load), runs verify on the host
+// (verify.ForHost and verify.Run), adds what only a probe of the host's
+// own files can judge (the kube-proxy args the release refuses, the nft
+// version skew, ipvs leftovers), and stores what each run proved
+// (internal/proof). verify judges; proving is reading the host, judging
+// it and storing the result.
+//
+// The watch keeps proving after RKE2 started: nf_tables (nftables,
+// iptables-nft) announces its changes as netlink events, legacy x_tables
+// does not, so its change stamp is read every few seconds (a few
+// syscalls); verify re-runs only after a change has settled, and drift is
+// reported only when kube-proxy's rules stay wrong for longer than
+// kube-proxy's own resync would take to put them back.
 package prove
 
 import (
@@ -159,22 +166,22 @@ func addOnFacts(root hostfs.Root, kind distro.Kind, expect backend.Backend) fact
 	return facts.VerifyAddOnFacts(root, facts.Options{Distribution: kind, ToolVersions: nft, AskNft: nft, RKE2Binary: kind == distro.K3s})
 }
 
-// Invalidate stores that a run ended without a result (a broken plan, no
+// invalidate stores that a run ended without a result (a broken plan, no
 // /proc, SIGTERM during the wait): no earlier result stands for the host
 // then. A bad claim or a tool turned off is no run, and invalidates
 // nothing. It returns what the node says then (nil: nothing was stored)
 // and err, joined with the store's own error.
-func (c *Command) Invalidate(err error) (*proof.State, error) {
+func (c *Command) invalidate(err error) (*proof.State, error) {
 	var bad *verify.FlagError
 	if c.NoStatus || errors.As(err, &bad) || errors.Is(err, verify.ErrOff) {
 		return nil, errors.Join(err, c.run.End(nil))
 	}
 	st := proof.Of(c.Root, nil, "verify could not run: "+err.Error(), time.Now())
-	return &st, errors.Join(err, c.Store(&st))
+	return &st, errors.Join(err, c.store(&st))
 }
 
-// Store stores what st says (proof.State.Store) and ends the run's mark.
-func (c *Command) Store(st *proof.State) error {
+// store stores what st says (proof.State.Store) and ends the run's mark.
+func (c *Command) store(st *proof.State) error {
 	if c.NoStatus {
 		return nil
 	}
@@ -200,14 +207,20 @@ func (c *Command) begin() {
 // Once is the verify command's run: Verify, with Wait and Progress, and
 // the result stored. Every run that has a result stores it, "cannot tell"
 // included, and one without invalidates the last: status.json is never
-// older than the last run. A result comes with the store's error, if any;
-// st is what the run says (zero without a result).
-func (c *Command) Once(ctx context.Context) (res *verify.Result, st proof.State, err error) {
-	res, err = c.Verify(ctx, c.Wait, c.Progress)
+// older than the last run. A result comes with the store's error, if any.
+// With verify.node_condition on and no watch running (no heartbeat in the
+// last two beats; a running watch publishes itself), the run's state also
+// goes to the Node (writeNode).
+func (c *Command) Once(ctx context.Context) (*verify.Result, error) {
+	res, err := c.Verify(ctx, c.Wait, c.Progress)
 	if err != nil {
-		_, err = c.Invalidate(err)
-		return nil, st, err
+		_, err = c.invalidate(err)
+		return nil, err
 	}
-	st = proof.Of(c.Root, res, "", time.Now())
-	return res, st, c.Store(&st)
+	st := proof.Of(c.Root, res, "", time.Now())
+	if err := c.store(&st); err != nil || !c.NodeCondition || c.NoStatus || watchRuns(c.Root) {
+		return res, err
+	}
+	c.writeNode(ctx, st)
+	return res, nil
 }

@@ -93,7 +93,7 @@ func status(t *testing.T, root hostfs.Root) *verify.Result {
 func TestOnceKeepsTheStatusTrue(t *testing.T) {
 	h := testhost.New(t)
 	c := &Command{Host: verify.Host{Root: h.Root()}}
-	res, _, err := c.Once(context.Background())
+	res, err := c.Once(context.Background())
 	if err != nil || res.Verdict != verify.VerdictUnknown {
 		t.Fatalf("no plan: %+v, %v; want cannot tell", res, err)
 	}
@@ -102,7 +102,7 @@ func TestOnceKeepsTheStatusTrue(t *testing.T) {
 	}
 
 	writePlan(t, h.Root(), plan.Plan{Decision: plan.Decision{Backend: backend.IptablesNFT}, Kubernetes: "one point thirty"})
-	if _, _, err := c.Once(context.Background()); err == nil || !strings.Contains(err.Error(), "kubernetes") {
+	if _, err := c.Once(context.Background()); err == nil || !strings.Contains(err.Error(), "kubernetes") {
 		t.Fatalf("a plan whose Kubernetes does not parse: %v; want the error", err)
 	}
 	if st := status(t, h.Root()); st == nil || st.Verdict != proof.VerdictInvalid || !strings.HasPrefix(st.Invalid, "verify could not run: plan ") {
@@ -117,7 +117,7 @@ func TestOnceKeepsTheStatusTrue(t *testing.T) {
 		"--expect bad": {Host: verify.Host{Root: badPlan(), Claim: verify.Claim{Backend: "modern"}}},
 		"backend: off": {Host: verify.Host{Root: writePlan(t, testhost.New(t).Root(), plan.Plan{Decision: plan.Decision{Disabled: true}})}},
 	} {
-		_, _, err := c.Once(context.Background())
+		_, err := c.Once(context.Background())
 		if err == nil {
 			t.Errorf("%s: no error", name)
 		}

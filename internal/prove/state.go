@@ -1,10 +1,4 @@
-// Package watch keeps verifying a node after RKE2 started: nf_tables
-// (nftables, iptables-nft) announces its changes as netlink events, legacy
-// x_tables does not, so its change stamp is read every few seconds (a few
-// syscalls); verify re-runs only after a change has settled, and drift is
-// reported only when kube-proxy's rules stay wrong for longer than
-// kube-proxy's own resync would take to put them back.
-package watch
+package prove
 
 import (
 	"time"

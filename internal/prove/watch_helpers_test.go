@@ -1,4 +1,4 @@
-package watch
+package prove
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/prove"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
 
@@ -26,10 +25,10 @@ func background(ctx context.Context, run func(context.Context) error) (stop func
 	}
 }
 
-// runInBackground runs Run(ctx, cfg) until the test ends, then cancels it
+// runInBackground runs loop(ctx, cfg) until the test ends, then cancels it
 // and fails t if Run returned an error.
-func runInBackground(t *testing.T, ctx context.Context, cfg Config) {
-	stop := background(ctx, func(ctx context.Context) error { return Run(ctx, cfg) })
+func runInBackground(t *testing.T, ctx context.Context, cfg loopConfig) {
+	stop := background(ctx, func(ctx context.Context) error { return loop(ctx, cfg) })
 	t.Cleanup(func() {
 		if err := stop(); err != nil {
 			t.Errorf("Run: %v", err)
@@ -39,8 +38,8 @@ func runInBackground(t *testing.T, ctx context.Context, cfg Config) {
 
 // onHostInBackground runs OnHost until the returned stop is called, which
 // returns OnHost's error (stop may be called again).
-func onHostInBackground(c *prove.Command, s Schedule) (stop func() error) {
-	return background(context.Background(), func(ctx context.Context) error { return OnHost(ctx, c, s) })
+func onHostInBackground(c *Command, s Schedule) (stop func() error) {
+	return background(context.Background(), func(ctx context.Context) error { return c.Watch(ctx, s) })
 }
 
 // poll checks cond every 20ms until it holds (true) or limit has passed

@@ -1,4 +1,4 @@
-package watch
+package prove
 
 import (
 	"context"
@@ -31,9 +31,9 @@ const (
 	DefaultFull = 10 * time.Minute
 )
 
-// Config is one watcher's inputs. Stamp, Wake, Verify and Publish are the
+// loopConfig is one watcher's inputs. Stamp, Wake, Verify and Publish are the
 // outside world; everything else is the schedule.
-type Config struct {
+type loopConfig struct {
 	// Stamp returns one string covering every backend's change stamp; a
 	// stamp that cannot be read should come back as text naming the
 	// error, so a backend appearing or vanishing counts as a move.
@@ -63,7 +63,7 @@ type Config struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 }
 
-func (c *Config) defaults() {
+func (c *loopConfig) defaults() {
 	if c.Poll <= 0 {
 		c.Poll = DefaultPoll
 	}
@@ -81,11 +81,11 @@ func (c *Config) defaults() {
 	}
 }
 
-// Run watches until ctx ends, then returns nil. A verify run that errors
+// loop watches until ctx ends, then returns nil. A verify run that errors
 // or fails is logged and retried at the next stamp move or full check:
 // the watcher never gives up on a node, which is what a first start
 // slower than verify.wait needs.
-func Run(ctx context.Context, cfg Config) error {
+func loop(ctx context.Context, cfg loopConfig) error {
 	cfg.defaults()
 	if cfg.Heartbeat != nil {
 		hctx, stop := context.WithCancel(ctx)
@@ -160,7 +160,7 @@ func waitWake(ctx context.Context, wake <-chan events.Change, poll time.Duration
 	}
 }
 
-func wakeErr(cfg Config) error {
+func wakeErr(cfg loopConfig) error {
 	if cfg.WakeErr == nil || cfg.WakeErr() == nil {
 		return errors.New("the subscription ended")
 	}
@@ -168,7 +168,7 @@ func wakeErr(cfg Config) error {
 }
 
 // report feeds res to the tracker, logs what changed and publishes it.
-func report(cfg Config, tr *Tracker, at time.Time, res *verify.Result, wasBad bool) {
+func report(cfg loopConfig, tr *Tracker, at time.Time, res *verify.Result, wasBad bool) {
 	ev, changed := tr.Observe(at, res)
 	switch {
 	case changed && ev.Drift:

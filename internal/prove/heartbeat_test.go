@@ -1,4 +1,4 @@
-package watch
+package prove
 
 import (
 	"context"
@@ -34,7 +34,7 @@ func TestBeatCreatesThenTouches(t *testing.T) {
 // waits minutes for kube-proxy must not look like a dead watcher.
 func TestRunBeatsWhileTheFirstVerifyWaits(t *testing.T) {
 	beats := make(chan time.Time, 8)
-	runInBackground(t, context.Background(), Config{
+	runInBackground(t, context.Background(), loopConfig{
 		Stamp: func(context.Context) string { return "" },
 		Verify: func(ctx context.Context, _ bool) (*verify.Result, error) {
 			<-ctx.Done() // a first sync that never comes

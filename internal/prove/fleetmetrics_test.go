@@ -1,4 +1,4 @@
-package watch
+package prove
 
 import (
 	"path"
@@ -10,7 +10,6 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/proof"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/prove"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/plan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/check"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/testhost"
@@ -31,7 +30,7 @@ func fleetNode(t *testing.T) *testhost.Host {
 // Node's verified-at come from the one state publishRun computes.
 func TestLastProofIsTheStatesProof(t *testing.T) {
 	h := fleetNode(t)
-	c := &prove.Command{Host: verify.Host{Root: h.Root()}, TextfileDir: hostfs.TextfileDir}
+	c := &Command{Host: verify.Host{Root: h.Root()}, TextfileDir: hostfs.TextfileDir}
 	var lastProof time.Time
 	var offered []proof.State
 	res := &verify.Result{OK: true, Verdict: verify.VerdictOK}
@@ -56,7 +55,7 @@ func TestLastProofIsTheStatesProof(t *testing.T) {
 // were, and time() moves past them.
 func TestFleetMetricsCarryTheConditionsHeartbeat(t *testing.T) {
 	h := fleetNode(t)
-	c := &prove.Command{Host: verify.Host{Root: h.Root()}, TextfileDir: hostfs.TextfileDir}
+	c := &Command{Host: verify.Host{Root: h.Root()}, TextfileDir: hostfs.TextfileDir}
 	var lastProof time.Time
 	beat := time.Unix(1796061250, 0)
 	cl := cluster{offer: func(proof.State) {}, heartbeat: func() time.Time { return beat }, staleAfter: 30 * time.Minute}

@@ -1,4 +1,4 @@
-package watch
+package prove
 
 import (
 	"context"
@@ -13,12 +13,11 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/events"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/proof"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/prove"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
 
 // Schedule is when the watch service looks and verifies, as its flags
-// set it (see Config).
+// set it (see loopConfig).
 type Schedule struct {
 	Poll, Quiet, Grace, Full time.Duration
 }
@@ -40,7 +39,7 @@ func (s Schedule) Check() error {
 	return nil
 }
 
-// OnHost is the watch service on c's host until ctx ends or SIGTERM or
+// Watch is the watch service on c's host until ctx ends or SIGTERM or
 // SIGINT comes: verify at start (waiting up to c.Wait for kube-proxy's
 // first sync), then again after every rule change has settled and every
 // s.Full, each result stored with the drift state, and a heartbeat while
@@ -48,7 +47,7 @@ func (s Schedule) Check() error {
 // first look at the host, before watching starts: a *verify.FlagError for
 // a claim that does not parse, verify.ErrOff when the plan turned the
 // tool off (nothing to watch), or a host verify cannot judge.
-func OnHost(ctx context.Context, c *prove.Command, s Schedule) error {
+func (c *Command) Watch(ctx context.Context, s Schedule) error {
 	// systemd stops the service with SIGTERM; Ctrl-C stops it by hand.
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
 	defer stop()
@@ -72,7 +71,7 @@ func OnHost(ctx context.Context, c *prove.Command, s Schedule) error {
 	var lastProof time.Time
 	kind := distro.Find(c.Root, c.Distribution).Kind
 	toCluster := clusterPublisher(ctx, c, s.Full)
-	cfg := Config{Log: log, Poll: s.Poll, Quiet: s.Quiet, Grace: s.Grace, Full: s.Full,
+	cfg := loopConfig{Log: log, Poll: s.Poll, Quiet: s.Quiet, Grace: s.Grace, Full: s.Full,
 		// A stamp that never settles is still checked after a minute.
 		MaxDelay: DefaultMaxDelay,
 		Verify: func(ctx context.Context, first bool) (*verify.Result, error) {
@@ -91,7 +90,7 @@ func OnHost(ctx context.Context, c *prove.Command, s Schedule) error {
 	}
 	how := wakeOn(ctx, c, reader, &cfg)
 	log(fmt.Sprintf("started: %s; verify after %s of quiet or every %s, drift after %s", how, s.Quiet, s.Full, s.Grace))
-	if err := Run(ctx, cfg); err != nil {
+	if err := loop(ctx, cfg); err != nil {
 		return err
 	}
 	log("stopped")
@@ -104,12 +103,12 @@ func OnHost(ctx context.Context, c *prove.Command, s Schedule) error {
 // verified-at annotation are one judgement. The fleet metrics carry the
 // heartbeat the Node holds, so their alert and the fleet view call the
 // node stale together.
-func publishRun(c *prove.Command, kind distro.Kind, res *verify.Result, drifting bool, transitions int, lastProof *time.Time, toCluster cluster) error {
+func publishRun(c *Command, kind distro.Kind, res *verify.Result, drifting bool, transitions int, lastProof *time.Time, toCluster cluster) error {
 	if c.NoStatus {
 		return nil
 	}
 	s := proof.Of(c.Root, res, "", time.Now())
-	err := c.Store(&s)
+	err := c.store(&s)
 	if s.Proven {
 		*lastProof = s.At
 	}
@@ -131,7 +130,7 @@ func publishRun(c *prove.Command, kind distro.Kind, res *verify.Result, drifting
 // at every run, since apply rewrites the plan when RKE2 restarts with
 // another backend and the operator may move the CNI between runs. A run
 // without a result is stored as such, and st says so.
-func verifyOnce(ctx context.Context, c *prove.Command, first bool) (res *verify.Result, st *proof.State, err error) {
+func verifyOnce(ctx context.Context, c *Command, first bool) (res *verify.Result, st *proof.State, err error) {
 	var wait time.Duration
 	var progress func(string)
 	if first {
@@ -143,7 +142,7 @@ func verifyOnce(ctx context.Context, c *prove.Command, first bool) (res *verify.
 		return verify.CannotTell("backend: off in the config since watch started", "restart rke2-proxy-backend-watch.service"), nil, nil
 	case err != nil && ctx.Err() == nil:
 		// No result this time: the last one no longer stands.
-		s, err := c.Invalidate(err)
+		s, err := c.invalidate(err)
 		return nil, s, err
 	}
 	return res, nil, err
@@ -152,7 +151,7 @@ func verifyOnce(ctx context.Context, c *prove.Command, first bool) (res *verify.
 // wakeOn sets how cfg learns of rule changes and says so for the log:
 // nf_tables change events when it can subscribe (polling only legacy's
 // stamps), otherwise every backend's stamps polled.
-func wakeOn(ctx context.Context, c *prove.Command, reader netfilter.Stamper, cfg *Config) string {
+func wakeOn(ctx context.Context, c *Command, reader netfilter.Stamper, cfg *loopConfig) string {
 	cfg.Stamp = func(ctx context.Context) string { return Stamps(ctx, reader) }
 	how := fmt.Sprintf("every backend's stamp every %s", cfg.Poll)
 	if !c.Root.IsHost() {
@@ -171,7 +170,7 @@ func wakeOn(ctx context.Context, c *prove.Command, reader netfilter.Stamper, cfg
 
 // beatLogger beats for c's host, logging one line when beating starts
 // failing and one when it works again.
-func beatLogger(c *prove.Command, log func(string)) func(time.Time) {
+func beatLogger(c *Command, log func(string)) func(time.Time) {
 	failing := false
 	return func(now time.Time) {
 		err := Beat(c.Root, now)

@@ -1,4 +1,4 @@
-package watch
+package prove
 
 import (
 	"context"
@@ -36,7 +36,7 @@ func TestDriftAndRecoveryInNetns(t *testing.T) {
 	reader := verify.NewReader(hostfs.New("/"))
 	const grace = 3 * time.Second
 	var j journal
-	runInBackground(t, context.Background(), Config{
+	runInBackground(t, context.Background(), loopConfig{
 		Stamp: func(ctx context.Context) string { return Stamps(ctx, reader) },
 		Verify: func(ctx context.Context, _ bool) (*verify.Result, error) {
 			return verify.Run(ctx, verify.Options{Expect: backend.NFTables, Reader: reader})
@@ -162,7 +162,7 @@ func TestEventsWakeWatchInNetns(t *testing.T) {
 	}
 	var r runs
 	var j journal
-	runInBackground(t, ctx, Config{
+	runInBackground(t, ctx, loopConfig{
 		Stamp:       func(context.Context) string { t.Error("Stamp polled while events are open"); return "" },
 		Wake:        sub.C,
 		WakeErr:     sub.Err,
@@ -219,7 +219,7 @@ func TestWakeClosedFallsBackToPolling(t *testing.T) {
 	stamp.Store("v", "gen 1")
 	var r runs
 	var j journal
-	runInBackground(t, context.Background(), Config{
+	runInBackground(t, context.Background(), loopConfig{
 		Stamp:       func(context.Context) string { v, _ := stamp.Load("v"); return v.(string) },
 		Wake:        wake,
 		WakeErr:     func() error { return errTest },

@@ -1,4 +1,4 @@
-package watch
+package prove
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
 )
 
-// Stamps joins every backend's change stamp into one, for Config.Stamp.
+// Stamps joins every backend's change stamp into one, for loopConfig.Stamp.
 // An unreadable stamp becomes its error text: a backend whose kernel
 // support appears or vanishes then counts as a change. iptables-nft and
 // nftables share the nf_tables generation, read once.
@@ -18,7 +18,7 @@ func Stamps(ctx context.Context, s netfilter.Stamper) string {
 }
 
 // LegacyStamp is the stamp of what nf_tables events do not cover: legacy
-// x_tables, which announces nothing. It is Config.PolledStamp when watch
+// x_tables, which announces nothing. It is loopConfig.PolledStamp when watch
 // gets events.
 func LegacyStamp(ctx context.Context, s netfilter.Stamper) string {
 	return stampsOf(ctx, s, backend.IptablesLegacy)

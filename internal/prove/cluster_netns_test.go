@@ -1,4 +1,4 @@
-package watch
+package prove
 
 import (
 	"context"
@@ -11,7 +11,6 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kubeproxy"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/proof"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/prove"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/plan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/apiserver"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/nstest"
@@ -124,7 +123,7 @@ func TestNodeConditionInNetns(t *testing.T) {
 // dir, an nftables plan decided by source, node-a's credentials where
 // RKE2's agent keeps them, kube-proxy's rules loaded. c is a verify
 // command that publishes node-a's condition, its progress kept in j.
-func clusterNode(t *testing.T, source, file, content string) (h *testhost.Host, api *apiserver.Server, c *prove.Command, j *journal) {
+func clusterNode(t *testing.T, source, file, content string) (h *testhost.Host, api *apiserver.Server, c *Command, j *journal) {
 	t.Helper()
 	h = testhost.New(t).File(file, content)
 	run(t, nstest.Tool(t, "ip"), "link", "set", "lo", "up")
@@ -135,7 +134,7 @@ func clusterNode(t *testing.T, source, file, content string) (h *testhost.Host, 
 	api.InstallRKE2Agent(h.Dir(), "node-a")
 	loadKubeProxy(t, 3)
 	j = &journal{}
-	c = &prove.Command{Host: verify.Host{Root: h.Root(), ProxyMode: &kubeproxy.Endpoint{}}, TextfileDir: "/textfile", NodeCondition: true, Progress: j.log}
+	c = &Command{Host: verify.Host{Root: h.Root(), ProxyMode: &kubeproxy.Endpoint{}}, TextfileDir: "/textfile", NodeCondition: true, Progress: j.log}
 	return h, api, c, j
 }
 
@@ -164,7 +163,7 @@ func TestVerifyOnceInNetns(t *testing.T) {
 	const ct = proof.ConditionType
 
 	// No node-name in RKE2's config: the hostname, lower-cased, names it.
-	if res, err := Once(context.Background(), c); err != nil || res.Verdict != verify.VerdictOK {
+	if res, err := c.Once(context.Background()); err != nil || res.Verdict != verify.VerdictOK {
 		t.Fatalf("Once: %+v, %v", res, err)
 	}
 	n := api.Node("node-a")
@@ -177,7 +176,7 @@ func TestVerifyOnceInNetns(t *testing.T) {
 		t.Fatal(err)
 	}
 	kubeProxyTable(t, "flush")
-	if res, _ := Once(context.Background(), c); res == nil || res.Verdict != verify.VerdictFailed {
+	if res, _ := c.Once(context.Background()); res == nil || res.Verdict != verify.VerdictFailed {
 		t.Fatalf("Once on flushed rules: %+v", res)
 	}
 	if again := api.Node("node-a"); again.ResourceVersion != n.ResourceVersion {
@@ -191,7 +190,7 @@ func TestVerifyOnceInNetns(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	if res, err := Once(context.Background(), c); err != nil || res.Verdict != verify.VerdictFailed {
+	if res, err := c.Once(context.Background()); err != nil || res.Verdict != verify.VerdictFailed {
 		t.Fatalf("Once with the API server gone: %+v, %v", res, err)
 	}
 	if took := time.Since(start); took > onceBudget+5*time.Second {

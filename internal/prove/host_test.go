@@ -1,4 +1,4 @@
-package watch
+package prove
 
 import (
 	"context"
@@ -14,7 +14,6 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kubeproxy"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/proof"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/prove"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/plan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/nstest"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/testhost"
@@ -41,17 +40,6 @@ func TestScheduleCheck(t *testing.T) {
 	}
 }
 
-// writePlan records p as apply does when it gave RKE2 p's decision.
-func writePlan(t *testing.T, root hostfs.Root, p plan.Plan) {
-	t.Helper()
-	if !p.Decision.Disabled {
-		p.Applied = plan.Applied{Backend: p.Decision.Backend, ProxyMode: p.Decision.ProxyMode, DropIn: "/etc/rancher/rke2/config.yaml.d/60-proxy-backend.yaml", By: plan.ByApply}
-	}
-	if _, err := plan.Write(root, p); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // Before watching starts, OnHost looks once: a plan that turned the tool
 // off ends it at once, and so does a claim that does not parse.
 func TestOnHostEndsAtOnce(t *testing.T) {
@@ -59,12 +47,12 @@ func TestOnHostEndsAtOnce(t *testing.T) {
 	writePlan(t, h.Root(), plan.Plan{Decision: plan.Decision{Disabled: true}})
 	var j journal
 	s := Schedule{Poll: time.Hour, Quiet: time.Hour, Grace: time.Hour, Full: time.Hour}
-	if err := OnHost(context.Background(), &prove.Command{Host: verify.Host{Root: h.Root()}, Progress: j.log}, s); !errors.Is(err, verify.ErrOff) {
+	if err := (&Command{Host: verify.Host{Root: h.Root()}, Progress: j.log}).Watch(context.Background(), s); !errors.Is(err, verify.ErrOff) {
 		t.Errorf("backend: off: %v; want verify.ErrOff", err)
 	}
 	var bad *verify.FlagError
-	c := &prove.Command{Host: verify.Host{Root: h.Root(), Claim: verify.Claim{Backend: "ipchains"}}, Progress: j.log}
-	if err := OnHost(context.Background(), c, s); !errors.As(err, &bad) {
+	c := &Command{Host: verify.Host{Root: h.Root(), Claim: verify.Claim{Backend: "ipchains"}}, Progress: j.log}
+	if err := c.Watch(context.Background(), s); !errors.As(err, &bad) {
 		t.Errorf("--expect ipchains: %v; want a *verify.FlagError", err)
 	}
 	if len(j.lines) != 0 {
@@ -88,7 +76,7 @@ func TestOnHostPublishesInNetns(t *testing.T) {
 	h := testhost.New(t).Mkdir("/textfile").Mkdir(hostfs.NFDFeaturesDir)
 	writePlan(t, h.Root(), plan.Plan{Decision: plan.Decision{Backend: backend.IptablesNFT, ProxyMode: "iptables", IptablesMode: "nft", Source: "cmdline"}})
 	var j journal
-	c := &prove.Command{Host: verify.Host{Root: h.Root(), ProxyMode: &kubeproxy.Endpoint{}}, TextfileDir: "/textfile", Progress: j.log, NodeFeatures: true}
+	c := &Command{Host: verify.Host{Root: h.Root(), ProxyMode: &kubeproxy.Endpoint{}}, TextfileDir: "/textfile", Progress: j.log, NodeFeatures: true}
 	stop := onHostInBackground(c, Schedule{Poll: 50 * time.Millisecond, Quiet: 20 * time.Millisecond, Grace: time.Hour, Full: 200 * time.Millisecond})
 	defer stop()
 
@@ -118,7 +106,7 @@ func TestOnHostWakesOnEventsInNetns(t *testing.T) {
 		return
 	}
 	var j journal
-	c := &prove.Command{Host: verify.Host{Root: hostfs.New("/"), Claim: verify.Claim{Backend: "nftables"}, ProxyMode: &kubeproxy.Endpoint{}}, NoStatus: true, Progress: j.log}
+	c := &Command{Host: verify.Host{Root: hostfs.New("/"), Claim: verify.Claim{Backend: "nftables"}, ProxyMode: &kubeproxy.Endpoint{}}, NoStatus: true, Progress: j.log}
 	defer onHostInBackground(c, Schedule{Poll: time.Hour, Quiet: 20 * time.Millisecond, Grace: time.Hour, Full: time.Hour})()
 
 	notYet := func(n int) func(lines, _ []string) bool {

@@ -1,4 +1,4 @@
-package watch
+package prove
 
 import (
 	"context"
@@ -10,8 +10,6 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/proof"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/prove"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
 
 // cluster is watch's link to its Node object: offer hands the publisher
@@ -29,7 +27,7 @@ type cluster struct {
 // With verify.node_condition off (or --no-status, which stores nothing)
 // it does nothing. The publisher has its own goroutine: an API server
 // that is slow or gone costs watch nothing but a journal line.
-func clusterPublisher(ctx context.Context, c *prove.Command, refresh time.Duration) cluster {
+func clusterPublisher(ctx context.Context, c *Command, refresh time.Duration) cluster {
 	if !c.NodeCondition || c.NoStatus {
 		return cluster{offer: func(proof.State) {}}
 	}
@@ -48,31 +46,24 @@ var clusterOptions proof.PublishOptions
 // server that is gone costs the verify unit at most this.
 const onceBudget = 10 * time.Second
 
-// Once is the verify command's run: c.Once, then, with
-// verify.node_condition on and no watch running (no heartbeat in the last
-// two beats; a running watch publishes itself), one write of the Node
-// condition within onceBudget. A failed write is a note on c.Progress,
-// never verify's failure.
-func Once(ctx context.Context, c *prove.Command) (*verify.Result, error) {
-	res, st, err := c.Once(ctx)
-	if res == nil || err != nil || !c.NodeCondition || c.NoStatus || watchRuns(c.Root) {
-		return res, err
-	}
+// writeNode writes st to the Node condition once, within onceBudget: the
+// verify command's write on a node where no watch runs. A failed write is
+// a note on c.Progress, never verify's failure.
+func (c *Command) writeNode(ctx context.Context, st proof.State) {
 	log := c.Progress
 	if log == nil {
 		log = func(string) {}
 	}
 	wctx, cancel := context.WithTimeout(ctx, onceBudget)
 	defer cancel()
-	werr := proof.WriteOnce(wctx, c.Root, distro.Find(c.Root, c.Distribution).Kind, st, log)
+	err := proof.WriteOnce(wctx, c.Root, distro.Find(c.Root, c.Distribution).Kind, st, log)
 	switch {
-	case errors.Is(werr, fs.ErrNotExist):
+	case errors.Is(err, fs.ErrNotExist):
 		// No kubelet credentials: RKE2 has not joined this node (or this
 		// is no RKE2 node); there is no Node to write, which is no news.
-	case werr != nil:
-		log(fmt.Sprintf("note: the Node condition %s was not written (the result stands; watch or the next verify writes it): %v", proof.ConditionType, werr))
+	case err != nil:
+		log(fmt.Sprintf("note: the Node condition %s was not written (the result stands; watch or the next verify writes it): %v", proof.ConditionType, err))
 	}
-	return res, err
 }
 
 // watchRuns says a watch beat in the last two heartbeats, by the
