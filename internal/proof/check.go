@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
@@ -16,15 +17,9 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
 
-// The verdict on a run, for node-problem-detector's custom-plugin protocol
-// (Check, `rke2-proxy-backend check`) and the Node condition alike: a
-// status of OK, NonOK or Unknown and a one-line message that becomes the
-// condition's message. Check never reads netfilter itself: NPD runs it
-// every invoke_interval, and re-reading kube-proxy's rules that often is
-// exactly the cost verify's status file exists to avoid.
-
-// Status is NPD's plugin exit status (pkg/custompluginmonitor/types/types.go:
-// OK 0, NonOK 1, Unknown 2); the check's exit code is this number.
+// Status is the verdict's, in node-problem-detector's custom-plugin
+// protocol (pkg/custompluginmonitor/types/types.go: OK 0, NonOK 1, Unknown
+// 2); the check's exit code is this number.
 type Status int
 
 const (
@@ -75,7 +70,9 @@ type CheckOptions struct {
 
 // Check reads the plan and verify's status under root and judges them:
 // node-problem-detector's plugin, the one reader of status.json (a run
-// judges its own result in memory, Of).
+// judges its own result in memory, Of). It never reads netfilter: NPD
+// runs it every invoke_interval, and re-reading kube-proxy's rules that
+// often is the cost status.json exists to avoid.
 //
 // A status that verified another backend than the plan now names is
 // stale: RKE2 restarted onto a new choice and verify has not finished.
@@ -163,16 +160,6 @@ func noResult(why string) Verdict {
 	return Verdict{Unknown, "cannot tell: the last verify run left no result: " + why}
 }
 
-// resultVerdict judges a run's result against the backend the plan
-// applied: a result for another backend is stale (RKE2 restarted onto a
-// new choice and verify has not finished).
-func resultVerdict(applied backend.Backend, r *verify.Result) Verdict {
-	if r.Expect != applied {
-		return Verdict{Unknown, fmt.Sprintf("stale status: verified %s but the plan applied %s", r.Expect, applied)}
-	}
-	return judge(r)
-}
-
 // unitsOf names the units whose start runs apply, as check's words say
 // them: RKE2's two, or on k3s the ones installed (k3s, k3s-agent,
 // k3s-NAME), found as the generator finds them (distro.Find). The verdicts
@@ -255,7 +242,11 @@ const watchUnit = "rke2-proxy-backend-watch"
 // file cannot vouch for anything and is an error saying so. check's age
 // limit and verify's "a watch runs" both ask it, so they never disagree.
 func LastBeat(root hostfs.Root) (time.Time, error) {
-	fi, err := lstat(root, hostfs.WatchHeartbeat)
+	p, err := root.ResolveEntry(hostfs.WatchHeartbeat)
+	var fi fs.FileInfo
+	if err == nil {
+		fi, err = os.Lstat(p)
+	}
 	switch {
 	case err != nil:
 		return time.Time{}, err
@@ -266,18 +257,14 @@ func LastBeat(root hostfs.Root) (time.Time, error) {
 	return fi.ModTime(), nil
 }
 
-// lstat stats hostPath without following its last component.
-func lstat(root hostfs.Root, hostPath string) (fs.FileInfo, error) {
-	p, err := root.ResolveEntry(hostPath)
-	if err != nil {
-		return nil, err
+// resultVerdict maps one result for the backend the plan applied: any
+// real finding is a problem; read errors alone mean verify could not
+// look, which is Unknown, not a problem; a result for another backend is
+// stale (RKE2 restarted onto a new choice and verify has not finished).
+func resultVerdict(applied backend.Backend, r *verify.Result) Verdict {
+	if r.Expect != applied {
+		return Verdict{Unknown, fmt.Sprintf("stale status: verified %s but the plan applied %s", r.Expect, applied)}
 	}
-	return os.Lstat(p)
-}
-
-// judge maps one result: any real finding is a problem; read errors alone
-// mean verify could not look, which is Unknown, not a problem.
-func judge(r *verify.Result) Verdict {
 	var problems []verify.Finding
 	unreadable := 0
 	for _, f := range r.Findings {
@@ -318,10 +305,8 @@ func oneLine(s string) string {
 		return s
 	}
 	cut := MaxMessage - len("...")
-	for cut > 0 && !utf8RuneStart(s[cut]) {
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
 	return s[:cut] + "..."
 }
-
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }

@@ -21,13 +21,10 @@ import (
 // `# +expiry-time=` directive first so the labels of a node whose tool
 // died expire, under NFD's 64 KiB cap, written to a dot-file (which NFD
 // skips) and renamed into place.
-//
-// Only NFD's own namespace feature.node.kubernetes.io is used: NFD allows
-// it without any extra configuration (nfd-master's -extra-label-ns is for
-// others) and refuses plain kubernetes.io.
 
-// LabelNamespace is NFD's own label namespace, the one it allows
-// unconfigured.
+// LabelNamespace is NFD's own, the only one used: NFD allows it without
+// any extra configuration (nfd-master's -extra-label-ns is for others)
+// and refuses plain kubernetes.io.
 const LabelNamespace = "feature.node.kubernetes.io"
 
 // LabelPrefix starts every label name we publish, so ours never collide

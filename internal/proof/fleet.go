@@ -75,25 +75,18 @@ func appliedDecision(p plan.Plan) plan.Decision {
 // FleetMetrics renders fl in the Prometheus text format.
 func FleetMetrics(fl Fleet) []byte {
 	var b strings.Builder
-	gauge := func(name, help string) {
-		fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name)
-	}
 	if d := fl.Decision; d.Backend != "" && plain(d.ProxyMode) && plain(d.IptablesMode) && plain(d.Source) {
-		gauge("rke2_proxy_backend_decision_info", "This boot's plan: backend, kube-proxy's proxy mode and IPTABLES_MODE, and which setting decided (auto, config, env, cmdline, rke2-config) (1 always).")
+		gauge(&b, "rke2_proxy_backend_decision_info", "This boot's plan: backend, kube-proxy's proxy mode and IPTABLES_MODE, and which setting decided (auto, config, env, cmdline, rke2-config) (1 always).")
 		fmt.Fprintf(&b, "rke2_proxy_backend_decision_info{backend=%q,iptables_mode=%q,proxy_mode=%q,source=%q} 1\n", d.Backend, d.IptablesMode, d.ProxyMode, d.Source)
 	}
 	if fl.Planned && !fl.Decision.Disabled {
-		gauge("rke2_proxy_backend_plan_applied", "1 when apply gave RKE2 a backend this boot, 0 when its plan was not applied (no backend can run, on_failure: block, the operator's own drop-in): rke2-proxy-backend detect and journalctl -u rke2-server say why.")
-		applied := 0
-		if fl.Applied {
-			applied = 1
-		}
-		fmt.Fprintf(&b, "rke2_proxy_backend_plan_applied %d\n", applied)
+		gauge(&b, "rke2_proxy_backend_plan_applied", "1 when apply gave RKE2 a backend this boot, 0 when its plan was not applied (no backend can run, on_failure: block, the operator's own drop-in): rke2-proxy-backend detect and journalctl -u rke2-server say why.")
+		fmt.Fprintf(&b, "rke2_proxy_backend_plan_applied %d\n", one(fl.Applied))
 	}
-	gauge("rke2_proxy_backend_host_conflicts", "Host services or settings that fight kube-proxy or the CNI (firewalld, ufw, nm-cloud-setup, ...; rke2-proxy-backend detect names each fix).")
+	gauge(&b, "rke2_proxy_backend_host_conflicts", "Host services or settings that fight kube-proxy or the CNI (firewalld, ufw, nm-cloud-setup, ...; rke2-proxy-backend detect names each fix).")
 	fmt.Fprintf(&b, "rke2_proxy_backend_host_conflicts %d\n", len(fl.Conflicts))
 	if len(fl.Conflicts) > 0 {
-		gauge("rke2_proxy_backend_host_conflict", "1 for each kind of host conflict found (id as detect -o json names it).")
+		gauge(&b, "rke2_proxy_backend_host_conflict", "1 for each kind of host conflict found (id as detect -o json names it).")
 		seen := map[string]bool{}
 		for _, c := range fl.Conflicts {
 			if plain(c.ID) && !seen[c.ID] {
@@ -102,15 +95,15 @@ func FleetMetrics(fl Fleet) []byte {
 			}
 		}
 	}
-	benchMetrics(&b, fl.Cost, gauge)
+	benchMetrics(&b, fl.Cost)
 	if !fl.LastProof.IsZero() {
-		gauge("rke2_proxy_backend_last_proof_timestamp_seconds", "Unix time a verify last found kube-proxy's rules right (since the watch service started).")
+		gauge(&b, "rke2_proxy_backend_last_proof_timestamp_seconds", "Unix time a verify last found kube-proxy's rules right (since the watch service started).")
 		fmt.Fprintf(&b, "rke2_proxy_backend_last_proof_timestamp_seconds %d\n", fl.LastProof.Unix())
 	}
 	if !fl.Heartbeat.IsZero() {
-		gauge("rke2_proxy_backend_node_condition_heartbeat_timestamp_seconds", "Unix time of the lastHeartbeatTime watch last wrote on the Node condition RKE2ProxyBackendProblem.")
+		gauge(&b, "rke2_proxy_backend_node_condition_heartbeat_timestamp_seconds", "Unix time of the lastHeartbeatTime watch last wrote on the Node condition RKE2ProxyBackendProblem.")
 		fmt.Fprintf(&b, "rke2_proxy_backend_node_condition_heartbeat_timestamp_seconds %d\n", fl.Heartbeat.Unix())
-		gauge("rke2_proxy_backend_node_condition_stale_after_seconds", "How long the Node condition stands after its heartbeat (the rke2-proxy-backend/stale-after annotation): older, kubectl proxy-backend calls it Unknown.")
+		gauge(&b, "rke2_proxy_backend_node_condition_stale_after_seconds", "How long the Node condition stands after its heartbeat (the rke2-proxy-backend/stale-after annotation): older, kubectl proxy-backend calls it Unknown.")
 		fmt.Fprintf(&b, "rke2_proxy_backend_node_condition_stale_after_seconds %g\n", fl.StaleAfter.Seconds())
 	}
 	return []byte(b.String())
@@ -118,20 +111,16 @@ func FleetMetrics(fl Fleet) []byte {
 
 // benchMetrics writes bench's last figures per backend and step, and
 // whether they still describe the node.
-func benchMetrics(b *strings.Builder, c *facts.Cost, gauge func(name, help string)) {
+func benchMetrics(b *strings.Builder, c *facts.Cost) {
 	if c == nil {
 		return
 	}
-	gauge("rke2_proxy_backend_bench_services", "Services of the cluster size rke2-proxy-backend bench last measured.")
+	gauge(b, "rke2_proxy_backend_bench_services", "Services of the cluster size rke2-proxy-backend bench last measured.")
 	fmt.Fprintf(b, "rke2_proxy_backend_bench_services %d\n", c.Services)
-	stale := 0
-	if c.Stale != "" {
-		stale = 1
-	}
-	gauge("rke2_proxy_backend_bench_stale", "1 when the bench figures no longer describe the node (another kernel or loader since): run bench again.")
-	fmt.Fprintf(b, "rke2_proxy_backend_bench_stale %d\n", stale)
+	gauge(b, "rke2_proxy_backend_bench_stale", "1 when the bench figures no longer describe the node (another kernel or loader since): run bench again.")
+	fmt.Fprintf(b, "rke2_proxy_backend_bench_stale %d\n", one(c.Stale != ""))
 	if at, err := time.Parse(time.RFC3339, c.MeasuredAt); err == nil {
-		gauge("rke2_proxy_backend_bench_timestamp_seconds", "Unix time of the last bench run.")
+		gauge(b, "rke2_proxy_backend_bench_timestamp_seconds", "Unix time of the last bench run.")
 		fmt.Fprintf(b, "rke2_proxy_backend_bench_timestamp_seconds %d\n", at.Unix())
 	}
 	for _, m := range []struct {
@@ -141,7 +130,7 @@ func benchMetrics(b *strings.Builder, c *facts.Cost, gauge func(name, help strin
 		{"rke2_proxy_backend_bench_wall_seconds", "Wall time of one rule load of bench's size, per backend and step (full: every rule, partial: one Service's).", func(s bench.Step) float64 { return s.WallSeconds }},
 		{"rke2_proxy_backend_bench_cpu_seconds", "CPU time (user and system) of the loaders for one rule load of bench's size, per backend and step.", func(s bench.Step) float64 { return s.UserSeconds + s.SysSeconds }},
 	} {
-		gauge(m.name, m.help)
+		gauge(b, m.name, m.help)
 		for _, r := range c.Results {
 			for _, s := range r.Steps {
 				if s.Step == bench.StepFull || s.Step == bench.StepPartial {

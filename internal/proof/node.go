@@ -7,11 +7,9 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/vocab"
 )
 
-// The Node condition and annotations: verify's verdict on the node's own
+// The Node condition and annotations: the run's verdict on the node's own
 // Node object, so `kubectl get nodes` shows the proven backend without
-// node-problem-detector. Their bodies are built here, from the run's
-// State, beside the other forms the node says it in; internal/clusterpublish
-// only finds the Node and sends them.
+// node-problem-detector; the Publisher sends the bodies built here.
 
 // ConditionType is the Node condition this tool writes. It is not
 // KubeProxyBackendProblem, the condition node-problem-detector sets from

@@ -3,22 +3,15 @@ package proof
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"sync"
 	"time"
 
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/clusterpublish"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kubeapi"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/vocab"
 )
-
-// The Node condition's publisher: when a State goes to the node's own Node
-// object (at once when it changed, at most every MinInterval when it did
-// not, with backoff while the API server cannot be written), from its own
-// goroutine; internal/clusterpublish finds the Node and sends the bodies
-// node.go builds. It never runs on the boot path, and treats an API
-// server it cannot reach as a note for the journal, not a failure.
 
 // Defaults of a publisher's schedule.
 const (
@@ -63,8 +56,9 @@ func (o PublishOptions) StaleAfter() time.Duration {
 	return min(3*max(o.Refresh, o.MinInterval), vocab.NodeStaleAfterMax)
 }
 
-// Publisher writes the latest State to the node's Node object from its own
-// goroutine (Run), so a slow or absent API server never holds up watch.
+// Publisher writes the latest State to the node's Node object (Locate)
+// from its own goroutine (Run), so a slow or absent API server never holds
+// up watch: it is a line in the journal, never a failure.
 type Publisher struct {
 	root hostfs.Root
 	opts PublishOptions
@@ -75,7 +69,8 @@ type Publisher struct {
 	wake      chan struct{}
 
 	// Run's own state.
-	client     *clusterpublish.Client
+	target     *Target
+	client     *kubeapi.Client
 	written    *State
 	writtenAt  time.Time
 	lastProof  time.Time
@@ -184,7 +179,7 @@ func (p *Publisher) fail(err error) {
 		p.opts.Log(fmt.Sprintf("cannot publish the Node condition %s (retrying with backoff up to %s; kube-proxy's checks go on): %v", ConditionType, p.opts.MaxBackoff, err))
 	}
 	p.failing = true
-	p.client = nil // read the credentials again: RKE2 may have renewed them
+	p.client, p.target = nil, nil // read the credentials again: RKE2 may have renewed them
 	p.backoff = min(max(2*p.backoff, firstBackoff), p.opts.MaxBackoff)
 }
 
@@ -196,26 +191,33 @@ func (p *Publisher) succeed(s *State) {
 	p.heartbeat = s.At
 	p.mu.Unlock()
 	if p.failing {
-		p.opts.Log(fmt.Sprintf("published the Node condition %s on node %s again", ConditionType, p.client.Node))
+		p.opts.Log(fmt.Sprintf("published the Node condition %s on node %s again", ConditionType, p.target.Node))
 	}
 	p.failing, p.backoff = false, 0
 	p.written, p.writtenAt = s, time.Now()
 }
 
-// write puts s on the Node: the condition, then the annotations.
+// write puts s on the Node: the condition by a strategic-merge patch of
+// nodes/NAME/status (conditions merge by type, so the kubelet's stay),
+// the annotations by a merge patch of nodes/NAME.
 func (p *Publisher) write(ctx context.Context, s State) error {
 	if p.client == nil {
-		n, err := clusterpublish.Open(p.root, p.opts.Distribution, p.opts.API)
+		t, err := Locate(p.root, p.opts.Distribution)
 		if err != nil {
 			return err
 		}
-		for _, note := range n.Notes {
-			p.opts.Log(note)
+		for _, n := range t.Notes {
+			p.opts.Log(n)
 		}
-		p.client = n
+		c, err := kubeapi.New(t.Creds, p.opts.API)
+		if err != nil {
+			return err
+		}
+		p.target, p.client = &t, c
 	}
+	node := "/api/v1/nodes/" + url.PathEscape(p.target.Node)
 	status, _ := conditionOf(s.Verdict)
-	if err := p.transitionTime(ctx, status); err != nil {
+	if err := p.transitionTime(ctx, node, status); err != nil {
 		return err
 	}
 	if s.Proven {
@@ -223,16 +225,16 @@ func (p *Publisher) write(ctx context.Context, s State) error {
 	}
 	body, err := conditionPatch(s, p.transition)
 	if err == nil {
-		err = p.client.PatchStatus(ctx, body)
+		_, err = p.client.Patch(ctx, node+"/status", kubeapi.StrategicMerge, body)
 	}
 	if err != nil {
-		return fmt.Errorf("node %s: the condition: %w", p.client.Node, err)
+		return fmt.Errorf("node %s: the condition: %w", p.target.Node, err)
 	}
 	if body, err = annotationPatch(s, p.lastProof, p.opts.StaleAfter()); err == nil {
-		err = p.client.PatchMetadata(ctx, body)
+		_, err = p.client.Patch(ctx, node, kubeapi.MergePatch, body)
 	}
 	if err != nil {
-		return fmt.Errorf("node %s: the annotations: %w", p.client.Node, err)
+		return fmt.Errorf("node %s: the annotations: %w", p.target.Node, err)
 	}
 	return nil
 }
@@ -240,18 +242,18 @@ func (p *Publisher) write(ctx context.Context, s State) error {
 // transitionTime keeps lastTransitionTime at the last change of status:
 // on the first write it is read from the Node (a restarted watch must not
 // reset it), later it moves when status does.
-func (p *Publisher) transitionTime(ctx context.Context, status string) error {
+func (p *Publisher) transitionTime(ctx context.Context, node, status string) error {
 	prev := ""
 	if p.written != nil {
 		prev, _ = conditionOf(p.written.Verdict)
 	} else {
-		raw, err := p.client.Get(ctx)
+		raw, err := p.client.Get(ctx, node)
 		if err != nil {
-			return fmt.Errorf("node %s: %w", p.client.Node, err)
+			return fmt.Errorf("node %s: %w", p.target.Node, err)
 		}
 		cond, err := conditionIn(raw)
 		if err != nil {
-			return fmt.Errorf("node %s: the API server's answer is no Node: %w", p.client.Node, err)
+			return fmt.Errorf("node %s: the API server's answer is no Node: %w", p.target.Node, err)
 		}
 		prev = cond.Status
 		if t, err := time.Parse(time.RFC3339, cond.LastTransitionTime); err == nil {

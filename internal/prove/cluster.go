@@ -70,5 +70,5 @@ func (c *Command) writeNode(ctx context.Context, st proof.State) {
 // heartbeat check judges (a link is no heartbeat).
 func watchRuns(root hostfs.Root) bool {
 	beat, err := proof.LastBeat(root)
-	return err == nil && time.Since(beat) < 2*HeartbeatEvery
+	return err == nil && time.Since(beat) < 2*hostfs.WatchHeartbeatEvery
 }

@@ -1,18 +1,12 @@
 // Package prove proves this host, once (the verify command, Once) or as a
-// watch (the watch service, Watch): it resolves the commands' flags
-// against the operator config (Load), runs verify on the host
-// (verify.ForHost and verify.Run), adds what only a probe of the host's
-// own files can judge (the kube-proxy args the release refuses, the nft
-// version skew, ipvs leftovers), and stores what each run proved
-// (internal/proof). verify judges; proving is reading the host, judging
-// it and storing the result.
-//
-// The watch keeps proving after RKE2 started: nf_tables (nftables,
-// iptables-nft) announces its changes as netlink events, legacy x_tables
-// does not, so its change stamp is read every few seconds (a few
-// syscalls); verify re-runs only after a change has settled, and drift is
-// reported only when kube-proxy's rules stay wrong for longer than
-// kube-proxy's own resync would take to put them back.
+// watch (the watch service, Watch): verify.ForHost and verify.Run, the
+// checks only a probe of the host's own files can make (refused
+// kube-proxy args, nft version skew, ipvs leftovers), then what the run
+// proved stored through internal/proof. The watch re-verifies after a
+// rule change has settled: nf_tables announces its changes as netlink
+// events, legacy x_tables' change stamp is polled (a few syscalls), and
+// drift is reported only when kube-proxy's rules stay wrong for longer
+// than its own resync would take to put them back.
 package prove
 
 import (
@@ -23,7 +17,6 @@ import (
 	"path"
 	"time"
 
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
@@ -133,37 +126,6 @@ func (c *Command) Verify(ctx context.Context, wait time.Duration, progress func(
 		c.addOns(ctx, opts, res)
 	}
 	return res, err
-}
-
-// addOns judges res further after Run, from one probe of the
-// distribution's own files (k3s's config and data dir on k3s, not RKE2's),
-// then puts k3s's words into every fix once.
-func (c *Command) addOns(ctx context.Context, opts verify.Options, res *verify.Result) {
-	// Only a node on nftables (the skew) or one whose result is not ok
-	// (the refused args) is judged further: an ok watch beat elsewhere
-	// probes nothing, and runs no k3s --version.
-	var f facts.Facts
-	if res.Expect == backend.NFTables || res.Verdict != verify.VerdictOK {
-		f = addOnFacts(c.Root, opts.Distribution, res.Expect)
-	}
-	// The image's nft against the host's: a finding only on nftables.
-	AddNftSkew(ctx, c.Root, f, res)
-	// ipvs's state left by an earlier ipvs mode (sets, kube-ipvs0,
-	// virtual servers): a finding only on a node out of ipvs mode.
-	verify.AddIPVSLeftovers(opts, res)
-	// A kube-proxy that cannot start: the item of RKE2's config to remove.
-	AddRefusedKubeProxyArgs(c.Root, c.ConfigFile, f, res)
-	verify.K3sWords(opts, res)
-}
-
-// addOnFacts is the one probe the add-ons judge, of kind's files; the
-// host's nft is asked only for a node expected on nftables, the only mode
-// that runs an nft of its own.
-func addOnFacts(root hostfs.Root, kind distro.Kind, expect backend.Backend) facts.Facts {
-	nft := expect == backend.NFTables
-	// k3s's data dir names no version (data/<digest>): only its binary
-	// tells which release's kube-proxy the args and the skew are judged by.
-	return facts.VerifyAddOnFacts(root, facts.Options{Distribution: kind, ToolVersions: nft, AskNft: nft, RKE2Binary: kind == distro.K3s})
 }
 
 // invalidate stores that a run ended without a result (a broken plan, no

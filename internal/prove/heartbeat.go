@@ -8,10 +8,6 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 )
 
-// HeartbeatEvery is how often a running watch refreshes
-// hostfs.WatchHeartbeat. check's default --max-age is a few of these.
-const HeartbeatEvery = hostfs.WatchHeartbeatEvery
-
 // Beat refreshes the heartbeat: the file's mtime is the beat, its content
 // stays empty. status.json cannot carry it: it is byte-stable (no
 // timestamps, and the atomic writer leaves an unchanged file's mtime

@@ -16,7 +16,7 @@ import (
 func TestBeatCreatesThenTouches(t *testing.T) {
 	root := hostfs.New(t.TempDir())
 	first := time.Date(2026, 11, 30, 19, 0, 0, 0, time.UTC)
-	for _, at := range []time.Time{first, first.Add(HeartbeatEvery)} {
+	for _, at := range []time.Time{first, first.Add(hostfs.WatchHeartbeatEvery)} {
 		if err := Beat(root, at); err != nil {
 			t.Fatal(err)
 		}

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/events"
@@ -75,11 +77,7 @@ func (c *Command) Watch(ctx context.Context, s Schedule) error {
 		// A stamp that never settles is still checked after a minute.
 		MaxDelay: DefaultMaxDelay,
 		Verify: func(ctx context.Context, first bool) (*verify.Result, error) {
-			res, st, err := verifyOnce(ctx, c, first)
-			if st != nil {
-				toCluster.offer(*st) // the status is invalid now, and so is the condition's verdict
-			}
-			return res, err
+			return verifyOnce(ctx, c, first, toCluster)
 		},
 		Publish: func(res *verify.Result, drifting bool, transitions int) error {
 			return publishRun(c, kind, res, drifting, transitions, &lastProof, toCluster)
@@ -129,23 +127,27 @@ func publishRun(c *Command, kind distro.Kind, res *verify.Result, drifting bool,
 // files it could not read); the plan, RKE2's config and the CNI are read
 // at every run, since apply rewrites the plan when RKE2 restarts with
 // another backend and the operator may move the CNI between runs. A run
-// without a result is stored as such, and st says so.
-func verifyOnce(ctx context.Context, c *Command, first bool) (res *verify.Result, st *proof.State, err error) {
+// without a result is stored as such, and toCluster told.
+func verifyOnce(ctx context.Context, c *Command, first bool, toCluster cluster) (*verify.Result, error) {
 	var wait time.Duration
 	var progress func(string)
 	if first {
 		wait, progress = c.Wait, c.Progress
 	}
-	res, err = c.Verify(ctx, wait, progress)
+	res, err := c.Verify(ctx, wait, progress)
 	switch {
 	case errors.Is(err, verify.ErrOff):
-		return verify.CannotTell("backend: off in the config since watch started", "restart rke2-proxy-backend-watch.service"), nil, nil
+		return verify.CannotTell("backend: off in the config since watch started", "restart rke2-proxy-backend-watch.service"), nil
 	case err != nil && ctx.Err() == nil:
-		// No result this time: the last one no longer stands.
-		s, err := c.invalidate(err)
-		return nil, s, err
+		// No result this time: the last one no longer stands, nor does
+		// the condition's verdict.
+		st, err := c.invalidate(err)
+		if st != nil {
+			toCluster.offer(*st)
+		}
+		return nil, err
 	}
-	return res, nil, err
+	return res, err
 }
 
 // wakeOn sets how cfg learns of rule changes and says so for the log:
@@ -182,4 +184,31 @@ func beatLogger(c *Command, log func(string)) func(time.Time) {
 		}
 		failing = err != nil
 	}
+}
+
+// Stamps joins every backend's change stamp into one, for loopConfig.Stamp.
+// An unreadable stamp becomes its error text: a backend whose kernel
+// support appears or vanishes then counts as a change. iptables-nft and
+// nftables share the nf_tables generation, read once.
+func Stamps(ctx context.Context, s netfilter.Stamper) string {
+	return stampsOf(ctx, s, backend.NFTables, backend.IptablesLegacy)
+}
+
+// LegacyStamp is the stamp of what nf_tables events do not cover: legacy
+// x_tables, which announces nothing. It is loopConfig.PolledStamp when watch
+// gets events.
+func LegacyStamp(ctx context.Context, s netfilter.Stamper) string {
+	return stampsOf(ctx, s, backend.IptablesLegacy)
+}
+
+func stampsOf(ctx context.Context, s netfilter.Stamper, backends ...backend.Backend) string {
+	var b strings.Builder
+	for _, be := range backends {
+		st, err := s.Stamp(ctx, be)
+		if err != nil {
+			st = "error: " + err.Error()
+		}
+		fmt.Fprintf(&b, "%s=%s\n", be, st)
+	}
+	return b.String()
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/events"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
@@ -54,7 +55,7 @@ type loopConfig struct {
 	Publish func(res *verify.Result, drifting bool, transitions int) error
 	// Log gets one line per event worth the journal.
 	Log func(line string)
-	// Heartbeat, when set, is called at start and every HeartbeatEvery
+	// Heartbeat, when set, is called at start and every hostfs.WatchHeartbeatEvery
 	// while Run runs (see Beat).
 	Heartbeat func(now time.Time)
 
@@ -90,7 +91,7 @@ func loop(ctx context.Context, cfg loopConfig) error {
 	if cfg.Heartbeat != nil {
 		hctx, stop := context.WithCancel(ctx)
 		defer stop()
-		go heartbeat(hctx, HeartbeatEvery, cfg.Heartbeat)
+		go heartbeat(hctx, hostfs.WatchHeartbeatEvery, cfg.Heartbeat)
 	}
 	deb := Debounce{Quiet: cfg.Quiet, MaxDelay: cfg.MaxDelay}
 	tr := Tracker{Grace: cfg.Grace}

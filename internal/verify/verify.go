@@ -1,8 +1,9 @@
-// Package verify proves after RKE2 starts that kube-proxy programmed the
-// expected backend completely and that no kube-proxy rules are stranded in
-// another backend; it writes the result as a status file and as Prometheus
-// textfile metrics. ForHost reads a host for one run (the plan, RKE2's
-// config, the CNI), the same for the verify, watch and switch commands.
+// Package verify judges, after RKE2 starts, whether kube-proxy programmed
+// the expected backend completely and left no rules stranded in another
+// backend. ForHost reads a host for one run (the plan, RKE2's config, the
+// CNI), the same for the verify, watch and switch commands; Run judges it
+// into a Result. Proving a host (internal/prove) and saying what it
+// proved (internal/proof) are the packages above.
 package verify
 
 import (

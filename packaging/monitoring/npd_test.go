@@ -12,7 +12,6 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cli"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/proof"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/prove"
 )
 
 // The structs below mirror node-problem-detector's custom plugin monitor
@@ -143,7 +142,7 @@ func TestNPDConfigPassesNPDsOwnValidation(t *testing.T) {
 		t.Fatalf("rule args %q do not run the check subcommand (found %q, rest %q, %v)", r.Args, cmd.Name(), rest, err)
 	}
 	// The age limit must be a flag check knows, and loose enough that a
-	// live watch (one heartbeat every prove.HeartbeatEvery) is never
+	// live watch (one heartbeat every hostfs.WatchHeartbeatEvery) is never
 	// called stale between two of NPD's runs.
 	if err := cmd.ParseFlags(r.Args[1:]); err != nil || cmd.Flags().NArg() != 0 {
 		t.Fatalf("rule args %q: check refuses them: %v", r.Args, err)
@@ -155,8 +154,8 @@ func TestNPDConfigPassesNPDsOwnValidation(t *testing.T) {
 	if !cmd.Flags().Changed("max-age") {
 		t.Errorf("rule args %q: set --max-age explicitly, so the node's limit is read in the config", r.Args)
 	}
-	if maxAge < 2*prove.HeartbeatEvery+interval {
-		t.Errorf("--max-age %s is under two heartbeats (%s each) plus NPD's interval %s: a live watch would flap to unknown", maxAge, prove.HeartbeatEvery, interval)
+	if maxAge < 2*hostfs.WatchHeartbeatEvery+interval {
+		t.Errorf("--max-age %s is under two heartbeats (%s each) plus NPD's interval %s: a live watch would flap to unknown", maxAge, hostfs.WatchHeartbeatEvery, interval)
 	}
 }
 

@@ -1,4 +1,4 @@
-package clusterpublish
+package proof
 
 import (
 	"os"

@@ -1,9 +1,4 @@
-// Package clusterpublish is the Node condition's HTTP side: it finds the
-// node's own Node object and the kubelet's credentials in RKE2's or k3s's
-// files (Locate), and reads and patches that object through
-// internal/kubeapi (Client). What is written there, and when, is
-// internal/proof's: it builds the bodies from a run's State.
-package clusterpublish
+package proof
 
 import (
 	"crypto/x509"
