@@ -155,16 +155,15 @@ func TestCNISeries(t *testing.T) {
 	}
 }
 
-// histogramPage is one IPv4 sync histogram with the given buckets (le ->
-// cumulative count) and count 100.
-func histogramPage(buckets ...string) []byte {
-	var b bytes.Buffer
+// syncPage is kube-proxy's IPv4 sync histogram with buckets (le -> the
+// cumulative count, in pairs) and count 100.
+func syncPage(buckets ...string) []byte {
+	page := ""
 	for i := 0; i+1 < len(buckets); i += 2 {
-		fmt.Fprintf(&b, "kubeproxy_sync_proxy_rules_duration_seconds_bucket{ip_family=\"IPv4\",le=%q} %s\n", buckets[i], buckets[i+1])
+		page += `kubeproxy_sync_proxy_rules_duration_seconds_bucket{ip_family="IPv4",le="` + buckets[i] + `"} ` + buckets[i+1] + "\n"
 	}
-	b.WriteString("kubeproxy_sync_proxy_rules_duration_seconds_sum{ip_family=\"IPv4\"} 12\n")
-	b.WriteString("kubeproxy_sync_proxy_rules_duration_seconds_count{ip_family=\"IPv4\"} 100\n")
-	return b.Bytes()
+	return []byte(page + `kubeproxy_sync_proxy_rules_duration_seconds_sum{ip_family="IPv4"} 12` + "\n" +
+		`kubeproxy_sync_proxy_rules_duration_seconds_count{ip_family="IPv4"} 100` + "\n")
 }
 
 // A figure kube-proxy's buckets cannot give is left out, and status.json
@@ -173,9 +172,9 @@ func histogramPage(buckets ...string) []byte {
 // status in place); the mean, which could be computed, stays.
 func TestKubeProxyFiguresThatCannotBeComputed(t *testing.T) {
 	for name, page := range map[string][]byte{
-		"a bucket le=NaN":                      histogramPage("0.1", "50", "NaN", "90", "+Inf", "100"),
-		"bounds whose interpolation overflows": histogramPage("-1e308", "1", "1.7e308", "100", "+Inf", "100"),
-		"counts falling as the bound rises":    histogramPage("0.1", "90", "1", "20", "+Inf", "100"),
+		"a bucket le=NaN":                      syncPage("0.1", "50", "NaN", "90", "+Inf", "100"),
+		"bounds whose interpolation overflows": syncPage("-1e308", "1", "1.7e308", "100", "+Inf", "100"),
+		"counts falling as the bound rises":    syncPage("0.1", "90", "1", "20", "+Inf", "100"),
 	} {
 		fig, _, err := kubeproxy.ParseFigures(page)
 		if err != nil {
@@ -199,10 +198,9 @@ func TestKubeProxyFiguresThatCannotBeComputed(t *testing.T) {
 // become 50,000 entries in status.json and series in the textfile (issue
 // 19 item 8: a 1.07 MB status.json that check then refused forever).
 func TestKubeProxyFiguresBounded(t *testing.T) {
-	var page bytes.Buffer
-	page.Write(histogramPage("0.1", "100", "+Inf", "100"))
+	page := bytes.NewBuffer(syncPage("0.1", "100", "+Inf", "100"))
 	for i := range 50000 {
-		fmt.Fprintf(&page, "kubeproxy_sync_proxy_rules_iptables_total{ip_family=\"IPv4\",table=\"t%d\"} 1\n", i)
+		fmt.Fprintf(page, "kubeproxy_sync_proxy_rules_iptables_total{ip_family=\"IPv4\",table=\"t%d\"} 1\n", i)
 	}
 	fig, _, err := kubeproxy.ParseFigures(page.Bytes())
 	if err != nil {
