@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/nodecheck"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/proof"
 )
 
 func newCheckCommand(g *globals) *cobra.Command {
@@ -18,15 +18,15 @@ func newCheckCommand(g *globals) *cobra.Command {
 		if maxAge < 0 {
 			return usageError(fmt.Errorf("--max-age %s: must not be negative (0 turns the age limit off)", maxAge))
 		}
-		v := nodecheck.Check(g.hostRoot(), nodecheck.Options{MaxAge: maxAge})
+		v := proof.Check(g.hostRoot(), proof.CheckOptions{MaxAge: maxAge})
 		if _, err := fmt.Fprintln(g.stdout, v.Message); err != nil {
-			return &exitError{code: int(nodecheck.Unknown), err: fmt.Errorf("check: write output: %w", err)}
+			return &exitError{code: int(proof.Unknown), err: fmt.Errorf("check: write output: %w", err)}
 		}
-		if v.Status == nodecheck.OK {
+		if v.Status == proof.OK {
 			return nil
 		}
 		return silentExit(int(v.Status))
 	})
-	cmd.Flags().DurationVar(&maxAge, "max-age", nodecheck.DefaultMaxAge, "how old the watch service's heartbeat may be before the status is stale (0: no limit)")
+	cmd.Flags().DurationVar(&maxAge, "max-age", proof.DefaultMaxAge, "how old the watch service's heartbeat may be before the status is stale (0: no limit)")
 	return cmd
 }

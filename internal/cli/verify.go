@@ -6,18 +6,19 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/proof"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/prove"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/watch"
 )
 
 func newVerifyCommand(g *globals) *cobra.Command {
-	var fl verify.Flags
+	var fl prove.Flags
 	cmd := flagsOnly(spec{"verify [--wait DURATION] [--expect B]", "Prove kube-proxy's rules are complete in the planned backend and nowhere else", "verify", printsJSON}, func(cmd *cobra.Command) error {
 		c, err := loadVerify(cmd, g, fl)
 		if err != nil {
 			return err
 		}
-		res, err := watch.Once(cmd.Context(), c)
+		res, err := c.Once(cmd.Context())
 		return verifyExit(cmd, g, res, err)
 	})
 	fl.Register(cmd.Flags(), "wait up to this long for kube-proxy's first sync (default: verify.wait from the config)")
@@ -25,8 +26,8 @@ func newVerifyCommand(g *globals) *cobra.Command {
 }
 
 func newWatchCommand(g *globals) *cobra.Command {
-	var fl verify.Flags
-	var s watch.Schedule
+	var fl prove.Flags
+	var s prove.Schedule
 	// watch is a service: it logs drift to the journal, status.json is its record.
 	cmd := flagsOnly(spec{"watch [--grace DURATION] [--expect B]", "Keep verifying kube-proxy's backend and report drift (the watch service)", "watch", textOnly}, func(cmd *cobra.Command) error {
 		c, err := loadVerify(cmd, g, fl)
@@ -36,21 +37,21 @@ func newWatchCommand(g *globals) *cobra.Command {
 		if err := s.Check(); err != nil {
 			return usageError(err)
 		}
-		return verifyExit(cmd, g, nil, watch.OnHost(cmd.Context(), c, s))
+		return verifyExit(cmd, g, nil, c.Watch(cmd.Context(), s))
 	})
 	f := cmd.Flags()
 	fl.Register(f, "first run only: wait up to this long for kube-proxy's first sync (default: verify.wait from the config)")
-	f.DurationVar(&s.Poll, "poll", watch.DefaultPoll, "how often to read legacy's change stamp (every backend's without nftables events)")
-	f.DurationVar(&s.Quiet, "quiet", watch.DefaultQuiet, "how long the rules must stay still after a change before verify runs")
-	f.DurationVar(&s.Grace, "grace", watch.DefaultGrace, "how long rules may stay wrong before it is drift")
-	f.DurationVar(&s.Full, "full", watch.DefaultFull, "run verify at least this often even if no stamp moved")
+	f.DurationVar(&s.Poll, "poll", prove.DefaultPoll, "how often to read legacy's change stamp (every backend's without nftables events)")
+	f.DurationVar(&s.Quiet, "quiet", prove.DefaultQuiet, "how long the rules must stay still after a change before verify runs")
+	f.DurationVar(&s.Grace, "grace", prove.DefaultGrace, "how long rules may stay wrong before it is drift")
+	f.DurationVar(&s.Full, "full", prove.DefaultFull, "run verify at least this often even if no stamp moved")
 	return cmd
 }
 
 // loadVerify resolves verify's and watch's flags against the config; the
 // progress lines go to stderr under the command's name.
-func loadVerify(cmd *cobra.Command, g *globals, fl verify.Flags) (*verify.Command, error) {
-	c, err := verify.Load(g.hostRoot(), g.configFile, fl.Given(cmd.Flags(), g.distro))
+func loadVerify(cmd *cobra.Command, g *globals, fl prove.Flags) (*prove.Command, error) {
+	c, err := prove.Load(g.hostRoot(), g.configFile, fl.Given(cmd.Flags(), g.distro))
 	if err != nil {
 		return nil, usageError(err)
 	}
@@ -70,7 +71,7 @@ func verifyExit(cmd *cobra.Command, g *globals, res *verify.Result, err error) e
 		fmt.Fprintf(g.stdout, "%s: %v; nothing to %[1]s\n", cmd.Name(), err)
 		return nil
 	case res != nil:
-		if werr := verify.Write(g.stdout, res, g.json()); err == nil {
+		if werr := proof.Write(g.stdout, res, g.json()); err == nil {
 			err = werr
 		}
 	}

@@ -37,7 +37,7 @@ type Row struct {
 }
 
 // ReasonCannotTell is the reason of an Unknown condition, the writer's
-// (internal/clusterpublish) and the view's for a stale one.
+// (internal/proof) and the view's for a stale one.
 const ReasonCannotTell = "CannotTell"
 
 // RowOf is n's row at now.

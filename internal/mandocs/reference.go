@@ -7,9 +7,8 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cli"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/proof"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/watch"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/units"
 )
 
@@ -91,12 +90,12 @@ var files = []fileDoc{
 	{path.Dir(hostfs.RKE2ConfigFile) + "/config.yaml.d/" + rke2.DropInName, "The RKE2 config drop-in apply writes (mode 0600, atomically, with a generated header); it moves with RKE2_CONFIG_FILE as <RKE2 config>.d/" + rke2.DropInName + ".", []string{"apply"}},
 	{hostfs.PlanFile, "The decision apply recorded this boot; read by verify, cleanup and the next generator run.", []string{"apply", "verify", "cleanup", "generate"}},
 	{hostfs.StatusFile, "verify's last result.", []string{"verify"}},
-	{hostfs.TextfileDir + "/" + verify.MetricsFile, "verify's Prometheus textfile metrics (the directory is verify.textfile_dir).", []string{"verify"}},
+	{hostfs.TextfileDir + "/" + proof.MetricsFile, "verify's Prometheus textfile metrics (the directory is verify.textfile_dir).", []string{"verify"}},
 	{GeneratorPath, "The systemd generator: a link to the binary, which runs generate when called by this name.", []string{"generate"}},
 	{hostfs.ShippedUnitDir + "/" + units.VerifyUnit, "The post-start check unit.", []string{"verify"}},
 	{hostfs.ShippedUnitDir + "/" + units.WatchUnit, "The continuous check: re-verifies when the rules change and reports drift; enabled by the package.", []string{"watch"}},
 	{hostfs.StatusFile, "The last result, written by watch as verify writes it.", []string{"watch"}},
-	{hostfs.TextfileDir + "/" + watch.MetricsFile, "watch's drift metrics, next to verify's (the directory is verify.textfile_dir).", []string{"watch"}},
+	{hostfs.TextfileDir + "/" + proof.DriftMetricsFile, "watch's drift metrics, next to verify's (the directory is verify.textfile_dir).", []string{"watch"}},
 	{hostfs.BenchFile, "bench's last measurement of each backend's rule-load cost; detect and prefer: [cheapest] read it.", []string{"bench", "detect"}},
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cleanup"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/prove"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/units"
 )
@@ -27,7 +28,7 @@ const reverifyTimeout = 30 * time.Second
 func Reverify(ctx context.Context, root hostfs.Root, configFile string, kind distro.Kind) *cleanup.Reverified {
 	// NoStatus: this run stores nothing, so it marks no run in progress
 	// either (check would then say a verify ended without its result).
-	c, err := verify.Load(root, configFile, verify.Flags{Distribution: kind, NoStatus: true})
+	c, err := prove.Load(root, configFile, prove.Flags{Distribution: kind, NoStatus: true})
 	if err != nil {
 		return &cleanup.Reverified{Verdict: "not run: " + err.Error()}
 	}

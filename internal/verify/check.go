@@ -203,10 +203,4 @@ func describeJump(chain string, r rules.Rule) string {
 }
 
 // list prints names, shortening long lists so a report stays readable.
-func list(names []string) string {
-	const max = 8
-	if len(names) <= max {
-		return strings.Join(names, ", ")
-	}
-	return strings.Join(names[:max], ", ") + fmt.Sprintf(" and %d more", len(names)-max)
-}
+func list(names []string) string { return clipList(names, 8) }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cni"
@@ -128,12 +127,17 @@ func TestCNIOtherBackendInNetns(t *testing.T) {
 					t.Errorf("finding does not name %q and %d chains:\n%s", c.fix, c.otherChains, text.String())
 				}
 			}
-			m := string(Metrics(res, time.Unix(0, 0)))
-			if c.want != "" && !strings.Contains(m, fmt.Sprintf(`rke2_proxy_backend_cni_other_backend_chains{backend="%s",cni=`, c.countsBackend)) {
-				t.Errorf("metrics lack the other-backend count:\n%s", m)
-			}
-			if !strings.Contains(m, fmt.Sprintf(`rke2_proxy_backend_cni_rules{backend="%s",cni=`, c.countsBackend)) {
-				t.Errorf("metrics lack the CNI chain count in %s:\n%s", c.countsBackend, m)
+			// The counts behind the textfile's CNI series (internal/proof).
+			for _, st := range res.Backends {
+				if st.Backend != c.countsBackend {
+					continue
+				}
+				if c.want != "" && len(st.CNIOtherBackend) == 0 {
+					t.Errorf("no other-backend count in %s: %+v", c.countsBackend, st)
+				}
+				if len(st.CNIChains) == 0 {
+					t.Errorf("no CNI chain count in %s: %+v", c.countsBackend, st)
+				}
 			}
 		})
 	}

@@ -103,6 +103,10 @@ func (g group) unit() string {
 	return "k3s"
 }
 
+// K3sWords puts k3s's words into res's fixes on k3s (a no-op on RKE2):
+// call it once, after Run and the checks after it, whose fixes name RKE2.
+func K3sWords(opts Options, res *Result) { newGroup(opts).reword(res) }
+
 // reword puts k3s's words into res's fixes on k3s (a no-op on RKE2, and
 // on text already reworded).
 func (g group) reword(res *Result) {

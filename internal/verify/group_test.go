@@ -4,13 +4,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spf13/pflag"
-
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cni"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/plan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
@@ -159,8 +156,7 @@ func TestK3sKubeProxyStranded(t *testing.T) {
 }
 
 // ForHost finds k3s from its units and reads k3s's config for its own
-// writers instead of RKE2's CNI; --distribution, through Load's flags,
-// overrides what the units say.
+// writers instead of RKE2's CNI.
 func TestForHostOnK3s(t *testing.T) {
 	h := withPlan(t, dualStack(t).K3sUnit("k3s-agent", "agent").K3sConfig("config.yaml", "disable-network-policy: true\n"),
 		plan.Plan{Decision: plan.Decision{Backend: backend.NFTables}})
@@ -173,23 +169,6 @@ func TestForHostOnK3s(t *testing.T) {
 	}
 	if g := newGroup(opts); g.has(cni.OwnerKubeRouter) || !g.has(cni.OwnerFlannel) {
 		t.Errorf("group %v: want kube-proxy and flannel, not the kube-router k3s does not run", g.members)
-	}
-
-	var fl Flags
-	fs := pflag.NewFlagSet("verify", pflag.ContinueOnError)
-	kind := distro.Kind("")
-	fs.Var(&kind, "distribution", "")
-	fl.Register(fs, "wait")
-	if err := fs.Parse([]string{"--distribution", "rke2"}); err != nil {
-		t.Fatal(err)
-	}
-	c, err := Load(h.Root(), hostfs.ConfigFile, fl.Given(fs, kind))
-	if err != nil {
-		t.Fatal(err)
-	}
-	opts, _, err = ForHost(c.Host)
-	if err != nil || opts.Distribution != distro.RKE2 || opts.CNI == nil || opts.K3s != nil {
-		t.Errorf("--distribution rke2: distribution %q, CNI %+v, k3s %+v, %v: want RKE2's CNI read", opts.Distribution, opts.CNI, opts.K3s, err)
 	}
 }
 

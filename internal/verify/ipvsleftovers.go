@@ -111,7 +111,5 @@ func AddIPVSLeftovers(opts Options, res *Result) {
 	for i := range findings {
 		findings[i].Backend = res.Expect
 	}
-	res.Findings = append(res.Findings, findings...)
-	res.Notes = append(res.Notes, notes...)
-	res.settle()
+	res.Add(findings, nil, notes...)
 }

@@ -1,13 +1,11 @@
 package verify
 
 import (
-	"bytes"
 	"errors"
 	"io/fs"
 	"net/netip"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/ipset"
@@ -15,7 +13,6 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/check"
 	"golang.org/x/sys/unix"
 )
 
@@ -73,10 +70,9 @@ func TestIPVSModeFindings(t *testing.T) {
 	}
 }
 
-// The status and the textfile say the proxy mode beside the backend: ipvs
-// when the plan keeps it, the backend's own mode otherwise; the existing
-// rke2_proxy_backend_info series stays as it was, and promtool accepts
-// the textfile.
+// Run says the proxy mode it judged beside the backend: ipvs when the
+// plan keeps it, the backend's own mode otherwise (status.json and the
+// textfile carry it: internal/proof's test).
 func TestModeBesideBackend(t *testing.T) {
 	fake := newFake(t, skeleton(t, backend.IptablesNFT, rke2.KubeVersion{}, 0))
 	for _, c := range []struct {
@@ -87,23 +83,8 @@ func TestModeBesideBackend(t *testing.T) {
 		{Options{Expect: backend.IptablesNFT, Reader: fake, ProxyMode: ProxyModeIPVS}, "ipvs"},
 		{Options{Expect: backend.NFTables, Reader: fake}, "nftables"},
 	} {
-		res := run(t, c.opts)
-		if res.Mode != c.want {
+		if res := run(t, c.opts); res.Mode != c.want {
 			t.Errorf("%s, plan mode %q: Mode %q, want %q", c.opts.Expect, c.opts.ProxyMode, res.Mode, c.want)
-		}
-		m := Metrics(res, time.Unix(1700000000, 0))
-		for _, want := range []string{
-			`rke2_proxy_backend_info{backend="` + string(c.opts.Expect) + `"} 1`,
-			`rke2_proxy_backend_proxy_mode_info{backend="` + string(c.opts.Expect) + `",mode="` + c.want + `"} 1`,
-		} {
-			if !bytes.Contains(m, []byte(want)) {
-				t.Errorf("metrics lack %q:\n%s", want, m)
-			}
-		}
-		check.PromtoolMetrics(t, m)
-		b, err := JSON(res) // what WriteStatus stores
-		if err != nil || !strings.Contains(string(b), `"mode": "`+c.want+`"`) || !strings.Contains(string(b), `"expect": "`+string(c.opts.Expect)+`"`) {
-			t.Errorf("status.json lacks mode %q beside the backend: %v\n%s", c.want, err, b)
 		}
 	}
 }

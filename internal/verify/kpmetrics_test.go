@@ -77,30 +77,3 @@ func TestKubeProxyFiguresTimeOut(t *testing.T) {
 		t.Errorf("notes %q, want one saying /metrics is unreachable", notes)
 	}
 }
-
-// Whatever page kubeproxy accepts, verify's status.json holds its figures
-// and verify's own metrics of them pass the exposition format.
-func FuzzKubeProxyFiguresOutput(f *testing.F) {
-	for _, file := range []string{"kube-proxy-v1.37-iptables-metrics.prom", "kube-proxy-v1.37-nftables-metrics.prom"} {
-		page, err := os.ReadFile("../kubeproxy/testdata/" + file)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(page)
-	}
-	f.Add([]byte("kubeproxy_sync_proxy_rules_duration_seconds_bucket{ip_family=\"IPv4\",le=\"+Inf\"} 3\n"))
-	f.Add([]byte(counterPage(5) + "kubeproxy_sync_proxy_rules_iptables_restore_failures_total{ip_family=\"IPv6\"} NaN\n"))
-	f.Fuzz(func(t *testing.T, page []byte) {
-		fig, _, err := kubeproxy.ParseFigures(page)
-		if err != nil {
-			return
-		}
-		if _, err := JSON(&Result{Expect: backend.NFTables, KubeProxy: fig}); err != nil {
-			t.Fatalf("status.json of an accepted page: %v", err)
-		}
-		m := Metrics(&Result{Expect: backend.NFTables, KubeProxy: fig}, time.Unix(0, 0))
-		if _, err := kubeproxy.ParseExposition(m, func(string) bool { return true }); err != nil {
-			t.Fatalf("our metrics of an accepted page do not parse: %v\n%s", err, m)
-		}
-	})
-}

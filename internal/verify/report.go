@@ -3,38 +3,42 @@ package verify
 import (
 	"fmt"
 	"io"
+	"strings"
 )
 
 // WriteText prints the short human report: the verdict, one line per
-// backend, then each finding with the command that fixes it.
+// backend, then each finding with the command that fixes it. It is
+// written at once, so the code stays linear and the first error counts.
 func WriteText(w io.Writer, r *Result) error {
 	verdict := map[string]string{VerdictOK: "OK", VerdictFailed: "FAILED", VerdictUnknown: "CANNOT TELL"}[r.Verdict]
-	p := &printer{w: w}
+	var out strings.Builder
+	p := func(format string, args ...any) { fmt.Fprintf(&out, format, args...) }
 	if r.Expect == "" {
-		p.f("verify: %s: nothing says which backend kube-proxy should use\n", verdict)
+		p("verify: %s: nothing says which backend kube-proxy should use\n", verdict)
 	} else {
 		kube := r.Kubernetes
 		if kube == "" {
 			kube = "unknown (newest layout)"
 		}
-		p.f("verify: %s: kube-proxy should use %s (from %s), Kubernetes %s\n", verdict, r.Expect, r.ExpectSource, kube)
+		p("verify: %s: kube-proxy should use %s (from %s), Kubernetes %s\n", verdict, r.Expect, r.ExpectSource, kube)
 	}
 	for _, b := range r.Backends {
-		p.f("  %-16s %s\n", string(b.Backend)+":", backendLine(b))
+		p("  %-16s %s\n", string(b.Backend)+":", backendLine(b))
 	}
 	if r.ProxyMode != "" {
-		p.f("  %-16s %s\n", "proxy mode:", r.ProxyMode)
+		p("  %-16s %s\n", "proxy mode:", r.ProxyMode)
 	}
 	for _, n := range r.Notes {
-		p.f("note: %s\n", n)
+		p("note: %s\n", n)
 	}
 	for _, f := range r.Warnings {
-		p.f("warning: [%s] %s\n   fix: %s\n", f.Kind, f.Message, f.Fix)
+		p("warning: [%s] %s\n   fix: %s\n", f.Kind, f.Message, f.Fix)
 	}
 	for i, f := range r.Findings {
-		p.f("%d. [%s] %s\n   fix: %s\n", i+1, f.Kind, f.Message, f.Fix)
+		p("%d. [%s] %s\n   fix: %s\n", i+1, f.Kind, f.Message, f.Fix)
 	}
-	return p.err
+	_, err := io.WriteString(w, out.String())
+	return err
 }
 
 func backendLine(b BackendState) string {
@@ -51,35 +55,4 @@ func backendLine(b BackendState) string {
 		return fmt.Sprintf("STRANDED: %d kube-proxy chains, %d rules", b.KubeProxyChains, b.KubeProxyRules)
 	}
 	return "no kube-proxy rules"
-}
-
-// printer keeps the first write error so the report code stays linear.
-type printer struct {
-	w   io.Writer
-	err error
-}
-
-func (p *printer) f(format string, args ...any) {
-	if p.err == nil {
-		_, p.err = fmt.Fprintf(p.w, format, args...)
-	}
-}
-
-// Write prints res as the verify command does: the text report, or the
-// JSON document status.json holds.
-func Write(w io.Writer, res *Result, asJSON bool) error {
-	if !asJSON {
-		if err := WriteText(w, res); err != nil {
-			return fmt.Errorf("write output: %w", err)
-		}
-		return nil
-	}
-	b, err := JSON(res)
-	if err != nil {
-		return err
-	}
-	if _, err := w.Write(b); err != nil {
-		return fmt.Errorf("write output: %w", err)
-	}
-	return nil
 }

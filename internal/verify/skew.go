@@ -1,11 +1,7 @@
 package verify
 
 import (
-	"context"
-
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/skew"
 )
 
@@ -28,28 +24,4 @@ func NftSkewFindings(expect backend.Backend, r skew.Report, h skew.Host) (findin
 		return []Finding{f}, nil
 	}
 	return nil, []Finding{f}
-}
-
-// AddNftSkew judges f (facts.VerifyAddOnFacts with ToolVersions and
-// AskNft: the distribution's version, the host's nft from dpkg's status
-// file or `nft --version`) with, on the real host, the sets carrying user
-// data read now, adds the finding or the warning to res and settles its
-// verdict again. Call it after Run.
-func AddNftSkew(ctx context.Context, root hostfs.Root, f facts.Facts, res *Result) {
-	if res == nil || res.Expect != backend.NFTables {
-		return
-	}
-	if root.IsHost() {
-		sets, err := facts.ForeignUserdataSets(ctx)
-		if err != nil {
-			res.Notes = append(res.Notes, "sets with user data not read (nft version skew judged without them): "+err.Error())
-		} else {
-			f.LiveRules.UserdataSets, f.LiveRules.UserdataSetsRead = sets, true
-		}
-	}
-	h := facts.SkewHost(f)
-	findings, warnings := NftSkewFindings(res.Expect, skew.Judge(skew.Default(), h), h)
-	res.Findings = append(res.Findings, findings...)
-	res.Warnings = append(res.Warnings, warnings...)
-	res.settle()
 }

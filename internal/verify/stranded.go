@@ -2,6 +2,7 @@ package verify
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -126,38 +127,7 @@ const restartRKE2 = "systemctl restart rke2-server (rke2-agent on agents)"
 // chains are the leftovers of the kubelet before a switch. hostIptables is
 // where the alternative points ("legacy", "nft"; anything else unknown).
 func hintFindings(expect backend.Backend, states []BackendState, hostIptables string) []Finding {
-	want := HintBackend(expect)
-	wantHas := false
-	for _, st := range states {
-		if st.Backend == want && len(st.KubeletHints) > 0 {
-			wantHas = true
-		}
-	}
-	var out []Finding
-	for _, st := range states {
-		if st.Backend == want || len(st.KubeletHints) == 0 {
-			continue
-		}
-		f := Finding{Kind: KindKubeletHint, Backend: st.Backend}
-		switch {
-		case hostIptables == want.IptablesMode() && wantHas:
-			f.Message = fmt.Sprintf("kubelet's hint chains in %s are leftovers: the host's iptables already points at %s and kubelet wrote its own there, but kubelet never removes the old ones: %s",
-				st.Backend, want, list(st.KubeletHints))
-			f.Fix = KubeletHintsCleanup + " (no reboot needed)"
-		case hostIptables == want.IptablesMode():
-			f.Message = fmt.Sprintf("kubelet's hint chains are in %s although the host's iptables already points at %s: kubelet has not started since the alternative moved (it writes them at its start): %s",
-				st.Backend, want, list(st.KubeletHints))
-			f.Fix = fmt.Sprintf("restart RKE2 so kubelet writes them in %s: %s; then %s", want, restartRKE2, KubeletHintsCleanup)
-		default:
-			alt := string(want)
-			f.Message = fmt.Sprintf("kubelet's hint chains are in %s but kube-proxy uses %s: the host's iptables points at %s, and kubelet writes them with it: %s",
-				st.Backend, expect, hostIptablesName(hostIptables), list(st.KubeletHints))
-			f.Fix = fmt.Sprintf("point the host's iptables at %s (update-alternatives --set iptables /usr/sbin/%s; update-alternatives --set ip6tables /usr/sbin/%s), restart RKE2 so kubelet writes its hints there: %s; then %s (or reboot the node)",
-				alt, alt, "ip6"+strings.TrimPrefix(alt, "ip"), restartRKE2, KubeletHintsCleanup)
-		}
-		out = append(out, f)
-	}
-	return out
+	return group{expect: expect}.hintFindings(states, hostIptables)
 }
 
 // hintFindings is hintFindings for g's node. On k3s kubelet runs inside
@@ -165,28 +135,38 @@ func hintFindings(expect backend.Backend, states []BackendState, hostIptables st
 // PATH iptables (k3s-root's bin/aux links), not the host's alternative:
 // what moves them is k3s's restart, after which apply has reset the links.
 func (g group) hintFindings(states []BackendState, hostIptables string) []Finding {
-	if !g.k3s() {
-		return hintFindings(g.expect, states, hostIptables)
-	}
 	want := HintBackend(g.expect)
-	wantHas := false
-	for _, st := range states {
-		wantHas = wantHas || st.Backend == want && len(st.KubeletHints) > 0
-	}
+	wantHas := slices.ContainsFunc(states, func(st BackendState) bool { return st.Backend == want && len(st.KubeletHints) > 0 })
 	var out []Finding
 	for _, st := range states {
 		if st.Backend == want || len(st.KubeletHints) == 0 {
 			continue
 		}
 		f := Finding{Kind: KindKubeletHint, Backend: st.Backend}
-		if wantHas {
+		hints := list(st.KubeletHints)
+		switch {
+		case g.k3s() && wantHas:
 			f.Message = fmt.Sprintf("kubelet's hint chains in %s are leftovers: kubelet, which runs inside k3s, already wrote its own in %s, but kubelet never removes the old ones: %s",
-				st.Backend, want, list(st.KubeletHints))
+				st.Backend, want, hints)
 			f.Fix = KubeletHintsCleanup + " (no reboot needed)"
-		} else {
+		case g.k3s():
 			f.Message = fmt.Sprintf("kubelet's hint chains are in %s but kube-proxy uses %s: kubelet runs inside k3s and writes them at its start with k3s's PATH iptables, which pointed at %s then: %s",
-				st.Backend, g.expect, st.Backend, list(st.KubeletHints))
+				st.Backend, g.expect, st.Backend, hints)
 			f.Fix = fmt.Sprintf("restart k3s so apply resets k3s-root's bin/aux links and kubelet writes them in %s: %s; then %s", want, g.restart(), KubeletHintsCleanup)
+		case hostIptables == want.IptablesMode() && wantHas:
+			f.Message = fmt.Sprintf("kubelet's hint chains in %s are leftovers: the host's iptables already points at %s and kubelet wrote its own there, but kubelet never removes the old ones: %s",
+				st.Backend, want, hints)
+			f.Fix = KubeletHintsCleanup + " (no reboot needed)"
+		case hostIptables == want.IptablesMode():
+			f.Message = fmt.Sprintf("kubelet's hint chains are in %s although the host's iptables already points at %s: kubelet has not started since the alternative moved (it writes them at its start): %s",
+				st.Backend, want, hints)
+			f.Fix = fmt.Sprintf("restart RKE2 so kubelet writes them in %s: %s; then %s", want, restartRKE2, KubeletHintsCleanup)
+		default:
+			alt := string(want)
+			f.Message = fmt.Sprintf("kubelet's hint chains are in %s but kube-proxy uses %s: the host's iptables points at %s, and kubelet writes them with it: %s",
+				st.Backend, g.expect, hostIptablesName(hostIptables), hints)
+			f.Fix = fmt.Sprintf("point the host's iptables at %s (update-alternatives --set iptables /usr/sbin/%s; update-alternatives --set ip6tables /usr/sbin/%s), restart RKE2 so kubelet writes its hints there: %s; then %s (or reboot the node)",
+				alt, alt, "ip6"+strings.TrimPrefix(alt, "ip"), restartRKE2, KubeletHintsCleanup)
 		}
 		out = append(out, f)
 	}

@@ -2,7 +2,9 @@ package verify
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -69,7 +71,7 @@ func failed(f *kubeproxy.Figures) bool {
 func staleSyncs(expect backend.Backend, f *kubeproxy.Figures, now time.Time) []Finding {
 	limit := staleAfter(f)
 	var out []Finding
-	for _, fam := range sortedKeys(f.LastQueued) {
+	for _, fam := range slices.Sorted(maps.Keys(f.LastQueued)) {
 		if len(f.Unreadable[fam]) > 0 {
 			continue
 		}
@@ -223,22 +225,6 @@ func appendNew(to, more []Finding) []Finding {
 		}
 	}
 	return to
-}
-
-// SyncFailing says what the metric of kube-proxy's failure signals shows:
-// 1 when r has a finding from them, 0 when it has none and every signal was
-// read, and ok false when verify cannot tell (figures not read, or a
-// signal not a number): never a 0 that reads as fine.
-func SyncFailing(r *Result) (v int, ok bool) {
-	for _, f := range r.Findings {
-		if f.Kind == KindSyncFailing || f.Kind == KindSyncStale {
-			return 1, true
-		}
-	}
-	if r.KubeProxy == nil || len(r.KubeProxy.Unreadable) > 0 {
-		return 0, false
-	}
-	return 0, true
 }
 
 func unixTime(sec float64) time.Time {

@@ -125,27 +125,6 @@ func TestRisingFailures(t *testing.T) {
 	}
 }
 
-// The metric never reads 0 (fine) when verify could not tell.
-func TestSyncFailingMetric(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		r    Result
-		v    int
-		ok   bool
-	}{
-		{"not read", Result{}, 0, false},
-		{"read, fine", Result{KubeProxy: &kubeproxy.Figures{}}, 0, true},
-		{"a counter not a number", Result{KubeProxy: &kubeproxy.Figures{Unreadable: map[string][]string{"IPv4": {"x"}}}}, 0, false},
-		{"failing", Result{KubeProxy: &kubeproxy.Figures{}, Findings: []Finding{{Kind: KindSyncFailing}}}, 1, true},
-		{"stale, other signal unreadable", Result{KubeProxy: &kubeproxy.Figures{Unreadable: map[string][]string{"IPv6": {"x"}}},
-			Findings: []Finding{{Kind: KindSyncStale}}}, 1, true},
-	} {
-		if v, ok := SyncFailing(&c.r); v != c.v || ok != c.ok {
-			t.Errorf("%s: SyncFailing = %d, %v, want %d, %v", c.name, v, ok, c.v, c.ok)
-		}
-	}
-}
-
 // counterPage is kube-proxy's page with the nftables sync failure counter
 // at n, its last sync at the fake clock's start and nothing queued since.
 func counterPage(n int64) string {
@@ -189,9 +168,6 @@ func TestVerifySeesRisingFailureCounters(t *testing.T) {
 	if n, _ := res.KubeProxy.Failure(kubeproxy.FailNFTablesSync, "IPv4"); n != 5 {
 		t.Errorf("figures keep the second read: count %g, want 5", n)
 	}
-	if v, ok := SyncFailing(res); v != 1 || !ok {
-		t.Errorf("SyncFailing = %d, %v", v, ok)
-	}
 
 	res, reads = verifyCounting(t, 3, 0, 5*time.Minute)
 	if res.Verdict != VerdictOK || reads != 2 || !strings.Contains(strings.Join(res.Notes, "\n"), "none in the 35s between verify's two reads") {
@@ -222,33 +198,6 @@ func TestAddSyncFailures(t *testing.T) {
 	r.AddSyncFailures(prev, 10*time.Minute, t0)
 	if r.OK || r.Verdict != VerdictFailed || kinds(r) != "kube-proxy-sync-failing@nftables" || !strings.Contains(r.Findings[0].Message, "within 10m0s") {
 		t.Errorf("verdict %s findings %s (%v), want one sync-failing finding", r.Verdict, kinds(r), r.Findings)
-	}
-}
-
-// The textfile copies the counters and the queued time, and says 1 for a
-// failing kube-proxy; a counter that was not a number leaves the verdict
-// series out rather than write 0.
-func TestSyncFailureMetrics(t *testing.T) {
-	kp := &kubeproxy.Figures{LastQueued: map[string]float64{"IPv4": 1.5e9},
-		Failures: []kubeproxy.FailureCount{fc(kubeproxy.FailNFTablesSync, "IPv4", 5)}}
-	r := &Result{Expect: backend.NFTables, KubeProxy: kp, Findings: []Finding{{Kind: KindSyncFailing, Backend: backend.NFTables}}}
-	m := string(Metrics(r, t0))
-	for _, want := range []string{
-		`rke2_proxy_backend_kube_proxy_sync_failures{backend="nftables",counter="nftables_sync",ip_family="IPv4"} 5` + "\n",
-		`rke2_proxy_backend_kube_proxy_last_queued_timestamp_seconds{backend="nftables",ip_family="IPv4"} 1.5e+09` + "\n",
-		`rke2_proxy_backend_kube_proxy_sync_failing{backend="nftables"} 1` + "\n",
-	} {
-		if !strings.Contains(m, want) {
-			t.Errorf("metrics lack %q:\n%s", want, m)
-		}
-	}
-	r = &Result{Expect: backend.NFTables, KubeProxy: &kubeproxy.Figures{}}
-	if m := string(Metrics(r, t0)); !strings.Contains(m, `rke2_proxy_backend_kube_proxy_sync_failing{backend="nftables"} 0`+"\n") {
-		t.Errorf("a clean read: metrics lack sync_failing 0:\n%s", m)
-	}
-	r.KubeProxy.Unreadable = map[string][]string{"IPv4": {"kubeproxy_sync_proxy_rules_nftables_sync_failures_total"}}
-	if m := string(Metrics(r, t0)); strings.Contains(m, "rke2_proxy_backend_kube_proxy_sync_failing{") {
-		t.Errorf("an unreadable counter: sync_failing written anyway:\n%s", m)
 	}
 }
 

@@ -19,9 +19,8 @@ import (
 )
 
 // verify's exported types, in one place: what a run is given (Options,
-// Claim; Host, Flags and Command, what ForHost and Load build it from),
-// what it finds (Finding) and what it reports (Result, BackendState, the
-// verdicts).
+// Claim; Host, what ForHost builds it from), what it finds (Finding) and
+// what it reports (Result, BackendState, the verdicts).
 
 // Options are one verify run's inputs.
 type Options struct {
@@ -116,47 +115,6 @@ type Host struct {
 	// Distribution overrides the one distro.Find sees under Root
 	// (--distribution; "" finds it).
 	Distribution distro.Kind
-}
-
-// Flags are the verify and watch commands' shared flags as given; a *Set
-// field says the flag was on the command line (else the config's value,
-// or the endpoint RKE2's config gives kube-proxy, counts).
-type Flags struct {
-	Claim           Claim
-	Wait            time.Duration
-	WaitSet         bool
-	TextfileDir     string
-	TextfileDirSet  bool
-	ProxyModeURL    string
-	ProxyModeURLSet bool
-	NoStatus        bool
-	// Distribution is the global --distribution ("" finds it), which
-	// Given takes from the command's flag set.
-	Distribution distro.Kind
-}
-
-// Command is verify as the verify and watch commands run it on a host:
-// Host says what to look at, Wait how long the first run waits for
-// kube-proxy's first sync, TextfileDir where the metrics go, NoStatus
-// that no result is stored. Progress gets the lines worth the journal.
-type Command struct {
-	Host
-	// ConfigFile is the operator config the run was loaded from (for the
-	// checks that read it again, such as the refused kube-proxy args).
-	ConfigFile  string
-	Wait        time.Duration
-	TextfileDir string
-	NoStatus    bool
-	Progress    func(string)
-	// NodeFeatures publishes the result as node-feature-discovery labels
-	// (verify.node_feature_file), valid for FeatureTTL (0: DefaultFeatureTTL).
-	NodeFeatures bool
-	FeatureTTL   time.Duration
-	// NodeCondition: the result also goes to the node's own Node object
-	// (verify.node_condition; internal/clusterpublish).
-	NodeCondition bool
-	// run is the run in progress (Verify to Publish or Invalidate).
-	run *StoreRun
 }
 
 // FlagError is a claim that does not parse: a usage error, not a finding.

@@ -1,8 +1,9 @@
-// Package verify proves after RKE2 starts that kube-proxy programmed the
-// expected backend completely and that no kube-proxy rules are stranded in
-// another backend; it writes the result as a status file and as Prometheus
-// textfile metrics. ForHost reads a host for one run (the plan, RKE2's
-// config, the CNI), the same for the verify, watch and switch commands.
+// Package verify judges, after RKE2 starts, whether kube-proxy programmed
+// the expected backend completely and left no rules stranded in another
+// backend. ForHost reads a host for one run (the plan, RKE2's config, the
+// CNI), the same for the verify, watch and switch commands; Run judges it
+// into a Result. Proving a host (internal/prove) and saying what it
+// proved (internal/proof) are the packages above.
 package verify
 
 import (
@@ -32,6 +33,15 @@ func CannotTell(reason, fix string) *Result {
 	return r
 }
 
+// Add appends what a check run after Run found (the runner's add-ons,
+// internal/prove) and settles the verdict again.
+func (r *Result) Add(findings, warnings []Finding, notes ...string) {
+	r.Findings = append(r.Findings, findings...)
+	r.Warnings = append(r.Warnings, warnings...)
+	r.Notes = append(r.Notes, notes...)
+	r.settle()
+}
+
 // settle derives OK and Verdict from the findings: any finding verify can
 // name fails; only findings that say it could not look make it unknown.
 func (r *Result) settle() {
@@ -49,7 +59,6 @@ func (r *Result) settle() {
 	r.OK = r.Verdict == VerdictOK
 }
 
-// Run waits for kube-proxy's first sync in the expected backend (up to
 // oneBootHints turns hint findings into warnings for a one-boot override:
 // the host's iptables alternative, which decides where kubelet writes its
 // hints, is meant to stay as it is, and RKE2's kube-proxy image follows
@@ -64,6 +73,7 @@ func oneBootHints(hints []Finding) []Finding {
 	return hints
 }
 
+// Run waits for kube-proxy's first sync in the expected backend (up to
 // opts.Wait), then checks every backend and kube-proxy's proxy mode.
 func Run(ctx context.Context, opts Options) (*Result, error) {
 	if _, err := backend.Parse(string(opts.Expect)); err != nil {

@@ -3,13 +3,11 @@ package verify
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
@@ -126,57 +124,6 @@ func TestWaitsForFirstSync(t *testing.T) {
 	res = run(t, Options{Expect: backend.NFTables, Reader: fake})
 	if res.Synced || res.OK {
 		t.Errorf("no wait, nothing in nftables: synced=%v ok=%v", res.Synced, res.OK)
-	}
-}
-
-func TestOutputs(t *testing.T) {
-	fake := newFake(t, skeleton(t, backend.IptablesNFT, rke2.KubeVersion{}, 0), skeleton(t, backend.IptablesLegacy, rke2.KubeVersion{}, 3))
-	res := run(t, Options{Expect: backend.IptablesNFT, Reader: fake})
-	m := string(Metrics(res, time.Unix(1700000000, 0)))
-	for _, want := range []string{
-		`rke2_proxy_backend_info{backend="iptables-nft"} 1`,
-		"rke2_proxy_backend_verify_ok 0",
-		`rke2_proxy_backend_stranded_rules{backend="iptables-nft"} 0`,
-		"rke2_proxy_backend_verify_last_run_timestamp_seconds 1700000000",
-		"# TYPE rke2_proxy_backend_verify_duration_seconds gauge",
-	} {
-		if !strings.Contains(m, want) {
-			t.Errorf("metrics lack %q:\n%s", want, m)
-		}
-	}
-	// 3 services: 3 KUBE-SVC + 6 KUBE-SEP chains with 3+6+6 rules, plus the skeleton's.
-	if !strings.Contains(m, `rke2_proxy_backend_stranded_rules{backend="iptables-legacy"} `) ||
-		strings.Contains(m, `rke2_proxy_backend_stranded_rules{backend="iptables-legacy"} 0`) {
-		t.Errorf("legacy stranded rules not counted:\n%s", m)
-	}
-
-	dir := t.TempDir()
-	root := hostfs.New(dir)
-	if err := WriteStatus(root, res); err != nil {
-		t.Fatal(err)
-	}
-	if b, err := os.ReadFile(filepath.Join(dir, hostfs.StatusFile)); err != nil || !strings.Contains(string(b), `"ok": false`) {
-		t.Errorf("status.json: %v\n%s", err, b)
-	}
-	note, err := WriteMetrics(root, "/var/lib/node-exporter", res, time.Now())
-	if err != nil || !strings.Contains(note, "does not exist") {
-		t.Errorf("absent textfile dir: note %q, err %v", note, err)
-	}
-	if err := os.MkdirAll(filepath.Join(dir, "var/lib/node-exporter"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if note, err := WriteMetrics(root, "/var/lib/node-exporter", res, time.Now()); err != nil || note != "" {
-		t.Errorf("textfile dir present: note %q, err %v", note, err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "var/lib/node-exporter", MetricsFile)); err != nil {
-		t.Error(err)
-	}
-	var text strings.Builder
-	if err := WriteText(&text, res); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(text.String(), "fix: "+CleanupCommand(backend.IptablesLegacy)) {
-		t.Errorf("report lacks the cleanup command:\n%s", text.String())
 	}
 }
 

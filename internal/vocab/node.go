@@ -2,7 +2,7 @@ package vocab
 
 import "time"
 
-// The names this tool writes on its own Node object (internal/clusterpublish)
+// The names this tool writes on its own Node object (internal/proof)
 // and the fleet view reads back (internal/fleetview, kubectl proxy-backend):
 // one definition, so the writer and the reader cannot drift apart.
 

@@ -11,11 +11,11 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cni"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostconflict"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kubeproxy"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/proof"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/plan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/testhost"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/version"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/watch"
 )
 
 // promtool finds Debian's promtool (package prometheus). Outside CI a
@@ -86,7 +86,7 @@ func TestMetricsPassPromtoolCheckMetrics(t *testing.T) {
 					{Counter: kubeproxy.FailNFTablesSync, IPFamily: "IPv4", Count: 5}}}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			m := verify.Metrics(r, now)
+			m := proof.Metrics(r, now)
 			if out := strings.TrimSpace(runPromtool(t, m, "check", "metrics")); out != "" {
 				t.Errorf("promtool check metrics complains:\n%s\nmetrics:\n%s", out, m)
 			}
@@ -103,9 +103,9 @@ func f64(v float64) *float64 { return &v }
 // metric with two HELP texts.
 func TestBuildInfoInBothTextfiles(t *testing.T) {
 	r := &verify.Result{OK: true, Verdict: verify.VerdictOK, Expect: backend.IptablesNFT}
-	fleet := watch.Fleet{Decision: plan.Decision{Backend: backend.IptablesNFT, ProxyMode: "iptables", IptablesMode: "nft", Source: "auto"},
+	fleet := proof.Fleet{Decision: plan.Decision{Backend: backend.IptablesNFT, ProxyMode: "iptables", IptablesMode: "nft", Source: "auto"},
 		Conflicts: []hostconflict.Finding{{ID: "firewalld"}}, LastProof: time.Unix(1, 0)}
-	files := map[string][]byte{"verify": verify.Metrics(r, time.Unix(1, 0)), "watch": watch.Metrics(false, 0), "fleet": watch.FleetMetrics(fleet)}
+	files := map[string][]byte{"verify": proof.Metrics(r, time.Unix(1, 0)), "watch": proof.DriftMetrics(false, 0), "fleet": proof.FleetMetrics(fleet)}
 	series := map[string]string{}
 	help := map[string]string{}
 	for writer, text := range files {

@@ -11,8 +11,7 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cli"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/nodecheck"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/watch"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/proof"
 )
 
 // The structs below mirror node-problem-detector's custom plugin monitor
@@ -117,8 +116,8 @@ func TestNPDConfigPassesNPDsOwnValidation(t *testing.T) {
 	if global >= interval {
 		t.Errorf("timeout %s >= invoke_interval %s: runs would overlap", global, interval)
 	}
-	if m := c.PluginConfig.MaxOutputLength; m == nil || *m < nodecheck.MaxMessage {
-		t.Errorf("max_output_length must be set to at least nodecheck.MaxMessage (%d): NPD cuts longer output mid-word", nodecheck.MaxMessage)
+	if m := c.PluginConfig.MaxOutputLength; m == nil || *m < proof.MaxMessage {
+		t.Errorf("max_output_length must be set to at least proof.MaxMessage (%d): NPD cuts longer output mid-word", proof.MaxMessage)
 	}
 	if len(c.Conditions) != 1 || c.Conditions[0].Type != conditionType || c.Conditions[0].Reason != okReason || c.Conditions[0].Message == "" {
 		t.Errorf("conditions = %+v; want one %s with reason %s and a message", c.Conditions, conditionType, okReason)
@@ -143,7 +142,7 @@ func TestNPDConfigPassesNPDsOwnValidation(t *testing.T) {
 		t.Fatalf("rule args %q do not run the check subcommand (found %q, rest %q, %v)", r.Args, cmd.Name(), rest, err)
 	}
 	// The age limit must be a flag check knows, and loose enough that a
-	// live watch (one heartbeat every watch.HeartbeatEvery) is never
+	// live watch (one heartbeat every hostfs.WatchHeartbeatEvery) is never
 	// called stale between two of NPD's runs.
 	if err := cmd.ParseFlags(r.Args[1:]); err != nil || cmd.Flags().NArg() != 0 {
 		t.Fatalf("rule args %q: check refuses them: %v", r.Args, err)
@@ -155,8 +154,8 @@ func TestNPDConfigPassesNPDsOwnValidation(t *testing.T) {
 	if !cmd.Flags().Changed("max-age") {
 		t.Errorf("rule args %q: set --max-age explicitly, so the node's limit is read in the config", r.Args)
 	}
-	if maxAge < 2*watch.HeartbeatEvery+interval {
-		t.Errorf("--max-age %s is under two heartbeats (%s each) plus NPD's interval %s: a live watch would flap to unknown", maxAge, watch.HeartbeatEvery, interval)
+	if maxAge < 2*hostfs.WatchHeartbeatEvery+interval {
+		t.Errorf("--max-age %s is under two heartbeats (%s each) plus NPD's interval %s: a live watch would flap to unknown", maxAge, hostfs.WatchHeartbeatEvery, interval)
 	}
 }
 

@@ -15,12 +15,12 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostconflict"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kubeproxy"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/proof"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/bench"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/plan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/nstest"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/oracle"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/watch"
 )
 
 // external are the series the rules and the dashboard read from the
@@ -80,10 +80,10 @@ func ourTextfiles() [][]byte {
 			LastSync:   map[string]float64{"IPv4": 1.79e9},
 			LastQueued: map[string]float64{"IPv4": 1.79e9 + 100},
 			Failures:   []kubeproxy.FailureCount{{Counter: kubeproxy.FailIptablesRestore, IPFamily: "IPv4", Count: 1}}}}
-	fleet := watch.Fleet{Decision: plan.Decision{Backend: nft, ProxyMode: "iptables", IptablesMode: "nft", Source: "auto"},
+	fleet := proof.Fleet{Decision: plan.Decision{Backend: nft, ProxyMode: "iptables", IptablesMode: "nft", Source: "auto"},
 		Conflicts: []hostconflict.Finding{{ID: "firewalld"}}, LastProof: time.Unix(1, 0), Heartbeat: time.Unix(1, 0), StaleAfter: time.Hour}
 	fleet.Cost = benchCost()
-	return [][]byte{verify.Metrics(r, time.Unix(1, 0)), watch.Metrics(true, 2), watch.FleetMetrics(fleet)}
+	return [][]byte{proof.Metrics(r, time.Unix(1, 0)), proof.DriftMetrics(true, 2), proof.FleetMetrics(fleet)}
 }
 
 // Every rule and every panel query reads only series the tool's textfiles

@@ -17,9 +17,8 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/apply"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/proof"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/watch"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/units"
 )
 
@@ -53,8 +52,8 @@ var values = strings.NewReplacer(
 	"{{rke2.DropInName}}", rke2.DropInName,
 	"{{units.VerifyUnit}}", units.VerifyUnit,
 	"{{units.WatchUnit}}", units.WatchUnit,
-	"{{verify.MetricsFile}}", verify.MetricsFile,
-	"{{watch.MetricsFile}}", watch.MetricsFile,
+	"{{verify.MetricsFile}}", proof.MetricsFile,
+	"{{watch.MetricsFile}}", proof.DriftMetricsFile,
 )
 
 // Text is NAME.txt with its placeholders filled in. A missing file is a
