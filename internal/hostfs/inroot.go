@@ -3,10 +3,10 @@ package hostfs
 import (
 	"errors"
 	"io/fs"
+	"os"
 	"path"
 	"sync/atomic"
 	"syscall"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -98,12 +98,15 @@ func (r Root) statIn(hostPath string) (fi fs.FileInfo, used bool, err error) {
 	if err != nil {
 		return nil, true, &fs.PathError{Op: "stat", Path: r.Path(hostPath), Err: err}
 	}
-	defer syscall.Close(fd)
-	var st syscall.Stat_t
-	if err := syscall.Fstat(fd, &st); err != nil {
-		return nil, true, &fs.PathError{Op: "stat", Path: r.Path(hostPath), Err: err}
+	// os.File's Stat is fstat with the name given here (the path's own, as
+	// os.Stat's and Stat's on "/"), Sys the *syscall.Stat_t.
+	f := os.NewFile(uintptr(fd), path.Base(path.Clean("/"+hostPath)))
+	defer f.Close()
+	fi, err = f.Stat()
+	if err != nil {
+		return nil, true, &fs.PathError{Op: "stat", Path: r.Path(hostPath), Err: errors.Unwrap(err)}
 	}
-	return &fileInfo{name: path.Base(path.Clean("/" + hostPath)), st: st}, true, nil
+	return fi, true, nil
 }
 
 // readlinkIn is Readlink under a root other than "/": the directory is
@@ -114,50 +117,13 @@ func (r Root) readlinkIn(hostPath string) (target string, used bool, err error) 
 	if !used {
 		return "", false, nil
 	}
-	if err != nil {
-		return "", true, &fs.PathError{Op: "readlinkat", Path: r.Path(hostPath), Err: err}
-	}
-	defer syscall.Close(dirFD)
-	for size := 256; ; size *= 2 {
-		buf := make([]byte, size)
+	if err == nil {
+		defer syscall.Close(dirFD)
+		var buf [unix.PathMax]byte // the longest target the kernel stores, less its NUL
 		var n int
-		err := ignoringEINTR(func() (err error) { n, err = unix.Readlinkat(dirFD, path.Base(clean), buf); return err })
-		if err != nil {
-			return "", true, &fs.PathError{Op: "readlinkat", Path: r.Path(hostPath), Err: err}
-		}
-		if n < size {
+		if err = ignoringEINTR(func() (err error) { n, err = unix.Readlinkat(dirFD, path.Base(clean), buf[:]); return err }); err == nil {
 			return string(buf[:n]), true, nil
 		}
 	}
-}
-
-// fileInfo is an fs.FileInfo from fstat, as os.Stat's: Sys is the
-// *syscall.Stat_t.
-type fileInfo struct {
-	name string
-	st   syscall.Stat_t
-}
-
-func (f *fileInfo) Name() string { return f.name }
-func (f *fileInfo) Size() int64  { return f.st.Size }
-func (f *fileInfo) Mode() fs.FileMode {
-	return modeOf(f.st.Mode) | fs.FileMode(f.st.Mode&0o777) | specialBits(f.st.Mode)
-}
-func (f *fileInfo) ModTime() time.Time { return time.Unix(f.st.Mtim.Unix()) }
-func (f *fileInfo) IsDir() bool        { return f.Mode().IsDir() }
-func (f *fileInfo) Sys() any           { return &f.st }
-
-// specialBits are the setuid, setgid and sticky bits as fs.FileMode has them.
-func specialBits(m uint32) fs.FileMode {
-	var out fs.FileMode
-	if m&syscall.S_ISUID != 0 {
-		out |= fs.ModeSetuid
-	}
-	if m&syscall.S_ISGID != 0 {
-		out |= fs.ModeSetgid
-	}
-	if m&syscall.S_ISVTX != 0 {
-		out |= fs.ModeSticky
-	}
-	return out
+	return "", true, &fs.PathError{Op: "readlinkat", Path: r.Path(hostPath), Err: err}
 }
