@@ -11,6 +11,7 @@ all: build
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/rke2-proxy-backend ./cmd/rke2-proxy-backend
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/rke2-proxy-backend-generator ./cmd/rke2-proxy-backend-generator
 
 # The whole suite: formatting, vet, unit/golden/netns tests, then the
 # end-to-end checks (packages, real systemd boot) which skip when not root.
@@ -76,6 +77,8 @@ packages: $(NFPM)
 	  CGO_ENABLED=0 GOOS=linux GOARCH=$$goarch $(GO) build -trimpath -ldflags '$(LDFLAGS)' \
 	    -o $(PKG_BUILD)/$$a/rke2-proxy-backend ./cmd/rke2-proxy-backend && \
 	  CGO_ENABLED=0 GOOS=linux GOARCH=$$goarch $(GO) build -trimpath -ldflags '$(LDFLAGS)' \
+	    -o $(PKG_BUILD)/$$a/rke2-proxy-backend-generator ./cmd/rke2-proxy-backend-generator && \
+	  CGO_ENABLED=0 GOOS=linux GOARCH=$$goarch $(GO) build -trimpath -ldflags '$(LDFLAGS)' \
 	    -o $(PKG_BUILD)/$$a/kubectl-proxy_backend ./cmd/kubectl-proxy_backend || exit 1; \
 	done
 	env -u RKE2_PROXY_BACKEND_ROOT SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) \
@@ -109,6 +112,7 @@ tarball:
 	  install -D -m 0755 packaging/tarball/install.sh $$d/install.sh && \
 	  install -D -m 0755 $(PKG_BUILD)/$$a/rke2-proxy-backend $$d/bin/rke2-proxy-backend && \
 	  install -D -m 0755 $(PKG_BUILD)/$$a/kubectl-proxy_backend $$d/bin/kubectl-proxy_backend && \
+	  install -D -m 0755 $(PKG_BUILD)/$$a/rke2-proxy-backend-generator $$d/libexec/rke2-proxy-backend-generator && \
 	  install -D -m 0755 packaging/tarball/uninstall.sh $$d/bin/rke2-proxy-backend-uninstall.sh && \
 	  install -D -m 0644 -t $$d/lib/systemd/system units/*.service && \
 	  install -D -m 0644 -t $$d/share/man/man1 $(PKG_BUILD)/docs/man1/*.1.gz && \

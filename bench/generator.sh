@@ -1,17 +1,26 @@
 #!/usr/bin/env bash
 # Benchmark, not a test: the generator sits on every boot's critical path
 # and runs at every daemon-reload, so it is timed against systemd's own C
-# generator, systemd-getty-generator, with the same three output dirs.
-# Targets (issues 3, 9): generator / systemd-getty-generator < 1.0 as the
-# median of paired ratios, wall and CPU, on this host and on a realistic
-# fixture root; apply without module loading <= 20 ms.
-# Env: RUNS=200 (pairs per command), WARMUP=10. Needs python3 (the timer).
+# generator, systemd-getty-generator, with the same three output dirs, and
+# against the generator of the previous release (a regression check).
+# Targets (issue 35): <= 0.5x getty on an RKE2 root, <= 0.4x on a host with
+# neither RKE2 nor k3s (an empty static Go program is about 0.3x), and no
+# slower than the previous release's; apply without module loading <= 20 ms.
+# Every figure is the median of paired ratios (A B A B ...: the shared
+# machine's load falls on both halves of a pair alike) with its min-max and
+# the load average; run it when `uptime` says less than 2. Instruction
+# counts (callgrind), which no load changes, follow when valgrind is there.
+# Env: RUNS=200 (pairs per comparison), WARMUP=10, BASE=fc5f35d (the
+# previous release's commit: its build is cached in .cache/base-bin/COMMIT),
+# CALLGRIND=auto|0. Needs python3 (the timer); root for the RKE2 root's
+# instruction count (a chroot in a mount namespace).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
 export PATH="$PATH:/usr/local/go/bin"
 runs=${RUNS:-200}
 warmup=${WARMUP:-10}
+base_commit=${BASE:-fc5f35d}
 
 getty=""
 for g in /usr/lib/systemd/system-generators/systemd-getty-generator /lib/systemd/system-generators/systemd-getty-generator; do
@@ -23,18 +32,48 @@ if [ -z "$getty" ]; then
 fi
 
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-bin=$work/rke2-proxy-backend
+# systemd hands generators directories on tmpfs (/run/systemd/generator*).
+out=$(mktemp -d -p /dev/shm 2>/dev/null || mktemp -d)
+trap 'rm -rf "$work" "$out"' EXIT
 make -s build >/dev/null
-cp bin/rke2-proxy-backend "$bin"
-ln -s rke2-proxy-backend "$work/rke2-proxy-backend-generator"
-gen=$work/rke2-proxy-backend-generator
+bin=$work/new/rke2-proxy-backend
+mkdir -p "$work/new"
+cp bin/rke2-proxy-backend bin/rke2-proxy-backend-generator "$work/new/"
+gen=$work/new/rke2-proxy-backend-generator
+
+# base_build COMMIT prints the directory holding COMMIT's rke2-proxy-backend
+# and its generator (its own program, or the tool under the generator's
+# name before there was one): `make build` in a throwaway worktree, once
+# per commit, kept in .cache/base-bin/COMMIT under a lock.
+base_build() {
+  local commit dir tree
+  commit=$(git rev-parse --verify "$1^{commit}") || { echo "bench/generator.sh: BASE=$1 is no commit here" >&2; exit 1; }
+  dir=.cache/base-bin/$commit
+  if [ ! -f "$dir/.complete" ]; then
+    mkdir -p .cache
+    (
+      flock 9
+      [ -f "$dir/.complete" ] && exit 0
+      tree=$(mktemp -d /tmp/rke2pb-base-bin.XXXXXX)
+      trap 'git worktree remove --force "$tree" >/dev/null 2>&1; rm -rf "$tree"; git worktree prune' EXIT
+      echo "bench/generator.sh: building ${commit:0:12} (once; git worktree in $tree)" >&2
+      git worktree add --detach "$tree" "$commit" >/dev/null 2>&1
+      make -s -C "$tree" build >&2
+      rm -rf "$dir" && mkdir -p "$dir"
+      cp "$tree"/bin/* "$dir/"
+      [ -e "$dir/rke2-proxy-backend-generator" ] || ln -s rke2-proxy-backend "$dir/rke2-proxy-backend-generator"
+      touch "$dir/.complete"
+    ) 9>.cache/base-bin.lock
+  fi
+  echo "$PWD/$dir"
+}
+base_gen=$(base_build "$base_commit")/rke2-proxy-backend-generator
 
 # A Debian 12 RKE2 server as the generator sees it at boot: kernel config in
 # /boot, loaded and available modules, sysfs PCI and DMI, the iptables
 # alternative, RKE2's unit (tarball layout), its config and a Rancher drop-in.
-fixture() {
-  local r=$1 rel=6.1.0-18-amd64 m
+fixture() { # ROOT [KERNEL-RELEASE]
+  local r=$1 rel=${2:-6.1.0-18-amd64} m
   debian12_rke2_root "$r" "$rel"
   mkdir -p "$r"/sys/class/dmi/id "$r"/sys/bus/pci/drivers/virtio-pci
   echo "BOOT_IMAGE=/boot/vmlinuz-$rel root=UUID=0b1c ro quiet" >"$r/proc/cmdline"
@@ -60,28 +99,23 @@ fixture() {
 fix=$work/root
 fixture "$fix"
 # The same host before RKE2 or k3s is installed (the package first, the
-# cluster later): the generator must stop before probing (issue 23 item 5),
-# so its target is <= 0.5x (a static Go binary doing nothing is ~0.3x).
+# cluster later): the generator stops after the few stats that prove it.
 bare=$work/bare
 cp -a "$fix" "$bare"
 rm -f "$bare"/usr/local/lib/systemd/system/rke2-server.* "$bare"/usr/local/bin/rke2
-# systemd hands generators directories on tmpfs (/run/systemd/generator*).
-out=$(mktemp -d -p /dev/shm 2>/dev/null || mktemp -d)
-trap 'rm -rf "$work" "$out"' EXIT
 n=$out/normal e=$out/early l=$out/late
 mkdir -p "$n" "$e" "$l"
 
-# Paired runs. Each pair is systemd-getty-generator then ours, back to
-# back, so load from other processes (this machine is shared) hits both
-# halves of a pair alike; the figure is the median of the per-pair ratios,
-# with their min and max. A ratio of two unpaired medians hides a steady
-# few percent under the noise. Each command is spawned directly (no shell)
-# and timed by wall clock and by the CPU time the kernel charged it
-# (user + system, from wait4).
-pairs() { # runs warmup json-commands -> per command: name, medians, pair ratios
+# Paired runs: each comparison's A then B, back to back, for every pair;
+# the figure is the median of the per-pair ratios B/A, with their min and
+# max (a ratio of two unpaired medians hides a steady few percent under
+# the noise). Each command is spawned directly (no shell) and timed by
+# wall clock and by the CPU time the kernel charged it (user + system,
+# from wait4).
+pairs() { # runs warmup json-comparisons -> per comparison: name, medians, pair ratios, loads
   python3 - "$@" <<'PY'
 import json, os, statistics, sys, time
-runs, warmup, cmds = int(sys.argv[1]), int(sys.argv[2]), json.loads(sys.argv[3])
+runs, warmup, comps = int(sys.argv[1]), int(sys.argv[2]), json.loads(sys.argv[3])
 null = os.open(os.devnull, os.O_WRONLY)
 def run(c):
     env = dict(os.environ, **c.get("env", {}))
@@ -91,66 +125,128 @@ def run(c):
     _, status, ru = os.wait4(pid, 0)
     wall = time.perf_counter() - t
     if status != 0:
-        sys.exit("%s exited with status %d" % (c["name"], status))
+        sys.exit("%s exited with status %d" % (c["argv"][0], status))
     return wall * 1000, (ru.ru_utime + ru.ru_stime) * 1000
-base, others = cmds[0], cmds[1:]
 for _ in range(warmup):
-    for c in cmds:
-        run(c)
+    for c in comps:
+        run(c["a"]); run(c["b"])
 load0 = open("/proc/loadavg").read().split()[0]
-res = {c["name"]: {"wall": [], "cpu": [], "rwall": [], "rcpu": []} for c in cmds}
-for _ in range(runs if others else 0):
-    for c in others:           # A B A B ...: a fresh baseline run per pair
-        bw, bc = run(base)
-        w, u = run(c)
-        for name, (x, y) in ((base["name"], (bw, bc)), (c["name"], (w, u))):
-            res[name]["wall"].append(x)
-            res[name]["cpu"].append(y)
-        res[c["name"]]["rwall"].append(w / bw)
+res = [{"aw": [], "bw": [], "bc": [], "rw": [], "rc": []} for _ in comps]
+for _ in range(runs):
+    for c, r in zip(comps, res):
+        aw, ac = run(c["a"])
+        bw, bc = run(c["b"])
+        r["aw"].append(aw); r["bw"].append(bw); r["bc"].append(bc)
+        r["rw"].append(bw / aw)
         # CPU is charged in scheduler ticks on some kernels: a 0 ms
-        # baseline cannot be a denominator.
-        if bc > 0:
-            res[c["name"]]["rcpu"].append(u / bc)
-for _ in range(0 if others else runs):  # one command alone: just time it
-    w, u = run(base)
-    res[base["name"]]["wall"].append(w)
-    res[base["name"]]["cpu"].append(u)
+        # A cannot be a denominator.
+        if ac > 0:
+            r["rc"].append(bc / ac)
 load1 = open("/proc/loadavg").read().split()[0]
 def rng(v):
     return "%.3f %.3f %.3f" % (statistics.median(v), min(v), max(v)) if v else "nan nan nan"
-for c in cmds:
-    r = res[c["name"]]
-    print(c["name"], "%.3f %.3f" % (statistics.median(r["wall"]), statistics.median(r["cpu"])),
-          rng(r["rwall"]), rng(r["rcpu"]), len(r["rwall"]), load0, load1)
+for c, r in zip(comps, res):
+    print(c["name"], "%.3f %.3f %.3f" % (statistics.median(r["aw"]), statistics.median(r["bw"]), statistics.median(r["bc"])),
+          rng(r["rw"]), rng(r["rc"]), load0, load1)
 PY
 }
 
-echo "bench/generator.sh: $runs pairs per command (systemd-getty-generator, then ours), same three temp dirs (tmpfs)"
-# Sanity: the fixture really generates drop-ins.
-RKE2_PROXY_BACKEND_ROOT=$fix "$gen" "$n" "$e" "$l" 2>/dev/null
-[ -f "$n/rke2-server.service.d/50-rke2-proxy-backend.conf" ] || { echo "fixture produced no drop-in" >&2; exit 1; }
-
-cmds=$(python3 -c 'import json, sys
-getty, gen, fix, n, e, l, bare = sys.argv[1:]
-print(json.dumps([
-  {"name": "getty", "argv": [getty, n, e, l]},
-  {"name": "host", "argv": [gen, n, e, l], "env": {"RKE2_PROXY_BACKEND_ROOT": "/"}},
-  {"name": "fixture", "argv": [gen, n, e, l], "env": {"RKE2_PROXY_BACKEND_ROOT": fix}},
-  {"name": "bare", "argv": [gen, n, e, l], "env": {"RKE2_PROXY_BACKEND_ROOT": bare}},
-]))' "$getty" "$gen" "$fix" "$n" "$e" "$l" "$bare")
-pairs "$runs" "$warmup" "$cmds" >"$work/t.txt"
-read -r _ g_ms g_cpu _ _ _ _ _ _ _ load0 load1 < <(grep '^getty ' "$work/t.txt")
-printf '  load average (1 min) %s at the start, %s at the end (%s cores)\n' "$load0" "$load1" "$(nproc)"
-printf '  %-44s %7s ms wall %7s ms cpu (medians)\n' "systemd-getty-generator" "$g_ms" "$g_cpu"
-for name in host fixture bare; do
-  read -r _ ms cpu rw rwmin rwmax rc rcmin rcmax _ _ _ < <(grep "^$name " "$work/t.txt")
-  label="rke2-proxy-backend-generator, this host" target="< 1.0x"
-  [ "$name" = fixture ] && label="rke2-proxy-backend-generator, fixture root"
-  [ "$name" = bare ] && label="rke2-proxy-backend-generator, neither installed" target="<= 0.5x"
-  printf '  %-44s %7s ms wall %7s ms cpu (medians)\n' "$label" "$ms" "$cpu"
-  printf '  %-44s median pair ratio %sx wall (min %s, max %s), %sx cpu (min %s, max %s); target %s\n' \
-    "" "$rw" "$rwmin" "$rwmax" "$rc" "$rcmin" "$rcmax" "$target"
+echo "bench/generator.sh: $runs pairs per comparison, same three temp dirs (tmpfs); the previous release is ${base_commit} ($(git log -1 --format=%cs "$base_commit"))"
+# Sanity: the fixture really generates drop-ins, with both builds.
+for g in "$gen" "$base_gen"; do
+  rm -rf "${n:?}"/*
+  RKE2_PROXY_BACKEND_ROOT=$fix "$g" "$n" "$e" "$l" 2>/dev/null
+  [ -f "$n/rke2-server.service.d/50-rke2-proxy-backend.conf" ] || { echo "$g: the fixture produced no drop-in" >&2; exit 1; }
 done
+
+comps=$(python3 -c 'import json, sys
+getty, gen, base, fix, bare, n, e, l = sys.argv[1:]
+def cmd(g, root): return {"argv": [g, n, e, l], "env": {"RKE2_PROXY_BACKEND_ROOT": root}}
+G = {"argv": [getty, n, e, l]}
+out = []
+for name, root in (("fixture", fix), ("bare", bare), ("host", "/")):
+    out.append({"name": name + ":getty", "a": G, "b": cmd(gen, root)})
+    out.append({"name": name + ":base", "a": cmd(base, root), "b": cmd(gen, root)})
+    out.append({"name": name + ":base-getty", "a": G, "b": cmd(base, root)})
+print(json.dumps(out))' "$getty" "$gen" "$base_gen" "$fix" "$bare" "$n" "$e" "$l")
+pairs "$runs" "$warmup" "$comps" >"$work/t.txt"
+read -r _ _ _ _ _ _ _ _ _ _ load0 load1 < <(head -n 1 "$work/t.txt")
+printf '  load average (1 min) %s at the start, %s at the end (%s cores)\n' "$load0" "$load1" "$(nproc)"
+printf '  %-34s %-22s %7s %7s %7s  %-30s %s\n' "generator (B)" "against (A)" "A ms" "B ms" "B cpu" "B/A wall (min-max), cpu" "target"
+for name in fixture bare host; do
+  case $name in
+  fixture) label="RKE2 root (fixture, --root)" target="<= 0.5x" ;;
+  bare) label="neither installed (fixture)" target="<= 0.4x" ;;
+  host) label="this host (/)" target="<= 0.4x without RKE2 or k3s" ;;
+  esac
+  for against in getty base base-getty; do
+    read -r _ aw bw bc rw rwmin rwmax rc _ _ _ _ < <(grep "^$name:$against " "$work/t.txt")
+    case $against in
+    getty) who="getty" t=$target ;;
+    base) who="${base_commit:0:7}'s generator" t="<= 1.0x" ;;
+    base-getty) who="getty (B: ${base_commit:0:7}'s)" t="" ;;
+    esac
+    printf '  %-34s %-22s %7s %7s %7s  %-30s %s\n' "$label" "$who" "$aw" "$bw" "$bc" "${rw}x ($rwmin-$rwmax), ${rc}x" "$t"
+  done
+done
+
+# Instruction counts: repeatable whatever the load, for the before/after
+# and the profile (callgrind_annotate on the files left in .cache/callgrind).
+# Go's asynchronous preemption signals trip callgrind, hence the GODEBUG,
+# the same for both builds. valgrind before 3.20 has no openat2, so the
+# RKE2 root is counted at "/" as the boot sees it: the fixture in a chroot
+# in a private mount namespace, with the real /proc, /sys and /dev (callgrind
+# needs /proc/self), so the kernel's own files are this machine's.
+callgrind=${CALLGRIND:-auto}
+if [ "$callgrind" != 0 ] && command -v valgrind >/dev/null; then
+  cg=.cache/callgrind && mkdir -p "$cg"
+  count() { grep -E '^==[0-9]+== (I|Collected)' "$1" | awk '{print $NF}' | tail -n 1 | tr -d ,; }
+  declare -A ir
+  for side in base new; do
+    g=$gen && [ $side = base ] && g=$base_gen
+    GODEBUG=asyncpreemptoff=1 RKE2_PROXY_BACKEND_ROOT=/ valgrind --tool=callgrind --log-file="$work/vg.log" \
+      --callgrind-out-file="$cg/host.$side" "$g" "$n" "$e" "$l" >/dev/null 2>&1 || true
+    ir[host.$side]=$(count "$work/vg.log")
+  done
+  if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null && [ -x /usr/bin/valgrind.bin ]; then
+    chr=$work/chroot
+    fixture "$chr" "$(uname -r)"
+    mkdir -p "$chr/vg/base" "$chr/vg/new"
+    cp "$base_gen" "$chr/vg/base/rke2-proxy-backend-generator"
+    cp "$gen" "$chr/vg/new/rke2-proxy-backend-generator"
+    vglib=$(dirname "$(readlink -f "$(ldd /usr/bin/valgrind.bin | awk '/ld-linux/ {print $1}')")")
+    unshare -m bash -c '
+      set -e
+      r=$1 vglib=$2
+      mount --make-rprivate /
+      rm -rf "$r/proc" "$r/sys"
+      mkdir -p "$r/proc" "$r/sys" "$r/dev" "$r/tmp" "$r/run/g/n" "$r/run/g/e" "$r/run/g/l" "$r/usr/libexec/valgrind" "$r/vg/lib" "$r/vg/bin"
+      mount -t proc proc "$r/proc"
+      mount --rbind /sys "$r/sys"
+      mount --rbind /dev "$r/dev"
+      mount --bind /usr/libexec/valgrind "$r/usr/libexec/valgrind"
+      mount --bind "$vglib" "$r/vg/lib"
+      cp /usr/bin/valgrind.bin "$r/vg/bin/valgrind"
+      for side in base new; do
+        rm -rf "$r"/run/g/n/*
+        GODEBUG=asyncpreemptoff=1 VALGRIND_LIB=/usr/libexec/valgrind chroot "$r" /vg/lib/ld-linux-x86-64.so.2 --library-path /vg/lib \
+          /vg/bin/valgrind --tool=callgrind --log-file=/tmp/vg.$side.log --callgrind-out-file=/tmp/cg.$side \
+          /vg/$side/rke2-proxy-backend-generator /run/g/n /run/g/e /run/g/l >/dev/null 2>&1 || true
+        [ -f "$r/run/g/n/rke2-server.service.d/50-rke2-proxy-backend.conf" ] || echo "bench/generator.sh: the $side generator wrote no drop-in in the chroot" >&2
+      done' x "$chr" "$vglib"
+    for side in base new; do
+      cp "$chr/tmp/cg.$side" "$cg/rke2.$side" 2>/dev/null || true
+      ir[rke2.$side]=$(count "$chr/tmp/vg.$side.log")
+    done
+  fi
+  echo "  instructions (callgrind; no load changes them), ${base_commit:0:7} -> this tree:"
+  for k in rke2 host; do
+    b=${ir[$k.base]:-} a=${ir[$k.new]:-}
+    [ -n "$b" ] && [ -n "$a" ] || continue
+    label="RKE2 root at / (chroot, this kernel)" && [ $k = host ] && label="this host (/)"
+    printf '  %-44s %12s -> %12s  %sx   (%s/%s.{base,new})\n' "$label" "$b" "$a" "$(python3 -c "print('%.3f' % ($a / $b))")" "$cg" "$k"
+  done
+fi
 
 # apply as ExecStartPre, every module already loaded (no modprobe runs);
 # the first run writes, the timed ones find everything up to date.
@@ -160,6 +256,6 @@ for m in x_tables ip_tables iptable_filter iptable_nat iptable_mangle ip6_tables
   echo "$m 16384 0 - Live 0x0000000000000000" >>"$fix/proc/modules"
 done
 "$bin" --root "$fix" apply --backend=iptables-nft 2>/dev/null
-acmd=$(python3 -c 'import json, sys; print(json.dumps([{"name": "apply", "argv": [sys.argv[1], "--root", sys.argv[2], "apply", "--backend=iptables-nft"]}]))' "$bin" "$fix")
-read -r _ a_ms a_cpu _ < <(pairs "$runs" "$warmup" "$acmd")
+acmd=$(python3 -c 'import json, sys; c = {"argv": [sys.argv[1], "--root", sys.argv[2], "apply", "--backend=iptables-nft"]}; print(json.dumps([{"name": "apply", "a": c, "b": c}]))' "$bin" "$fix")
+read -r _ _ a_ms a_cpu _ < <(pairs "$runs" "$warmup" "$acmd")
 printf '  %-44s %7s ms wall %7s ms cpu  (target <= 20 ms)\n' "apply --backend=iptables-nft, no modprobe" "$a_ms" "$a_cpu"

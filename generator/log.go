@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
-
-	"github.com/coreos/go-systemd/v22/journal"
+	"syscall"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 )
@@ -33,27 +33,48 @@ const kmsgMax = 900
 // later generator run), else to stderr, which systemd connects to its own
 // console output at boot. Tests and --root runs use stderr.
 type Logger struct {
-	w       io.Writer
-	kmsg    bool
-	journal bool
-	file    *os.File
+	w    io.Writer
+	kmsg bool
+	file *os.File
+	// journal is a datagram socket connected to journald's (nil: none).
+	journal *os.File
 }
+
+// JournalSocket is journald's socket for the native protocol.
+const JournalSocket = "/run/systemd/journal/socket"
 
 // OpenLogger opens /dev/kmsg when useKmsg is set and it can be opened for
 // writing; failing that, the journal when journald is listening; else it
 // logs to fallback.
 func OpenLogger(useKmsg bool, fallback io.Writer) *Logger {
-	return openLogger(useKmsg, hostfs.Kmsg, journal.Enabled, fallback)
+	return openLogger(useKmsg, hostfs.Kmsg, JournalSocket, fallback)
 }
 
-func openLogger(useKmsg bool, kmsg string, journalEnabled func() bool, fallback io.Writer) *Logger {
+func openLogger(useKmsg bool, kmsg, journalSocket string, fallback io.Writer) *Logger {
 	if !useKmsg {
 		return &Logger{w: fallback}
 	}
 	if f, err := os.OpenFile(kmsg, os.O_WRONLY|os.O_APPEND, 0); err == nil {
 		return &Logger{w: f, kmsg: true, file: f}
 	}
-	return &Logger{w: fallback, journal: journalEnabled()}
+	return &Logger{w: fallback, journal: dialJournal(journalSocket)}
+}
+
+// dialJournal connects a datagram socket to journald's, or returns nil
+// when nobody listens there. The generator speaks journald's native
+// protocol itself (one datagram per record, a KEY=value line per field)
+// rather than through a client library, whose net.Dial would link the
+// resolver and TCP into the program every boot starts.
+func dialJournal(socket string) *os.File {
+	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_DGRAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil
+	}
+	if err := syscall.Connect(fd, &syscall.SockaddrUnix{Name: socket}); err != nil {
+		syscall.Close(fd)
+		return nil
+	}
+	return os.NewFile(uintptr(fd), socket)
 }
 
 // Sink names where the lines go, for tests and the README's Logs section.
@@ -61,7 +82,7 @@ func (l *Logger) Sink() string {
 	switch {
 	case l.kmsg:
 		return "kmsg"
-	case l.journal:
+	case l.journal != nil:
 		return "journal"
 	}
 	return "stderr"
@@ -70,10 +91,13 @@ func (l *Logger) Sink() string {
 // NewLogger logs to w in stderr style; for tests.
 func NewLogger(w io.Writer) *Logger { return &Logger{w: w} }
 
-// Close releases /dev/kmsg.
+// Close releases /dev/kmsg or the journal's socket.
 func (l *Logger) Close() {
 	if l.file != nil {
 		l.file.Close()
+	}
+	if l.journal != nil {
+		l.journal.Close()
 	}
 }
 
@@ -93,9 +117,10 @@ func (l *Logger) log(prio int, format string, args ...any) {
 		fmt.Fprintf(l.w, "<%d>%s: %s\n", prio, Name, msg)
 		return
 	}
-	if l.journal {
-		err := journal.Send(msg, journal.Priority(prio), map[string]string{"SYSLOG_IDENTIFIER": Name})
-		if err == nil {
+	if l.journal != nil {
+		// msg is one line (above), so each field is one KEY=value line.
+		record := "PRIORITY=" + strconv.Itoa(prio) + "\nSYSLOG_IDENTIFIER=" + Name + "\nMESSAGE=" + msg + "\n"
+		if _, err := l.journal.WriteString(record); err == nil {
 			return
 		}
 	}

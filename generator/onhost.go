@@ -1,9 +1,11 @@
 package generator
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"strings"
+	"syscall"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
@@ -37,4 +39,25 @@ func OnHost(root hostfs.Root, configFile string, kind distro.Kind, dirs []string
 		Root: root, Dirs: dirs, Environ: os.Environ(), ConfigFile: configFile,
 		Binary: InstalledBinary(root, os.Executable), Log: log, Distribution: kind,
 	})
+}
+
+// Main is the generator's own program, cmd/rke2-proxy-backend-generator:
+// systemd's call (directories only) runs the generator for the host; any
+// other (flags, --help, a usage error) is the tool's `generate` command's,
+// so it runs the tool installed beside it with the same arguments. The
+// program links the boot path only, not the command tree and the other
+// commands: it starts at every boot and every daemon-reload, and a Go
+// program's start grows with what it links (bench/generator.sh).
+func Main(args []string, stderr io.Writer) int {
+	if PlainArgs(args) {
+		OnHost(hostfs.New(hostfs.DefaultRoot()), hostfs.ConfigFile, "", args, stderr)
+		return 0
+	}
+	tool := InstalledBinary(hostfs.New("/"), os.Executable)
+	if tool == "" {
+		tool = hostfs.Binary
+	}
+	err := syscall.Exec(tool, append([]string{tool, "generate"}, args...), os.Environ())
+	fmt.Fprintf(stderr, "%s: flags and help are `rke2-proxy-backend generate`'s, and %s cannot be run: %v\n", Name, tool, err)
+	return 2
 }

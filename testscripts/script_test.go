@@ -20,6 +20,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/rogpeppe/go-internal/txtar"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/generator"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cli"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/golden"
 )
@@ -27,10 +28,9 @@ import (
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
 		"rke2-proxy-backend": func() { os.Exit(cli.Main(os.Args, os.Stdout, os.Stderr)) },
-		"rke2-proxy-backend-generator": func() {
-			os.Exit(cli.Main(os.Args, os.Stdout, os.Stderr))
-		},
-		"fake-kube-proxy": fakeKubeProxy,
+		// The generator's own program, as the packages install it.
+		"rke2-proxy-backend-generator": func() { os.Exit(generator.Main(os.Args[1:], os.Stderr)) },
+		"fake-kube-proxy":              fakeKubeProxy,
 	})
 }
 

@@ -1,5 +1,7 @@
-// Command rke2-proxy-backend; installed under the name
-// rke2-proxy-backend-generator it runs as a systemd generator.
+// Command rke2-proxy-backend; run under the name
+// rke2-proxy-backend-generator it is the systemd generator too, but the
+// packages install the generator's own smaller program for that
+// (cmd/rke2-proxy-backend-generator).
 package main
 
 import (

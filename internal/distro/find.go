@@ -3,9 +3,12 @@ package distro
 import (
 	"bufio"
 	"bytes"
+	"errors"
+	"io/fs"
 	"path"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 )
@@ -54,15 +57,20 @@ func Find(root hostfs.Root, override Kind) Distro {
 }
 
 // rke2Units finds rke2-server.service and rke2-agent.service where systemd
-// would, the first directory winning (as facts reads them).
+// would, the first directory winning, as facts reads them: a path is
+// skipped when it or a directory on it is missing, and a unit that is there
+// but unreadable still shadows the later directories (the probe reports it;
+// facts.Options.Units hands these to the probe, which reads them once).
 func rke2Units(root hostfs.Root) []Unit {
 	var out []Unit
 	for _, name := range []string{"rke2-agent.service", "rke2-server.service"} {
 		for _, dir := range hostfs.UnitSearchDirs {
-			if p := path.Join(dir, name); root.Exists(p) {
-				out = append(out, Unit{Name: name, Path: p})
-				break
+			p := path.Join(dir, name)
+			if _, err := root.Stat(p); err != nil && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)) {
+				continue
 			}
+			out = append(out, Unit{Name: name, Path: p})
+			break
 		}
 	}
 	return out

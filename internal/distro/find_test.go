@@ -124,3 +124,13 @@ func TestKindFlag(t *testing.T) {
 		t.Fatalf("Set(k8s) = %v, value %q; want an error and k3s kept", err, k)
 	}
 }
+
+// A unit path under something that is not a directory is no unit, as the
+// probe reads it (and systemd loads it): the next unit directory's counts.
+func TestFindSkipsPathsUnderAFile(t *testing.T) {
+	h := testhost.New(t).Debian12().RKE2Unit("tarball", "server").File("/etc/systemd/system", "a file, not a directory\n")
+	d := distro.Find(h.Root(), "")
+	if len(d.Units) != 1 || d.Units[0].Path != "/usr/local/lib/systemd/system/rke2-server.service" {
+		t.Errorf("found %+v, want the tarball's unit", d.Units)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/testhost"
@@ -28,6 +29,26 @@ func TestProbeRKE2Layouts(t *testing.T) {
 				t.Errorf("config file %q", f.RKE2.ConfigFile)
 			}
 		})
+	}
+}
+
+// The units distro.Find found are read where it found them, in the
+// probe's order (server first), not looked up in every unit directory again.
+func TestProbeReadsTheUnitsFound(t *testing.T) {
+	h := testhost.New(t).RKE2Unit("tarball", "server").RKE2Unit("rpm", "agent")
+	found := distro.Find(h.Root(), "")
+	f := Probe(h.Root(), Options{Units: found.Units})
+	want := []RKE2Unit{
+		{Name: "rke2-server.service", Path: "/usr/local/lib/systemd/system/rke2-server.service", Role: "server", Binary: "/usr/local/bin/rke2"},
+		{Name: "rke2-agent.service", Path: "/usr/lib/systemd/system/rke2-agent.service", Role: "agent", Binary: "/usr/bin/rke2"},
+	}
+	if !slices.Equal(f.RKE2.Units, want) {
+		t.Errorf("units %+v, want %+v", f.RKE2.Units, want)
+	}
+	// Only the unit named is read: a unit Find did not report is not there.
+	f = Probe(h.Root(), Options{Units: found.Units[:1]})
+	if len(f.RKE2.Units) != 1 || f.RKE2.Units[0].Role != "agent" {
+		t.Errorf("units %+v, want the agent's only", f.RKE2.Units)
 	}
 }
 

@@ -150,7 +150,9 @@ func envFilePath(name, value string) (string, bool) {
 }
 
 // rke2Units finds rke2-server.service and rke2-agent.service; for each name
-// the first directory in hostfs.UnitSearchDirs wins, as in systemd.
+// the first directory in hostfs.UnitSearchDirs wins, as in systemd. Units
+// distro.Find already found (Options.Units) are read where it found them,
+// not looked up again.
 func (p *probe) rke2Units() []RKE2Unit {
 	if p.opts.Distribution == distro.K3s {
 		return p.k3sUnits()
@@ -158,8 +160,7 @@ func (p *probe) rke2Units() []RKE2Unit {
 	units := []RKE2Unit{}
 	for _, role := range []string{"server", "agent"} {
 		name := "rke2-" + role + ".service"
-		for _, dir := range hostfs.UnitSearchDirs {
-			unitPath := path.Join(dir, name)
+		for _, unitPath := range p.unitPaths(name) {
 			data, ok := p.read(unitPath, "this RKE2 unit's binary and config file are unknown")
 			if !ok {
 				if !p.absent(unitPath) {
@@ -181,4 +182,22 @@ func (p *probe) rke2Units() []RKE2Unit {
 		p.problem("No rke2-server.service or rke2-agent.service in %s: RKE2 is not installed (yet), so there is nothing to configure.", strings.Join(hostfs.UnitSearchDirs, ", "))
 	}
 	return units
+}
+
+// unitPaths are where to look for RKE2's unit name: where distro.Find found
+// it when the caller passed its units, else every unit directory in order.
+func (p *probe) unitPaths(name string) []string {
+	if p.opts.Units == nil {
+		paths := make([]string, len(hostfs.UnitSearchDirs))
+		for i, dir := range hostfs.UnitSearchDirs {
+			paths[i] = path.Join(dir, name)
+		}
+		return paths
+	}
+	for _, u := range p.opts.Units {
+		if u.Name == name {
+			return []string{u.Path}
+		}
+	}
+	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // Size caps per kind of host file. The generator and apply run before RKE2
@@ -107,30 +109,9 @@ func (r Root) ReadFile(hostPath string) ([]byte, error) {
 // a hundred files per boot, and os.File's poller registration, finalizer
 // and extra fstat were a measurable part of its run time.
 func (r Root) ReadFileMax(hostPath string, max int64) ([]byte, error) {
-	p, err := r.Resolve(hostPath)
+	fd, p, err := r.openRegular(hostPath)
 	if err != nil {
 		return nil, err
-	}
-	// procfs and sysfs hold no FIFOs or device nodes, so on the host their
-	// files need no look before the open (the fstat below still checks).
-	if !(r.IsHost() && pseudoFS(hostPath)) {
-		var st syscall.Stat_t
-		if err := ignoringEINTR(func() error { return syscall.Stat(p, &st) }); err != nil {
-			return nil, &fs.PathError{Op: "stat", Path: p, Err: err}
-		}
-		if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
-			return nil, &fs.PathError{Op: "read", Path: p, Err: &notRegularError{modeOf(st.Mode)}}
-		}
-	}
-	flags := syscall.O_RDONLY | syscall.O_NONBLOCK | syscall.O_CLOEXEC
-	if !r.IsHost() {
-		// Resolve followed every link inside the root already; a link in
-		// the last place now was swapped in since, and would lead out.
-		flags |= syscall.O_NOFOLLOW
-	}
-	var fd int
-	if err := ignoringEINTR(func() (err error) { fd, err = syscall.Open(p, flags, 0); return err }); err != nil {
-		return nil, &fs.PathError{Op: "open", Path: p, Err: err}
 	}
 	defer syscall.Close(fd)
 	var st syscall.Stat_t
@@ -205,4 +186,58 @@ func modeOf(m uint32) fs.FileMode {
 func pseudoFS(hostPath string) bool {
 	p := "/" + strings.TrimLeft(hostPath, "/")
 	return strings.HasPrefix(p, "/proc/") || strings.HasPrefix(p, "/sys/")
+}
+
+// openRegular opens hostPath for reading once a look (not an open) has
+// found a regular file there; p is the on-disk path for messages.
+func (r Root) openRegular(hostPath string) (fd int, p string, err error) {
+	if !r.IsHost() {
+		p = r.Path(hostPath)
+		err = r.inRoot(func(at func(string, int) (int, error)) error {
+			look, err := at(hostPath, unix.O_PATH)
+			if err != nil {
+				return &fs.PathError{Op: "stat", Path: p, Err: err}
+			}
+			var st syscall.Stat_t
+			err = syscall.Fstat(look, &st)
+			syscall.Close(look)
+			if err != nil {
+				return &fs.PathError{Op: "stat", Path: p, Err: err}
+			}
+			if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+				return &fs.PathError{Op: "read", Path: p, Err: &notRegularError{modeOf(st.Mode)}}
+			}
+			if fd, err = at(hostPath, syscall.O_RDONLY|syscall.O_NONBLOCK); err != nil {
+				return &fs.PathError{Op: "open", Path: p, Err: err}
+			}
+			return nil
+		})
+		if !errors.Is(err, errWalk) {
+			return fd, p, err
+		}
+	}
+	if p, err = r.Resolve(hostPath); err != nil {
+		return -1, "", err
+	}
+	// procfs and sysfs hold no FIFOs or device nodes, so on the host their
+	// files need no look before the open (the fstat after it still checks).
+	if !(r.IsHost() && pseudoFS(hostPath)) {
+		var st syscall.Stat_t
+		if err := ignoringEINTR(func() error { return syscall.Stat(p, &st) }); err != nil {
+			return -1, "", &fs.PathError{Op: "stat", Path: p, Err: err}
+		}
+		if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+			return -1, "", &fs.PathError{Op: "read", Path: p, Err: &notRegularError{modeOf(st.Mode)}}
+		}
+	}
+	flags := syscall.O_RDONLY | syscall.O_NONBLOCK | syscall.O_CLOEXEC
+	if !r.IsHost() {
+		// Resolve followed every link inside the root already; a link in
+		// the last place now was swapped in since, and would lead out.
+		flags |= syscall.O_NOFOLLOW
+	}
+	if err := ignoringEINTR(func() (err error) { fd, err = syscall.Open(p, flags, 0); return err }); err != nil {
+		return -1, "", &fs.PathError{Op: "open", Path: p, Err: err}
+	}
+	return fd, p, nil
 }

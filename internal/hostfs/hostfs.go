@@ -107,6 +107,11 @@ func (r Root) Resolve(hostPath string) (string, error) {
 
 // Readlink reads a symlink's target as stored (host-absolute or relative).
 func (r Root) Readlink(hostPath string) (string, error) {
+	if !r.IsHost() {
+		if target, used, err := r.readlinkIn(hostPath); used {
+			return target, err
+		}
+	}
 	p, err := r.ResolveEntry(hostPath)
 	if err != nil {
 		return "", err
@@ -116,6 +121,11 @@ func (r Root) Readlink(hostPath string) (string, error) {
 
 // Stat stats a host path through Resolve.
 func (r Root) Stat(hostPath string) (fs.FileInfo, error) {
+	if !r.IsHost() {
+		if fi, used, err := r.statIn(hostPath); used {
+			return fi, err
+		}
+	}
 	p, err := r.Resolve(hostPath)
 	if err != nil {
 		return nil, err

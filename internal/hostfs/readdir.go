@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"sync"
 	"syscall"
 )
 
@@ -24,21 +25,9 @@ func (r Root) ReadDir(hostPath string) ([]fs.DirEntry, error) {
 // partial list and report it. Like ReadFileMax it uses the system calls
 // directly: the generator lists a few dozen sysfs directories per boot.
 func (r Root) ReadDirMax(hostPath string, max int) ([]fs.DirEntry, error) {
-	p, err := r.Resolve(hostPath)
+	fd, p, dir, err := r.openDir(hostPath)
 	if err != nil {
 		return nil, err
-	}
-	var fd int
-	if err := ignoringEINTR(func() (err error) {
-		fd, err = syscall.Open(p, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
-		return err
-	}); err != nil {
-		if err == syscall.ENOTDIR {
-			if fi, serr := os.Stat(p); serr == nil {
-				return nil, &fs.PathError{Op: "open", Path: p, Err: &notRegularDirError{fi.Mode()}}
-			}
-		}
-		return nil, &fs.PathError{Op: "open", Path: p, Err: err}
 	}
 	defer syscall.Close(fd)
 	var entries []fs.DirEntry
@@ -51,7 +40,7 @@ func (r Root) ReadDirMax(hostPath string, max int) ([]fs.DirEntry, error) {
 		if n <= 0 {
 			break
 		}
-		entries = appendDirents(entries, p, buf[:n])
+		entries = appendDirents(entries, dir, buf[:n])
 		if len(entries) > max {
 			entries = entries[:max]
 			sortEntries(entries)
@@ -64,7 +53,7 @@ func (r Root) ReadDirMax(hostPath string, max int) ([]fs.DirEntry, error) {
 
 // appendDirents decodes linux_dirent64 records (ino u64, off s64, reclen
 // u16, type u8, NUL-terminated name), skipping "." and "..".
-func appendDirents(entries []fs.DirEntry, dir string, buf []byte) []fs.DirEntry {
+func appendDirents(entries []fs.DirEntry, dir func() string, buf []byte) []fs.DirEntry {
 	for len(buf) >= 19 {
 		reclen := int(binary.NativeEndian.Uint16(buf[16:18]))
 		if reclen < 19 || reclen > len(buf) {
@@ -91,23 +80,25 @@ func direntType(t uint8) fs.FileMode {
 }
 
 // dirent is one directory entry; like os.DirEntry it does not follow a
-// symlink for its type.
+// symlink for its type. dir is the listed directory on disk, for the lstat
+// of a type the filesystem did not give, and for Info.
 type dirent struct {
-	dir, name string
-	typ       fs.FileMode
+	dir  func() string
+	name string
+	typ  fs.FileMode
 }
 
 func (d *dirent) Name() string { return d.name }
 func (d *dirent) IsDir() bool  { return d.Type().IsDir() }
 func (d *dirent) Type() fs.FileMode {
 	if d.typ == fs.ModeIrregular {
-		if fi, err := os.Lstat(filepath.Join(d.dir, d.name)); err == nil {
+		if fi, err := os.Lstat(filepath.Join(d.dir(), d.name)); err == nil {
 			d.typ = fi.Mode().Type()
 		}
 	}
 	return d.typ
 }
-func (d *dirent) Info() (fs.FileInfo, error) { return os.Lstat(filepath.Join(d.dir, d.name)) }
+func (d *dirent) Info() (fs.FileInfo, error) { return os.Lstat(filepath.Join(d.dir(), d.name)) }
 func (d *dirent) String() string             { return fs.FormatDirEntry(d) }
 
 func sortEntries(e []fs.DirEntry) {
@@ -119,4 +110,39 @@ type notRegularDirError struct{ mode fs.FileMode }
 
 func (e *notRegularDirError) Error() string {
 	return "not a directory but " + modeName(e.mode)
+}
+
+// openDir opens hostPath as a directory to list. The open cannot block
+// (O_DIRECTORY refuses a FIFO in the directory's place); what is there
+// instead is named in the error. p is the on-disk path for messages, dir
+// the directory the entries are in (resolved by the walk when the kernel
+// resolved it in the root, and only if asked).
+func (r Root) openDir(hostPath string) (fd int, p string, dir func() string, err error) {
+	flags := syscall.O_RDONLY | syscall.O_DIRECTORY | syscall.O_NONBLOCK | syscall.O_CLOEXEC
+	if !r.IsHost() {
+		fd, used, err := r.openIn(hostPath, flags)
+		if used {
+			p = r.Path(hostPath)
+			if err != nil {
+				return -1, "", nil, openDirError(p, err, func() (fs.FileInfo, error) { return r.Stat(hostPath) })
+			}
+			return fd, p, sync.OnceValue(func() string { d, _ := r.Resolve(hostPath); return d }), nil
+		}
+	}
+	if p, err = r.Resolve(hostPath); err != nil {
+		return -1, "", nil, err
+	}
+	if err := ignoringEINTR(func() (err error) { fd, err = syscall.Open(p, flags, 0); return err }); err != nil {
+		return -1, "", nil, openDirError(p, err, func() (fs.FileInfo, error) { return os.Stat(p) })
+	}
+	return fd, p, func() string { return p }, nil
+}
+
+func openDirError(p string, err error, stat func() (fs.FileInfo, error)) error {
+	if err == syscall.ENOTDIR {
+		if fi, serr := stat(); serr == nil {
+			return &fs.PathError{Op: "open", Path: p, Err: &notRegularDirError{fi.Mode()}}
+		}
+	}
+	return &fs.PathError{Op: "open", Path: p, Err: err}
 }

@@ -5,7 +5,8 @@
 # the middle of an upgrade. In a chroot or image build there is no running
 # systemd and only the files change; the generator runs at first boot.
 #
-# - deb: the generator link. The .deb does not ship it as a file: on
+# - deb: the generator link, to the generator's own program in
+#   /usr/libexec. The .deb does not ship the link as a file: on
 #   Debian 12 and Ubuntu 22.04 systemd's generators are dpkg's
 #   /lib/systemd/system-generators, the same directory as
 #   /usr/lib/systemd/system-generators through the /usr merge, so a package
@@ -84,7 +85,7 @@ rm -f "$reinstall_marker"
 
 if [ "$1" = configure ]; then
 	mkdir -p "$generator_dir"
-	ln -sfn ../../../bin/rke2-proxy-backend "$generator_dir/rke2-proxy-backend-generator"
+	ln -sfn ../../../libexec/rke2-proxy-backend-generator "$generator_dir/rke2-proxy-backend-generator"
 fi
 
 mkdir -p "$config_dir" "$state_dir"

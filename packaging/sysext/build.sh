@@ -40,8 +40,9 @@ trap 'rm -rf "$tree"' EXIT
 u=$tree/usr
 install -D -m 0755 "$build/$arch/rke2-proxy-backend" "$u/bin/rke2-proxy-backend"
 install -D -m 0755 "$build/$arch/kubectl-proxy_backend" "$u/bin/kubectl-proxy_backend"
+install -D -m 0755 "$build/$arch/rke2-proxy-backend-generator" "$u/libexec/rke2-proxy-backend-generator"
 mkdir -p "$u/lib/systemd/system-generators"
-ln -s ../../../bin/rke2-proxy-backend "$u/lib/systemd/system-generators/rke2-proxy-backend-generator"
+ln -s ../../../libexec/rke2-proxy-backend-generator "$u/lib/systemd/system-generators/rke2-proxy-backend-generator"
 install -D -m 0644 -t "$u/lib/systemd/system" "$repo"/units/*.service
 install -D -m 0644 -t "$u/share/man/man1" "$build"/docs/man1/*.1.gz
 install -D -m 0644 -t "$u/share/man/man5" "$build"/docs/man5/*.5.gz

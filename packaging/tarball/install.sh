@@ -16,8 +16,9 @@
 # units for the /opt/rke2 prefix.
 #
 # The shipped units say /usr/bin/rke2-proxy-backend (the packages' path);
-# this script writes them with the binary under the prefix. The generator's
-# drop-ins run the binary the generator was started as, so they need no
+# this script writes them with the binary under the prefix. The generator
+# is its own program, $PREFIX/libexec/rke2-proxy-backend-generator, and its
+# drop-ins run the tool installed with it ($PREFIX/bin), so they need no
 # rewrite.
 #
 # Every path it writes (and every directory it made) goes into a manifest,
@@ -58,7 +59,9 @@ while [ $# -gt 0 ]; do
 done
 
 src=$(cd "$(dirname "$0")" && pwd)
-[ -x "$src/bin/$name" ] || fatal "$src/bin/$name is missing: run install.sh from the unpacked release tarball"
+for f in bin/$name libexec/$name-generator; do
+	[ -x "$src/$f" ] || fatal "$src/$f is missing: run install.sh from the unpacked release tarball"
+done
 [ "$(id -u)" = 0 ] || fatal "run as root: it installs into $prefix, /etc and systemd's directories"
 
 # The prefix ends up in ExecStart= lines and in sed expressions: a plain
@@ -82,12 +85,12 @@ case $prefix in
 /usr/local)
 	unitdir=$prefix/lib/systemd/system
 	gendir=$prefix/lib/systemd/system-generators
-	genlink=../../../bin/$name
+	genlink=../../../libexec/$name-generator
 	;;
 *)
 	unitdir=/etc/systemd/system
 	gendir=/etc/systemd/system-generators
-	genlink=$bin
+	genlink=$prefix/libexec/$name-generator
 	;;
 esac
 
@@ -108,10 +111,11 @@ fi
 # runs only one of them) and its manifest would outlive this one.
 for g in /usr/local/lib/systemd/system-generators/$name-generator /etc/systemd/system-generators/$name-generator; do
 	if [ -L "$g" ] && [ "$g" != "$gendir/$name-generator" ]; then
+		# It links PREFIX/libexec/NAME-generator (before 0.3: PREFIX/bin/NAME).
 		t=$(readlink "$g")
 		case $t in /*) ;; *) t=$(dirname "$g")/$t ;; esac
-		t=$(cd "$(dirname "$t")" 2>/dev/null && pwd || dirname "$t")
-		fatal "$g is from an install under another prefix: uninstall it first ($t/$name-uninstall.sh)"
+		t=$(cd "$(dirname "$t")/.." 2>/dev/null && pwd || dirname "$(dirname "$t")")
+		fatal "$g is from an install under another prefix: uninstall it first ($t/bin/$name-uninstall.sh)"
 	fi
 done
 "$src/bin/$name" version >/dev/null 2>&1 ||
@@ -169,6 +173,7 @@ rewrite="s:$packaged_binary:$bin:g"
 info "installing $name $("$src/bin/$name" version 2>/dev/null | head -n 1) into $prefix"
 put "$src/bin/$name" "$bin" 0755
 put "$src/bin/kubectl-proxy_backend" "$prefix/bin/kubectl-proxy_backend" 0755
+put "$src/libexec/$name-generator" "$prefix/libexec/$name-generator" 0755
 put "$src/bin/$name-uninstall.sh" "$uninstall" 0755 "s:@MANIFEST@:$manifest:g"
 for u in "$src"/lib/systemd/system/*.service; do
 	put "$u" "$unitdir/$(basename "$u")" 0644 "$rewrite"

@@ -79,8 +79,8 @@ out=$("$R/usr/bin/rke2-proxy-backend" version)
 [ "$out" = "rke2-proxy-backend $VERSION" ] || fail "installed binary says \"$out\""
 "$R/usr/bin/kubectl-proxy_backend" --help 2>&1 | grep -q "^Usage: kubectl proxy-backend" ||
 	fail "the kubectl plugin /usr/bin/kubectl-proxy_backend is missing or does not run"
-[ "$(readlink "$R/usr/lib/systemd/system-generators/rke2-proxy-backend-generator")" = ../../../bin/rke2-proxy-backend ] ||
-	fail "generator link is not ../../../bin/rke2-proxy-backend"
+[ "$(readlink "$R/usr/lib/systemd/system-generators/rke2-proxy-backend-generator")" = ../../../libexec/rke2-proxy-backend-generator ] ||
+	fail "generator link is not ../../../libexec/rke2-proxy-backend-generator"
 systemctl --root="$R" is-enabled --quiet rke2-proxy-backend-watch.service || fail "the first install did not enable rke2-proxy-backend-watch.service"
 cfg=$R/etc/rke2-proxy-backend/config.yaml
 cmp -s "$cfg" "$R/usr/share/rke2-proxy-backend/config.yaml.example" || fail "the install did not create $cfg from the example"

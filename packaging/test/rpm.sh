@@ -68,8 +68,8 @@ while read -r f; do
 done < <(expected_files)
 cfg=$root/etc/rke2-proxy-backend/config.yaml
 cmp -s "$cfg" "$root/usr/share/rke2-proxy-backend/config.yaml.example" || fail "%post 1 did not create $cfg from the example"
-[ "$(readlink -f "$root/usr/lib/systemd/system-generators/rke2-proxy-backend-generator" | sed "s|^$root||")" = /usr/bin/rke2-proxy-backend ] ||
-	fail "the generator link does not resolve to /usr/bin/rke2-proxy-backend"
+[ "$(readlink -f "$root/usr/lib/systemd/system-generators/rke2-proxy-backend-generator" | sed "s|^$root||")" = /usr/libexec/rke2-proxy-backend-generator ] ||
+	fail "the generator link does not resolve to /usr/libexec/rke2-proxy-backend-generator"
 out=$("$root/usr/bin/rke2-proxy-backend" version)
 [ "$out" = "rke2-proxy-backend $VERSION" ] || fail "installed binary says \"$out\", want \"rke2-proxy-backend $VERSION\""
 rpm --root "$root" -V --nodeps rke2-proxy-backend || fail "rpm -V reports changed files right after install"

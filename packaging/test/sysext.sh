@@ -68,7 +68,7 @@ SOURCE_DATE_EPOCH=$(git -C "$REPO" log -1 --format=%ct) "$REPO/packaging/sysext/
 	fail "packaging/sysext/build.sh failed"
 unsquashfs -l "$raw" >"$work/raw.list" 2>&1 || fail "unsquashfs cannot list $raw"
 grep -v -e '^squashfs-root$' -e '^squashfs-root/usr' -e '^Parallel unsquashfs' -e '^[0-9]* inodes' -e '^$' "$work/raw.list" && fail "the extension holds something outside usr/"
-for f in usr/bin/rke2-proxy-backend usr/lib/systemd/system-generators/rke2-proxy-backend-generator \
+for f in usr/bin/rke2-proxy-backend usr/libexec/rke2-proxy-backend-generator usr/lib/systemd/system-generators/rke2-proxy-backend-generator \
 	usr/lib/systemd/system/rke2-proxy-backend-verify.service usr/lib/extension-release.d/extension-release.rke2-proxy-backend; do
 	grep -qx "squashfs-root/$f" "$work/raw.list" || fail "the extension lacks /$f"
 done

@@ -51,7 +51,7 @@ expected_listing() {
 	deb=$(host_package deb)
 	{
 		echo "./ d0755"
-		for d in bin lib lib/systemd lib/systemd/system share share/bash-completion \
+		for d in bin libexec lib lib/systemd lib/systemd/system share share/bash-completion \
 			share/bash-completion/completions share/doc share/doc/$name share/fish \
 			share/fish/vendor_completions.d share/man share/man/man1 share/man/man5 \
 			share/$name share/$name/monitoring share/$name/monitoring/grafana share/$name/monitoring/node-problem-detector \
@@ -62,6 +62,7 @@ expected_listing() {
 		echo "./bin/$name -0755"
 		echo "./bin/kubectl-proxy_backend -0755"
 		echo "./bin/$name-uninstall.sh -0755"
+		echo "./libexec/$name-generator -0755"
 		for u in "$REPO"/units/*.service; do echo "./lib/systemd/system/$(basename "$u") -0644"; done
 		# The man pages are exactly the package's.
 		dpkg-deb -c "$deb" | awk '{print $6}' | sed -n 's:^\./usr/share/man/\(man[15]/.*\.gz\)$:./share/man/\1 -0644:p'
@@ -350,7 +351,7 @@ left=$(cd "$R4" && find . -xdev -path ./proc -prune -o -path ./root -prune -o -n
 guest_install "$R4" "$work/install4c.log" --prefix /opt/$name
 grep -qx "ExecStart=/opt/$name/bin/$name watch" "$R4/etc/systemd/system/$name-watch.service" ||
 	fail "case 4: --prefix /opt/$name: the watch unit in /etc/systemd/system does not run /opt/$name/bin/$name"
-[ "$(readlink "$R4/etc/systemd/system-generators/$name-generator")" = "/opt/$name/bin/$name" ] ||
+[ "$(readlink "$R4/etc/systemd/system-generators/$name-generator")" = "/opt/$name/libexec/$name-generator" ] ||
 	fail "case 4: --prefix /opt/$name: no generator link in /etc/systemd/system-generators"
 run_logged "$work/analyze4.log" "systemd-analyze verify of the /opt units failed" \
 	chroot "$R4" systemd-analyze verify --man=no /etc/systemd/system/$name-verify.service /etc/systemd/system/$name-watch.service

@@ -336,6 +336,7 @@ expected_files() {
 		echo /usr/share/rke2-proxy-backend/config.yaml.example
 		echo /usr/bin/rke2-proxy-backend
 		echo /usr/bin/kubectl-proxy_backend
+		echo /usr/libexec/rke2-proxy-backend-generator
 		echo /usr/lib/systemd/system-generators/rke2-proxy-backend-generator
 		for u in "$REPO"/units/*.service; do echo "/usr/lib/systemd/system/$(basename "$u")"; done
 		echo /usr/share/bash-completion/completions/rke2-proxy-backend

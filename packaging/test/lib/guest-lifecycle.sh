@@ -204,7 +204,7 @@ case_purge() {
 	check "purge: apt-get purge exited 0" test $? = 0
 	sed 's/^/INFO   | /' "$out/purge.log" >>"$result"
 	if grep -qi 'warning' "$out/purge.log"; then bad "purge: dpkg warned: $(grep -i warning "$out/purge.log" | tr '\n' ' ')"; else ok "purge: no warning from apt or dpkg"; fi
-	for p in /usr/bin/rke2-proxy-backend /usr/lib/systemd/system-generators/rke2-proxy-backend-generator \
+	for p in /usr/bin/rke2-proxy-backend /usr/libexec/rke2-proxy-backend-generator /usr/lib/systemd/system-generators/rke2-proxy-backend-generator \
 		/usr/lib/systemd/system/rke2-proxy-backend-verify.service /usr/lib/systemd/system/rke2-proxy-backend-watch.service \
 		/etc/rke2-proxy-backend /var/lib/rke2-proxy-backend /run/rke2-proxy-backend \
 		/etc/rancher/rke2/config.yaml.d/60-proxy-backend.yaml \
