@@ -50,23 +50,8 @@ guest=$(dirname "$0")/cloudinit-guest
 # The bookworm root with cloud-init, made once from the cached root; locales,
 # curl and ca-certificates because cloud images have them (cloud-init's
 # locale module and RKE2's online installer need them).
+ensure_derived_root bookworm-cloudinit-root "cloud-init locales curl ca-certificates"
 CLOUDINIT_ROOT=$CACHE/bookworm-cloudinit-root
-guest_pkgs="cloud-init locales curl ca-certificates"
-if [ "$(cat "$CLOUDINIT_ROOT/.complete" 2>/dev/null)" != "$guest_pkgs" ]; then
-	log "installing cloud-init into a copy of the bookworm root (once): $CLOUDINIT_ROOT"
-	rm -rf "$CLOUDINIT_ROOT.tmp"
-	cp -a "$BOOKWORM_ROOT" "$CLOUDINIT_ROOT.tmp"
-	rm -f "$CLOUDINIT_ROOT.tmp/.complete"
-	timeout 900 systemd-nspawn -q --register=no --keep-unit -D "$CLOUDINIT_ROOT.tmp" sh -c \
-		"apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $guest_pkgs && apt-get clean" \
-		>"$CACHE/cloudinit-root.log" 2>&1 || {
-		tail -n 30 "$CACHE/cloudinit-root.log" >&2
-		fail "apt-get install $guest_pkgs in the guest root failed (log: $CACHE/cloudinit-root.log)"
-	}
-	echo "$guest_pkgs" >"$CLOUDINIT_ROOT.tmp/.complete"
-	rm -rf "$CLOUDINIT_ROOT"
-	mv "$CLOUDINIT_ROOT.tmp" "$CLOUDINIT_ROOT"
-fi
 
 # The stand-in artifacts and the HTTPS certificate, shared by both examples.
 mkdir -p "$work/tar/bin" "$work/tar/lib/systemd/system" "$work/artifacts"

@@ -54,23 +54,8 @@ done
 pass "a key ID matching two keys (a rotation's retired and current one) is refused naming both; by fingerprint, the RPMs and repomd.xml are that key's and the exported keys hold it alone"
 
 # The stand-in for the EL dependencies.
-mkdir -p "$work/stub/spec" "$work/stub/repo"
-cat >"$work/stub/spec/stub.spec" <<'SPEC'
-Name: rke2pb-test-deps
-Version: 1
-Release: 1
-Summary: Test scaffolding providing the names rke2-proxy-backend requires
-License: Apache-2.0
-BuildArch: noarch
-Provides: iptables nftables kmod
-%description
-Stands in for EL's iptables-nft, nftables and kmod in a Debian root that has the real tools.
-%files
-SPEC
-rpmbuild -bb --define "_topdir $work/stub/build" "$work/stub/spec/stub.spec" >"$work/stub/rpmbuild.log" 2>&1 || {
-	cat "$work/stub/rpmbuild.log" >&2
-	fail "rpmbuild of the dependency stub failed"
-}
+el_deps_stub "$work/stub"
+mkdir -p "$work/stub/repo"
 cp "$work"/stub/build/RPMS/noarch/*.rpm "$work/stub/repo/"
 createrepo_c -q "$work/stub/repo" || fail "createrepo_c for the stub repository failed"
 

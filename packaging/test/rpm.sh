@@ -175,20 +175,7 @@ pass "rpm -U from the base commit's package (config %config(noreplace)), edited 
 # package, an edited config, dnf upgrade of the next one. A stub RPM
 # provides the EL names the package requires (the Debian root has the
 # tools); no repository is configured, the packages are local files.
-mkdir -p "$work/stub"
-cat >"$work/stub/stub.spec" <<'SPEC'
-Name: rke2pb-test-deps
-Version: 1
-Release: 1
-Summary: Test scaffolding providing the names rke2-proxy-backend requires
-License: Apache-2.0
-BuildArch: noarch
-Provides: iptables nftables kmod
-%description
-Stands in for EL's iptables-nft, nftables and kmod in a Debian root that has the real tools.
-%files
-SPEC
-run_logged "$work/stub/rpmbuild.log" "rpmbuild of the dependency stub failed" rpmbuild -bb --define "_topdir $work/stub/build" "$work/stub/stub.spec"
+el_deps_stub "$work/stub"
 new_overlay "$work/dnf"
 D=$work/dnf/merged
 rpm --root "$D" --initdb

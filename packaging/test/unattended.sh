@@ -29,23 +29,8 @@ trap 'cleanup_overlays; rm -rf "$work"' EXIT
 name=rke2-proxy-backend
 
 # The bookworm root with unattended-upgrades, made once from the cached one.
+ensure_derived_root bookworm-uu-root unattended-upgrades
 UU_ROOT=$CACHE/bookworm-uu-root
-uu_pkgs="unattended-upgrades"
-if [ "$(cat "$UU_ROOT/.complete" 2>/dev/null)" != "$uu_pkgs" ]; then
-	log "installing $uu_pkgs into a copy of the bookworm root (once): $UU_ROOT"
-	rm -rf "$UU_ROOT.tmp"
-	cp -a "$BOOKWORM_ROOT" "$UU_ROOT.tmp"
-	rm -f "$UU_ROOT.tmp/.complete"
-	timeout 900 systemd-nspawn -q --register=no --keep-unit -D "$UU_ROOT.tmp" sh -c \
-		"apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $uu_pkgs && apt-get clean" \
-		>"$CACHE/uu-root.log" 2>&1 || {
-		tail -n 30 "$CACHE/uu-root.log" >&2
-		fail "apt-get install $uu_pkgs in the guest root failed (log: $CACHE/uu-root.log)"
-	}
-	echo "$uu_pkgs" >"$UU_ROOT.tmp/.complete"
-	rm -rf "$UU_ROOT"
-	mv "$UU_ROOT.tmp" "$UU_ROOT"
-fi
 
 # in_root ROOT CMD: CMD (a shell line) in ROOT, as root, without a network.
 in_root() {

@@ -125,6 +125,49 @@ ensure_bookworm_root() {
 	mv "$BOOKWORM_ROOT.tmp" "$BOOKWORM_ROOT"
 }
 
+# ensure_derived_root NAME PKGS: .cache/NAME, a copy of the bookworm root
+# with PKGS (one space-separated list) apt-get installed, made once and made
+# again when PKGS changes (its .complete holds them).
+ensure_derived_root() {
+	local root=$CACHE/$1 pkgs=$2
+	if [ "$(cat "$root/.complete" 2>/dev/null)" != "$pkgs" ]; then
+		log "installing $pkgs into a copy of the bookworm root (once): $root"
+		rm -rf "$root.tmp"
+		cp -a "$BOOKWORM_ROOT" "$root.tmp"
+		rm -f "$root.tmp/.complete"
+		timeout 900 systemd-nspawn -q --register=no --keep-unit -D "$root.tmp" sh -c \
+			"apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $pkgs && apt-get clean" \
+			>"$CACHE/$1.log" 2>&1 || {
+			tail -n 30 "$CACHE/$1.log" >&2
+			fail "apt-get install $pkgs in the guest root failed (log: $CACHE/$1.log)"
+		}
+		echo "$pkgs" >"$root.tmp/.complete"
+		rm -rf "$root"
+		mv "$root.tmp" "$root"
+	fi
+}
+
+# el_deps_stub DIR: builds, in DIR, a noarch RPM that provides the EL
+# package names rke2-proxy-backend requires (the Debian roots the dnf tests
+# install into have the real tools): DIR/build/RPMS/noarch/*.rpm.
+el_deps_stub() {
+	mkdir -p "$1"
+	cat >"$1/stub.spec" <<'SPEC'
+Name: rke2pb-test-deps
+Version: 1
+Release: 1
+Summary: Test scaffolding providing the names rke2-proxy-backend requires
+License: Apache-2.0
+BuildArch: noarch
+Provides: iptables nftables kmod
+%description
+Stands in for EL's iptables-nft, nftables and kmod in a Debian root that has the real tools.
+%files
+SPEC
+	run_logged "$1/rpmbuild.log" "rpmbuild of the dependency stub failed" \
+		rpmbuild -bb --define "_topdir $1/build" "$1/stub.spec"
+}
+
 # apt_mirror prints the Debian mirror apt is configured with (deb822 or
 # one-line sources), so debootstrap reaches what this machine can reach; no
 # mirror is named here, and a machine without one gets a clear failure.
