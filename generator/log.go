@@ -77,7 +77,7 @@ func dialJournal(socket string) *os.File {
 	return os.NewFile(uintptr(fd), socket)
 }
 
-// Sink names where the lines go, for tests and the README's Logs section.
+// Sink names where the lines go, for tests and the Logs section of docs/configuration.md.
 func (l *Logger) Sink() string {
 	switch {
 	case l.kmsg:

@@ -37,7 +37,7 @@ func judge(obs Observation) (backend.Backend, Outcome, string) {
 		return "", Refused, fmt.Sprintf("kube-proxy's rules are in %s, but %s; nothing recorded. Find what holds kube-proxy's metrics port, then run adopt again", b, obs.ProxyModeProblem)
 	}
 	if obs.ProxyMode == "ipvs" {
-		return "", Refused, fmt.Sprintf("kube-proxy runs in ipvs mode (its /proxyMode says so; the iptables rules in %s are ipvs mode's), which adopt does not take over: apply decides the iptables backend under ipvs at RKE2's next start (README: ipvs nodes), and verify does not judge ipvs's rules yet; nothing recorded. To leave the node alone meanwhile, set backend: off in %s", b, hostfs.ConfigFile)
+		return "", Refused, fmt.Sprintf("kube-proxy runs in ipvs mode (its /proxyMode says so; the iptables rules in %s are ipvs mode's), which adopt does not take over: apply decides the iptables backend under ipvs at RKE2's next start (docs/switching.md: ipvs nodes), and verify does not judge ipvs's rules yet; nothing recorded. To leave the node alone meanwhile, set backend: off in %s", b, hostfs.ConfigFile)
 	}
 	if obs.ProxyMode != "" && obs.ProxyMode != b.ProxyMode() {
 		return "", Refused, fmt.Sprintf("kube-proxy's rules are in %s, which is %s mode, but its /proxyMode says %s: the rules are another kube-proxy's, left stranded; nothing recorded. "+

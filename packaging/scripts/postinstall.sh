@@ -134,7 +134,7 @@ if [ "$live" = yes ]; then
 	esac
 fi
 
-# Adoption (README: "Adopting on a running node"): RKE2 or k3s already runs
+# Adoption (docs/install.md: "Adopting on a running node"): RKE2 or k3s already runs
 # and this boot has no plan, so nothing would verify until its next start.
 # adopt records the backend kube-proxy runs on now, re-runs the generator
 # and starts verify and watch; it never restarts RKE2 or k3s. It waits up

@@ -12,8 +12,8 @@
 #               output and the journal say the next start would switch;
 #               nothing is switched.
 #   broken-fix  the package installed, /etc/rke2-proxy-backend/config.yaml
-#               broken (backend: modern): RKE2 does not start; the README's
-#               fix (correct the file, nothing else) lets RKE2's own restart
+#               broken (backend: modern): RKE2 does not start; the fix in
+#               docs/troubleshooting.md (correct the file, nothing else) lets RKE2's own restart
 #               run apply, which starts verify: verify passes without a
 #               daemon-reload; after one the drop-in carries the decision.
 #

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The shipped monitoring files: Prometheus alert rules pass promtool's check
 # and their unit tests, and both packages install the rules and the
-# node-problem-detector config where the README says.
+# node-problem-detector config where docs/verify-and-watch.md says.
 # Needs: promtool (Debian package prometheus), make, go, dpkg-deb, rpm.
 source "$(dirname "$0")/lib/common.sh"
 need_tools promtool dpkg-deb rpm make

@@ -38,7 +38,7 @@ ln -sf /usr/local/lib/systemd/system/rke2-server.service "$R/etc/systemd/system/
 printf 'token: suc-install-test\n' >"$R/etc/rancher/rke2/config.yaml"
 
 # The repository where the node reaches it, and the Secret's files as the
-# README's kubectl create secret makes them (the .list pointed there).
+# plan's header (and the README's NAS rollout) kubectl create secret makes them (the .list pointed there).
 mkdir -p "$R/srv/repo" "$R/var/lib/boot-test/secret"
 cp -a "$work/repo/apt" "$R/srv/repo/apt"
 chmod -R a+rX "$R/srv/repo"

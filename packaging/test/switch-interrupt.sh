@@ -23,7 +23,7 @@
 #          on iptables-legacy, `verify --expect iptables-legacy` passing, the
 #          verify unit's last run successful, no failed unit.
 #   then   (issue 31 items 13, 14) the alternative moved to nft first, as the
-#          README says, and a switch interrupted by SIGINT mid-wait: the
+#          docs/switching.md says, and a switch interrupted by SIGINT mid-wait: the
 #          rollback holds, but its last line says the node still fails
 #          verify, naming the alternative and the command that restores it,
 #          and check agrees; the dry run said so first. The fix the line
@@ -138,7 +138,7 @@ check "rke2-proxy-backend verify --expect iptables-legacy passes" /usr/bin/rke2-
 check "no kube-proxy rules left in iptables-nft" sh -c "! iptables-nft-save | grep -e KUBE-SERVICES -e KUBE-PROXY-CANARY"
 check_settled $verify
 
-# Phase 2: the README's order, the alternative moved first, then Ctrl-C.
+# Phase 2: docs/switching.md's order, the alternative moved first, then Ctrl-C.
 # The rollback holds but leaves the alternative on nft: kubelet writes its
 # hints there, so the node fails verify, and the switch must say so.
 update-alternatives --quiet --set iptables /usr/sbin/iptables-nft

@@ -144,7 +144,7 @@ differs)
 broken-fix)
 	ok_within "apply refused the broken config" 90 sh -c "journalctl -b -u rke2-server.service --no-pager | grep -q 'RKE2 will not start until this is fixed'"
 	check "RKE2 is not running" test "$(prop rke2-server.service ActiveState)" != active
-	# The README's fix: correct the file. Nothing else: RKE2's unit retries
+	# docs/troubleshooting.md's fix: correct the file. Nothing else: RKE2's unit retries
 	# every 5s (Restart=always) with the drop-in the generator wrote.
 	sed -i 's/^backend: .*/backend: auto/' /etc/rke2-proxy-backend/config.yaml
 	ok_within "rke2-server active after the fix" 60 rke2_up
@@ -157,7 +157,7 @@ broken-fix)
 	check "apply started verify itself" sh -c "journalctl -b -u rke2-server.service --no-pager | grep -q 'finished.*start --no-block $verify'"
 	check "verify's status file says ok" grep -q '"ok": *true' /run/rke2-proxy-backend/status.json
 	ok_within "check exit 0" 60 /usr/bin/rke2-proxy-backend check
-	# The README's second step, at any time: the decided wiring.
+	# Its second step, at any time: the decided wiring.
 	systemctl daemon-reload
 	check "after daemon-reload the drop-in carries the decision" sh -c "systemctl cat rke2-server.service | grep -q 'ExecStartPre=/usr/bin/rke2-proxy-backend apply --backend=iptables-nft'"
 	;;

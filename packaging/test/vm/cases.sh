@@ -311,7 +311,7 @@ case_nas_notset() {
 }
 
 # A stock kernel on a box whose DMI says Synology (QEMU's -smbios), with
-# the README's dmi trigger: legacy. The host's alternative is on legacy, as
+# the README's NAS dmi trigger: legacy. The host's alternative is on legacy, as
 # on such a node (kubelet's hint chains follow it), so the image predicts
 # legacy too; the reason must be the trigger, and the prediction must say
 # that an image cannot know the machine's DMI.
