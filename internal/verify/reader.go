@@ -24,16 +24,16 @@ func NewReader(root hostfs.Root) *netfilter.System {
 	return r
 }
 
-// notLoadedNote says that r read backend b as empty without asking the
-// kernel, as its kernel part is not loaded (netfilter.System.NotLoaded:
-// asking would load nf_tables); "" when r asked.
-func notLoadedNote(r netfilter.Reader, b backend.Backend, live *rules.Ruleset) string {
+// noteNotLoaded appends to notes that r read backend b as empty without
+// asking the kernel, as its kernel part is not loaded
+// (netfilter.System.NotLoaded: asking would load nf_tables).
+func noteNotLoaded(notes []string, r netfilter.Reader, b backend.Backend, live *rules.Ruleset) []string {
 	nl, ok := r.(interface{ NotLoaded(backend.Backend) string })
 	if !ok || live == nil || len(live.Tables) > 0 {
-		return ""
+		return notes
 	}
 	if why := nl.NotLoaded(b); why != "" {
-		return fmt.Sprintf("no %s rules (%s)", b, why)
+		notes = append(notes, fmt.Sprintf("no %s rules (%s)", b, why))
 	}
-	return ""
+	return notes
 }

@@ -119,9 +119,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		if w.note != "" {
 			res.Notes = append(res.Notes, w.note)
 		}
-		if n := notLoadedNote(opts.Reader, opts.Expect, live); n != "" {
-			res.Notes = append(res.Notes, n)
-		}
+		res.Notes = noteNotLoaded(res.Notes, opts.Reader, opts.Expect, live)
 		switch {
 		case w.cutShort:
 			res.Notes = append(res.Notes, fmt.Sprintf("stopped waiting for kube-proxy's first sync in %s %s early: one more read of it would not have ended within --wait %s",
@@ -149,9 +147,7 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 			res.Backends = append(res.Backends, st)
 			continue
 		}
-		if n := notLoadedNote(opts.Reader, b, rs); n != "" {
-			res.Notes = append(res.Notes, n)
-		}
+		res.Notes = noteNotLoaded(res.Notes, opts.Reader, b, rs)
 		g.fillOwned(&st, rs)
 		g.fillCNI(&st, rs, native)
 		res.Findings = append(res.Findings, g.strandedFindings(st)...)
