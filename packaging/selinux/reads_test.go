@@ -147,26 +147,24 @@ func ancestor(glob, p string) bool {
 	return true
 }
 
-// buildGenerator builds the binary as the packages do and links it under
-// the generator's name (generator mode is chosen by argv[0]).
+// buildGenerator builds the generator's own program as the packages do.
 func buildGenerator(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
-	cmd := exec.Command("go", "build", "-trimpath", "-o", filepath.Join(dir, "rke2-proxy-backend"), "./cmd/rke2-proxy-backend")
+	bin := filepath.Join(t.TempDir(), "rke2-proxy-backend-generator")
+	cmd := exec.Command("go", "build", "-trimpath", "-o", bin, "./cmd/rke2-proxy-backend-generator")
 	cmd.Dir = "../.."
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	link := filepath.Join(dir, "rke2-proxy-backend-generator")
-	if err := os.Symlink("rke2-proxy-backend", link); err != nil {
-		t.Fatal(err)
-	}
-	return link
+	return bin
 }
 
-// syscalls strace prints with the path first: (dirfd, "path", ...).
-var traced = regexp.MustCompile(`^\d+\s+(\w+)\((?:AT_FDCWD|\d+), "((?:[^"\\]|\\.)*)"(.*)$`)
+// syscalls strace prints with the path first: (dirfd, "path", ...); with
+// -y a dirfd comes with the path it names, fd<path>, which a relative
+// path (readlinkat beside an open directory, openat2 in the root) is
+// joined to.
+var traced = regexp.MustCompile(`^\d+\s+(\w+)\((?:AT_FDCWD|\d+(?:<((?:[^>\\]|\\.)*)>)?), "((?:[^"\\]|\\.)*)"(.*)$`)
 
 // trace lays out the case's root, runs the generator on it under strace and
 // returns what it touched as host paths ($GENERATOR for its output).
@@ -181,7 +179,7 @@ func trace(t *testing.T, bin, archive string) []access {
 		}
 	}
 	log := filepath.Join(out, "strace")
-	cmd := exec.Command("strace", append([]string{"-f", "-qq", "-e", "trace=%file", "-e", "signal=none", "-o", log, bin}, dirs...)...)
+	cmd := exec.Command("strace", append([]string{"-f", "-qq", "-y", "-e", "trace=%file", "-e", "signal=none", "-o", log, bin}, dirs...)...)
 	cmd.Env = append(os.Environ(), "RKE2_PROXY_BACKEND_ROOT="+root, "SYSTEMD_IN_INITRD=")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%s: strace %s: %v\n%s", archive, bin, err, b)
@@ -196,10 +194,14 @@ func trace(t *testing.T, bin, archive string) []access {
 		if m == nil {
 			continue
 		}
-		syscall, rest := m[1], m[3]
-		p, err := strconv.Unquote(`"` + m[2] + `"`)
+		syscall, dir, rest := m[1], m[2], m[4]
+		p, err := strconv.Unquote(`"` + m[3] + `"`)
 		if err != nil || p == "" || syscall == "execve" {
 			continue
+		}
+		// RESOLVE_IN_ROOT resolves even an absolute path in its dirfd.
+		if dir != "" && (!filepath.IsAbs(p) || strings.Contains(rest, "RESOLVE_IN_ROOT")) {
+			p = filepath.Join(dir, p)
 		}
 		switch {
 		case p == root || strings.HasPrefix(p, root+"/"):
@@ -213,7 +215,7 @@ func trace(t *testing.T, bin, archive string) []access {
 		switch syscall {
 		case "mkdirat", "mkdir", "renameat", "renameat2", "rename", "unlinkat", "unlink", "rmdir", "symlinkat", "linkat", "fchmodat", "fchownat":
 			kind = "write"
-		case "openat", "open":
+		case "openat", "openat2", "open":
 			if strings.Contains(rest, "O_WRONLY") || strings.Contains(rest, "O_RDWR") || strings.Contains(rest, "O_CREAT") {
 				kind = "write"
 			}
