@@ -170,6 +170,11 @@ func send(ch chan Change, c Change) {
 	}
 }
 
+// Merge is old followed by c, as one change: what a caller holding
+// several deliveries (watch, between two verify runs) keeps, bounded as a
+// delivery is.
+func Merge(old, c Change) Change { return merge(old, c) }
+
 func merge(old, c Change) Change {
 	if c.Generation == 0 {
 		c.Generation = old.Generation
