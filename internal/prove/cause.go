@@ -6,6 +6,7 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/events"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
 
 // Why no writer is known: watch names a writer only from nf_tables change
@@ -57,6 +58,16 @@ func (c Cause) Last() (events.Writer, bool) {
 		return events.Writer{}, false
 	}
 	return c.Writers[len(c.Writers)-1], true
+}
+
+// mark puts the cause's last writer, or why none is known, on r: the
+// writer status.json, the drift textfile and the Node condition name.
+func (c Cause) mark(r *verify.Result) {
+	if w, ok := c.Last(); ok {
+		r.Writer, r.WriterUnknown = &w, ""
+		return
+	}
+	r.Writer, r.WriterUnknown = nil, c.Unknown
 }
 
 // String is the cause for a journal line, last writer first:

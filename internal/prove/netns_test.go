@@ -236,6 +236,8 @@ func TestDriftNamesItsWriterInNetns(t *testing.T) {
 		t.Fatal(err)
 	}
 	var j journal
+	var mu sync.Mutex
+	var stored *events.Writer // what status.json would get while drifting
 	runInBackground(t, ctx, loopConfig{
 		Stamp:       func(context.Context) string { return "" },
 		Wake:        sub.C,
@@ -244,12 +246,19 @@ func TestDriftNamesItsWriterInNetns(t *testing.T) {
 		Verify: func(ctx context.Context, _ bool) (*verify.Result, error) {
 			return verify.Run(ctx, verify.Options{Expect: backend.NFTables, Reader: reader})
 		},
-		Publish: j.publish,
-		Log:     j.log,
-		Poll:    100 * time.Millisecond, // the grace is confirmed at a poll
-		Quiet:   quiet,
-		Grace:   time.Second,
-		Full:    time.Hour,
+		Publish: func(res *verify.Result, drifting bool, n int) error {
+			if drifting {
+				mu.Lock()
+				stored = res.Writer
+				mu.Unlock()
+			}
+			return j.publish(res, drifting, n)
+		},
+		Log:   j.log,
+		Poll:  100 * time.Millisecond, // the grace is confirmed at a poll
+		Quiet: quiet,
+		Grace: time.Second,
+		Full:  time.Hour,
 	})
 	j.waitFor(t, "a passing first verify", 10*time.Second, func(_, p []string) bool { return len(p) == 1 && p[0] == verify.VerdictOK })
 	cmd := exec.Command("nft", "flush", "table", "ip", "kube-proxy")
@@ -265,6 +274,11 @@ func TestDriftNamesItsWriterInNetns(t *testing.T) {
 	j.waitFor(t, "the drift line naming nft", 10*time.Second, func(lines, _ []string) bool {
 		return slices.ContainsFunc(lines, func(l string) bool { return strings.HasPrefix(l, "drift: ") && strings.Contains(l, by) })
 	})
+	mu.Lock()
+	defer mu.Unlock()
+	if stored == nil || stored.PID != uint32(cmd.Process.Pid) || stored.Comm != "nft" {
+		t.Errorf("the drifting result stored writer %+v, want pid %d (nft)", stored, cmd.Process.Pid)
+	}
 	j.mu.Lock()
 	t.Logf("journal:\n%s", strings.Join(j.lines, "\n"))
 	j.mu.Unlock()

@@ -136,6 +136,10 @@ func (t *Tracker) ConfirmAt() (at time.Time, ok bool) {
 	return t.badSince.Add(t.Grace), true
 }
 
+// Cause is the cause of the first failing run while the rules are wrong
+// (ok false while they are not).
+func (t *Tracker) Cause() (c Cause, ok bool) { return t.cause, t.bad }
+
 // Synced reports whether a verify has passed since the watcher started.
 func (t *Tracker) Synced() bool { return t.synced }
 

@@ -202,6 +202,9 @@ func wakeErr(cfg loopConfig) error {
 // logs what changed and publishes it.
 func report(cfg loopConfig, tr *Tracker, at time.Time, res *verify.Result, wasBad bool, cause Cause) {
 	ev, changed := tr.Observe(at, res, cause)
+	if c, bad := tr.Cause(); bad && res.Verdict == verify.VerdictFailed {
+		c.mark(res)
+	}
 	switch {
 	case changed && ev.Drift:
 		cfg.Log(fmt.Sprintf("drift: kube-proxy's rules have been wrong for %s (%s): %s", ev.For.Round(time.Second), ev.Cause, summary(ev.Findings)))
