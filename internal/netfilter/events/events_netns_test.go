@@ -194,14 +194,38 @@ func TestWritersNamedInNetns(t *testing.T) {
 		}
 	}
 
-	// A writer alive when its change is read, in a cgroup named as a
-	// systemd unit: the unit is found.
+	// A writer alive when its change is read, in throwaway cgroups named
+	// as a systemd unit and as a pod's container (both cgroup drivers'
+	// spellings): the unit, or the pod and container, is found.
+	uid := fmt.Sprintf("0f3c5a4e-8b1d-4c2a-9e7f-%012d", os.Getpid())
+	cid := "4f1e2d3c"
 	unit := fmt.Sprintf("rke2pb-test-%d.service", os.Getpid())
-	dir := filepath.Join(cgroup2(t), unit)
-	if err := os.Mkdir(dir, 0o755); err != nil {
+	for i, tc := range []struct {
+		path string
+		want Origin
+	}{
+		{unit, Origin{Unit: unit}},
+		{fmt.Sprintf("rke2pb-test-%d/kubepods/burstable/pod%s/%s", os.Getpid(), uid, cid), Origin{PodUID: uid, Container: cid}},
+		{fmt.Sprintf("rke2pb-test-%d.slice/kubepods-burstable-pod%s.slice/cri-containerd-%s.scope", os.Getpid(), strings.ReplaceAll(uid, "-", "_"), cid),
+			Origin{PodUID: uid, Container: cid}},
+	} {
+		c, pid := commitIn(t, s, filepath.Join(cgroup2(t), tc.path), fmt.Sprintf("add table ip cgroup-test-%d", i))
+		if w, found := writerOf(c, pid); !found || w.Comm != "nft" || w.Origin != tc.want {
+			t.Errorf("after nft -i in %s (pid %d): %+v, want nft in %+v", tc.path, pid, c, tc.want)
+		}
+	}
+}
+
+// commitIn runs nft -i in a throwaway cgroup at dir (made with its parents
+// and removed after), commits script while it is alive, and returns the
+// change and nft's pid.
+func commitIn(t *testing.T, s *Subscription, dir, script string) (Change, int) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	defer os.Remove(dir)
+	top := filepath.Join(cgroup2(t), strings.Split(strings.TrimPrefix(dir, cgroup2(t)+"/"), "/")[0])
+	defer removeCgroups(t, top)
 	fd, err := os.Open(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -210,7 +234,7 @@ func TestWritersNamedInNetns(t *testing.T) {
 	cmd := exec.Command("nft", "-i")
 	cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: int(fd.Fd())}
 	in := start(t, cmd)
-	if _, err := io.WriteString(in, "add table ip unit-test\n"); err != nil {
+	if _, err := io.WriteString(in, script+"\n"); err != nil {
 		t.Fatal(err)
 	}
 	c, ok := next(s, 10*testQuiet)
@@ -218,8 +242,26 @@ func TestWritersNamedInNetns(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Errorf("nft -i: %v", err)
 	}
-	if w, found := writerOf(c, cmd.Process.Pid); !ok || !found || w.Comm != "nft" || w.Unit != unit {
-		t.Fatalf("after nft -i in %s (pid %d): %+v (delivered %v), want nft in unit %s", dir, cmd.Process.Pid, c, ok, unit)
+	if !ok {
+		t.Fatalf("no change after %q in %s", script, dir)
+	}
+	return c, cmd.Process.Pid
+}
+
+// removeCgroups removes the empty cgroup tree at top, deepest first
+// (rmdir is how a cgroup is removed; os.RemoveAll would try its files).
+func removeCgroups(t *testing.T, top string) {
+	var dirs []string
+	filepath.WalkDir(top, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			dirs = append(dirs, p)
+		}
+		return nil
+	})
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if err := unix.Rmdir(dirs[i]); err != nil {
+			t.Errorf("remove the test cgroup %s: %v", dirs[i], err)
+		}
 	}
 }
 

@@ -79,3 +79,27 @@ func TestOriginOf(t *testing.T) {
 		t.Errorf("this process: %+v, %v; want %+v", o, err, parseCgroup(string(b)))
 	}
 }
+
+// BenchmarkResolve is the cost a commit adds to watch: one cgroup read for
+// a new process (alive or gone), none for the same process again.
+func BenchmarkResolve(b *testing.B) {
+	self := commit{pid: uint32(os.Getpid()), comm: "events.test"}
+	b.Run("new process", func(b *testing.B) {
+		for b.Loop() {
+			var r resolver
+			r.writer(self)
+		}
+	})
+	b.Run("same process again", func(b *testing.B) {
+		var r resolver
+		for b.Loop() {
+			r.writer(self)
+		}
+	})
+	b.Run("exited", func(b *testing.B) {
+		for b.Loop() {
+			var r resolver
+			r.writer(commit{pid: 1 << 30, comm: "nft"})
+		}
+	})
+}
