@@ -85,6 +85,7 @@ func TestNodeConditionInNetns(t *testing.T) {
 	if cond.Reason != proof.ReasonWrong || !strings.Contains(cond.Message, "finding(s) (writer unknown), first [") {
 		t.Errorf("condition %+v: want reason %s and check's message", cond, proof.ReasonWrong)
 	}
+	eventually(t, h.Root(), hostfs.StatusFile, `"writer_unknown": "polling: no nftables change events"`)
 	if n.Annotations[proof.AnnotationVerifiedBackend] != "none" {
 		t.Errorf("verified-backend %q while the rules are wrong, want none", n.Annotations[proof.AnnotationVerifiedBackend])
 	}
