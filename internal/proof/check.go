@@ -280,7 +280,7 @@ func resultVerdict(applied backend.Backend, r *verify.Result) Verdict {
 	switch {
 	case len(problems) > 0:
 		first := problems[0]
-		msg := fmt.Sprintf("%d finding(s), first [%s] %s: %s", len(problems), first.Kind, first.Backend, first.Message)
+		msg := fmt.Sprintf("%d finding(s)%s, first [%s] %s: %s", len(problems), changedBy(r), first.Kind, first.Backend, first.Message)
 		return Verdict{Problem, msg}
 	case unreadable > 0:
 		return Verdict{Unknown, fmt.Sprintf("cannot tell: %d backend(s) unreadable: %s", unreadable, r.Findings[0].Message)}
@@ -288,6 +288,18 @@ func resultVerdict(applied backend.Backend, r *verify.Result) Verdict {
 		return Verdict{Unknown, "cannot tell: verify failed without a finding; run rke2-proxy-backend verify"}
 	}
 	return Verdict{OK, fmt.Sprintf("kube-proxy's rules complete in %s, none stranded", r.Expect)}
+}
+
+// changedBy names, briefly, the writer watch stored with a failing
+// result: the message is cut at MaxMessage, so the pid and comm only.
+func changedBy(r *verify.Result) string {
+	switch {
+	case r.Writer != nil:
+		return fmt.Sprintf(" after a change by %d (%s)", r.Writer.PID, r.Writer.Comm)
+	case r.WriterUnknown != "":
+		return " (writer unknown)"
+	}
+	return ""
 }
 
 // tidy keeps v's message to its first line and at most MaxMessage bytes,

@@ -9,6 +9,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/events"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/plan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/testhost"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
@@ -49,6 +50,11 @@ func TestCheckMapsStatusToNPDProtocol(t *testing.T) {
 	}{
 		{"ok", chose(nft), &verify.Result{OK: true, Expect: nft}, OK, "complete in iptables-nft"},
 		{"findings", chose(nft), &verify.Result{Expect: nft, Findings: []verify.Finding{stranded, missing}}, Problem, "2 finding(s), first [stranded-rules] iptables-legacy"},
+		// watch stores the writer of the change the failing run followed;
+		// status.json keeps it and the condition names it briefly.
+		{"findings after a change by nft", chose(nft), &verify.Result{Expect: nft, Findings: []verify.Finding{missing},
+			Writer: &events.Writer{PID: 4242, Comm: "nft", Origin: events.Origin{Exited: true}, Commits: 1}}, Problem, "1 finding(s) after a change by 4242 (nft), first [missing-chain]"},
+		{"findings, writer unknown", chose(nft), &verify.Result{Expect: nft, Findings: []verify.Finding{missing}, WriterUnknown: "iptables-legacy sends no change events"}, Problem, "1 finding(s) (writer unknown), first [missing-chain]"},
 		{"read errors after a real finding", chose(nft), &verify.Result{Expect: nft, Findings: []verify.Finding{unreadable, missing}}, Problem, "1 finding(s), first [missing-chain]"},
 		{"only read errors", chose(nft), &verify.Result{Expect: nft, Findings: []verify.Finding{unreadable}}, Unknown, "cannot tell: 1 backend(s) unreadable"},
 		{"failed without findings", chose(nft), &verify.Result{Expect: nft}, Unknown, "cannot tell"},

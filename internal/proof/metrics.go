@@ -12,6 +12,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cni"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/events"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/version"
 )
@@ -84,6 +85,14 @@ func one(cond bool) int {
 // gauge writes the HELP and TYPE lines of gauge name.
 func gauge(b *strings.Builder, name, help string) {
 	fmt.Fprintf(b, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name)
+}
+
+// optLabel is labelValue for a value that may be absent ("").
+func optLabel(v string) string {
+	if v == "" {
+		return ""
+	}
+	return labelValue(v)
 }
 
 // labelValue keeps a label value to what needs no escaping beyond %q's
@@ -207,8 +216,11 @@ func WriteMetrics(root hostfs.Root, dir string, r *verify.Result, now time.Time)
 	return note, err
 }
 
-// DriftMetrics renders watch's drift series in the Prometheus text format.
-func DriftMetrics(drifting bool, transitions int) []byte {
+// DriftMetrics renders watch's drift series in the Prometheus text format;
+// while drifting, the last writer of the change before it is one info
+// series (its comm and unit or pod: a bounded label set, pid and container
+// left to status.json).
+func DriftMetrics(drifting bool, transitions int, writer *events.Writer) []byte {
 	var b strings.Builder
 	BuildInfo(&b, "watch")
 	gauge(&b, "rke2_proxy_backend_drift", "1 while kube-proxy's rules have been wrong for longer than the watch grace period.")
@@ -216,12 +228,16 @@ func DriftMetrics(drifting bool, transitions int) []byte {
 	b.WriteString("# HELP rke2_proxy_backend_drift_transitions_total Drift starts and recoveries seen since the watch service started.\n")
 	b.WriteString("# TYPE rke2_proxy_backend_drift_transitions_total counter\n")
 	fmt.Fprintf(&b, "rke2_proxy_backend_drift_transitions_total %d\n", transitions)
+	if drifting && writer != nil {
+		gauge(&b, "rke2_proxy_backend_drift_writer_info", "The last process whose nf_tables commit came before the drift, while drifting (its systemd unit or pod; none when it had exited).")
+		fmt.Fprintf(&b, "rke2_proxy_backend_drift_writer_info{comm=%q,unit=%q,pod_uid=%q} 1\n", labelValue(writer.Comm), optLabel(writer.Unit), optLabel(writer.PodUID))
+	}
 	return []byte(b.String())
 }
 
 // WriteDriftMetrics writes the drift textfile into dir (see writeTextfile).
-func WriteDriftMetrics(root hostfs.Root, dir string, drifting bool, transitions int) error {
-	_, err := writeTextfile(root, dir, DriftMetricsFile, func() []byte { return DriftMetrics(drifting, transitions) })
+func WriteDriftMetrics(root hostfs.Root, dir string, drifting bool, transitions int, writer *events.Writer) error {
+	_, err := writeTextfile(root, dir, DriftMetricsFile, func() []byte { return DriftMetrics(drifting, transitions, writer) })
 	return err
 }
 

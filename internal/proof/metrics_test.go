@@ -15,6 +15,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kubeproxy"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/events"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
@@ -299,15 +300,30 @@ func FuzzKubeProxyFiguresOutput(f *testing.F) {
 
 // The textfile watch writes passes Prometheus's linter, steady and drifting.
 func TestDriftMetricsPassPromtool(t *testing.T) {
-	check.PromtoolMetrics(t, DriftMetrics(false, 0))
-	check.PromtoolMetrics(t, DriftMetrics(true, 3))
+	check.PromtoolMetrics(t, DriftMetrics(false, 0, nil))
+	check.PromtoolMetrics(t, DriftMetrics(true, 3, nil))
+	check.PromtoolMetrics(t, DriftMetrics(true, 3, &events.Writer{PID: 1, Comm: "nft", Origin: events.Origin{Unit: "a.service"}}))
+}
+
+// While drifting, the drift textfile names the last writer in one series,
+// comm and unit or pod only; an odd comm becomes "unknown"; after the
+// drift the series goes.
+func TestDriftMetricsNameTheWriter(t *testing.T) {
+	uid := "0f3c5a4e-8b1d-4c2a-9e7f-123456789abc"
+	kp := &events.Writer{PID: 99, Comm: "kube-proxy", Origin: events.Origin{PodUID: uid, Container: "4f1e"}}
+	check.Says(t, "drift metrics", string(DriftMetrics(true, 1, kp)), `rke2_proxy_backend_drift_writer_info{comm="kube-proxy",unit="",pod_uid="`+uid+`"} 1`+"\n")
+	odd := &events.Writer{PID: 7, Comm: "a\"b", Origin: events.Origin{Unit: "x.service"}}
+	check.Says(t, "drift metrics", string(DriftMetrics(true, 1, odd)), `rke2_proxy_backend_drift_writer_info{comm="unknown",unit="x.service",pod_uid=""} 1`+"\n")
+	if m := string(DriftMetrics(false, 2, kp)); strings.Contains(m, "drift_writer_info") {
+		t.Errorf("writer series without drift:\n%s", m)
+	}
 }
 
 func TestWriteDriftMetrics(t *testing.T) {
 	root := hostfs.New(t.TempDir())
 	dir := "/var/lib/prometheus/node-exporter"
 	// No textfile directory: node_exporter is not set up, nothing written.
-	if err := WriteDriftMetrics(root, dir, true, 1); err != nil {
+	if err := WriteDriftMetrics(root, dir, true, 1, nil); err != nil {
 		t.Fatal(err)
 	}
 	if root.Exists(filepath.Join(dir, DriftMetricsFile)) {
@@ -316,7 +332,7 @@ func TestWriteDriftMetrics(t *testing.T) {
 	if err := os.MkdirAll(root.Path(dir), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteDriftMetrics(root, dir, true, 1); err != nil {
+	if err := WriteDriftMetrics(root, dir, true, 1, nil); err != nil {
 		t.Fatal(err)
 	}
 	got, err := os.ReadFile(root.Path(filepath.Join(dir, DriftMetricsFile)))

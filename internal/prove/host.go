@@ -110,7 +110,7 @@ func publishRun(c *Command, kind distro.Kind, res *verify.Result, drifting bool,
 	if s.Proven {
 		*lastProof = s.At
 	}
-	err = errors.Join(err, proof.WriteDriftMetrics(c.Root, c.TextfileDir, drifting, transitions),
+	err = errors.Join(err, proof.WriteDriftMetrics(c.Root, c.TextfileDir, drifting, transitions, res.Writer),
 		proof.WriteFleetMetrics(c.Root, c.TextfileDir, func() proof.Fleet {
 			fl := s.Fleet(kind, *lastProof)
 			if toCluster.heartbeat != nil {

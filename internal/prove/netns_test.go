@@ -2,6 +2,9 @@ package prove
 
 import (
 	"context"
+	"fmt"
+	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -70,6 +73,9 @@ func TestDriftAndRecoveryInNetns(t *testing.T) {
 	for _, l := range j.lines {
 		if strings.HasPrefix(l, "drift: ") && !strings.Contains(l, "fix: ") {
 			t.Errorf("drift line without a fix: %s", l)
+		}
+		if strings.HasPrefix(l, "drift: ") && !strings.Contains(l, "(writer unknown (polling: no nftables change events))") {
+			t.Errorf("drift line found by polling does not say its writer is unknown: %s", l)
 		}
 	}
 	j.mu.Unlock()
@@ -210,6 +216,72 @@ func TestEventsWakeWatchInNetns(t *testing.T) {
 	if n := r.count(); n != 2 {
 		t.Errorf("%d verify runs after one change, want 2", n)
 	}
+}
+
+// With events, drift names the process that broke the rules: here an nft
+// of known pid flushing kube-proxy's table, which exits at once (so it is
+// told exited, or by its origin when reading it won the race).
+func TestDriftNamesItsWriterInNetns(t *testing.T) {
+	if !nstest.InNetns(t) {
+		return
+	}
+	nstest.Tool(t, "nft")
+	loadKubeProxy(t, 50)
+	reader := verify.NewReader(hostfs.New("/"))
+	const quiet = 200 * time.Millisecond
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sub, err := events.Subscribe(ctx, events.Options{Quiet: quiet, MaxDelay: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var j journal
+	var mu sync.Mutex
+	var stored *events.Writer // what status.json would get while drifting
+	runInBackground(t, ctx, loopConfig{
+		Stamp:       func(context.Context) string { return "" },
+		Wake:        sub.C,
+		WakeErr:     sub.Err,
+		PolledStamp: func(ctx context.Context) string { return LegacyStamp(ctx, reader) },
+		Verify: func(ctx context.Context, _ bool) (*verify.Result, error) {
+			return verify.Run(ctx, verify.Options{Expect: backend.NFTables, Reader: reader})
+		},
+		Publish: func(res *verify.Result, drifting bool, n int) error {
+			if drifting {
+				mu.Lock()
+				stored = res.Writer
+				mu.Unlock()
+			}
+			return j.publish(res, drifting, n)
+		},
+		Log:   j.log,
+		Poll:  100 * time.Millisecond, // the grace is confirmed at a poll
+		Quiet: quiet,
+		Grace: time.Second,
+		Full:  time.Hour,
+	})
+	j.waitFor(t, "a passing first verify", 10*time.Second, func(_, p []string) bool { return len(p) == 1 && p[0] == verify.VerdictOK })
+	cmd := exec.Command("nft", "flush", "table", "ip", "kube-proxy")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("nft flush: %v\n%s", err, out)
+	}
+	by := fmt.Sprintf("(changed by %d (nft, ", cmd.Process.Pid)
+	j.waitFor(t, "the suspicion line naming nft", 10*time.Second, func(lines, _ []string) bool {
+		return slices.ContainsFunc(lines, func(l string) bool {
+			return strings.HasPrefix(l, "kube-proxy's rules look wrong "+by)
+		})
+	})
+	j.waitFor(t, "the drift line naming nft", 10*time.Second, func(lines, _ []string) bool {
+		return slices.ContainsFunc(lines, func(l string) bool { return strings.HasPrefix(l, "drift: ") && strings.Contains(l, by) })
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if stored == nil || stored.PID != uint32(cmd.Process.Pid) || stored.Comm != "nft" {
+		t.Errorf("the drifting result stored writer %+v, want pid %d (nft)", stored, cmd.Process.Pid)
+	}
+	j.mu.Lock()
+	t.Logf("journal:\n%s", strings.Join(j.lines, "\n"))
+	j.mu.Unlock()
 }
 
 // When the events stop, watch says so and polls every backend's stamp:

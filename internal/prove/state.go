@@ -64,6 +64,9 @@ type Event struct {
 	// Findings are the findings of the run that caused the transition
 	// (empty on recovery).
 	Findings []verify.Finding
+	// Cause is who changed the rules before the first failing run of the
+	// drift (zero on recovery).
+	Cause Cause
 }
 
 // Tracker turns verify results into drift with a grace period. Drift is a
@@ -86,12 +89,15 @@ type Tracker struct {
 	driftSince  time.Time
 	transitions int
 	kubeProxy   syncBaseline
+	// cause is the first failing run's, while bad.
+	cause Cause
 }
 
-// Observe feeds one verify result taken at now and returns the transition
-// it causes, if any. It first adds to r what only two runs show: kube-proxy's
+// Observe feeds one verify result taken at now, run after the changes
+// cause tells of, and returns the transition it causes, if any: drift
+// names the cause of the run that first found the rules wrong. It first adds to r what only two runs show: kube-proxy's
 // failure counters rising since the previous run (r is then published so).
-func (t *Tracker) Observe(now time.Time, r *verify.Result) (Event, bool) {
+func (t *Tracker) Observe(now time.Time, r *verify.Result, cause Cause) (Event, bool) {
 	t.kubeProxy.judge(now, r)
 	switch r.Verdict {
 	case verify.VerdictOK:
@@ -107,14 +113,14 @@ func (t *Tracker) Observe(now time.Time, r *verify.Result) (Event, bool) {
 			return Event{}, false
 		}
 		if !t.bad {
-			t.bad, t.badSince = true, now
+			t.bad, t.badSince, t.cause = true, now, cause
 		}
 		if t.drifting || now.Sub(t.badSince) < t.Grace {
 			return Event{}, false
 		}
 		t.drifting, t.driftSince = true, t.badSince
 		t.transitions++
-		return Event{Drift: true, For: now.Sub(t.badSince), Findings: r.Findings}, true
+		return Event{Drift: true, For: now.Sub(t.badSince), Findings: r.Findings, Cause: t.cause}, true
 	}
 	return Event{}, false
 }
@@ -129,6 +135,10 @@ func (t *Tracker) ConfirmAt() (at time.Time, ok bool) {
 	}
 	return t.badSince.Add(t.Grace), true
 }
+
+// Cause is the cause of the first failing run while the rules are wrong
+// (ok false while they are not).
+func (t *Tracker) Cause() (c Cause, ok bool) { return t.cause, t.bad }
 
 // Synced reports whether a verify has passed since the watcher started.
 func (t *Tracker) Synced() bool { return t.synced }

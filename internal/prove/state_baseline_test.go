@@ -40,7 +40,7 @@ func TestTrackerSeesFailuresRiseBetweenRuns(t *testing.T) {
 	}
 	var events []string
 	for _, s := range steps {
-		ev, changed := tr.Observe(at(s.at), s.r)
+		ev, changed := tr.Observe(at(s.at), s.r, Cause{})
 		if s.r.Verdict != s.want {
 			t.Fatalf("run at %ds: verdict %s findings %v, want %s", s.at, s.r.Verdict, s.r.Findings, s.want)
 		}
@@ -52,7 +52,7 @@ func TestTrackerSeesFailuresRiseBetweenRuns(t *testing.T) {
 		t.Errorf("events %v, want drift then recovered", events)
 	}
 	r := counted(9)
-	tr.Observe(at(3090), r)
+	tr.Observe(at(3090), r, Cause{})
 	if len(r.Findings) != 1 || r.Findings[0].Kind != verify.KindSyncFailing || !strings.Contains(r.Findings[0].Message, "within 10m0s kubeproxy_sync_proxy_rules_nftables_sync_failures_total 6 -> 9") {
 		t.Errorf("findings %+v, want the rise since the run 10m before", r.Findings)
 	}

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/events"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
 
@@ -69,39 +70,44 @@ func TestDebounceChangeDuringVerify(t *testing.T) {
 
 func TestTrackerGrace(t *testing.T) {
 	tr := Tracker{Grace: 90 * time.Second}
-	if _, ok := tr.Observe(at(0), result(verify.VerdictOK)); ok {
+	if _, ok := tr.Observe(at(0), result(verify.VerdictOK), Cause{}); ok {
 		t.Fatal("ok on a healthy node is no transition")
 	}
 	// A resync that leaves rules partial for a moment never alerts.
-	if _, ok := tr.Observe(at(10), result(verify.VerdictFailed)); ok {
+	if _, ok := tr.Observe(at(10), result(verify.VerdictFailed), Cause{}); ok {
 		t.Fatal("drift reported at the first failure")
 	}
 	if c, ok := tr.ConfirmAt(); !ok || !c.Equal(at(100)) {
 		t.Fatalf("ConfirmAt = %v %v, want %v", c, ok, at(100))
 	}
-	if _, ok := tr.Observe(at(40), result(verify.VerdictOK)); ok || tr.Drifting() {
+	if _, ok := tr.Observe(at(40), result(verify.VerdictOK), Cause{}); ok || tr.Drifting() {
 		t.Fatal("a failure mended within the grace became drift")
 	}
 	if _, ok := tr.ConfirmAt(); ok {
 		t.Fatal("nothing to confirm after the rules came back")
 	}
-	// Wrong for longer than the grace: drift, once.
-	tr.Observe(at(100), result(verify.VerdictFailed))
-	if _, ok := tr.Observe(at(189), result(verify.VerdictFailed)); ok {
+	// Wrong for longer than the grace: drift, once, told with the
+	// writer of the change the first failing run followed.
+	flush := Cause{Writers: []events.Writer{{PID: 4242, Comm: "nft", Origin: events.Origin{Exited: true}, Commits: 1}}}
+	tr.Observe(at(100), result(verify.VerdictFailed), flush)
+	if _, ok := tr.Observe(at(189), result(verify.VerdictFailed), Cause{Unknown: UnknownNone}); ok {
 		t.Fatal("drift 89s into a 90s grace")
 	}
-	ev, ok := tr.Observe(at(190), result(verify.VerdictFailed))
+	ev, ok := tr.Observe(at(190), result(verify.VerdictFailed), Cause{Unknown: UnknownNone})
 	if !ok || !ev.Drift || ev.For != 90*time.Second || len(ev.Findings) != 1 {
 		t.Fatalf("at the end of the grace got %+v %v, want drift for 90s with the finding", ev, ok)
 	}
-	if _, ok := tr.Observe(at(300), result(verify.VerdictFailed)); ok {
+	if got := ev.Cause.String(); got != "changed by 4242 (nft, exited)" {
+		t.Errorf("drift cause %q, want the first failing run's writer", got)
+	}
+	if _, ok := tr.Observe(at(300), result(verify.VerdictFailed), Cause{}); ok {
 		t.Fatal("drift reported twice")
 	}
 	// "Cannot tell" neither ends nor starts drift.
-	if _, ok := tr.Observe(at(310), result(verify.VerdictUnknown)); ok || !tr.Drifting() {
+	if _, ok := tr.Observe(at(310), result(verify.VerdictUnknown), Cause{}); ok || !tr.Drifting() {
 		t.Fatal("an unknown verdict ended drift")
 	}
-	ev, ok = tr.Observe(at(400), result(verify.VerdictOK))
+	ev, ok = tr.Observe(at(400), result(verify.VerdictOK), Cause{})
 	if !ok || ev.Drift || ev.For != 300*time.Second {
 		t.Fatalf("recovery = %+v %v, want recovery after 300s", ev, ok)
 	}
@@ -112,8 +118,8 @@ func TestTrackerGrace(t *testing.T) {
 
 func TestTrackerUnknownDoesNotStartGrace(t *testing.T) {
 	tr := Tracker{Grace: time.Second}
-	tr.Observe(at(0), result(verify.VerdictUnknown))
-	if _, ok := tr.Observe(at(100), result(verify.VerdictUnknown)); ok || tr.Drifting() {
+	tr.Observe(at(0), result(verify.VerdictUnknown), Cause{})
+	if _, ok := tr.Observe(at(100), result(verify.VerdictUnknown), Cause{}); ok || tr.Drifting() {
 		t.Fatal("unreadable rules became drift")
 	}
 	if _, ok := tr.ConfirmAt(); ok {
@@ -126,18 +132,18 @@ func TestTrackerUnknownDoesNotStartGrace(t *testing.T) {
 func TestTrackerSlowFirstStart(t *testing.T) {
 	tr := Tracker{Grace: 90 * time.Second}
 	for s := 0; s <= 1200; s += 300 {
-		if _, ok := tr.Observe(at(s), result(verify.VerdictFailed)); ok || tr.Drifting() {
+		if _, ok := tr.Observe(at(s), result(verify.VerdictFailed), Cause{}); ok || tr.Drifting() {
 			t.Fatalf("failure at %ds before kube-proxy ever synced became drift", s)
 		}
 		if _, ok := tr.ConfirmAt(); ok {
 			t.Fatal("a failure before the first sync awaits confirmation as drift")
 		}
 	}
-	if _, ok := tr.Observe(at(1300), result(verify.VerdictOK)); ok || !tr.Synced() {
+	if _, ok := tr.Observe(at(1300), result(verify.VerdictOK), Cause{}); ok || !tr.Synced() {
 		t.Fatal("the first pass is no transition, and marks the node synced")
 	}
-	tr.Observe(at(1400), result(verify.VerdictFailed))
-	if ev, ok := tr.Observe(at(1490), result(verify.VerdictFailed)); !ok || !ev.Drift {
+	tr.Observe(at(1400), result(verify.VerdictFailed), Cause{})
+	if ev, ok := tr.Observe(at(1490), result(verify.VerdictFailed), Cause{}); !ok || !ev.Drift {
 		t.Fatal("no drift after the first sync and the grace")
 	}
 }

@@ -110,6 +110,9 @@ func loop(ctx context.Context, cfg loopConfig) error {
 	}
 	var nextFull time.Time
 	var asked string
+	// since holds the nf_tables changes (and their writers) since the
+	// last verify run: the cause a failing run is told with.
+	var since events.Change
 	for {
 		now := time.Now()
 		stamp := stampOf(ctx)
@@ -132,6 +135,8 @@ func loop(ctx context.Context, cfg loopConfig) error {
 		if first || woke || deb.Due(now) || !now.Before(nextFull) || (confirming && !now.Before(confirm)) {
 			woke = false
 			wasBad, wasFirst := confirming, first
+			cause := causeOf(since, wake != nil)
+			since = events.Change{}
 			res, err := cfg.Verify(ctx, first)
 			if ctx.Err() != nil {
 				return nil
@@ -146,7 +151,7 @@ func loop(ctx context.Context, cfg loopConfig) error {
 				if wasFirst {
 					cfg.Log(fmt.Sprintf("first verify: %s in %s", res.Verdict, res.Duration.Round(time.Millisecond)))
 				}
-				report(cfg, &tr, end, res, wasBad)
+				report(cfg, &tr, end, res, wasBad, cause.forBackend(res.Expect))
 			}
 		}
 		if wake == nil {
@@ -156,9 +161,11 @@ func loop(ctx context.Context, cfg loopConfig) error {
 			continue
 		}
 		var open bool
-		if woke, open = waitWake(ctx, wake, cfg.Poll); ctx.Err() != nil {
+		var ch events.Change
+		if ch, woke, open = waitWake(ctx, wake, cfg.Poll); ctx.Err() != nil {
 			return nil
 		}
+		since = events.Merge(since, ch)
 		if !open {
 			// Polling every backend from here on: a fresh baseline, and
 			// one verify for what changed since the last event.
@@ -171,16 +178,16 @@ func loop(ctx context.Context, cfg loopConfig) error {
 
 // waitWake waits up to poll for an nf_tables change. open is false when
 // wake closed.
-func waitWake(ctx context.Context, wake <-chan events.Change, poll time.Duration) (woke, open bool) {
+func waitWake(ctx context.Context, wake <-chan events.Change, poll time.Duration) (ch events.Change, woke, open bool) {
 	t := time.NewTimer(poll)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
-		return false, true
-	case _, open = <-wake:
-		return open, open
+		return events.Change{}, false, true
+	case ch, open = <-wake:
+		return ch, open, open
 	case <-t.C:
-		return false, true
+		return events.Change{}, false, true
 	}
 }
 
@@ -191,18 +198,22 @@ func wakeErr(cfg loopConfig) error {
 	return cfg.WakeErr()
 }
 
-// report feeds res to the tracker, logs what changed and publishes it.
-func report(cfg loopConfig, tr *Tracker, at time.Time, res *verify.Result, wasBad bool) {
-	ev, changed := tr.Observe(at, res)
+// report feeds res, run after the changes cause tells of, to the tracker,
+// logs what changed and publishes it.
+func report(cfg loopConfig, tr *Tracker, at time.Time, res *verify.Result, wasBad bool, cause Cause) {
+	ev, changed := tr.Observe(at, res, cause)
+	if c, bad := tr.Cause(); bad && res.Verdict == verify.VerdictFailed {
+		c.mark(res)
+	}
 	switch {
 	case changed && ev.Drift:
-		cfg.Log(fmt.Sprintf("drift: kube-proxy's rules have been wrong for %s: %s", ev.For.Round(time.Second), summary(ev.Findings)))
+		cfg.Log(fmt.Sprintf("drift: kube-proxy's rules have been wrong for %s (%s): %s", ev.For.Round(time.Second), ev.Cause, summary(ev.Findings)))
 	case changed:
 		cfg.Log(fmt.Sprintf("recovered: kube-proxy's rules are right again after %s of drift", ev.For.Round(time.Second)))
 	case !tr.Synced() && res.Verdict == verify.VerdictFailed:
 		cfg.Log(fmt.Sprintf("kube-proxy's rules are not complete yet; verifying again when they change: %s", summary(res.Findings)))
 	case !wasBad && res.Verdict == verify.VerdictFailed:
-		cfg.Log(fmt.Sprintf("kube-proxy's rules look wrong; checking again in %s before calling it drift (kube-proxy may be resyncing): %s", cfg.Grace, summary(res.Findings)))
+		cfg.Log(fmt.Sprintf("kube-proxy's rules look wrong (%s); checking again in %s before calling it drift (kube-proxy may be resyncing): %s", cause, cfg.Grace, summary(res.Findings)))
 	}
 	if err := cfg.Publish(res, tr.Drifting(), tr.Transitions()); err != nil {
 		cfg.Log(err.Error())

@@ -12,6 +12,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kubeproxy"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/events"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/ipvs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
@@ -208,6 +209,13 @@ type Result struct {
 	// Warnings are findings that do not fail verify (see OneBootOverride).
 	Warnings []Finding `json:"warnings,omitempty"`
 	Notes    []string  `json:"notes,omitempty"`
+	// Writer is, in a failing result watch stored, the last process whose
+	// nf_tables commit came before the run that first found the rules
+	// wrong (the kernel names it in its change event); WriterUnknown
+	// says why none is known (iptables-legacy sends no events; polling).
+	// verify alone sets neither: it saw no change happen.
+	Writer        *events.Writer `json:"writer,omitempty"`
+	WriterUnknown string         `json:"writer_unknown,omitempty"`
 	// Duration is not in the JSON: status.json stays byte-stable between
 	// runs on an unchanged node; the metrics carry the timing.
 	Duration time.Duration `json:"-"`

@@ -11,6 +11,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cni"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostconflict"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kubeproxy"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/events"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/proof"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/plan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/testhost"
@@ -105,7 +106,7 @@ func TestBuildInfoInBothTextfiles(t *testing.T) {
 	r := &verify.Result{OK: true, Verdict: verify.VerdictOK, Expect: backend.IptablesNFT}
 	fleet := proof.Fleet{Decision: plan.Decision{Backend: backend.IptablesNFT, ProxyMode: "iptables", IptablesMode: "nft", Source: "auto"},
 		Conflicts: []hostconflict.Finding{{ID: "firewalld"}}, LastProof: time.Unix(1, 0)}
-	files := map[string][]byte{"verify": proof.Metrics(r, time.Unix(1, 0)), "watch": proof.DriftMetrics(false, 0), "fleet": proof.FleetMetrics(fleet)}
+	files := map[string][]byte{"verify": proof.Metrics(r, time.Unix(1, 0)), "watch": proof.DriftMetrics(true, 1, &events.Writer{PID: 1, Comm: "nft", Origin: events.Origin{Unit: "a.service"}}), "fleet": proof.FleetMetrics(fleet)}
 	series := map[string]string{}
 	help := map[string]string{}
 	for writer, text := range files {

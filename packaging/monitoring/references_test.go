@@ -15,6 +15,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostconflict"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kubeproxy"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/events"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/proof"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/bench"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/plan"
@@ -83,7 +84,7 @@ func ourTextfiles() [][]byte {
 	fleet := proof.Fleet{Decision: plan.Decision{Backend: nft, ProxyMode: "iptables", IptablesMode: "nft", Source: "auto"},
 		Conflicts: []hostconflict.Finding{{ID: "firewalld"}}, LastProof: time.Unix(1, 0), Heartbeat: time.Unix(1, 0), StaleAfter: time.Hour}
 	fleet.Cost = benchCost()
-	return [][]byte{proof.Metrics(r, time.Unix(1, 0)), proof.DriftMetrics(true, 2), proof.FleetMetrics(fleet)}
+	return [][]byte{proof.Metrics(r, time.Unix(1, 0)), proof.DriftMetrics(true, 2, &events.Writer{PID: 1, Comm: "nft", Origin: events.Origin{Unit: "a.service"}}), proof.FleetMetrics(fleet)}
 }
 
 // Every rule and every panel query reads only series the tool's textfiles

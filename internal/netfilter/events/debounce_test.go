@@ -2,6 +2,7 @@ package events
 
 import (
 	"context"
+	"reflect"
 	"testing"
 	"time"
 )
@@ -64,7 +65,36 @@ func TestSendMergesIntoAPendingChange(t *testing.T) {
 	send(ch, Change{Generation: 4, Commits: 1})
 	send(ch, Change{Overrun: true})
 	send(ch, Change{Generation: 6, Commits: 2})
-	if c := <-ch; c != (Change{Generation: 6, Commits: 3, Overrun: true}) {
+	if c := <-ch; !reflect.DeepEqual(c, Change{Generation: 6, Commits: 3, Overrun: true}) {
 		t.Errorf("merged %+v", c)
+	}
+}
+
+// Merging keeps each process once, last writer last, with its commits
+// summed; beyond MaxWriters the oldest are counted, not kept.
+func TestMergeBoundsWriters(t *testing.T) {
+	ch := make(chan Change, 1)
+	kp := Writer{PID: 7, Comm: "kube-proxy", Origin: Origin{PodUID: "u"}, Commits: 1}
+	send(ch, Change{Commits: 1, Writers: []Writer{kp}})
+	for i := range 2 * MaxWriters {
+		send(ch, Change{Commits: 1, Writers: []Writer{{PID: uint32(100 + i), Comm: "nft", Origin: Origin{Exited: true}, Commits: 1}}})
+	}
+	send(ch, Change{Commits: 1, Writers: []Writer{{PID: 7, Comm: "kube-proxy", Origin: Origin{Exited: true}, Commits: 1}}})
+	c := <-ch
+	if len(c.Writers) != MaxWriters || c.OtherWriters != MaxWriters+2 || c.Commits != 2*MaxWriters+2 {
+		t.Fatalf("%d writers, %d others, %d commits; want %d, %d, %d", len(c.Writers), c.OtherWriters, c.Commits, MaxWriters, MaxWriters+2, 2*MaxWriters+2)
+	}
+	last := c.Writers[MaxWriters-1]
+	if !last.same(kp) || last.Commits != 1 || !last.Exited {
+		t.Errorf("last writer %+v, want kube-proxy (its first was pushed out) as seen last", last)
+	}
+	if first := c.Writers[0]; first.PID != 100+MaxWriters+1 {
+		t.Errorf("oldest kept writer %+v, want pid %d", first, 100+MaxWriters+1)
+	}
+	// The same process twice in a row: one entry, its live origin kept.
+	c = Change{}
+	addWriters(&c, []Writer{kp, {PID: 7, Comm: "kube-proxy", Origin: Origin{Exited: true}, Commits: 1}})
+	if len(c.Writers) != 1 || c.Writers[0].Commits != 2 || c.Writers[0].PodUID != "u" {
+		t.Errorf("%+v, want one kube-proxy with 2 commits in pod u", c.Writers)
 	}
 }

@@ -3,7 +3,9 @@
 // the kernel announces every committed transaction in this network
 // namespace with one NEWGEN message carrying the new generation id. That
 // covers nftables and iptables-nft (both are nf_tables); legacy x_tables
-// has no events, so callers keep polling its table info.
+// has no events, so callers keep polling its table info. NEWGEN also
+// names the process that committed (pid and comm); each change carries
+// the last few, with the systemd unit or pod they ran in.
 //
 // A transaction also announces each object it touched (one message per
 // rule: hundreds of thousands when kube-proxy syncs 10k Services). Only
@@ -42,8 +44,14 @@ type Change struct {
 	// Commits counts the transactions announced since the last delivery.
 	Commits int
 	// Overrun is set when the kernel dropped notifications (the socket's
-	// buffer filled): something changed, how often is unknown.
+	// buffer filled): something changed, how often is unknown, and so
+	// who else wrote.
 	Overrun bool
+	// Writers are the last MaxWriters distinct processes that committed
+	// since the last delivery, oldest first, each with its origin read
+	// when its commit arrived; OtherWriters counts those pushed out.
+	Writers      []Writer
+	OtherWriters int
 }
 
 // Subscription delivers changes on C until its context ends or receiving
@@ -114,6 +122,7 @@ func (s *Subscription) setErr(err error) {
 // receive reads notifications until ctx ends (nil) or a read fails for
 // good, coalescing them into raw.
 func receive(ctx context.Context, conn *netlink.Conn, raw chan Change) error {
+	var res resolver
 	for {
 		msgs, err := conn.Receive()
 		if ctx.Err() != nil {
@@ -126,12 +135,17 @@ func receive(ctx context.Context, conn *netlink.Conn, raw chan Change) error {
 		case err != nil:
 			return fmt.Errorf("receive nftables notifications: %w", err)
 		}
+		var ws []Writer
 		for _, m := range msgs {
-			if gen, ok := newgen(m); ok {
-				c.Generation = gen
+			if cm, ok := newgen(m); ok {
+				c.Generation = cm.gen
 				c.Commits++
+				if cm.pid != 0 || cm.comm != "" {
+					ws = append(ws, res.writer(cm))
+				}
 			}
 		}
+		addWriters(&c, ws)
 		if c.Commits > 0 || c.Overrun {
 			send(raw, c)
 		}
@@ -156,11 +170,19 @@ func send(ch chan Change, c Change) {
 	}
 }
 
+// Merge is old followed by c, as one change: what a caller holding
+// several deliveries (watch, between two verify runs) keeps, bounded as a
+// delivery is.
+func Merge(old, c Change) Change { return merge(old, c) }
+
 func merge(old, c Change) Change {
 	if c.Generation == 0 {
 		c.Generation = old.Generation
 	}
 	c.Commits += old.Commits
 	c.Overrun = c.Overrun || old.Overrun
+	ws := c.Writers
+	c.Writers, c.OtherWriters = old.Writers, old.OtherWriters+c.OtherWriters
+	addWriters(&c, ws)
 	return c
 }

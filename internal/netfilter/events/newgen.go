@@ -2,6 +2,7 @@ package events
 
 import (
 	"encoding/binary"
+	"strings"
 
 	"github.com/mdlayher/netlink"
 	"golang.org/x/net/bpf"
@@ -16,29 +17,50 @@ const newgenType = netlink.HeaderType(unix.NFNL_SUBSYS_NFTABLES<<8 | unix.NFT_MS
 // version, resource id).
 const nfgenmsgLen = 4
 
-// newgen returns the generation id a NEWGEN notification announces. The
-// id is NFTA_GEN_ID (big-endian u32); a NEWGEN without it (never sent by
-// a kernel, but the payload is the kernel's to shape) still counts as a
-// commit, with generation 0.
-func newgen(m netlink.Message) (uint32, bool) {
+// commit is what one NEWGEN announces: the new generation id
+// (NFTA_GEN_ID) and the process whose transaction made it
+// (NFTA_GEN_PROC_PID, its thread id in the kernel's initial pid namespace,
+// and NFTA_GEN_PROC_NAME, its comm). All three are big-endian u32 or
+// strings; a NEWGEN missing one (never sent by a kernel, but the payload
+// is the kernel's to shape) still counts as a commit, with a zero value.
+type commit struct {
+	gen  uint32
+	pid  uint32
+	comm string
+}
+
+// maxComm bounds a name from the payload; the kernel's comm is at most 15
+// bytes (TASK_COMM_LEN).
+const maxComm = 64
+
+// newgen decodes a NEWGEN notification; ok is false for any other message.
+func newgen(m netlink.Message) (c commit, ok bool) {
 	if m.Header.Type != newgenType || len(m.Data) < nfgenmsgLen {
-		return 0, false
+		return commit{}, false
 	}
 	ad, err := netlink.NewAttributeDecoder(m.Data[nfgenmsgLen:])
 	if err != nil {
-		return 0, true
+		return commit{}, true
 	}
 	ad.ByteOrder = binary.BigEndian
-	var gen uint32
 	for ad.Next() {
-		if ad.Type() == unix.NFTA_GEN_ID && len(ad.Bytes()) == 4 {
-			gen = ad.Uint32()
+		switch {
+		case ad.Type() == unix.NFTA_GEN_ID && len(ad.Bytes()) == 4:
+			c.gen = ad.Uint32()
+		case ad.Type() == unix.NFTA_GEN_PROC_PID && len(ad.Bytes()) == 4:
+			c.pid = ad.Uint32()
+		case ad.Type() == unix.NFTA_GEN_PROC_NAME:
+			c.comm = ad.String()
 		}
 	}
 	if ad.Err() != nil {
-		return 0, true
+		return commit{}, true
 	}
-	return gen, true
+	if len(c.comm) > maxComm {
+		c.comm = c.comm[:maxComm]
+	}
+	c.comm = strings.ToValidUTF8(c.comm, "?")
+	return c, true
 }
 
 // newgenFilter is a classic BPF socket filter keeping only datagrams whose

@@ -3,6 +3,7 @@ package events
 import (
 	"encoding/binary"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/mdlayher/netlink"
 	"golang.org/x/net/bpf"
@@ -25,8 +26,8 @@ func newgenMsg(t testing.TB, gen uint32) netlink.Message {
 }
 
 func TestNewgen(t *testing.T) {
-	if gen, ok := newgen(newgenMsg(t, 0x01020304)); !ok || gen != 0x01020304 {
-		t.Errorf("newgen = %#x %v, want 0x01020304 true", gen, ok)
+	if c, ok := newgen(newgenMsg(t, 0x01020304)); !ok || c != (commit{gen: 0x01020304, pid: 42, comm: "nft"}) {
+		t.Errorf("newgen = %+v %v, want generation 0x01020304 by pid 42 (nft)", c, ok)
 	}
 	other := newgenMsg(t, 7)
 	other.Header.Type = netlink.HeaderType(unix.NFNL_SUBSYS_NFTABLES<<8 | unix.NFT_MSG_NEWRULE)
@@ -82,9 +83,12 @@ func FuzzNewgen(f *testing.F) {
 	f.Add(uint16(newgenType), []byte{0, 0, 0, 0, 8, 0, 1, 0, 0, 0})
 	f.Add(uint16(0x0a06), []byte{0, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, typ uint16, data []byte) {
-		_, ok := newgen(netlink.Message{Header: netlink.Header{Type: netlink.HeaderType(typ)}, Data: data})
+		c, ok := newgen(netlink.Message{Header: netlink.Header{Type: netlink.HeaderType(typ)}, Data: data})
 		if ok && netlink.HeaderType(typ) != newgenType {
 			t.Fatalf("type %#x counted as NEWGEN", typ)
+		}
+		if len(c.comm) > maxComm || !utf8.ValidString(c.comm) {
+			t.Fatalf("comm %q: longer than %d bytes or not UTF-8", c.comm, maxComm)
 		}
 	})
 }
