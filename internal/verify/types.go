@@ -183,40 +183,32 @@ type BackendState struct {
 
 // Result is the outcome, as printed with -o json and stored in status.json.
 type Result struct {
-	// Schema is StatusSchema, set by JSON.
-	Schema int  `json:"schema"`
+	Schema int  `json:"schema"` // StatusSchema, set by JSON
 	OK     bool `json:"ok"`
-	// Verdict is VerdictOK, VerdictFailed or VerdictUnknown; a status.json
-	// read back may also hold VerdictInvalid (see Invalidate).
+	// Verdict is VerdictOK, VerdictFailed, VerdictUnknown or (read back
+	// from status.json) VerdictInvalid.
 	Verdict string `json:"verdict"`
-	// Invalid says why the run that wrote an invalid record could not
-	// write its result; never set by Run.
+	// Invalid says why a run could not store its result; never set by Run.
 	Invalid      string          `json:"invalid,omitempty"`
 	Expect       backend.Backend `json:"expect"`
 	ExpectSource string          `json:"expect_source"`
 	Kubernetes   string          `json:"kubernetes,omitempty"`
-	// Mode is the proxy mode verify judged Expect in: ipvs when the plan
-	// keeps it, else the backend's own (iptables, nftables).
+	// Mode is the proxy mode Expect was judged in (ipvs, iptables, nftables).
 	Mode string `json:"mode,omitempty"`
 	// Synced is true when the expected skeleton appeared within the wait.
 	Synced    bool   `json:"synced"`
 	ProxyMode string `json:"proxy_mode,omitempty"`
-	// KubeProxy is kube-proxy's own sync figures from its /metrics, when
-	// it answered with them.
+	// KubeProxy is kube-proxy's own sync figures, when its /metrics had them.
 	KubeProxy *kubeproxy.Figures `json:"kube_proxy,omitempty"`
 	Backends  []BackendState     `json:"backends"`
 	Findings  []Finding          `json:"findings"`
 	// Warnings are findings that do not fail verify (see OneBootOverride).
 	Warnings []Finding `json:"warnings,omitempty"`
 	Notes    []string  `json:"notes,omitempty"`
-	// Writer is, in a failing result watch stored, the last process whose
-	// nf_tables commit came before the run that first found the rules
-	// wrong (the kernel names it in its change event); WriterUnknown
-	// says why none is known (iptables-legacy sends no events; polling).
-	// verify alone sets neither: it saw no change happen.
+	// Writer (set by watch only) committed to nf_tables before the run that
+	// first found the rules wrong; WriterUnknown says why none is known.
 	Writer        *events.Writer `json:"writer,omitempty"`
 	WriterUnknown string         `json:"writer_unknown,omitempty"`
-	// Duration is not in the JSON: status.json stays byte-stable between
-	// runs on an unchanged node; the metrics carry the timing.
+	// Duration is left out of status.json, byte-stable on an unchanged node.
 	Duration time.Duration `json:"-"`
 }
