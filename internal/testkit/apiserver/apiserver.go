@@ -13,6 +13,7 @@ import (
 	"crypto/x509"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -345,13 +346,32 @@ func RefusedAddr(t testing.TB) string {
 	return net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 }
 
+// freePort picks a free loopback port below the kernel's ephemeral range
+// (net.ipv4.ip_local_port_range). A port from that range (":0") can be
+// taken, while the server is stopped for Restart, as the local port of any
+// outgoing connection on the machine, and the server then cannot bind it
+// again (seen in CI: "bind: address already in use"); below the range only
+// another listener can take it.
 func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("picking a loopback port: %w", err)
+	low := 32768
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if n, err := strconv.Atoi(f[0]); err == nil && n > 11000 {
+				low = n
+			}
+		}
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	var last error
+	for range 100 {
+		port := 10000 + rand.IntN(low-10000)
+		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		if err == nil {
+			l.Close()
+			return port, nil
+		}
+		last = err
+	}
+	return 0, fmt.Errorf("picking a loopback port below %d: %w", low, last)
 }
 
 func firstLine(b []byte) string {
