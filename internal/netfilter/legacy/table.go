@@ -47,6 +47,11 @@ type Info struct {
 // closing RETURN. Rules carry Jump and Comment only, marked NotRead; rules
 // of chains skip names are only counted (NotRead, nothing else).
 func Table(name string, fam rules.Family, info Info, blob []byte, l Layout, skip func(chain string) bool) (rules.Table, error) {
+	return table(name, fam, info, blob, l, skip, nil)
+}
+
+// table is Table that calls free(n) once it is done with blob[:n].
+func table(name string, fam rules.Family, info Info, blob []byte, l Layout, skip func(chain string) bool, free func(int)) (rules.Table, error) {
 	d := decoder{t: rules.Table{Family: fam, Name: name}, info: info, skip: skip, heads: map[int]string{}, cur: -1, hook: -1}
 	for h := range numHooks {
 		if info.ValidHooks&(1<<h) != 0 {
@@ -59,7 +64,7 @@ func Table(name string, fam rules.Family, info Info, blob []byte, l Layout, skip
 	// One array holds every chain's rules (each chain's are contiguous);
 	// num_entries bounds the rules, the blob size bounds a bad num_entries.
 	d.all = make([]rules.Rule, 0, min(int(info.NumEntries), len(blob)/l.minSize))
-	if err := Walk(blob, l, d.entry); err != nil {
+	if err := walk(blob, l, d.entry, free); err != nil {
 		return rules.Table{}, fmt.Errorf("legacy table %s: %w", name, err)
 	}
 	if !d.done {
