@@ -137,5 +137,21 @@ func FuzzTable(f *testing.F) {
 		if (err == nil) != (wantErr == nil) || !reflect.DeepEqual(got, want) {
 			t.Fatalf("with free: %+v, %v; without: %+v, %v", got, err, want, wantErr)
 		}
+		// Skipping chains only forgets their rules' jumps and comments.
+		skipped, err := Table("t", rules.IPv4, info, blob, l, func(c string) bool { return len(c)%2 == 0 })
+		if (err == nil) != (wantErr == nil) || len(skipped.Chains) != len(want.Chains) {
+			t.Fatalf("skipping: %+v, %v; not: %+v, %v", skipped, err, want, wantErr)
+		}
+		for ci, c := range skipped.Chains {
+			w := want.Chains[ci]
+			if len(w.Name)%2 == 0 {
+				for ri := range w.Rules {
+					w.Rules[ri] = rules.Rule{NotRead: true}
+				}
+			}
+			if !reflect.DeepEqual(c, w) {
+				t.Fatalf("chain %d skipping: %+v; not: %+v", ci, c, w)
+			}
+		}
 	})
 }
