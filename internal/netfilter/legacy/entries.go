@@ -155,6 +155,9 @@ func UserChains(blob []byte, l Layout) ([]string, error) {
 
 // intern returns the C string in b, the same string for the same bytes.
 func intern(names map[string]string, b []byte) string {
+	if b[0] == 0 {
+		return "" // the standard target, most entries': no lookup
+	}
 	if i := bytes.IndexByte(b, 0); i >= 0 {
 		b = b[:i]
 	}
