@@ -69,3 +69,33 @@ func BenchmarkReaders(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkLegacyShallow is verify's legacy read alone at 1k, 5k and 10k
+// synthetic services (both families), for -benchmem and -memprofile:
+// go test -run '^$' -bench LegacyShallow -benchmem ./internal/netfilter
+func BenchmarkLegacyShallow(b *testing.B) {
+	if !nstest.InNetns(b) {
+		return
+	}
+	for _, n := range []int{1000, 5000, 10000} {
+		nstest.Flush(b, backend.IptablesLegacy)
+		rs, err := expected.Render(expected.Options{Backend: backend.IptablesLegacy, Services: n})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, fam := range []rules.Family{rules.IPv4, rules.IPv6} {
+			if err := ruleload.Load(backend.IptablesLegacy, rs, fam); err != nil {
+				b.Fatalf("%d services: %v", n, err)
+			}
+		}
+		shallow := NewSystem(hostfs.New("/"))
+		shallow.Shallow, shallow.SkipChain = true, vocab.IsPerServiceChain
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := shallow.Read(context.Background(), backend.IptablesLegacy); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

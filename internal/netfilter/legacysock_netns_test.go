@@ -9,6 +9,7 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/legacy"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/expectedtest"
@@ -40,6 +41,29 @@ func TestSockoptReadsExpectedFootprint(t *testing.T) {
 		return
 	}
 	expectedtest.Load(t, expected.Options{Backend: backend.IptablesLegacy, Services: 50})
+	compareLegacyReaders(t)
+}
+
+// TestSockoptReadsLargeTable reads a nat table of several MiB, whose
+// pages the reader gives back as it decodes (legacy.Socket.Read's free):
+// what it decodes must not have been given back yet.
+func TestSockoptReadsLargeTable(t *testing.T) {
+	if !nstest.Setup(t, "", "iptables-legacy-restore", "ip6tables-legacy-restore") {
+		return
+	}
+	expectedtest.Load(t, expected.Options{Backend: backend.IptablesLegacy, Services: 1000})
+	sock, err := legacy.Open(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sock.Close()
+	info, err := sock.Info("nat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Size < 3<<20 {
+		t.Fatalf("the nat table is %d bytes; the test needs several MiB to give pages back", info.Size)
+	}
 	compareLegacyReaders(t)
 }
 

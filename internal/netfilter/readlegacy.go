@@ -42,7 +42,8 @@ func (s *System) legacyFamilies() []legacyFamily {
 // shallow read (verify) asks the kernel directly instead (readSockopt). A
 // family whose table list is empty or absent has nothing to read, so
 // nothing runs.
-// The two families are read at the same time, each parsed as it streams.
+// The save tools of the two families run at the same time, each parsed as
+// it streams.
 func (s *System) readLegacy(ctx context.Context) (*rules.Ruleset, error) {
 	fams := s.legacyFamilies()
 	results := make([][]rules.Table, len(fams))
@@ -60,13 +61,15 @@ func (s *System) readLegacy(ctx context.Context) (*rules.Ruleset, error) {
 		if len(bytes.TrimSpace(names)) == 0 {
 			continue
 		}
+		if s.Shallow {
+			// One family after the other: each table's blob is the
+			// read's peak memory, and two at once add up.
+			results[i], errs[i] = s.readSockopt(lf, names)
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if s.Shallow {
-				results[i], errs[i] = s.readSockopt(lf, names)
-				return
-			}
 			results[i], errs[i] = s.runSave(ctx, lf)
 		}()
 	}

@@ -70,6 +70,12 @@ type Entry struct {
 // Walk calls fn for each entry of blob in order. It stops at the first
 // malformed entry with an error naming its offset.
 func Walk(blob []byte, l Layout, fn func(Entry) error) error {
+	return walk(blob, l, fn, nil)
+}
+
+// walk is Walk that calls free(off) after each entry: fn is done with
+// blob[:off] (an Entry's slices do not outlive fn).
+func walk(blob []byte, l Layout, fn func(Entry) error, free func(off int)) error {
 	// A table has a few target names and up to a hundred thousand entries:
 	// each name is made a string once.
 	names := map[string]string{}
@@ -106,6 +112,9 @@ func Walk(blob []byte, l Layout, fn func(Entry) error) error {
 			return err
 		}
 		off += next
+		if free != nil {
+			free(off)
+		}
 	}
 	return nil
 }
@@ -146,6 +155,9 @@ func UserChains(blob []byte, l Layout) ([]string, error) {
 
 // intern returns the C string in b, the same string for the same bytes.
 func intern(names map[string]string, b []byte) string {
+	if b[0] == 0 {
+		return "" // the standard target, most entries': no lookup
+	}
 	if i := bytes.IndexByte(b, 0); i >= 0 {
 		b = b[:i]
 	}

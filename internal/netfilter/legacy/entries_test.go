@@ -2,6 +2,8 @@ package legacy
 
 import (
 	"encoding/binary"
+	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
@@ -125,8 +127,31 @@ func FuzzTable(f *testing.F) {
 			info.HookEntry[h], info.Underflow[h] = entry1+uint32(h)*8, under1+uint32(h)*8
 		}
 		// Must not panic or loop on any blob.
-		_, _ = Table("t", rules.IPv4, info, blob, l, nil)
+		want, wantErr := Table("t", rules.IPv4, info, blob, l, nil)
 		_, _ = UserChains(blob, l)
 		_ = Walk(blob, l, func(e Entry) error { _ = e.Comment(); return nil })
+
+		// Giving back what was decoded (here: zeroing it) changes nothing.
+		zeroed := slices.Clone(blob)
+		got, err := table("t", rules.IPv4, info, zeroed, l, nil, func(n int) { clear(zeroed[:n]) })
+		if (err == nil) != (wantErr == nil) || !reflect.DeepEqual(got, want) {
+			t.Fatalf("with free: %+v, %v; without: %+v, %v", got, err, want, wantErr)
+		}
+		// Skipping chains only forgets their rules' jumps and comments.
+		skipped, err := Table("t", rules.IPv4, info, blob, l, func(c string) bool { return len(c)%2 == 0 })
+		if (err == nil) != (wantErr == nil) || len(skipped.Chains) != len(want.Chains) {
+			t.Fatalf("skipping: %+v, %v; not: %+v, %v", skipped, err, want, wantErr)
+		}
+		for ci, c := range skipped.Chains {
+			w := want.Chains[ci]
+			if len(w.Name)%2 == 0 {
+				for ri := range w.Rules {
+					w.Rules[ri] = rules.Rule{NotRead: true}
+				}
+			}
+			if !reflect.DeepEqual(c, w) {
+				t.Fatalf("chain %d skipping: %+v; not: %+v", ci, c, w)
+			}
+		}
 	})
 }

@@ -16,8 +16,8 @@ import (
 // refused read (EPERM, EACCES) from the rest.
 func ReadTables(fam rules.Family, names []string, skip func(chain string) bool) ([]rules.Table, error) {
 	tables := make([]rules.Table, 0, len(names))
-	err := read(fam, names, func(name string, sock *Socket, info Info, blob []byte) error {
-		t, err := Table(name, fam, info, blob, sock.Layout, skip)
+	err := read(fam, names, func(name string, sock *Socket, info Info, blob []byte, free func(int)) error {
+		t, err := table(name, fam, info, blob, sock.Layout, skip, free)
 		if err != nil {
 			return fmt.Errorf("decoding %s legacy table %s: %w", fam, name, err)
 		}
@@ -32,7 +32,7 @@ func ReadTables(fam rules.Family, names []string, skip func(chain string) bool) 
 // decoded). The same caution as ReadTables applies to names.
 func ChainNames(fam rules.Family, names []string) (map[string][]string, error) {
 	out := map[string][]string{}
-	err := read(fam, names, func(name string, sock *Socket, _ Info, blob []byte) error {
+	err := read(fam, names, func(name string, sock *Socket, _ Info, blob []byte, _ func(int)) error {
 		chains, err := UserChains(blob, sock.Layout)
 		out[name] = chains
 		return err
@@ -41,7 +41,7 @@ func ChainNames(fam rules.Family, names []string) (map[string][]string, error) {
 }
 
 // read opens one socket for fam and passes each named table's blob to each.
-func read(fam rules.Family, names []string, each func(name string, sock *Socket, info Info, blob []byte) error) error {
+func read(fam rules.Family, names []string, each func(name string, sock *Socket, info Info, blob []byte, free func(int)) error) error {
 	if len(names) == 0 {
 		return nil
 	}
@@ -51,7 +51,7 @@ func read(fam rules.Family, names []string, each func(name string, sock *Socket,
 	}
 	defer sock.Close()
 	for _, name := range names {
-		if err := sock.Read(name, func(info Info, blob []byte) error { return each(name, sock, info, blob) }); err != nil {
+		if err := sock.Read(name, func(info Info, blob []byte, free func(int)) error { return each(name, sock, info, blob, free) }); err != nil {
 			return err
 		}
 	}

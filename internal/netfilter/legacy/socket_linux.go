@@ -46,8 +46,12 @@ func (s *Socket) Close() error { return unix.Close(s.fd) }
 // to decode. The blob lives outside the Go heap (an anonymous mapping,
 // faulted in at once) and is unmapped when decode returns, so decode must
 // copy what it keeps: a large table is tens of megabytes that would
-// otherwise start a garbage collection for a buffer read once.
-func (s *Socket) Read(table string, decode func(info Info, blob []byte) error) error {
+// otherwise start a garbage collection for a buffer read once. The kernel
+// hands over a table only whole, so the blob is a reader's peak memory:
+// decode calls free(n) once it is done with blob[:n], which gives those
+// pages back at once (blob[:n] reads zeros after), so the decoded rules
+// grow into the memory the blob leaves.
+func (s *Socket) Read(table string, decode func(info Info, blob []byte, free func(n int)) error) error {
 	if len(table) >= tableNameLen {
 		return fmt.Errorf("legacy table name %q is longer than %d bytes", table, tableNameLen-1)
 	}
@@ -79,14 +83,31 @@ func (s *Socket) Read(table string, decode func(info Info, blob []byte) error) e
 	return fmt.Errorf("reading legacy table %s: it kept changing while being read", table)
 }
 
-func (s *Socket) readEntries(table string, info Info, buf []byte, decode func(Info, []byte) error) error {
+func (s *Socket) readEntries(table string, info Info, buf []byte, decode func(Info, []byte, func(int)) error) error {
 	copy(buf, table)
 	binary.NativeEndian.PutUint32(buf[tableNameLen:], info.Size)
 	if err := getsockopt(s.fd, s.level, soGetEntries, buf); err != nil {
 		return fmt.Errorf("reading legacy table %s entries: %w", table, err)
 	}
-	return decode(info, buf[getEntriesHdr:])
+	freed := 0 // buf[:freed] is given back; page-aligned, as buf starts a mapping
+	free := func(n int) {
+		end := (getEntriesHdr + n) &^ (pageSize - 1)
+		if end-freed < freeChunk {
+			return
+		}
+		// Best effort: if the kernel refuses, the pages stay until Munmap.
+		if unix.Madvise(buf[freed:end], unix.MADV_DONTNEED) == nil {
+			freed = end
+		}
+	}
+	return decode(info, buf[getEntriesHdr:], free)
 }
+
+// freeChunk is how much decoded blob is given back at once: large enough
+// that the madvise calls cost nothing beside the decoding.
+const freeChunk = 1 << 20
+
+var pageSize = unix.Getpagesize()
 
 func getsockopt(fd, level, opt int, buf []byte) error {
 	n := uint32(len(buf))

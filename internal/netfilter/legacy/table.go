@@ -1,8 +1,11 @@
 package legacy
 
 import (
+	"bytes"
+	"cmp"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
@@ -45,9 +48,15 @@ type Info struct {
 // chains in blob order with built-in policies, one rule per entry except
 // chain heads (ERROR), built-in policies (underflow) and each user chain's
 // closing RETURN. Rules carry Jump and Comment only, marked NotRead; rules
-// of chains skip names are only counted (NotRead, nothing else).
+// of chains skip names are only counted (NotRead, nothing else), and share
+// one backing array: callers must not change them in place.
 func Table(name string, fam rules.Family, info Info, blob []byte, l Layout, skip func(chain string) bool) (rules.Table, error) {
-	d := decoder{t: rules.Table{Family: fam, Name: name}, info: info, skip: skip, heads: map[int]string{}, cur: -1, hook: -1}
+	return table(name, fam, info, blob, l, skip, nil)
+}
+
+// table is Table that calls free(n) once it is done with blob[:n].
+func table(name string, fam rules.Family, info Info, blob []byte, l Layout, skip func(chain string) bool, free func(int)) (rules.Table, error) {
+	d := decoder{t: rules.Table{Family: fam, Name: name}, info: info, skip: skip, cur: -1, hook: -1}
 	for h := range numHooks {
 		if info.ValidHooks&(1<<h) != 0 {
 			if d.hookAt == nil {
@@ -56,37 +65,48 @@ func Table(name string, fam rules.Family, info Info, blob []byte, l Layout, skip
 			d.hookAt[int(info.HookEntry[h])] = h
 		}
 	}
-	// One array holds every chain's rules (each chain's are contiguous);
-	// num_entries bounds the rules, the blob size bounds a bad num_entries.
-	d.all = make([]rules.Rule, 0, min(int(info.NumEntries), len(blob)/l.minSize))
-	if err := Walk(blob, l, d.entry); err != nil {
+	// Sized once: a large table has tens of thousands of chains, and
+	// growing by appends would leave each smaller copy behind as garbage.
+	heads := countHeads(blob, l) + numHooks
+	d.t.Chains = make([]rules.Chain, 0, heads)
+	d.heads = make([]head, 0, heads)
+	if err := walk(blob, l, d.entry, free); err != nil {
 		return rules.Table{}, fmt.Errorf("legacy table %s: %w", name, err)
 	}
 	if !d.done {
 		return rules.Table{}, fmt.Errorf("legacy table %s: no closing ERROR entry", name)
 	}
 	for _, j := range d.jumps {
-		d.t.Chains[j.chain].Rules[j.rule].Jump = d.heads[j.to] // "" if no chain starts there
+		d.t.Chains[j.chain].Rules[j.rule].Jump = d.chainAt(j.to) // "" if no chain starts there
 	}
 	return d.t, nil
 }
 
 type jump struct{ chain, rule, to int }
 
+// head is where a chain's first entry is.
+type head struct {
+	off  int
+	name string
+}
+
 type decoder struct {
 	t      rules.Table
 	info   Info
 	skip   func(string) bool
-	hookAt map[int]int    // entry offset -> hook whose built-in chain starts there
-	heads  map[int]string // offset of a chain's first entry -> chain name
-	jumps  []jump         // resolved once every chain's start is known
-	all    []rules.Rule   // the rules of every chain read so far
-	first  int            // index in all of the current chain's first rule
-	cur    int            // index of the chain being read, -1 between chains
-	hook   int            // its hook, -1 for a user chain
-	user   bool           // the current chain is a user chain (ends with RETURN)
-	skipC  bool           // the current chain's rules are only counted
+	hookAt map[int]int  // entry offset -> hook whose built-in chain starts there
+	heads  []head       // each chain's first entry, in blob order
+	jumps  []jump       // resolved once every chain's start is known
+	all    []rules.Rule // the rules of every chain read so far, but skipped ones
+	first  int          // index in all of the current chain's first rule
+	n      int          // how many rules the current chain has so far
+	cur    int          // index of the chain being read, -1 between chains
+	hook   int          // its hook, -1 for a user chain
+	user   bool         // the current chain is a user chain (ends with RETURN)
+	skipC  bool         // the current chain's rules are only counted
 	done   bool
+	// notRead backs every skipped chain's rules: they are all alike.
+	notRead []rules.Rule
 }
 
 func (d *decoder) entry(e Entry) error {
@@ -129,8 +149,8 @@ func (d *decoder) entry(e Entry) error {
 		d.end()
 		return nil
 	}
+	d.n++
 	if d.skipC {
-		d.all = append(d.all, rules.Rule{NotRead: true})
 		return nil
 	}
 	d.all = append(d.all, rules.Rule{NotRead: true, Comment: e.Comment()})
@@ -144,10 +164,25 @@ func (d *decoder) entry(e Entry) error {
 }
 
 func (d *decoder) start(c rules.Chain, first, hook int, user bool) {
-	d.cur, d.hook, d.user, d.first = len(d.t.Chains), hook, user, len(d.all)
+	d.cur, d.hook, d.user, d.first, d.n = len(d.t.Chains), hook, user, len(d.all), 0
 	d.skipC = d.skip != nil && d.skip(c.Name)
-	d.heads[first] = c.Name
+	// Offsets only grow in blob order; a chain starting where another
+	// (empty) one did takes its place, as the later name always has.
+	if n := len(d.heads); n > 0 && d.heads[n-1].off == first {
+		d.heads[n-1].name = c.Name
+	} else {
+		d.heads = append(d.heads, head{first, c.Name})
+	}
 	d.t.Chains = append(d.t.Chains, c)
+}
+
+// chainAt returns the name of the chain whose first entry is at off, or "".
+func (d *decoder) chainAt(off int) string {
+	i, ok := slices.BinarySearchFunc(d.heads, off, func(h head, off int) int { return cmp.Compare(h.off, off) })
+	if !ok {
+		return ""
+	}
+	return d.heads[i].name
 }
 
 // endUser closes the current user chain: its last entry is the RETURN
@@ -156,12 +191,15 @@ func (d *decoder) endUser() error {
 	if d.cur < 0 || !d.user {
 		return nil
 	}
-	if len(d.all) == d.first {
+	if d.n == 0 {
 		return fmt.Errorf("user chain %s has no closing RETURN entry", d.t.Chains[d.cur].Name)
 	}
-	d.all = d.all[:len(d.all)-1]
-	if n := len(d.jumps); n > 0 && d.jumps[n-1].chain == d.cur && d.jumps[n-1].rule == len(d.all)-d.first {
-		d.jumps = d.jumps[:n-1]
+	d.n--
+	if !d.skipC {
+		d.all = d.all[:len(d.all)-1]
+		if n := len(d.jumps); n > 0 && d.jumps[n-1].chain == d.cur && d.jumps[n-1].rule == len(d.all)-d.first {
+			d.jumps = d.jumps[:n-1]
+		}
 	}
 	d.end()
 	return nil
@@ -170,8 +208,37 @@ func (d *decoder) endUser() error {
 // end gives the current chain its rules, capped so that nothing appended
 // later can reach them. An empty chain keeps nil rules, as the save parser leaves it.
 func (d *decoder) end() {
-	if len(d.all) > d.first {
+	switch {
+	case d.n == 0:
+	case d.skipC:
+		if len(d.notRead) < d.n {
+			d.notRead = make([]rules.Rule, max(d.n, 2*len(d.notRead)))
+			for i := range d.notRead {
+				d.notRead[i].NotRead = true
+			}
+		}
+		d.t.Chains[d.cur].Rules = d.notRead[:d.n:d.n]
+	default:
 		d.t.Chains[d.cur].Rules = d.all[d.first:len(d.all):len(d.all)]
 	}
 	d.cur = -1
+}
+
+// countHeads counts a blob's chain heads (ERROR entries), as far as the
+// blob is well formed: walk reports where it is not.
+func countHeads(blob []byte, l Layout) int {
+	n := 0
+	for off := 0; len(blob)-off >= l.minSize; {
+		e := blob[off:]
+		targetAt := int(binary.NativeEndian.Uint16(e[l.targetOffsetAt:]))
+		next := int(binary.NativeEndian.Uint16(e[l.nextOffsetAt:]))
+		if next < l.minSize || next > len(e) || targetAt < l.minSize || targetAt+extHdrLen > next {
+			break
+		}
+		if bytes.Equal(e[targetAt+2:targetAt+2+len("ERROR")+1], []byte("ERROR\x00")) {
+			n++
+		}
+		off += next
+	}
+	return n
 }
