@@ -34,7 +34,9 @@ if grep -q '^SKIP' "$work/ci.log"; then fail "under CI=true the test still print
 pass "under CI=true the same skip fails (exit 1)"
 
 # Every tool passed to need_tools in these scripts has a package in the map.
-for t in $(sed -n 's/^[[:space:]]*need_tools //p' "$REPO"/packaging/test/*.sh "$REPO"/packaging/test/lib/*.sh | tr ' ' '\n' | grep -v '^"\$@"$' | sort -u); do
+# A call continued with a backslash is read as one line.
+for t in $(cat "$REPO"/packaging/test/*.sh "$REPO"/packaging/test/lib/*.sh | sed -e ':a' -e '/\\$/{N;s/\\\n//;ba' -e '}' |
+	sed -n 's/^[[:space:]]*need_tools //p' | tr ' \t' '\n\n' | grep -v -e '^"\$@"$' -e '^$' | sort -u); do
 	tool_package "$t" >/dev/null || fail "need_tools $t: no Debian package known; add it to tool_package in lib/common.sh"
 done
 pass "every tool the packaging tests need has its Debian package named"
