@@ -105,11 +105,11 @@ vm_case_root() {
 	local deb=$DEB_AMD64
 	[ "$arch" = arm64 ] && deb=$DEB_ARM64
 	if [ "$arch" = "$(host_arch)" ]; then
-		run_logged "$work/$name-dpkg.log" "$name: dpkg --root -i $(basename "$deb") failed" dpkg --root "$R" --force-confold -i "$deb"
+		run_logged "$work/$name-dpkg.log" "$name: dpkg --root -i $(basename "$deb") failed" dpkg --root "$R" -i "$deb"
 	else
 		# A foreign root: its own dpkg runs under qemu-user.
 		cp "$deb" "$R/tmp/pkg.deb"
-		run_logged "$work/$name-dpkg.log" "$name: dpkg -i $(basename "$deb") in the $arch root failed" chroot "$R" dpkg --force-confold -i /tmp/pkg.deb
+		run_logged "$work/$name-dpkg.log" "$name: dpkg -i $(basename "$deb") in the $arch root failed" chroot "$R" dpkg -i /tmp/pkg.deb
 		rm -f "$R/tmp/pkg.deb"
 	fi
 	ln -sf /usr/local/lib/systemd/system/rke2-server.service "$R/etc/systemd/system/multi-user.target.wants/rke2-server.service"
