@@ -11,12 +11,14 @@ import (
 // churn is still delivered at MaxDelay; closing raw flushes what is
 // pending and closes out.
 func TestDebounce(t *testing.T) {
-	const quiet = 100 * time.Millisecond
+	// The burst's gaps (quiet/4) must stay under quiet however loaded the
+	// machine: at 100 ms a 75 ms stall split the burst on a loaded CI host.
+	const quiet = 400 * time.Millisecond
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	raw := make(chan Change, 1)
 	out := make(chan Change, 1)
-	go debounce(ctx, Options{Quiet: quiet, MaxDelay: 600 * time.Millisecond}, raw, out)
+	go debounce(ctx, Options{Quiet: quiet, MaxDelay: 4 * quiet}, raw, out)
 
 	start := time.Now()
 	for gen := uint32(1); gen <= 3; gen++ {
@@ -49,7 +51,7 @@ func TestDebounce(t *testing.T) {
 		if c.Commits < 2 {
 			t.Errorf("churn delivered as %+v", c)
 		}
-	case <-time.After(3 * time.Second):
+	case <-time.After(10 * quiet):
 		t.Fatal("constant churn was never delivered")
 	}
 	close(stop)
