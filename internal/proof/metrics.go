@@ -53,6 +53,7 @@ func Metrics(r *verify.Result, now time.Time) []byte {
 	gauge(&b, "rke2_proxy_backend_cni_other_backend_chains", "Chains of a CNI component in a backend other than the one matching kube-proxy's.")
 	cniSeries(&b, r, "rke2_proxy_backend_cni_other_backend_chains", func(st verify.BackendState) map[cni.Owner]int { return st.CNIOtherBackend })
 	kubeProxyMetrics(&b, r)
+	k138Metric(&b, Readiness138Of(r))
 	gauge(&b, "rke2_proxy_backend_verify_duration_seconds", "Wall time of the last verify run, including the wait for kube-proxy.")
 	fmt.Fprintf(&b, "rke2_proxy_backend_verify_duration_seconds %g\n", r.Duration.Seconds())
 	gauge(&b, "rke2_proxy_backend_verify_last_run_timestamp_seconds", "Unix time the last verify run finished.")

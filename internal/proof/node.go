@@ -35,13 +35,14 @@ const (
 	AnnotationDecisionSource  = vocab.NodeAnnotationDecisionSource
 	AnnotationVerifiedAt      = vocab.NodeAnnotationVerifiedAt
 	AnnotationStaleAfter      = vocab.NodeAnnotationStaleAfter
+	AnnotationK8s138          = vocab.NodeAnnotationK8s138
 )
 
 // same says a and b publish the same facts, their times aside: only a
 // change of these is worth a write before the rate limit allows one.
 func same(a, b State) bool {
 	return a.Verdict == b.Verdict && a.Proven == b.Proven && a.Backend == b.Backend &&
-		a.Mode == b.Mode && a.Source == b.Source && a.Version == b.Version
+		a.Mode == b.Mode && a.Source == b.Source && a.Version == b.Version && a.K138 == b.K138
 }
 
 func conditionOf(v Verdict) (status, reason string) {
@@ -86,6 +87,7 @@ func annotationPatch(s State, lastProof time.Time, staleAfter time.Duration) ([]
 		AnnotationVersion:         s.Version,
 		AnnotationDecisionSource:  s.Source,
 		AnnotationStaleAfter:      staleAfter.String(),
+		AnnotationK8s138:          s.K138.Value(),
 	}
 	// No proof since this publisher started (WriteOnce, a restarted
 	// watch): the key is left out of the merge patch, so the Node keeps

@@ -41,6 +41,8 @@ type State struct {
 	// as RKE2 was given it) and the setting that decided it.
 	Mode, Source string
 	Version      string
+	// K138 is whether the node keeps its backend on kube-proxy 1.38.
+	K138 Readiness138
 	// The plan the verdict was judged against, read once per run.
 	plan    plan.Plan
 	planErr error
@@ -66,6 +68,7 @@ func Of(root hostfs.Root, res *verify.Result, why string, at time.Time) State {
 		s.Mode = res.ProxyMode // what kube-proxy said it runs
 	}
 	s.judge()
+	s.K138 = Readiness138Of(s.Result)
 	return s
 }
 

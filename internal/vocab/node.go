@@ -45,6 +45,13 @@ const (
 // itself, and readers call its condition Unknown.
 const NodeAnnotationStaleAfter = NodeKeyPrefix + "stale-after"
 
+// NodeAnnotationK8s138 says whether the node keeps its backend when
+// kube-proxy reaches 1.38, which picks its iptables flavour by kubelet's
+// hint chains: "would-pick=iptables-legacy; applied=iptables-nft; moves",
+// "...; stays", "not-affected; applied=nftables" or "unknown; why"
+// (docs/kubernetes-1.38.md).
+const NodeAnnotationK8s138 = NodeKeyPrefix + "k8s-1.38"
+
 // NodeStaleAfterMax is what readers take when a node gives no
 // stale-after (an older writer, or a value that does not parse) and the
 // most they honour: a node verified only at RKE2 starts (no watch) says
