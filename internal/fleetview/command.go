@@ -2,6 +2,7 @@ package fleetview
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -39,13 +40,14 @@ type Env struct {
 	Width int
 }
 
-// Run is `kubectl proxy-backend [--problems] [--pool SELECTOR] [-o text|wide|json] [--kubeconfig FILE]`.
+// Run is `kubectl proxy-backend [--problems] [--upgrade 1.38] [--pool SELECTOR] [-o text|wide|json] [--kubeconfig FILE]`.
 func Run(ctx context.Context, args []string, env Env, connect Connector) int {
 	fs := pflag.NewFlagSet(commandName, pflag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
 	problems := fs.Bool("problems", false, "only nodes with a problem: the node says so, cannot tell, or never reported")
 	pool := fs.String("pool", "", "only nodes matching this label selector, e.g. node-pool=nas")
 	output := fs.StringP("output", "o", "text", "text, wide (every column, messages whole) or json")
+	upgrade := fs.String("upgrade", "", "list instead the nodes whose backend would move on this Kubernetes minor (1.38), and those that cannot tell")
 	kubeconfig := fs.String("kubeconfig", "", "the kubeconfig to use (default $KUBECONFIG, else ~/.kube/config)")
 	fs.Usage = func() {
 		fmt.Fprintf(env.Stderr, "Usage: %s [flags]\n\nEvery node's planned and verified kube-proxy backend, from the Node objects.\n\n%s", commandName, fs.FlagUsages())
@@ -65,10 +67,17 @@ func Run(ctx context.Context, args []string, env Env, connect Connector) int {
 		fmt.Fprintf(env.Stderr, "%s: -o %q: use text, wide or json\n", commandName, *output)
 		return ExitUsage
 	}
+	if *upgrade != "" && *upgrade != "1.38" && *upgrade != "v1.38" {
+		fmt.Fprintf(env.Stderr, "%s: --upgrade %q: only 1.38 is known (the minor whose kube-proxy picks its iptables flavour by kubelet's hint chains)\n", commandName, *upgrade)
+		return ExitUsage
+	}
 	file, err := KubeconfigFile(*kubeconfig, env.Getenv)
 	if err == nil {
 		var list List
 		if list, err = connect(file); err == nil {
+			if *upgrade != "" {
+				return showUpgrade(ctx, list, *pool, *output, env)
+			}
 			return show(ctx, list, *pool, *problems, *output, env)
 		}
 	}
@@ -104,6 +113,32 @@ func show(ctx context.Context, list List, pool string, problems bool, output str
 		return ExitOK
 	}
 	io.WriteString(env.Stdout, Table(rows, env.Width, output == "wide"))
+	return ExitOK
+}
+
+// showUpgrade prints Upgrade138's rows.
+func showUpgrade(ctx context.Context, list List, pool, output string, env Env) int {
+	note := func(line string) { fmt.Fprintf(env.Stderr, "%s: %s\n", commandName, line) }
+	nodes, err := ListNodes(ctx, list, pool, note)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "%s: listing the nodes: %v\n", commandName, err)
+		return ExitFailed
+	}
+	rows := Upgrade138(nodes)
+	if output == "json" {
+		data, err := json.MarshalIndent(rows, "", "  ")
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "%s: %v\n", commandName, err)
+			return ExitFailed
+		}
+		env.Stdout.Write(append(jsonSafe(data), '\n'))
+		return ExitOK
+	}
+	if len(rows) == 0 {
+		fmt.Fprintf(env.Stderr, "No node would move on Kubernetes 1.38 (of %d).\n", len(nodes))
+		return ExitOK
+	}
+	io.WriteString(env.Stdout, UpgradeTable(rows))
 	return ExitOK
 }
 

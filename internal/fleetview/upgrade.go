@@ -1,0 +1,79 @@
+package fleetview
+
+import (
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/vocab"
+)
+
+// UpgradeRow is a node that would not keep its backend on kube-proxy
+// 1.38 (Status "moves"), or of which the view cannot tell ("unknown"):
+// 1.38 picks iptables-legacy or iptables-nft by kubelet's hint chains,
+// not by IPTABLES_MODE (docs/kubernetes-1.38.md). Nodes that stay, and
+// those in nftables mode, are left out.
+type UpgradeRow struct {
+	Node      string `json:"node"`
+	Status    string `json:"status"`
+	WouldPick string `json:"would_pick,omitempty"`
+	Applied   string `json:"applied,omitempty"`
+	// Fix is what to run on the node (moves), or why the view cannot tell.
+	Fix string `json:"fix"`
+}
+
+// Upgrade138 reads each node's NodeAnnotationK8s138.
+func Upgrade138(nodes []Node) []UpgradeRow {
+	var rows []UpgradeRow
+	for _, n := range nodes {
+		v, ok := n.Annotations[vocab.NodeAnnotationK8s138]
+		if !ok {
+			rows = append(rows, UpgradeRow{Node: n.Name, Status: "unknown", Fix: "the node publishes no " + vocab.NodeAnnotationK8s138 + " (never verified, or an older rke2-proxy-backend): upgrade it and let verify run"})
+			continue
+		}
+		fields := strings.Split(v, "; ")
+		switch last := fields[len(fields)-1]; {
+		case fields[0] == "not-affected" || last == "stays" && len(fields) == 3:
+			continue
+		case last == "moves" && len(fields) == 3 && strings.HasPrefix(fields[0], "would-pick=") && strings.HasPrefix(fields[1], "applied="):
+			applied := strings.TrimPrefix(fields[1], "applied=")
+			rows = append(rows, UpgradeRow{Node: n.Name, Status: "moves", WouldPick: strings.TrimPrefix(fields[0], "would-pick="), Applied: applied, Fix: upgradeFix(applied)})
+		case fields[0] == "unknown":
+			rows = append(rows, UpgradeRow{Node: n.Name, Status: "unknown", Fix: "the node cannot tell: " + strings.Join(fields[1:], "; ")})
+		default:
+			rows = append(rows, UpgradeRow{Node: n.Name, Status: "unknown", Fix: fmt.Sprintf("%s=%q is not a value this view reads", vocab.NodeAnnotationK8s138, oneLine(v))})
+		}
+	}
+	return rows
+}
+
+// upgradeFix is decide's 1.38 warning's fix (`detect`, internal/decide
+// detecthost.go) in the same words: kubelet must write its chains in the
+// applied flavour, and for legacy the stale nft ones must go.
+func upgradeFix(applied string) string {
+	mode := strings.TrimPrefix(applied, "iptables-")
+	fix := fmt.Sprintf("move the host's iptables alternative to %s (`update-alternatives --set iptables /usr/sbin/iptables-%s`, and ip6tables likewise) so kubelet writes its chains there, restart RKE2", mode, mode)
+	if mode == "legacy" {
+		fix += ", then remove the stale ones in iptables-nft with `rke2-proxy-backend cleanup --kubelet-hints`"
+	}
+	return fix
+}
+
+// UpgradeTable is rows as text, one line each.
+func UpgradeTable(rows []UpgradeRow) string {
+	var b strings.Builder
+	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "NODE\tON 1.38\tWOULD PICK\tAPPLIED\tFIX")
+	for _, r := range rows {
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", oneLine(r.Node), r.Status, dash(r.WouldPick), dash(r.Applied), r.Fix)
+	}
+	w.Flush()
+	return b.String()
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return oneLine(s)
+}
