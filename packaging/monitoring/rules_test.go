@@ -37,6 +37,7 @@ func TestRuleUnitTestsCanFail(t *testing.T) {
 	}
 	for _, c := range []struct{ from, to string }{
 		{"rke2_proxy_backend_verify_ok == 0", "rke2_proxy_backend_verify_ok == 1"},
+		{"rke2_proxy_backend_k8s138_would_move == 1", "rke2_proxy_backend_k8s138_would_move == 0"},
 		{"rke2_proxy_backend_kube_proxy_sync_failing == 1", "rke2_proxy_backend_kube_proxy_sync_failing == 0"},
 		{"> rke2_proxy_backend_node_condition_stale_after_seconds", "> 2 * rke2_proxy_backend_node_condition_stale_after_seconds"},
 		{`unless on (node) rke2_proxy_backend_build_info`, `and on (node) rke2_proxy_backend_build_info`},
