@@ -6,6 +6,7 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/vocab"
 )
 
 // From Kubernetes 1.38 kube-proxy no longer takes its iptables flavour
@@ -99,11 +100,7 @@ func (s *state) detectHostWarning(b backend.Backend) {
 	if !p.Known || p.Flavour == b {
 		return
 	}
-	mode := b.IptablesMode()
-	fix := fmt.Sprintf("move the host's iptables alternative to %s (`update-alternatives --set iptables /usr/sbin/iptables-%s`, and ip6tables likewise) so kubelet writes its chains there, restart RKE2", mode, mode)
-	if b == backend.IptablesLegacy {
-		fix += ", then remove the stale ones in iptables-nft with `rke2-proxy-backend cleanup --kubelet-hints`"
-	}
+	fix := vocab.KubeletHintsFix(b.IptablesMode())
 	s.say("Warning: kube-proxy %s chooses iptables-legacy or iptables-nft itself, by where kubelet's KUBE-IPTABLES-HINT and KUBE-KUBELET-CANARY chains are, not by IPTABLES_MODE (as modelled on iptables-wrappers' DetectMode: nft first, then legacy, nft when neither has them; the v1.0.0 it uses could not be read): %s, so it will pick %s while this decision is %s. Fix: %s.",
 		v, p.Why, p.Flavour, b, fix)
 }

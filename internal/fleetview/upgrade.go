@@ -37,7 +37,7 @@ func Upgrade138(nodes []Node) []UpgradeRow {
 			continue
 		case last == "moves" && len(fields) == 3 && strings.HasPrefix(fields[0], "would-pick=") && strings.HasPrefix(fields[1], "applied="):
 			applied := strings.TrimPrefix(fields[1], "applied=")
-			rows = append(rows, UpgradeRow{Node: n.Name, Status: "moves", WouldPick: strings.TrimPrefix(fields[0], "would-pick="), Applied: applied, Fix: upgradeFix(applied)})
+			rows = append(rows, UpgradeRow{Node: n.Name, Status: "moves", WouldPick: strings.TrimPrefix(fields[0], "would-pick="), Applied: applied, Fix: vocab.KubeletHintsFix(strings.TrimPrefix(applied, "iptables-"))})
 		case fields[0] == "unknown":
 			rows = append(rows, UpgradeRow{Node: n.Name, Status: "unknown", Fix: "the node cannot tell: " + strings.Join(fields[1:], "; ")})
 		default:
@@ -45,18 +45,6 @@ func Upgrade138(nodes []Node) []UpgradeRow {
 		}
 	}
 	return rows
-}
-
-// upgradeFix is decide's 1.38 warning's fix (`detect`, internal/decide
-// detecthost.go) in the same words: kubelet must write its chains in the
-// applied flavour, and for legacy the stale nft ones must go.
-func upgradeFix(applied string) string {
-	mode := strings.TrimPrefix(applied, "iptables-")
-	fix := fmt.Sprintf("move the host's iptables alternative to %s (`update-alternatives --set iptables /usr/sbin/iptables-%s`, and ip6tables likewise) so kubelet writes its chains there, restart RKE2", mode, mode)
-	if mode == "legacy" {
-		fix += ", then remove the stale ones in iptables-nft with `rke2-proxy-backend cleanup --kubelet-hints`"
-	}
-	return fix
 }
 
 // UpgradeTable is rows as text, one line each.

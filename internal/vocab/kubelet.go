@@ -31,3 +31,14 @@ func IsKubeletHint(table, chain string) bool {
 func IsKubeletHintChain(chain string) bool {
 	return chain == ChainIptablesHint || chain == ChainKubeletCanary
 }
+
+// KubeletHintsFix is how to make kubelet write its hint chains in the
+// iptables flavour mode ("legacy" or "nft"), which is where kube-proxy
+// 1.38 looks: the same words in detect's warning and the fleet view.
+func KubeletHintsFix(mode string) string {
+	fix := "move the host's iptables alternative to " + mode + " (`update-alternatives --set iptables /usr/sbin/iptables-" + mode + "`, and ip6tables likewise) so kubelet writes its chains there, restart RKE2"
+	if mode == "legacy" {
+		fix += ", then remove the stale ones in iptables-nft with `rke2-proxy-backend cleanup --kubelet-hints`"
+	}
+	return fix
+}
