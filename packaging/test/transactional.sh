@@ -52,8 +52,9 @@ rpm --root "$R" --initdb
 # systemctl first on the PATH rpm gives scriptlets (/usr/sbin before
 # /usr/bin). It runs the real systemctl only for what works offline on the
 # snapshot's files, with the scriptlet's environment.
-mkdir -p "$R/run/systemd/system"
-cat >"$R/usr/sbin/systemctl" <<REC
+record_systemctl() {
+	mkdir -p "$R/run/systemd/system"
+	cat >"$R/usr/sbin/systemctl" <<REC
 #!/bin/sh
 echo "\$*" >>$calls
 case \$1 in
@@ -61,7 +62,9 @@ enable | disable | reenable | is-enabled | preset) exec /usr/bin/systemctl "\$@"
 esac
 exit 1
 REC
-chmod 0755 "$R/usr/sbin/systemctl"
+	chmod 0755 "$R/usr/sbin/systemctl"
+}
+record_systemctl
 
 # tree ROOT prints every path under ROOT with what tells a change (type,
 # mode, size, mtime, link target), /proc, /sys and /dev aside.
@@ -144,16 +147,7 @@ boot_guest_test "$R" first-boot 300 "the first boot after the transactional inst
 pass "first boot: the generator wired rke2-server, apply recorded the plan and wrote the drop-in, verify passed, watch runs, check ok (in ${GUEST_TOOK}s)"
 
 # An upgrade and an erase the same way, in the root as the boot left it.
-cat >"$R/usr/sbin/systemctl" <<REC
-#!/bin/sh
-echo "\$*" >>$calls
-case \$1 in
-enable | disable | reenable | is-enabled | preset) exec /usr/bin/systemctl "\$@" ;;
-esac
-exit 1
-REC
-chmod 0755 "$R/usr/sbin/systemctl"
-mkdir -p "$R/run/systemd/system"
+record_systemctl
 next=$(build_next_version rpm "$work/next")
 want="is-enabled --quiet rke2-proxy-backend-watch.service;reenable rke2-proxy-backend-watch.service;"
 transactional upgrade -U --nodeps "$next"
