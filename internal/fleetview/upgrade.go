@@ -18,11 +18,16 @@ type UpgradeRow struct {
 	Status    string `json:"status"`
 	WouldPick string `json:"would_pick,omitempty"`
 	Applied   string `json:"applied,omitempty"`
+	// IptablesModeDecides is the node's NodeAnnotationIptablesModeDecides:
+	// "no" on a node that moves says its kube-proxy (1.38+) already runs
+	// on WouldPick.
+	IptablesModeDecides string `json:"iptables_mode_decides,omitempty"`
 	// Fix is what to run on the node (moves), or why the view cannot tell.
 	Fix string `json:"fix"`
 }
 
-// Upgrade138 reads each node's NodeAnnotationK8s138.
+// Upgrade138 reads each node's NodeAnnotationK8s138 and
+// NodeAnnotationIptablesModeDecides (absent from older writers).
 func Upgrade138(nodes []Node) []UpgradeRow {
 	var rows []UpgradeRow
 	for _, n := range nodes {
@@ -43,6 +48,8 @@ func Upgrade138(nodes []Node) []UpgradeRow {
 		default:
 			rows = append(rows, UpgradeRow{Node: n.Name, Status: "unknown", Fix: fmt.Sprintf("%s=%q is not a value this view reads", vocab.NodeAnnotationK8s138, oneLine(v))})
 		}
+		// Every case but the first appended n's row.
+		rows[len(rows)-1].IptablesModeDecides = oneLine(n.Annotations[vocab.NodeAnnotationIptablesModeDecides])
 	}
 	return rows
 }
@@ -51,9 +58,9 @@ func Upgrade138(nodes []Node) []UpgradeRow {
 func UpgradeTable(rows []UpgradeRow) string {
 	var b strings.Builder
 	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "NODE\tON 1.38\tWOULD PICK\tAPPLIED\tFIX")
+	fmt.Fprintln(w, "NODE\tON 1.38\tWOULD PICK\tAPPLIED\tIPTABLES_MODE DECIDES\tFIX")
 	for _, r := range rows {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", oneLine(r.Node), r.Status, dash(r.WouldPick), dash(r.Applied), r.Fix)
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", oneLine(r.Node), r.Status, dash(r.WouldPick), dash(r.Applied), dash(r.IptablesModeDecides), r.Fix)
 	}
 	w.Flush()
 	return b.String()

@@ -6,6 +6,7 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
 
@@ -30,15 +31,51 @@ type Readiness138 struct {
 	// Applied.
 	WouldPick backend.Backend
 	Moves     bool
+	// IptablesMode says whether the IPTABLES_MODE apply writes into
+	// kube-proxy's environment picks the flavour of the kube-proxy the
+	// node runs now (the plan's Kubernetes version): one of the
+	// IptablesMode* values.
+	IptablesMode string
+}
+
+// Whether IPTABLES_MODE decides kube-proxy's iptables flavour now.
+const (
+	// IptablesModeDecides: before 1.38 kube-proxy runs the image's
+	// iptables wrapper (k3s-root's iptables-detect.sh), which honours it.
+	IptablesModeDecides = "yes"
+	// IptablesModeIgnored: 1.38+ calls DetectHostMode, which picks by
+	// kubelet's chains (modelled, the v1.0.0 it uses unread: if it still
+	// ran the image's iptables, the variable would decide yet).
+	IptablesModeIgnored = "no"
+	// IptablesModeUnknown: the plan names no Kubernetes version.
+	IptablesModeUnknown = "unknown"
+	// IptablesModeNotAffected: nftables mode runs no iptables.
+	IptablesModeNotAffected = "not-affected"
+)
+
+// iptablesModeOf is whether IPTABLES_MODE decides for r's backend and
+// Kubernetes version.
+func iptablesModeOf(r *verify.Result) string {
+	if !r.Expect.UsesIptables() {
+		return IptablesModeNotAffected
+	}
+	v, err := rke2.ParseVersion(r.Kubernetes)
+	switch {
+	case err != nil:
+		return IptablesModeUnknown
+	case v.AtLeast(1, 38):
+		return IptablesModeIgnored
+	}
+	return IptablesModeDecides
 }
 
 // Readiness138Of reads r's live kubelet chains. A nil result, or one
 // without an expected backend, is unknown.
 func Readiness138Of(r *verify.Result) Readiness138 {
 	if r == nil || r.Expect == "" {
-		return Readiness138{Unknown: "no verify result with an applied backend"}
+		return Readiness138{Unknown: "no verify result with an applied backend", IptablesMode: IptablesModeUnknown}
 	}
-	k := Readiness138{Applied: r.Expect, Affected: r.Expect.UsesIptables()}
+	k := Readiness138{Applied: r.Expect, Affected: r.Expect.UsesIptables(), IptablesMode: iptablesModeOf(r)}
 	if !k.Affected {
 		k.Known = true
 		return k

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
@@ -116,5 +117,42 @@ func TestReadiness138Unknown(t *testing.T) {
 	res.Backends[0].KubeletHints = []string{"ipv4 mangle KUBE-IPTABLES-HINT"}
 	if k := Readiness138Of(res); !k.Known || k.Moves {
 		t.Errorf("nft hint: %+v", k)
+	}
+}
+
+// Whether IPTABLES_MODE still decides follows the plan's Kubernetes
+// version: the image's wrapper before 1.38, kubelet's chains from 1.38 on;
+// nftables mode runs no iptables. The Node says it under its own key.
+func TestReadiness138IptablesMode(t *testing.T) {
+	for _, c := range []struct {
+		kube   string
+		expect backend.Backend
+		want   string
+	}{
+		{"v1.37", backend.IptablesNFT, IptablesModeDecides},
+		{"v1.38", backend.IptablesNFT, IptablesModeIgnored},
+		{"v1.39", backend.IptablesLegacy, IptablesModeIgnored},
+		{"", backend.IptablesLegacy, IptablesModeUnknown},
+		{"v1.38", backend.NFTables, IptablesModeNotAffected},
+	} {
+		opts := verify.Options{Expect: c.expect, Reader: fakeOf(skeleton(t, c.expect, 1))}
+		if c.kube != "" {
+			v, err := rke2.ParseVersion(c.kube)
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts.Kubernetes = v
+		}
+		k := Readiness138Of(judged(t, opts))
+		if k.IptablesMode != c.want {
+			t.Errorf("%s on %q: IPTABLES_MODE decides %q, want %q", c.expect, c.kube, k.IptablesMode, c.want)
+		}
+		p, err := annotationPatch(State{K138: k}, time.Time{}, time.Hour)
+		if err != nil || !strings.Contains(string(p), `"`+AnnotationIptablesMode+`":"`+c.want+`"`) {
+			t.Errorf("annotation patch %s lacks %s=%s (%v)", p, AnnotationIptablesMode, c.want, err)
+		}
+	}
+	if k := Readiness138Of(nil); k.IptablesMode != IptablesModeUnknown {
+		t.Errorf("no result: %q", k.IptablesMode)
 	}
 }

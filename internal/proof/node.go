@@ -36,6 +36,7 @@ const (
 	AnnotationVerifiedAt      = vocab.NodeAnnotationVerifiedAt
 	AnnotationStaleAfter      = vocab.NodeAnnotationStaleAfter
 	AnnotationK8s138          = vocab.NodeAnnotationK8s138
+	AnnotationIptablesMode    = vocab.NodeAnnotationIptablesModeDecides
 )
 
 // same says a and b publish the same facts, their times aside: only a
@@ -88,6 +89,7 @@ func annotationPatch(s State, lastProof time.Time, staleAfter time.Duration) ([]
 		AnnotationDecisionSource:  s.Source,
 		AnnotationStaleAfter:      staleAfter.String(),
 		AnnotationK8s138:          s.K138.Value(),
+		AnnotationIptablesMode:    s.K138.IptablesMode,
 	}
 	// No proof since this publisher started (WriteOnce, a restarted
 	// watch): the key is left out of the merge patch, so the Node keeps

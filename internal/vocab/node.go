@@ -52,6 +52,14 @@ const NodeAnnotationStaleAfter = NodeKeyPrefix + "stale-after"
 // (docs/kubernetes-1.38.md).
 const NodeAnnotationK8s138 = NodeKeyPrefix + "k8s-1.38"
 
+// NodeAnnotationIptablesModeDecides says whether the IPTABLES_MODE given
+// to kube-proxy picks its iptables flavour on the Kubernetes version the
+// node runs: "yes" (before 1.38), "no" (1.38+, which picks by kubelet's
+// hint chains), "unknown" or "not-affected" (nftables mode). It is a key
+// of its own, not a field of NodeAnnotationK8s138's value, so that the
+// fleet views that read that value strictly keep reading it.
+const NodeAnnotationIptablesModeDecides = NodeKeyPrefix + "iptables-mode-decides"
+
 // NodeStaleAfterMax is what readers take when a node gives no
 // stale-after (an older writer, or a value that does not parse) and the
 // most they honour: a node verified only at RKE2 starts (no watch) says
