@@ -45,7 +45,7 @@ const (
 	IptablesModeDecides = "yes"
 	// IptablesModeIgnored: 1.38+ calls DetectHostMode, which picks by
 	// kubelet's chains (modelled, the v1.0.0 it uses unread: if it still
-	// ran the image's iptables, the variable would decide yet).
+	// ran the image's iptables, the variable would still decide).
 	IptablesModeIgnored = "no"
 	// IptablesModeUnknown: the plan names no Kubernetes version.
 	IptablesModeUnknown = "unknown"
