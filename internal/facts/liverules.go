@@ -17,12 +17,13 @@ import (
 // iptablesTables are the tables iptables-nft creates in nf_tables.
 var iptablesTables = map[string]bool{"filter": true, "nat": true, "mangle": true}
 
-// classifyChains says whether chain names show kube-proxy's and kubelet's
-// rules, by the same ownership verify and cleanup use.
-func classifyChains(names []string) (kubeProxy, kubelet bool) {
+// classifyChains says whether the chain names of an iptables table (of
+// iptables-legacy or iptables-nft) show kube-proxy's rules and kubelet's
+// hint chains, by the same ownership and hint rule verify and cleanup use.
+func classifyChains(legacy bool, table string, names []string) (kubeProxy, kubelet bool) {
 	for _, n := range names {
 		kubeProxy = kubeProxy || ownership.Of("", n) == ownership.KubeProxy
-		kubelet = kubelet || vocab.IsKubeletHintChain(n)
+		kubelet = kubelet || vocab.IsKubeletHint(legacy, table, n)
 	}
 	return kubeProxy, kubelet
 }
@@ -75,20 +76,21 @@ func scanNFTables(ctx context.Context, proxy, hint map[backend.Backend]bool) err
 	if err != nil {
 		return err
 	}
-	var names []string
 	for _, t := range tables {
 		if t.Name == vocab.NFTablesTable {
 			proxy[backend.NFTables] = true
 		}
-		if iptablesTables[t.Name] {
-			for _, c := range t.Chains {
-				names = append(names, c.Name)
-			}
+		if !iptablesTables[t.Name] {
+			continue
 		}
+		var names []string
+		for _, c := range t.Chains {
+			names = append(names, c.Name)
+		}
+		kp, kl := classifyChains(false, t.Name, names)
+		proxy[backend.IptablesNFT] = proxy[backend.IptablesNFT] || kp
+		hint[backend.IptablesNFT] = hint[backend.IptablesNFT] || kl
 	}
-	kp, kl := classifyChains(names)
-	proxy[backend.IptablesNFT] = proxy[backend.IptablesNFT] || kp
-	hint[backend.IptablesNFT] = hint[backend.IptablesNFT] || kl
 	return nil
 }
 
@@ -104,8 +106,8 @@ func scanLegacy(v4, v6 []string, proxy, hint map[backend.Backend]bool) error {
 		if err != nil {
 			return err
 		}
-		for _, names := range chains {
-			kp, kl := classifyChains(names)
+		for table, names := range chains {
+			kp, kl := classifyChains(true, table, names)
 			proxy[backend.IptablesLegacy] = proxy[backend.IptablesLegacy] || kp
 			hint[backend.IptablesLegacy] = hint[backend.IptablesLegacy] || kl
 		}

@@ -12,17 +12,22 @@ import (
 
 func TestClassifyChains(t *testing.T) {
 	for _, c := range []struct {
+		legacy          bool
+		table           string
 		chains          []string
 		kubeProxy, hint bool
 	}{
-		{[]string{"INPUT", "KUBE-FIREWALL"}, false, false},
-		{[]string{"KUBE-KUBELET-CANARY"}, false, true},
-		{[]string{"KUBE-SEP-ABC", "DOCKER"}, true, false},
-		{[]string{"KUBE-IPTABLES-HINT", "KUBE-PROXY-CANARY"}, true, true},
+		{false, "filter", []string{"INPUT", "KUBE-FIREWALL"}, false, false},
+		{false, "mangle", []string{"KUBE-KUBELET-CANARY"}, false, true},
+		// DetectMode reads nft's mangle only, but every legacy table
+		{false, "nat", []string{"KUBE-KUBELET-CANARY"}, false, false},
+		{true, "nat", []string{"KUBE-KUBELET-CANARY"}, false, true},
+		{true, "filter", []string{"KUBE-SEP-ABC", "DOCKER"}, true, false},
+		{false, "mangle", []string{"KUBE-IPTABLES-HINT", "KUBE-PROXY-CANARY"}, true, true},
 	} {
-		kp, h := classifyChains(c.chains)
+		kp, h := classifyChains(c.legacy, c.table, c.chains)
 		if kp != c.kubeProxy || h != c.hint {
-			t.Errorf("%q: kube-proxy %v hint %v", c.chains, kp, h)
+			t.Errorf("legacy %v %s %q: kube-proxy %v hint %v", c.legacy, c.table, c.chains, kp, h)
 		}
 	}
 }

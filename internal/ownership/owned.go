@@ -3,6 +3,7 @@ package ownership
 import (
 	"strings"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cni"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/vocab"
@@ -82,7 +83,7 @@ func (g Group) Find(rs *rules.Ruleset, nftables bool) Owned {
 			ref := ChainRef{Family: t.Family, Table: t.Name, Chain: c.Name}
 			switch owner := Of(t.Name, c.Name); {
 			case owner == Kubelet:
-				if vocab.IsKubeletHint(t.Name, c.Name) {
+				if vocab.IsKubeletHint(rs.Backend == backend.IptablesLegacy, t.Name, c.Name) {
 					o.KubeletHints = append(o.KubeletHints, ref)
 				}
 			case owner != Nobody && g.Has(owner):

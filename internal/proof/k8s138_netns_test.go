@@ -41,8 +41,10 @@ func loadKubeProxy(t *testing.T, b backend.Backend) {
 // other flavour: legacy before nft, or IPv4 of both before IPv6, picks
 // legacy in "nft v6 and legacy v4" and the stale-hint case; a reader of
 // IPv4 alone misses "legacy v6 only" too ("nft v6 only" cannot tell, nft
-// being the default); one that counts a canary outside mangle picks nft
-// in "nft canary outside mangle".
+// being the default); one that counts a canary outside nft's mangle picks
+// nft in "nft canary outside mangle", and one that reads legacy's mangle
+// alone (DetectMode reads every legacy table) picks nft in "legacy canary
+// in nat and filter only".
 func TestReadiness138OnLiveRulesInNetns(t *testing.T) {
 	nft, legacy := backend.IptablesNFT, backend.IptablesLegacy
 	for _, c := range []struct {
@@ -60,6 +62,8 @@ func TestReadiness138OnLiveRulesInNetns(t *testing.T) {
 			"iptables-legacy -w -t mangle -N KUBE-IPTABLES-HINT; ip6tables-nft -w -t mangle -N KUBE-IPTABLES-HINT", nft},
 		{"nft canary outside mangle, legacy v4: legacy", nft, false,
 			"iptables-nft -w -t nat -N KUBE-KUBELET-CANARY; iptables-nft -w -t filter -N KUBE-KUBELET-CANARY; iptables-legacy -w -t mangle -N KUBE-IPTABLES-HINT", legacy},
+		{"legacy canary in nat and filter only: legacy", nft, false,
+			"iptables-legacy -w -t nat -N KUBE-KUBELET-CANARY; iptables-legacy -w -t filter -N KUBE-KUBELET-CANARY", legacy},
 		{"none: nft by default", legacy, false, "", nft},
 		{"plan wants legacy, kubelet writes nft", legacy, true, kubeletChains("iptables-nft") + kubeletChains("ip6tables-nft"), nft},
 		{"plan wants nft, kubelet writes legacy", nft, true, kubeletChains("iptables-legacy") + kubeletChains("ip6tables-legacy"), legacy},

@@ -19,11 +19,14 @@ func IsKubeletChain(chain string) bool {
 	return chain == ChainFirewall || IsKubeletHintChain(chain)
 }
 
-// IsKubeletHint reports whether chain is one of the chains kubelet creates
-// so that kube-proxy's image can tell which iptables backend the host uses
-// (iptables-wrappers looks for these in mangle).
-func IsKubeletHint(table, chain string) bool {
-	return table == "mangle" && IsKubeletHintChain(chain)
+// IsKubeletHint reports whether chain, in table of iptables-legacy (legacy)
+// or iptables-nft, is one of kubelet's chains that iptables-wrappers'
+// DetectMode (and kube-proxy 1.38, which does the same) counts when it
+// picks the host's iptables: nft's mangle table only (iptables-nft-save -t
+// mangle), but every legacy table (iptables-legacy-save with no -t), so a
+// legacy canary left in nat or filter alone still sends it to legacy.
+func IsKubeletHint(legacy bool, table, chain string) bool {
+	return (legacy || table == "mangle") && IsKubeletHintChain(chain)
 }
 
 // IsKubeletHintChain reports whether chain is kubelet's hint or canary,

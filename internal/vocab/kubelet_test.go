@@ -3,11 +3,16 @@ package vocab
 import "testing"
 
 func TestKubeletHints(t *testing.T) {
-	if !IsKubeletHint("mangle", "KUBE-IPTABLES-HINT") || !IsKubeletHint("mangle", "KUBE-KUBELET-CANARY") {
-		t.Error("kubelet's mangle hint and canary are hints")
+	for _, legacy := range []bool{false, true} {
+		if !IsKubeletHint(legacy, "mangle", "KUBE-IPTABLES-HINT") || !IsKubeletHint(legacy, "mangle", "KUBE-KUBELET-CANARY") {
+			t.Errorf("legacy %v: kubelet's mangle hint and canary are hints", legacy)
+		}
 	}
-	if IsKubeletHint("nat", "KUBE-KUBELET-CANARY") {
-		t.Error("only mangle holds the hint iptables-wrappers looks for")
+	if IsKubeletHint(false, "nat", "KUBE-KUBELET-CANARY") {
+		t.Error("DetectMode reads nft's mangle only")
+	}
+	if !IsKubeletHint(true, "nat", "KUBE-KUBELET-CANARY") {
+		t.Error("DetectMode reads every legacy table")
 	}
 	if !IsKubeletHintChain("KUBE-KUBELET-CANARY") || IsKubeletHintChain("KUBE-FIREWALL") {
 		t.Error("KUBE-FIREWALL is kubelet's but no hint")
