@@ -1,0 +1,140 @@
+package census
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/nstest"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/testhost"
+)
+
+const podUID = "0f3c5a4e-8b1d-4c2a-9e7f-123456789abc"
+
+// sleeper starts a process in a network namespace of its own, runs script
+// there first, and returns its pid once script is done; the process is
+// ended (by its pid) when the test ends.
+func sleeper(t testing.TB, script string) int {
+	t.Helper()
+	cmd := exec.Command("unshare", "-n", "sh", "-ec", script+"\necho ready\nexec sleep 600")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || line != "ready\n" {
+		t.Fatalf("namespace setup %q: %q, %v\n%s", script, line, err, stderr.String())
+	}
+	return cmd.Process.Pid
+}
+
+// inPod moves pid into a cgroup named as the kubelet's cgroupfs driver
+// names a pod's container, under this test's own cgroup of the unified
+// hierarchy, and takes it out again at the end.
+func inPod(t testing.TB, pid int) {
+	t.Helper()
+	mount := "/sys/fs/cgroup"
+	if _, err := os.Stat("/sys/fs/cgroup/unified/cgroup.procs"); err == nil {
+		mount = "/sys/fs/cgroup/unified" // a hybrid host
+	}
+	if _, err := os.Stat(filepath.Join(mount, "cgroup.procs")); err != nil {
+		testhost.Unmet(t, "needs a cgroup v2 hierarchy to place a process as a pod's: %v", err)
+	}
+	top := filepath.Join(mount, fmt.Sprintf("rke2-proxy-backend-census-test-%d", os.Getpid()))
+	dir := filepath.Join(top, "kubepods/besteffort/pod"+podUID, "4f1e2d")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		testhost.Unmet(t, "cannot make a cgroup: %v", err)
+	}
+	t.Cleanup(func() {
+		_ = os.WriteFile(filepath.Join(mount, "cgroup.procs"), []byte(fmt.Sprint(pid)), 0)
+		for d := dir; strings.HasPrefix(d, top); d = filepath.Dir(d) {
+			_ = os.Remove(d)
+		}
+	})
+	if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(fmt.Sprint(pid)), 0); err != nil {
+		t.Fatalf("moving %d into %s: %v", pid, dir, err)
+	}
+}
+
+func byPID(c *Census, pid int) *Namespace {
+	for i := range c.Namespaces {
+		if c.Namespaces[i].PID == pid {
+			return &c.Namespaces[i]
+		}
+	}
+	return nil
+}
+
+// Three namespaces beside the test's own: one whose pod holds a legacy
+// rule, one with an iptables-nft rule using xt matches (nft_compat), one
+// clean. The census names the legacy one (with its pod) and no other, and
+// calls the node not legacy-free; without the legacy one it is free.
+func TestCensusNetns(t *testing.T) {
+	if !nstest.Setup(t, "", "unshare", "iptables-legacy", "iptables-nft") {
+		return
+	}
+	legacyPID := sleeper(t, "iptables-legacy -w -t nat -N POD-SNAT\niptables-legacy -w -t nat -A POSTROUTING -j POD-SNAT -m comment --comment pod")
+	inPod(t, legacyPID)
+	compatPID := sleeper(t, "iptables-nft -A INPUT -m conntrack --ctstate INVALID -m comment --comment x -j DROP")
+	cleanPID := sleeper(t, "true")
+	mine := func(pids ...int) func(int) bool { return func(p int) bool { return slices.Contains(pids, p) } }
+
+	c, err := Take(context.Background(), Options{PIDs: mine(legacyPID, compatPID, cleanPID)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.LegacyFree || c.Verdict != No || len(c.Namespaces) != 4 || len(c.HeldBackBy) != 1 || c.NFTCompat != 1 {
+		t.Fatalf("census: free %v verdict %s, %d namespaces, held back by %+v, %d nft_compat; want no, 4, the legacy pod, 1\n%+v", c.LegacyFree, c.Verdict, len(c.Namespaces), c.HeldBackBy, c.NFTCompat, c)
+	}
+	held := c.HeldBackBy[0]
+	if held.PID != legacyPID || held.PodUID != podUID || held.Container != "4f1e2d" || !slices.Equal(held.Tables, []string{"ipv4 nat"}) {
+		t.Errorf("held back by %+v, want pid %d, pod %s container 4f1e2d, ipv4 nat", held, legacyPID, podUID)
+	}
+	if want := "pod " + podUID; !strings.Contains(c.Reason, want) {
+		t.Errorf("reason %q does not name %q", c.Reason, want)
+	}
+	if n := byPID(c, legacyPID); n == nil || n.Legacy[0].Rules != 1 || n.Legacy[0].UserChains != 1 || !slices.Equal(n.Legacy[0].Writers, []string{"unknown"}) {
+		t.Errorf("legacy namespace %+v: want 1 rule, 1 user chain, writer unknown", n)
+	}
+	n := byPID(c, compatPID)
+	if n == nil || len(n.Legacy) != 0 || len(n.NFTCompat) != 1 {
+		t.Fatalf("nft_compat namespace %+v: want one table using nft_compat and no legacy", n)
+	}
+	if ct := n.NFTCompat[0]; ct.Family != "ip" || ct.Table != "filter" || ct.Rules != 1 || !slices.Equal(ct.Matches, []string{"comment", "conntrack"}) {
+		t.Errorf("nft_compat table %+v: want ip filter, 1 rule, matches comment and conntrack", ct)
+	}
+	if n := byPID(c, cleanPID); n == nil || len(n.Legacy) != 0 || len(n.NFTCompat) != 0 || n.Error != "" {
+		t.Errorf("clean namespace %+v: want nothing", n)
+	}
+	if !c.Namespaces[0].Host || len(c.Namespaces[0].Legacy) != 0 {
+		t.Errorf("host namespace %+v: want first and clean", c.Namespaces[0])
+	}
+
+	free, err := Take(context.Background(), Options{PIDs: mine(compatPID, cleanPID)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !free.LegacyFree || free.Verdict != Yes || len(free.HeldBackBy) != 0 || free.NFTCompat != 1 {
+		t.Errorf("without the legacy pod: free %v verdict %s (%s), held back by %+v; want yes", free.LegacyFree, free.Verdict, free.Reason, free.HeldBackBy)
+	}
+
+	bounded, err := Take(context.Background(), Options{PIDs: mine(legacyPID, compatPID, cleanPID), MaxNamespaces: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bounded.NotVisited != 2 || len(bounded.Namespaces) != 2 {
+		t.Errorf("at most 1 namespace: %d not visited, %d read; want 2 and 2 (the host and one)", bounded.NotVisited, len(bounded.Namespaces))
+	}
+}
