@@ -34,10 +34,13 @@ func (c *Census) Text() string {
 		if n.Error != "" {
 			legacy, compat = "not read: "+n.Error, ""
 		}
+		if len(n.EmptyLegacy) > 0 && n.Error == "" {
+			legacy = "empty: " + strings.Join(n.EmptyLegacy, ", ")
+		}
 		if len(n.Legacy) > 0 {
 			var parts []string
 			for _, t := range n.Legacy {
-				parts = append(parts, fmt.Sprintf("%s %s (%d rules, %d chains; by %s)", t.Family, t.Table, t.Rules, t.UserChains, strings.Join(t.Writers, ", ")))
+				parts = append(parts, fmt.Sprintf("%s %s (%d rules, %d chains; writer %s)", t.Family, t.Table, t.Rules, t.UserChains, strings.Join(t.Writers, ", ")))
 			}
 			legacy = strings.Join(parts, "; ")
 		}
@@ -58,7 +61,7 @@ func (c *Census) Text() string {
 		fmt.Fprintf(&b, "\n%s gone during the census (every process exited): nothing to read.\n", plural(c.Exited, "namespace"))
 	}
 	if !c.PodNames {
-		b.WriteString("\nPods are named by UID only: the census reads no Kubernetes API (kubectl get pods -A -o wide | grep UID, or -o custom-columns=UID:.metadata.uid,NAME:.metadata.name).\n")
+		b.WriteString("\nPods are named by UID only: the census reads no Kubernetes API. Their names: kubectl get pods -A -o custom-columns=UID:.metadata.uid,NAMESPACE:.metadata.namespace,NAME:.metadata.name | grep UID\n")
 	}
 	return b.String()
 }

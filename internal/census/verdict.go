@@ -68,7 +68,11 @@ func (c *Census) judge() {
 	case len(c.HeldBackBy) > 0:
 		c.Verdict = No
 		var who []string
-		for _, r := range c.HeldBackBy {
+		for i, r := range c.HeldBackBy {
+			if i == maxNamed {
+				who = append(who, fmt.Sprintf("and %d more", len(c.HeldBackBy)-maxNamed))
+				break
+			}
 			who = append(who, r.Who()+": "+strings.Join(r.Tables, ", "))
 		}
 		c.Reason = fmt.Sprintf("%s hold%s rules in legacy xtables: %s", plural(len(c.HeldBackBy), "namespace"), verbS(len(c.HeldBackBy)), strings.Join(who, "; "))
@@ -83,6 +87,10 @@ func (c *Census) judge() {
 		c.Reason = fmt.Sprintf("none of the %s holds a rule in legacy xtables", plural(len(c.Namespaces), "network namespace"))
 	}
 }
+
+// maxNamed bounds the namespaces the reason names (the rows and the JSON
+// name every one).
+const maxNamed = 5
 
 func plural(n int, word string) string {
 	if n == 1 {
