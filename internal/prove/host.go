@@ -73,6 +73,7 @@ func (c *Command) Watch(ctx context.Context, s Schedule) error {
 	var lastProof time.Time
 	kind := distro.Find(c.Root, c.Distribution).Kind
 	toCluster := clusterPublisher(ctx, c, s.Full)
+	rounds, censusHow := startCensus(ctx, c, log)
 	cfg := loopConfig{Log: log, Poll: s.Poll, Quiet: s.Quiet, Grace: s.Grace, Full: s.Full,
 		// A stamp that never settles is still checked after a minute.
 		MaxDelay: DefaultMaxDelay,
@@ -80,14 +81,14 @@ func (c *Command) Watch(ctx context.Context, s Schedule) error {
 			return verifyOnce(ctx, c, first, toCluster)
 		},
 		Publish: func(res *verify.Result, drifting bool, transitions int) error {
-			return publishRun(c, kind, res, drifting, transitions, &lastProof, toCluster)
+			return publishRun(c, kind, res, drifting, transitions, &lastProof, toCluster, rounds.value())
 		},
 	}
 	if !c.NoStatus {
 		cfg.Heartbeat = beatLogger(c, log)
 	}
 	how := wakeOn(ctx, c, reader, &cfg)
-	log(fmt.Sprintf("started: %s; verify after %s of quiet or every %s, drift after %s", how, s.Quiet, s.Full, s.Grace))
+	log(fmt.Sprintf("started: %s; verify after %s of quiet or every %s, drift after %s%s", how, s.Quiet, s.Full, s.Grace, censusHow))
 	if err := loop(ctx, cfg); err != nil {
 		return err
 	}
@@ -100,12 +101,14 @@ func (c *Command) Watch(ctx context.Context, s Schedule) error {
 // moves *lastProof, so the fleet metric's last proof and the Node's
 // verified-at annotation are one judgement. The fleet metrics carry the
 // heartbeat the Node holds, so their alert and the fleet view call the
-// node stale together.
-func publishRun(c *Command, kind distro.Kind, res *verify.Result, drifting bool, transitions int, lastProof *time.Time, toCluster cluster) error {
+// node stale together. legacyFree is the last census's answer ("": none),
+// which rides on the Node update.
+func publishRun(c *Command, kind distro.Kind, res *verify.Result, drifting bool, transitions int, lastProof *time.Time, toCluster cluster, legacyFree string) error {
 	if c.NoStatus {
 		return nil
 	}
 	s := proof.Of(c.Root, res, "", time.Now())
+	s.LegacyFree = legacyFree
 	err := c.store(&s)
 	if s.Proven {
 		*lastProof = s.At
