@@ -94,3 +94,19 @@ func startCensus(ctx context.Context, c *Command, log func(string)) (*censusRoun
 	go r.run(ctx)
 	return r, fmt.Sprintf("; legacy-xtables census every %s", c.CensusInterval)
 }
+
+// withCensus makes every state cl offers carry r's last census (none when
+// r is nil): the answer rides on the Node updates watch makes anyway, the
+// invalidating ones too, so it is never dropped from one and written back
+// by the next.
+func (cl cluster) withCensus(r *censusRounds) cluster {
+	if r == nil {
+		return cl
+	}
+	offer := cl.offer
+	cl.offer = func(s proof.State) {
+		s.LegacyFree = r.value()
+		offer(s)
+	}
+	return cl
+}

@@ -34,15 +34,11 @@ func TestLastProofIsTheStatesProof(t *testing.T) {
 	var lastProof time.Time
 	var offered []proof.State
 	res := &verify.Result{OK: true, Verdict: verify.VerdictOK}
-	census := "no; namespaces=1; host"
-	if err := publishRun(c, distro.RKE2, res, false, 0, &lastProof, cluster{offer: func(s proof.State) { offered = append(offered, s) }}, census); err != nil {
+	if err := publishRun(c, distro.RKE2, res, false, 0, &lastProof, cluster{offer: func(s proof.State) { offered = append(offered, s) }}); err != nil {
 		t.Fatal(err)
 	}
 	if len(offered) != 1 || offered[0].Proven {
 		t.Fatalf("offered %+v: want one unproven state", offered)
-	}
-	if offered[0].LegacyFree != census {
-		t.Errorf("offered census %q, want the last census's %q", offered[0].LegacyFree, census)
 	}
 	got, err := h.Root().ReadFile(path.Join(hostfs.TextfileDir, proof.FleetMetricsFile))
 	if err != nil {
@@ -63,7 +59,7 @@ func TestFleetMetricsCarryTheConditionsHeartbeat(t *testing.T) {
 	var lastProof time.Time
 	beat := time.Unix(1796061250, 0)
 	cl := cluster{offer: func(proof.State) {}, heartbeat: func() time.Time { return beat }, staleAfter: 30 * time.Minute}
-	if err := publishRun(c, distro.RKE2, &verify.Result{OK: true, Verdict: verify.VerdictOK}, false, 0, &lastProof, cl, ""); err != nil {
+	if err := publishRun(c, distro.RKE2, &verify.Result{OK: true, Verdict: verify.VerdictOK}, false, 0, &lastProof, cl); err != nil {
 		t.Fatal(err)
 	}
 	got, err := h.Root().ReadFile(path.Join(hostfs.TextfileDir, proof.FleetMetricsFile))

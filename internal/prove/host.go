@@ -72,8 +72,8 @@ func (c *Command) Watch(ctx context.Context, s Schedule) error {
 	}
 	var lastProof time.Time
 	kind := distro.Find(c.Root, c.Distribution).Kind
-	toCluster := clusterPublisher(ctx, c, s.Full)
 	rounds, censusHow := startCensus(ctx, c, log)
+	toCluster := clusterPublisher(ctx, c, s.Full).withCensus(rounds)
 	cfg := loopConfig{Log: log, Poll: s.Poll, Quiet: s.Quiet, Grace: s.Grace, Full: s.Full,
 		// A stamp that never settles is still checked after a minute.
 		MaxDelay: DefaultMaxDelay,
@@ -81,7 +81,7 @@ func (c *Command) Watch(ctx context.Context, s Schedule) error {
 			return verifyOnce(ctx, c, first, toCluster)
 		},
 		Publish: func(res *verify.Result, drifting bool, transitions int) error {
-			return publishRun(c, kind, res, drifting, transitions, &lastProof, toCluster, rounds.value())
+			return publishRun(c, kind, res, drifting, transitions, &lastProof, toCluster)
 		},
 	}
 	if !c.NoStatus {
@@ -101,14 +101,12 @@ func (c *Command) Watch(ctx context.Context, s Schedule) error {
 // moves *lastProof, so the fleet metric's last proof and the Node's
 // verified-at annotation are one judgement. The fleet metrics carry the
 // heartbeat the Node holds, so their alert and the fleet view call the
-// node stale together. legacyFree is the last census's answer ("": none),
-// which rides on the Node update.
-func publishRun(c *Command, kind distro.Kind, res *verify.Result, drifting bool, transitions int, lastProof *time.Time, toCluster cluster, legacyFree string) error {
+// node stale together.
+func publishRun(c *Command, kind distro.Kind, res *verify.Result, drifting bool, transitions int, lastProof *time.Time, toCluster cluster) error {
 	if c.NoStatus {
 		return nil
 	}
 	s := proof.Of(c.Root, res, "", time.Now())
-	s.LegacyFree = legacyFree
 	err := c.store(&s)
 	if s.Proven {
 		*lastProof = s.At
