@@ -14,6 +14,9 @@ import (
 func newCensusCommand(g *globals) *cobra.Command {
 	var maxNS int
 	cmd := flagsOnly(spec{"census", "Tell whether this node can move to a kernel without legacy xtables, and which namespaces hold it back", "census", printsJSON}, func(cmd *cobra.Command) error {
+		if !g.hostRoot().IsHost() {
+			return usageError(fmt.Errorf("--root %s: census reads the running kernel's network namespaces through /proc, not a root's files: run it on the node itself", g.root))
+		}
 		if maxNS < 0 {
 			return usageError(fmt.Errorf("--max-namespaces %d: must not be negative (0: every namespace)", maxNS))
 		}
