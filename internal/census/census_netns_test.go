@@ -60,6 +60,13 @@ func TestCensusNetns(t *testing.T) {
 	if !nstest.Setup(t, "", "unshare", "iptables-legacy", "iptables-nft") {
 		return
 	}
+	// The host (the test's namespace) holds 300 iptables-nft chains with a
+	// commented rule each: enough for the parallel dump's extra sockets.
+	restore := "*filter\n"
+	for i := range 300 {
+		restore += fmt.Sprintf(":C%d - [0:0]\n-A C%d -m comment --comment c%d -j ACCEPT\n", i, i, i)
+	}
+	nstest.Feed(t, restore+"COMMIT\n", "iptables-nft-restore")
 	legacyPID := nstest.Sleeper(t, "iptables-legacy -w -t nat -N POD-SNAT\niptables-legacy -w -t nat -A POSTROUTING -j POD-SNAT -m comment --comment pod")
 	inPod(t, legacyPID)
 	compatPID := nstest.Sleeper(t, "iptables-nft -A INPUT -m conntrack --ctstate INVALID -m comment --comment x -j DROP")
@@ -70,8 +77,8 @@ func TestCensusNetns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.LegacyFree || c.Verdict != No || len(c.Namespaces) != 4 || len(c.HeldBackBy) != 1 || c.NFTCompat != 1 {
-		t.Fatalf("census: free %v verdict %s, %d namespaces, held back by %+v, %d nft_compat; want no, 4, the legacy pod, 1\n%+v", c.LegacyFree, c.Verdict, len(c.Namespaces), c.HeldBackBy, c.NFTCompat, c)
+	if c.LegacyFree || c.Verdict != No || len(c.Namespaces) != 4 || len(c.HeldBackBy) != 1 {
+		t.Fatalf("census: free %v verdict %s, %d namespaces, held back by %+v; want no, 4, the legacy pod\n%+v", c.LegacyFree, c.Verdict, len(c.Namespaces), c.HeldBackBy, c)
 	}
 	held := c.HeldBackBy[0]
 	if held.PID != legacyPID || held.PodUID != podUID || held.Container != "4f1e2d" || !slices.Equal(held.Tables, []string{"ipv4 nat"}) {
@@ -93,15 +100,18 @@ func TestCensusNetns(t *testing.T) {
 	if n := byPID(c, cleanPID); n == nil || len(n.Legacy) != 0 || len(n.NFTCompat) != 0 || n.Error != "" {
 		t.Errorf("clean namespace %+v: want nothing", n)
 	}
-	if !c.Namespaces[0].Host || len(c.Namespaces[0].Legacy) != 0 {
-		t.Errorf("host namespace %+v: want first and clean", c.Namespaces[0])
+	if h := c.Namespaces[0]; !h.Host || len(h.Legacy) != 0 || len(h.NFTCompat) != 1 || h.NFTCompat[0].Rules != 300 || len(h.NFTCompat[0].Chains) != 300 || !slices.Equal(h.NFTCompat[0].Matches, []string{"comment"}) {
+		t.Errorf("host namespace %+v: want first, no legacy, 300 commented rules in 300 chains of ip filter", h)
 	}
 
+	if c.NFTCompat != 2 {
+		t.Errorf("%d namespaces with nft_compat rules, want the host and one pod", c.NFTCompat)
+	}
 	free, err := Take(context.Background(), Options{PIDs: mine(compatPID, cleanPID)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !free.LegacyFree || free.Verdict != Yes || len(free.HeldBackBy) != 0 || free.NFTCompat != 1 {
+	if !free.LegacyFree || free.Verdict != Yes || len(free.HeldBackBy) != 0 || free.NFTCompat != 2 {
 		t.Errorf("without the legacy pod: free %v verdict %s (%s), held back by %+v; want yes", free.LegacyFree, free.Verdict, free.Reason, free.HeldBackBy)
 	}
 

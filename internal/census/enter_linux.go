@@ -16,7 +16,7 @@ import (
 // so the Go runtime ends that thread with the goroutine instead of handing
 // a thread in a pod's namespace to other code. The readers make their
 // sockets on the calling thread (sockets belong to the namespace they were
-// made in) and start no goroutines.
+// made in) and start no goroutines there.
 func enter(ctx context.Context, f *os.File, n *Namespace) {
 	done := make(chan struct{})
 	go func() {
@@ -31,7 +31,10 @@ func enter(ctx context.Context, f *os.File, n *Namespace) {
 	<-done
 }
 
-// readHere reads the calling thread's namespace into n.
+// readHere reads the calling thread's namespace into n. Only the host's
+// read may dump nftables over several sockets (their goroutines run on
+// other threads, every one of which is in the host's namespace: the
+// threads that entered a pod's died with their goroutine).
 func readHere(ctx context.Context, n *Namespace) {
 	tables, err := netfilter.LegacyHere()
 	if err != nil {
@@ -39,7 +42,7 @@ func readHere(ctx context.Context, n *Namespace) {
 		return
 	}
 	n.Legacy, n.EmptyLegacy = legacyTables(tables)
-	compat, err := netfilter.NFTCompat(ctx)
+	compat, err := netfilter.NFTCompat(ctx, n.Host)
 	if err != nil {
 		n.Error = err.Error()
 		return

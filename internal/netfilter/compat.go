@@ -38,8 +38,11 @@ type CompatTable struct {
 // namespace on a locked thread reads that namespace (DumpChainRules'
 // extra sockets would be opened by other threads, in other namespaces).
 // While nf_tables is not there no rule can exist and nothing is asked
-// (NFTablesAbsent).
-func NFTCompat(ctx context.Context) ([]CompatTable, error) {
+// (NFTablesAbsent). parallel dumps the chains over up to one socket per
+// CPU (nl.DumpChainRules), which only a caller whose every thread is in
+// the namespace to read may ask for: the host's, where a large
+// iptables-nft ruleset has tens of thousands of chains.
+func NFTCompat(ctx context.Context, parallel bool) ([]CompatTable, error) {
 	if NFTablesAbsent(hostRoot) != "" {
 		return nil, nil
 	}
@@ -61,17 +64,26 @@ func NFTCompat(ctx context.Context) ([]CompatTable, error) {
 		return nil, wrapNetlink(backend.IptablesNFT, "listing chains", err)
 	}
 	var out []CompatTable
-	for _, c := range chains {
-		if err := ctx.Err(); err != nil {
-			return nil, err
+	if parallel {
+		err = compatParallel(conn, chains, &out)
+	} else {
+		for _, c := range chains {
+			if err = ctx.Err(); err != nil {
+				return nil, err
+			}
+			if err = compatChain(conn, c, &out); err != nil {
+				break
+			}
 		}
-		if err := compatChain(conn, c, &out); err != nil {
-			return nil, wrapNetlink(backend.IptablesNFT, "dumping rules", err)
-		}
+	}
+	if err != nil {
+		return nil, wrapNetlink(backend.IptablesNFT, "dumping rules", err)
 	}
 	for i := range out {
 		slices.Sort(out[i].Matches)
+		out[i].Matches = slices.Compact(out[i].Matches)
 		slices.Sort(out[i].Targets)
+		out[i].Targets = slices.Compact(out[i].Targets)
 		slices.Sort(out[i].Chains)
 		out[i].Chains = slices.Compact(out[i].Chains)
 	}
@@ -88,39 +100,66 @@ func compatChain(conn *nl.Conn, c nl.Chain, out *[]CompatTable) error {
 		{Type: unix.NFTA_RULE_TABLE, Data: append([]byte(c.Table), 0)},
 		{Type: unix.NFTA_RULE_CHAIN, Data: append([]byte(c.Name), 0)},
 	}
-	fam := nl.FamilyName(c.Family)
 	return conn.Execute(unix.NFT_MSG_GETRULE, netlink.Dump, c.Family, req, func(m netlink.Message) error {
-		r, err := nl.DecodeRule(m)
-		if err != nil {
-			return err
-		}
-		var t *CompatTable
-		for _, e := range r.Exprs {
-			if e.Name != "match" && e.Name != "target" {
-				continue
-			}
-			xt, ok := nl.DecodeExpr(c.Family, e).(nl.Xt)
-			if !ok {
-				continue
-			}
-			if t == nil {
-				t = compatEntry(out, fam, c.Table)
-				t.Rules++
-				// One chain's rules come together: only the last can be it.
-				if n := len(t.Chains); n == 0 || t.Chains[n-1] != c.Name {
-					t.Chains = append(t.Chains, c.Name)
-				}
-			}
-			names := &t.Matches
-			if xt.Target {
-				names = &t.Targets
-			}
-			if !slices.Contains(*names, xt.Name) {
-				*names = append(*names, xt.Name)
-			}
-		}
-		return nil
+		return addCompat(m, c, out)
 	})
+}
+
+// compatParallel is compatChain for every chain over nl.DumpChainRules'
+// sockets; the rules of different chains arrive concurrently, so each
+// chain's findings are kept apart and merged in chain order after.
+func compatParallel(conn *nl.Conn, chains []nl.Chain, out *[]CompatTable) error {
+	refs := make([]nl.ChainRef, len(chains))
+	for i, c := range chains {
+		refs[i] = nl.ChainRef{Family: c.Family, Table: c.Table, Chain: c.Name}
+	}
+	per := make([][]CompatTable, len(chains))
+	err := nl.DumpChainRules(conn, refs, func(i int, m netlink.Message) error { return addCompat(m, chains[i], &per[i]) })
+	for _, found := range per {
+		for _, f := range found {
+			t := compatEntry(out, f.Family, f.Table)
+			t.Rules += f.Rules
+			t.Matches = append(t.Matches, f.Matches...)
+			t.Targets = append(t.Targets, f.Targets...)
+			t.Chains = append(t.Chains, f.Chains...)
+		}
+	}
+	return err
+}
+
+// addCompat adds rule message m of chain c to out when it holds extensions.
+func addCompat(m netlink.Message, c nl.Chain, out *[]CompatTable) error {
+	fam := nl.FamilyName(c.Family)
+	r, err := nl.DecodeRule(m)
+	if err != nil {
+		return err
+	}
+	var t *CompatTable
+	for _, e := range r.Exprs {
+		if e.Name != "match" && e.Name != "target" {
+			continue
+		}
+		xt, ok := nl.DecodeExpr(c.Family, e).(nl.Xt)
+		if !ok {
+			continue
+		}
+		if t == nil {
+			t = compatEntry(out, fam, c.Table)
+			t.Rules++
+			// One chain's rules come together: only the last can be it.
+			if n := len(t.Chains); n == 0 || t.Chains[n-1] != c.Name {
+				t.Chains = append(t.Chains, c.Name)
+			}
+		}
+		names := &t.Matches
+		if xt.Target {
+			names = &t.Targets
+		}
+		if !slices.Contains(*names, xt.Name) {
+			*names = append(*names, xt.Name)
+		}
+	}
+	return nil
 }
 
 func compatEntry(out *[]CompatTable, fam, table string) *CompatTable {
