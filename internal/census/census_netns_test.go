@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/nstest"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/testhost"
@@ -149,5 +151,56 @@ func BenchmarkCensus100(b *testing.B) {
 		if err != nil || len(c.Namespaces) != 101 || len(c.HeldBackBy) != 10 || c.NFTCompat != 10 {
 			b.Fatalf("census: %v; %d namespaces, %d held back, %d nft_compat; want 101, 10, 10", err, len(c.Namespaces), len(c.HeldBackBy), c.NFTCompat)
 		}
+	}
+}
+
+// A process that exits between the walk and the visit is no error: its
+// namespace is entered through another of its processes, or, when none
+// is left, counted as gone.
+func TestCensusExitedNetns(t *testing.T) {
+	if !nstest.Setup(t, "", "unshare", "nsenter", "iptables-legacy") {
+		return
+	}
+	first := nstest.Sleeper(t, "iptables-legacy -w -A INPUT -j ACCEPT")
+	second := exec.Command("nsenter", "-t", fmt.Sprint(first), "-n", "sleep", "600")
+	if err := second.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = second.Process.Kill(); _ = second.Wait() })
+	self, err := nsInode("/proc/thread-self/ns/net")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found []nsProcs
+	deadline := time.Now().Add(5 * time.Second)
+	for len(found) != 1 || len(found[0].pids) != 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the walk found %+v, want one namespace with pids %d and %d", found, first, second.Process.Pid)
+		}
+		time.Sleep(10 * time.Millisecond) // until nsenter has entered and exec'd
+		found, err = namespaces("/proc", self, func(p int) bool { return p == first || p == second.Process.Pid })
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	kill := func(pid int) {
+		t.Helper()
+		p, _ := os.FindProcess(pid)
+		_ = p.Kill()
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err != nil || strings.Contains(string(b), ") Z ") {
+				return // gone, or a zombie, whose ns link no longer opens
+			}
+		}
+		t.Fatalf("pid %d did not exit", pid)
+	}
+	kill(first)
+	n := visit(context.Background(), "/proc", found[0])
+	if n.Exited || n.Error != "" || n.PID != second.Process.Pid || len(n.Legacy) != 1 {
+		t.Errorf("first process gone: %+v; want entered through pid %d, one legacy table", n, second.Process.Pid)
+	}
+	kill(second.Process.Pid)
+	if n := visit(context.Background(), "/proc", found[0]); !n.Exited || n.Error != "" {
+		t.Errorf("every process gone: %+v; want exited, no error", n)
 	}
 }
