@@ -23,7 +23,7 @@ func TestDetectExitCodes(t *testing.T) {
 		{name: "bad yaml", host: func(h *testhost.Host) { h.Debian12().File(cfg, "backend: auto\n  prefer: [x\n") },
 			wantCode: 2, wantStderr: "rke2-proxy-backend: " + cfg + ": not valid YAML: line 2: mapping values are not allowed in this context\n"},
 		{name: "unknown key", host: func(h *testhost.Host) { h.Debian12().File(cfg, "backnd: auto\n") },
-			wantCode: 2, wantStderr: "rke2-proxy-backend: " + cfg + `: unknown key "backnd" (valid keys: backend, prefer, legacy_triggers, respect_rke2_config, kube_proxy, node_label, node_taint, on_failure, verify, cni)` + "\n"},
+			wantCode: 2, wantStderr: "rke2-proxy-backend: " + cfg + `: unknown key "backnd" (valid keys: backend, prefer, legacy_triggers, respect_rke2_config, kube_proxy, node_label, node_taint, on_failure, verify, cni, census)` + "\n"},
 		{name: "backend modern", host: func(h *testhost.Host) { h.Debian12().File(cfg, "backend: modern\n") },
 			wantCode: 2, wantStderr: "rke2-proxy-backend: " + cfg + `: backend: "modern" is not a backend: use auto, off, iptables-legacy, iptables-nft or nftables (RKE2's kube-proxy image accepts only IPTABLES_MODE=legacy or nft; "modern" would make every iptables call in kube-proxy fail)` + "\n"},
 		{name: "garbage cmdline", host: func(h *testhost.Host) { h.Debian12().Cmdline("ro quiet rke2.proxy_backend=modern") },

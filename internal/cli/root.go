@@ -110,7 +110,7 @@ func (g *globals) checkHost(cmd *cobra.Command) error {
 
 // subcommands are every subcommand, each built by its own file.
 var subcommands = []func(*globals) *cobra.Command{
-	newAdoptCommand, newApplyCommand, newBenchCommand, newCertifyCommand, newCheckCommand, newCleanupCommand, newDetectCommand, newGenerateCommand, newLintCommand,
+	newAdoptCommand, newApplyCommand, newBenchCommand, newCensusCommand, newCertifyCommand, newCheckCommand, newCleanupCommand, newDetectCommand, newGenerateCommand, newLintCommand,
 	newRenderCommand, newSwitchCommand, newVerifyCommand, newVersionCommand, newWatchCommand,
 }
 

@@ -15,7 +15,7 @@ func TestLint(t *testing.T) {
 		{"ok", "backend: auto\nprefer: [iptables-nft]\n", ""},
 		{"empty", "# all defaults\n", ""},
 		{"typo key", "backend: auto\n\nprefr: [nftables]\n",
-			file + `:3: unknown key "prefr" (valid keys: backend, prefer, legacy_triggers, respect_rke2_config, kube_proxy, node_label, node_taint, on_failure, verify, cni)`},
+			file + `:3: unknown key "prefr" (valid keys: backend, prefer, legacy_triggers, respect_rke2_config, kube_proxy, node_label, node_taint, on_failure, verify, cni, census)`},
 		{"bad value", "on_failure: warn\nbackend: modern\n",
 			file + `:2: backend: "modern" is not a backend: use auto, off, iptables-legacy, iptables-nft or nftables (RKE2's kube-proxy image accepts only IPTABLES_MODE=legacy or nft; "modern" would make every iptables call in kube-proxy fail)`},
 		{"nested key", "verify:\n  wait: 5m\n  textfile: /x\n",

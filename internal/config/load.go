@@ -90,7 +90,8 @@ func assemble(layers []layer) Config {
 			NodeFeatureFile: v["verify.node_feature_file"].(bool),
 			NodeCondition:   v["verify.node_condition"].(bool),
 		},
-		CNI: CNI{HelmChartConfig: str("cni.helmchartconfig")},
+		CNI:    CNI{HelmChartConfig: str("cni.helmchartconfig")},
+		Census: Census{Interval: v["census.interval"].(time.Duration)},
 	}
 }
 

@@ -56,6 +56,7 @@ var settings = []setting{
 	{path: "verify.node_feature_file", kind: kindBool, def: true},
 	{path: "verify.node_condition", kind: kindBool, def: true},
 	{path: "cni.helmchartconfig", kind: kindString, def: CNIPrint, check: checkCNIHelmChartConfig},
+	{path: "census.interval", kind: kindDuration, def: time.Duration(0), check: checkCensusInterval},
 }
 
 func lookup(p string) (setting, bool) {
@@ -232,6 +233,24 @@ func checkWait(v string) (string, error) {
 	}
 	if d < 0 || d > 24*time.Hour {
 		return "", fmt.Errorf("%q is out of range: use 0s to 24h", v)
+	}
+	return v, nil
+}
+
+// CensusIntervalFloor is the shortest census.interval: each round enters
+// every pod's network namespace, which is cheap (well under a millisecond
+// each) but worth doing only as often as pods come and go.
+const CensusIntervalFloor = 10 * time.Minute
+
+// checkCensusInterval accepts 0s (no census in watch) or a duration from
+// CensusIntervalFloor to 24h.
+func checkCensusInterval(v string) (string, error) {
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return "", fmt.Errorf("%q is not a duration: use a number with a unit, e.g. 1h, or 0s (no census)", v)
+	}
+	if d != 0 && (d < CensusIntervalFloor || d > 24*time.Hour) {
+		return "", fmt.Errorf("%q is out of range: use 0s (no census) or %s to 24h", v, CensusIntervalFloor)
 	}
 	return v, nil
 }

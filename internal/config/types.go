@@ -57,6 +57,7 @@ type Config struct {
 	OnFailure string `json:"on_failure"` // warn | block
 	Verify    Verify `json:"verify"`
 	CNI       CNI    `json:"cni"`
+	Census    Census `json:"census"`
 	// File is the config file that was read ("" when none existed).
 	File string `json:"file,omitempty"`
 }
@@ -88,6 +89,13 @@ type Verify struct {
 	// verdict on the node's own Node object, as a condition and
 	// annotations, with the node's kubelet credentials.
 	NodeCondition bool `json:"node_condition"`
+}
+
+// Census configures watch's periodic legacy-xtables census.
+type Census struct {
+	// Interval is how often watch takes one (0: never, the default; at
+	// least CensusIntervalFloor).
+	Interval time.Duration `json:"interval"`
 }
 
 // OnFailure policies.

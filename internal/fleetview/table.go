@@ -34,6 +34,9 @@ type Row struct {
 	// VerifiedAt is the last proof ("" none); Age is its age at the view.
 	VerifiedAt string `json:"verified_at,omitempty"`
 	Age        string `json:"age"`
+	// LegacyFree is the node's last legacy-xtables census as it published
+	// it ("yes", "no; namespaces=...", "unknown; why"; "" none ran).
+	LegacyFree string `json:"legacy_free,omitempty"`
 }
 
 // ReasonCannotTell is the reason of an Unknown condition, the writer's
@@ -44,7 +47,8 @@ const ReasonCannotTell = "CannotTell"
 func RowOf(n Node, now time.Time) Row {
 	a := n.Annotations
 	r := Row{Node: n.Name, Planned: n.Labels[vocab.NodeLabelPlanned], Verified: a[vocab.NodeAnnotationVerifiedBackend], Mode: a[vocab.NodeAnnotationMode],
-		Version: a[vocab.NodeAnnotationVersion], Source: a[vocab.NodeAnnotationDecisionSource], VerifiedAt: a[vocab.NodeAnnotationVerifiedAt], Age: "-"}
+		Version: a[vocab.NodeAnnotationVersion], Source: a[vocab.NodeAnnotationDecisionSource], VerifiedAt: a[vocab.NodeAnnotationVerifiedAt], Age: "-",
+		LegacyFree: a[vocab.NodeAnnotationLegacyFree]}
 	if at, err := time.Parse(time.RFC3339, r.VerifiedAt); err == nil {
 		r.Age = Age(now.Sub(at))
 	}
@@ -125,7 +129,8 @@ const (
 // 0): each row's MESSAGE is cut with an ellipsis where the line would
 // pass it (keeping at least minMessage of it), and overlong cells at
 // their cap. wide adds MODE, VERSION, SOURCE, REASON and HEARTBEAT and
-// cuts nothing (-o wide). Empty cells print as "<none>"; every cell is
+// cuts nothing (-o wide); wide also has LEGACY-FREE, the census's verdict
+// word (yes, no, unknown; "-" where none ran). Empty cells print as "<none>"; every cell is
 // oneLine'd.
 func Table(rows []Row, width int, wide bool) string {
 	if width <= 0 {
@@ -133,7 +138,7 @@ func Table(rows []Row, width int, wide bool) string {
 	}
 	header := []string{"NODE", "PLANNED", "VERIFIED", "PROBLEM", "AGE", "MESSAGE"}
 	if wide {
-		header = []string{"NODE", "PLANNED", "VERIFIED", "MODE", "VERSION", "SOURCE", "PROBLEM", "REASON", "HEARTBEAT", "AGE", "MESSAGE"}
+		header = []string{"NODE", "PLANNED", "VERIFIED", "MODE", "VERSION", "SOURCE", "PROBLEM", "REASON", "HEARTBEAT", "LEGACY-FREE", "AGE", "MESSAGE"}
 	}
 	table := [][]string{header}
 	for _, r := range rows {
@@ -144,7 +149,7 @@ func Table(rows []Row, width int, wide bool) string {
 		line := []string{truncate(cell(r.Node), maxNameCell), cell(r.Planned), cell(r.Verified), cell(r.Problem), r.Age, cell(r.Message)}
 		if wide {
 			line = []string{cell(r.Node), cell(r.Planned), cell(r.Verified), cell(r.Mode), cell(r.Version), cell(r.Source),
-				cell(r.Problem), cell(r.Reason), hb, r.Age, cell(r.Message)}
+				cell(r.Problem), cell(r.Reason), hb, legacyFreeCell(r.LegacyFree), r.Age, cell(r.Message)}
 		} else {
 			for i := 1; i < len(line)-1; i++ {
 				line[i] = truncate(line[i], maxValueCell)
@@ -192,4 +197,14 @@ func cell(v string) string {
 		return "<none>"
 	}
 	return oneLine(v)
+}
+
+// legacyFreeCell is the census's verdict word, the part before its first
+// ";" (the rest is in -o json), or "-" where the node published none.
+func legacyFreeCell(v string) string {
+	if v == "" {
+		return "-"
+	}
+	word, _, _ := strings.Cut(v, ";")
+	return cell(word)
 }

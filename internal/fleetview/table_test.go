@@ -39,15 +39,20 @@ func fleet(t *testing.T) []byte {
 		return map[string]string{vocab.NodeAnnotationVerifiedBackend: verified, vocab.NodeAnnotationMode: mode, vocab.NodeAnnotationVersion: "0.9.0",
 			vocab.NodeAnnotationDecisionSource: "auto", vocab.NodeAnnotationVerifiedAt: at, vocab.NodeAnnotationStaleAfter: "30m0s"}
 	}
+	// The census is on in watch on two nodes: the NAS's pods hold legacy
+	// rules, worker-1 is legacy-free.
+	nas, w1 := ann("iptables-legacy", "iptables", "2026-11-28T21:00:00Z"), ann("iptables-nft", "iptables", "2026-12-02T01:58:30Z")
+	nas[vocab.NodeAnnotationLegacyFree] = "no; namespaces=2; host; pods=0f3c5a4e-8b1d-4c2a-9e7f-123456789abc"
+	w1[vocab.NodeAnnotationLegacyFree] = "yes"
 	data, err := json.Marshal(map[string]any{"kind": "NodeList", "apiVersion": "v1", "items": []any{
 		node("worker-2", "nftables", ann("none", "nftables", "2026-12-01T23:55:00Z"),
 			map[string]string{"status": "True", "reason": "KubeProxyRulesWrong", "lastHeartbeatTime": "2026-12-02T01:59:00Z",
 				"message": "3 finding(s), first [missing-chain] nftables ipv4 table kube-proxy lacks chain services\t(kube-proxy writes it at every sync)\nfix: restart rke2-server; " +
 					"if it stays, run rke2-proxy-backend verify for every finding and compare with rke2-proxy-backend render expected --backend nftables"}),
-		node("worker-1", "iptables-nft", ann("iptables-nft", "iptables", "2026-12-02T01:58:30Z"),
+		node("worker-1", "iptables-nft", w1,
 			map[string]string{"status": "False", "reason": "KubeProxyRulesVerified", "lastHeartbeatTime": "2026-12-02T01:58:30Z",
 				"message": "kube-proxy's rules complete in iptables-nft, none stranded"}),
-		node("nas-1", "iptables-legacy", ann("iptables-legacy", "iptables", "2026-11-28T21:00:00Z"),
+		node("nas-1", "iptables-legacy", nas,
 			map[string]string{"status": "Unknown", "reason": "CannotTell", "message": "no plan", "lastHeartbeatTime": "2026-12-02T01:55:00Z"}),
 		node("stopped-1", "iptables-nft", ann("iptables-nft", "iptables", "2026-12-01T20:00:00Z"),
 			map[string]string{"status": "False", "reason": "KubeProxyRulesVerified", "lastHeartbeatTime": "2026-12-01T20:00:00Z",

@@ -30,6 +30,7 @@ var keyText = map[string]string{
 
 	// Its own block: gofmt does not realign the keys above for it.
 	"verify.node_feature_file": `Publish this node's backend, proxy mode, verify verdict and kernel capabilities as node-feature-discovery labels (feature.node.kubernetes.io/rke2-proxy-backend.*) in /etc/kubernetes/node-feature-discovery/features.d/rke2-proxy-backend, when that directory exists (nfd-worker's default). Each verify renews the file and its expiry; a run without a result, or false here, removes it.`,
+	"census.interval":          `How often the watch service takes the legacy-xtables census (rke2-proxy-backend census): 0s (the default) never; otherwise 10m to 24h. Each round enters up to 256 network namespaces read-only and writes the rke2_proxy_backend_census.prom textfile and, with verify.node_condition, the rke2-proxy-backend/legacy-free annotation at watch's next Node update.`,
 	"verify.node_condition":    `Publish the result on this node's own Node object: the condition RKE2ProxyBackendProblem (check's verdict and words) and the rke2-proxy-backend/* annotations, written by watch (and by verify when no watch runs) with the node's kubelet credentials from RKE2's agent directory. An API server that cannot be reached is a journal note, never a failure. false writes nothing to the cluster.`,
 }
 

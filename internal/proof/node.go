@@ -43,7 +43,7 @@ const (
 // change of these is worth a write before the rate limit allows one.
 func same(a, b State) bool {
 	return a.Verdict == b.Verdict && a.Proven == b.Proven && a.Backend == b.Backend &&
-		a.Mode == b.Mode && a.Source == b.Source && a.Version == b.Version && a.K138 == b.K138
+		a.Mode == b.Mode && a.Source == b.Source && a.Version == b.Version && a.K138 == b.K138 && a.LegacyFree == b.LegacyFree
 }
 
 func conditionOf(v Verdict) (status, reason string) {
@@ -97,6 +97,9 @@ func annotationPatch(s State, lastProof time.Time, staleAfter time.Duration) ([]
 	// failed run.
 	if !lastProof.IsZero() {
 		a[AnnotationVerifiedAt] = stamp(lastProof)
+	}
+	if s.LegacyFree != "" {
+		a[AnnotationLegacyFree] = s.LegacyFree
 	}
 	return json.Marshal(map[string]any{"metadata": map[string]any{"annotations": a}})
 }

@@ -43,6 +43,10 @@ type State struct {
 	Version      string
 	// K138 is whether the node keeps its backend on kube-proxy 1.38.
 	K138 Readiness138
+	// LegacyFree is the last census as the Node annotation says it
+	// (LegacyFreeValue), set by watch; "" while none ran: the annotation
+	// is then left as it is.
+	LegacyFree string
 	// The plan the verdict was judged against, read once per run.
 	plan    plan.Plan
 	planErr error

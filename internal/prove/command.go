@@ -64,6 +64,9 @@ type Command struct {
 	// NodeCondition: the result also goes to the node's own Node object
 	// (verify.node_condition).
 	NodeCondition bool
+	// CensusInterval is how often watch takes the legacy-xtables census
+	// (census.interval; 0: never).
+	CensusInterval time.Duration
 	// run is the run in progress (Verify to its store).
 	run *proof.StoreRun
 }
@@ -78,7 +81,7 @@ func Load(root hostfs.Root, configFile string, f Flags) (*Command, error) {
 		return nil, err
 	}
 	c := &Command{Host: verify.Host{Root: root, Claim: f.Claim, Distribution: f.Distribution}, ConfigFile: configFile, Wait: cfg.Verify.Wait, TextfileDir: cfg.Verify.TextfileDir, NoStatus: f.NoStatus,
-		NodeFeatures: cfg.Verify.NodeFeatureFile, NodeCondition: cfg.Verify.NodeCondition}
+		NodeFeatures: cfg.Verify.NodeFeatureFile, NodeCondition: cfg.Verify.NodeCondition, CensusInterval: cfg.Census.Interval}
 	if f.WaitSet {
 		c.Wait = f.Wait
 	}

@@ -72,7 +72,8 @@ func (c *Command) Watch(ctx context.Context, s Schedule) error {
 	}
 	var lastProof time.Time
 	kind := distro.Find(c.Root, c.Distribution).Kind
-	toCluster := clusterPublisher(ctx, c, s.Full)
+	rounds, censusHow := startCensus(ctx, c, log)
+	toCluster := clusterPublisher(ctx, c, s.Full).withCensus(rounds)
 	cfg := loopConfig{Log: log, Poll: s.Poll, Quiet: s.Quiet, Grace: s.Grace, Full: s.Full,
 		// A stamp that never settles is still checked after a minute.
 		MaxDelay: DefaultMaxDelay,
@@ -87,7 +88,7 @@ func (c *Command) Watch(ctx context.Context, s Schedule) error {
 		cfg.Heartbeat = beatLogger(c, log)
 	}
 	how := wakeOn(ctx, c, reader, &cfg)
-	log(fmt.Sprintf("started: %s; verify after %s of quiet or every %s, drift after %s", how, s.Quiet, s.Full, s.Grace))
+	log(fmt.Sprintf("started: %s; verify after %s of quiet or every %s, drift after %s%s", how, s.Quiet, s.Full, s.Grace, censusHow))
 	if err := loop(ctx, cfg); err != nil {
 		return err
 	}

@@ -65,3 +65,9 @@ const NodeAnnotationIptablesModeDecides = NodeKeyPrefix + "iptables-mode-decides
 // most they honour: a node verified only at RKE2 starts (no watch) says
 // 24h, as long as its node-feature-discovery labels last.
 const NodeStaleAfterMax = 24 * time.Hour
+
+// NodeAnnotationLegacyFree is the node's last census (watch, when
+// census.interval asks): "yes" when no network namespace holds legacy
+// xtables rules, "no; namespaces=N; host; pods=UID,..." naming what holds
+// it back, or "unknown; why" (docs/census.md). Absent while no census ran.
+const NodeAnnotationLegacyFree = NodeKeyPrefix + "legacy-free"
