@@ -65,7 +65,7 @@ func TestK3sUnitIptablesModePin(t *testing.T) {
 	} {
 		h := testhost.New(t).Debian12()
 		c.host(h)
-		f, cfg := probed(t, h, facts.Options{Distribution: distro.K3s}, nil)
+		f, cfg := probed(t, h, facts.Options{Distribution: distro.Kind("k3s")}, nil)
 		d := Decide(f, cfg)
 		all := strings.Join(d.Reasons, "\n")
 		if d.Backend != c.backend || d.Source != c.source {
@@ -114,7 +114,7 @@ func TestK3sIptablesReasons(t *testing.T) {
 	} {
 		h := testhost.New(t).Debian12().K3sPinnedLegacy()
 		c.host(h)
-		f, cfg := probed(t, h, facts.Options{Distribution: distro.K3s}, nil)
+		f, cfg := probed(t, h, facts.Options{Distribution: distro.Kind("k3s")}, nil)
 		all := strings.Join(Decide(f, cfg).Reasons, "\n")
 		for _, w := range c.want {
 			if !strings.Contains(all, w) {

@@ -42,7 +42,7 @@ func addOnFacts(root hostfs.Root, kind distro.Kind, expect backend.Backend) fact
 	nft := expect == backend.NFTables
 	// k3s's data dir names no version (data/<digest>): only its binary
 	// tells which release's kube-proxy the args and the skew are judged by.
-	return facts.VerifyAddOnFacts(root, facts.Options{Distribution: kind, ToolVersions: nft, AskNft: nft, RKE2Binary: kind == distro.K3s})
+	return facts.VerifyAddOnFacts(root, facts.Options{Distribution: kind, ToolVersions: nft, AskNft: nft, RKE2Binary: kind.Profile().VersionFromBinary})
 }
 
 // KindRefusedKubeProxyArg is a kube-proxy-arg item in the operator's RKE2

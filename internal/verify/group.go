@@ -20,7 +20,7 @@ import (
 // move with kube-proxy's and a copy left in another backend is stranded
 // like kube-proxy's own.
 type group struct {
-	kind    distro.Kind
+	prof    distro.Profile
 	members ownership.Group
 	expect  backend.Backend
 	// units are the distribution's installed units, for the fix texts.
@@ -31,11 +31,14 @@ type group struct {
 // k3s runs (opts.K3s; nil: k3s's defaults, both run).
 func newGroup(opts Options) group {
 	n := opts.K3s
-	return group{kind: opts.Distribution, expect: opts.Expect, units: opts.Units,
+	return group{prof: opts.Distribution.Profile(), expect: opts.Expect, units: opts.Units,
 		members: ownership.GroupFor(opts.Distribution, n == nil || n.Flannel, n == nil || n.NetworkPolicy)}
 }
 
-func (g group) k3s() bool { return g.kind == distro.K3s }
+// embedded reports whether kube-proxy, kubelet and the group's other
+// writers run inside the distribution's process (k3s), on its PATH
+// iptables: then they move together and restart with its unit.
+func (g group) embedded() bool { return g.prof.KubeProxyEmbedded }
 
 // has reports whether the CNI component o is one of the group.
 func (g group) has(o cni.Owner) bool { return g.members.Has(ownership.Owner(o)) }
@@ -62,7 +65,7 @@ func (g group) names(members ownership.Group) string {
 
 // restart is the command that restarts the distribution's service.
 func (g group) restart() string {
-	if !g.k3s() {
+	if !g.embedded() {
 		return restartRKE2
 	}
 	if len(g.units) == 0 {
@@ -88,7 +91,7 @@ func (g group) k3sWords() *strings.Replacer {
 		restartRKE2, g.restart(),
 		syncFailureRestart, g.restart(),
 		"restart RKE2", "restart k3s",
-		rke2.DropInPath(distro.RKE2.ConfigFile()), rke2.DropInPath(distro.K3s.ConfigFile()),
+		rke2.DropInPath(distro.RKE2.ConfigFile()), rke2.DropInPath(g.prof.ConfigFile),
 		kubeProxyPodLogs, "k3s's journal, journalctl -u "+strings.TrimSuffix(g.unit(), ".service"),
 		"RKE2's config", "k3s's config",
 	)
@@ -110,7 +113,7 @@ func K3sWords(opts Options, res *Result) { newGroup(opts).reword(res) }
 // reword puts k3s's words into res's fixes on k3s (a no-op on RKE2, and
 // on text already reworded).
 func (g group) reword(res *Result) {
-	if !g.k3s() || res == nil {
+	if !g.embedded() || res == nil {
 		return
 	}
 	r := g.k3sWords()

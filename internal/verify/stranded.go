@@ -37,7 +37,7 @@ func strandedFindings(expect backend.Backend, st BackendState) []Finding {
 // kube-router's with kube-proxy's), and the fix moves the whole group.
 func (g group) strandedFindings(st BackendState) []Finding {
 	o := st.Owned
-	if !g.k3s() || o == nil || o.Empty() || st.strays == "" {
+	if !g.embedded() || o == nil || o.Empty() || st.strays == "" {
 		return strandedFindings(g.expect, st)
 	}
 	where := string(g.expect)
@@ -145,11 +145,11 @@ func (g group) hintFindings(states []BackendState, hostIptables string) []Findin
 		f := Finding{Kind: KindKubeletHint, Backend: st.Backend}
 		hints := list(st.KubeletHints)
 		switch {
-		case g.k3s() && wantHas:
+		case g.embedded() && wantHas:
 			f.Message = fmt.Sprintf("kubelet's hint chains in %s are leftovers: kubelet, which runs inside k3s, already wrote its own in %s, but kubelet never removes the old ones: %s",
 				st.Backend, want, hints)
 			f.Fix = KubeletHintsCleanup + " (no reboot needed)"
-		case g.k3s():
+		case g.embedded():
 			f.Message = fmt.Sprintf("kubelet's hint chains are in %s but kube-proxy uses %s: kubelet runs inside k3s and writes them at its start with k3s's PATH iptables, which pointed at %s then: %s",
 				st.Backend, g.expect, st.Backend, hints)
 			f.Fix = fmt.Sprintf("restart k3s so apply resets k3s-root's bin/aux links and kubelet writes them in %s: %s; then %s", want, g.restart(), KubeletHintsCleanup)

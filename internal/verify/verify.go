@@ -210,7 +210,7 @@ func (g group) fillOwned(st *BackendState, rs *rules.Ruleset) {
 	}
 	o := members.Find(rs, st.Backend == backend.NFTables)
 	st.Owned = &o
-	if g.k3s() && st.Backend != g.expect && !o.Empty() {
+	if g.embedded() && st.Backend != g.expect && !o.Empty() {
 		st.strays = "k3s's " + g.names(writers(&o))
 	}
 	st.KubeProxyChains = len(o.Chains)
