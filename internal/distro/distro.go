@@ -42,6 +42,9 @@ type Profile struct {
 	Units []string
 	// AnyUnit names any of its units in sentences ("no AnyUnit installed").
 	AnyUnit string
+	// Restart is the command that restarts it where its units are not
+	// known by name.
+	Restart string
 	// KubeProxyEmbedded: kube-proxy (and kubelet) run inside the
 	// distribution's own process (k3s's pkg/daemons/executor/embed.go),
 	// not as a static pod. So the unit's environment is kube-proxy's
@@ -65,13 +68,25 @@ type Profile struct {
 }
 
 var profiles = map[Kind]Profile{
-	RKE2: {Kind: RKE2, Name: "RKE2", ConfigFile: hostfs.RKE2ConfigFile, ConfigEnv: "RKE2_CONFIG_FILE",
-		DataDir: hostfs.RKE2DataDir, Units: []string{"rke2-server.service", "rke2-agent.service"},
-		AnyUnit: "rke2-server or rke2-agent unit", VersionExample: "rke2 version vX.Y.Z+rke2rN (...)"},
-	k3s: {Kind: k3s, Name: "k3s", ConfigFile: hostfs.K3sConfigFile, ConfigEnv: "K3S_CONFIG_FILE",
-		DataDir: hostfs.K3sDataDir, AnyUnit: "k3s unit (k3s.service, k3s-agent.service or k3s-<name>.service)",
-		KubeProxyEmbedded: true, Writers: []cni.Owner{cni.OwnerFlannel, cni.OwnerKubeRouter},
-		VersionFromBinary: true, VersionExample: "k3s version vX.Y.Z+k3sN (...)", auxDir: hostfs.K3sAuxDir},
+	RKE2: {
+		Kind: RKE2, Name: "RKE2",
+		ConfigFile: hostfs.RKE2ConfigFile, ConfigEnv: "RKE2_CONFIG_FILE", DataDir: hostfs.RKE2DataDir,
+		Units:          []string{"rke2-server.service", "rke2-agent.service"},
+		AnyUnit:        "rke2-server or rke2-agent unit",
+		Restart:        "systemctl restart rke2-server (rke2-agent on agents)",
+		VersionExample: "rke2 version vX.Y.Z+rke2rN (...)",
+	},
+	k3s: {
+		Kind: k3s, Name: "k3s",
+		ConfigFile: hostfs.K3sConfigFile, ConfigEnv: "K3S_CONFIG_FILE", DataDir: hostfs.K3sDataDir,
+		AnyUnit:           "k3s unit (k3s.service, k3s-agent.service or k3s-<name>.service)",
+		Restart:           "systemctl restart k3s, or k3s-agent on agents",
+		KubeProxyEmbedded: true,
+		Writers:           []cni.Owner{cni.OwnerFlannel, cni.OwnerKubeRouter},
+		VersionFromBinary: true,
+		VersionExample:    "k3s version vX.Y.Z+k3sN (...)",
+		auxDir:            hostfs.K3sAuxDir,
+	},
 }
 
 // Profile is k's profile; "" counts as RKE2, the probe's default. Its

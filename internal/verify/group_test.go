@@ -3,11 +3,13 @@ package verify
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cni"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kubeproxy"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/plan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
@@ -173,7 +175,8 @@ func TestForHostOnK3s(t *testing.T) {
 }
 
 // On k3s the fixes every check shares name k3s's unit, journal and
-// drop-in, not RKE2's; the same run as RKE2 keeps RKE2's words.
+// drop-in, not RKE2's, as Run and the later checks make them (no caller
+// rewords them); the same run as RKE2 keeps RKE2's words.
 func TestK3sWordsInSharedFixes(t *testing.T) {
 	for _, c := range []struct {
 		kind       distro.Kind
@@ -181,25 +184,32 @@ func TestK3sWordsInSharedFixes(t *testing.T) {
 		unitsFound []string
 	}{
 		{distro.Kind("k3s"), "restart kube-proxy so it rebuilds its rules: systemctl restart k3s-agent.service", "rke2-server", []string{"k3s-agent.service"}},
-		{distro.RKE2, restartKubeProxyHint, "k3s", nil},
+		{distro.RKE2, "restart kube-proxy so it rebuilds its rules: systemctl restart rke2-server (rke2-agent on agents)", "k3s", nil},
 	} {
 		opts := Options{Expect: backend.IptablesNFT, Reader: newFake(t), Distribution: c.kind, Units: c.unitsFound}
 		res := run(t, opts)
-		K3sWords(opts, res) // as Command.Verify does, after the add-ons
 		text := report(res)
 		if !strings.Contains(text, "[missing-table]") || !strings.Contains(text, c.want) || strings.Contains(text, c.not) {
 			t.Errorf("%s, nothing synced: want a missing-table fix saying %q, never %q:\n%s", c.kind, c.want, c.not, text)
 		}
 	}
-	g := group{prof: distro.Kind("k3s").Profile(), units: []string{"k3s-nas.service"}}
-	fixed := g.k3sWords().Replace(syncFailureFix + "; " + "restart RKE2 so kube-proxy reads /etc/rancher/rke2/config.yaml.d/60-proxy-backend.yaml: " + restartRKE2)
-	for _, want := range []string{"k3s's journal, journalctl -u k3s-nas", "restart k3s (systemctl restart k3s-nas.service)", "reads /etc/rancher/k3s/config.yaml.d/60-proxy-backend.yaml: systemctl restart k3s-nas.service"} {
+	g := group{kind: distro.Kind("k3s"), units: []string{"k3s-nas.service"}}
+	fixed := g.syncFailureFix() + "; " + g.fixFor([]string{"localhost-nodeport-x"})
+	for _, want := range []string{"k3s's journal, journalctl -u k3s-nas", "restart k3s (systemctl restart k3s-nas.service)", "rebuilds its rules: systemctl restart k3s-nas.service"} {
 		if !strings.Contains(fixed, want) {
 			t.Errorf("k3s's words %q lack %q", fixed, want)
 		}
 	}
-	if rest := strings.ReplaceAll(fixed, "rke2-proxy-backend", ""); strings.Contains(rest, "rke2") || strings.Contains(rest, "RKE2") || g.k3sWords().Replace(fixed) != fixed {
-		t.Errorf("k3s's words %q keep RKE2's, or change on a second pass", fixed)
+	if rest := strings.ReplaceAll(fixed, "rke2-proxy-backend", ""); strings.Contains(rest, "rke2") || strings.Contains(rest, "RKE2") {
+		t.Errorf("k3s's words %q keep RKE2's", fixed)
+	}
+	// A rise watch finds between two runs is worded for the run's node.
+	prev := &kubeproxy.Figures{Failures: []kubeproxy.FailureCount{fc(kubeproxy.FailNFTablesSync, "IPv4", 1)}}
+	res := run(t, Options{Expect: backend.IptablesNFT, Reader: newFake(t), Distribution: distro.Kind("k3s"), Units: []string{"k3s-nas.service"}})
+	res.KubeProxy = &kubeproxy.Figures{Failures: []kubeproxy.FailureCount{fc(kubeproxy.FailNFTablesSync, "IPv4", 4)}}
+	res.AddSyncFailures(prev, time.Minute, time.Now())
+	if text := report(res); !strings.Contains(text, "k3s's journal, journalctl -u k3s-nas") {
+		t.Errorf("k3s, sync failures added later: want k3s's journal named:\n%s", text)
 	}
 }
 

@@ -115,10 +115,6 @@ func HintBackend(expect backend.Backend) backend.Backend {
 // chains once kubelet has written its own where kube-proxy's backend wants.
 const KubeletHintsCleanup = "rke2-proxy-backend cleanup --kubelet-hints"
 
-// restartRKE2 makes kubelet (which RKE2 runs) write its hint chains again,
-// with the host's iptables as it is now.
-const restartRKE2 = "systemctl restart rke2-server (rke2-agent on agents)"
-
 // hintFindings reports kubelet hint chains in a backend other than the one
 // matching kube-proxy's. kubelet writes them with the host's iptables at
 // its start and never removes them, so there are two causes, with two
@@ -160,13 +156,13 @@ func (g group) hintFindings(states []BackendState, hostIptables string) []Findin
 		case hostIptables == want.IptablesMode():
 			f.Message = fmt.Sprintf("kubelet's hint chains are in %s although the host's iptables already points at %s: kubelet has not started since the alternative moved (it writes them at its start): %s",
 				st.Backend, want, hints)
-			f.Fix = fmt.Sprintf("restart RKE2 so kubelet writes them in %s: %s; then %s", want, restartRKE2, KubeletHintsCleanup)
+			f.Fix = fmt.Sprintf("restart %s so kubelet writes them in %s: %s; then %s", g.kind.Name(), want, g.restart(), KubeletHintsCleanup)
 		default:
 			alt := string(want)
 			f.Message = fmt.Sprintf("kubelet's hint chains are in %s but kube-proxy uses %s: the host's iptables points at %s, and kubelet writes them with it: %s",
 				st.Backend, g.expect, hostIptablesName(hostIptables), hints)
-			f.Fix = fmt.Sprintf("point the host's iptables at %s (update-alternatives --set iptables /usr/sbin/%s; update-alternatives --set ip6tables /usr/sbin/%s), restart RKE2 so kubelet writes its hints there: %s; then %s (or reboot the node)",
-				alt, alt, "ip6"+strings.TrimPrefix(alt, "ip"), restartRKE2, KubeletHintsCleanup)
+			f.Fix = fmt.Sprintf("point the host's iptables at %s (update-alternatives --set iptables /usr/sbin/%s; update-alternatives --set ip6tables /usr/sbin/%s), restart %s so kubelet writes its hints there: %s; then %s (or reboot the node)",
+				alt, alt, "ip6"+strings.TrimPrefix(alt, "ip"), g.kind.Name(), g.restart(), KubeletHintsCleanup)
 		}
 		out = append(out, f)
 	}

@@ -211,4 +211,8 @@ type Result struct {
 	WriterUnknown string         `json:"writer_unknown,omitempty"`
 	// Duration is left out of status.json, byte-stable on an unchanged node.
 	Duration time.Duration `json:"-"`
+	// distribution and units are Run's, for the words of the fixes
+	// AddSyncFailures adds later.
+	distribution distro.Kind
+	units        []string
 }
