@@ -141,7 +141,7 @@ func runFor(o Options, normal string, dist distro.Distro) (Outcome, error) {
 	if err != nil {
 		return Failed, fmt.Errorf("render drop-ins: %w", err)
 	}
-	if dist.Kind == distro.K3s {
+	if dist.Kind.Profile().KubeProxyEmbedded {
 		if files, err = k3sEnvironment(files, names, d.IptablesMode); err != nil {
 			return Failed, err
 		}
@@ -219,12 +219,7 @@ func rke2UnitNames(f facts.Facts) []string {
 }
 
 // noUnits says which units are missing, in the words RKE2 nodes always got.
-func noUnits(k distro.Kind) string {
-	if k == distro.K3s {
-		return "no k3s unit installed (k3s.service, k3s-agent.service or k3s-<name>.service)"
-	}
-	return "no rke2-server or rke2-agent unit installed"
-}
+func noUnits(k distro.Kind) string { return "no " + k.Profile().AnyUnit + " installed" }
 
 // inInitrd follows systemd: SYSTEMD_IN_INITRD when set (systemd >= 251),
 // else the presence of /etc/initrd-release.

@@ -46,10 +46,11 @@ func k3sEnvironment(files []units.File, k3sUnits []string, iptablesMode string) 
 	return out, nil
 }
 
-// unitNames are the units the drop-ins go to: k3s's as distro found them,
-// RKE2's as the probe read them (its facts name them, as before distro).
+// unitNames are the units the drop-ins go to: found ones (k3s's) as
+// distro found them, fixed ones (RKE2's) as the probe read them (its facts
+// name them, as before distro).
 func unitNames(dist distro.Distro, rke2Units []string) []string {
-	if dist.Kind == distro.K3s {
+	if dist.Kind.Profile().Units == nil {
 		return dist.UnitNames()
 	}
 	return rke2Units

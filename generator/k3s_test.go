@@ -53,7 +53,7 @@ func mustReadDir(t *testing.T, dir string) []string {
 // holding only the "nothing to do" line shows neither was read.
 func TestGeneratorProbesNothingWithoutADistribution(t *testing.T) {
 	h := testhost.New(t).Debian12().FIFO(hostfs.ProcConfigGz).FIFO(hostfs.PCIDevicesDir).FIFO(hostfs.ConfigFile)
-	for _, kind := range []distro.Kind{"", distro.RKE2, distro.K3s} {
+	for _, kind := range []distro.Kind{"", distro.RKE2, distro.Kind("k3s")} {
 		out, files, log := runHost(t, h, kind)
 		if out != NoRKE2 || len(files) != 0 || strings.Count(log, "\n") != 1 || !strings.Contains(log, "nothing to do") {
 			t.Errorf("distribution %q: outcome %s, files %v, log %q; want one line and no probe", kind, out, files, log)

@@ -32,10 +32,6 @@ import (
 // Source is the decision source of an adopted plan.
 const Source = plan.SourceAdopted
 
-// RKE2Units are the units adoption looks for on RKE2, server first (on
-// k3s: unitsToAdopt).
-var RKE2Units = []string{"rke2-server.service", "rke2-agent.service"}
-
 // Options are one adoption's inputs.
 type Options struct {
 	Root hostfs.Root
@@ -153,17 +149,15 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	b, outcome, msg := judge(obs)
 	if outcome != Adopted {
 		res.Outcome, res.Message = outcome, msg
-		inK3sWords(o.Facts, &res)
 		return res, nil
 	}
 	res.Outcome = Adopted
 	p := record(o.Facts, obs, b)
 	start, boot := nextChoices(o.Facts, o.Config, b)
 	res.NextStart, res.NextBoot = &start, &boot
-	res.Differences = differences(b, start, boot)
+	res.Differences = differences(o.Facts.RKE2.Distribution.Profile(), b, start, boot)
 	p.Warnings = append(p.Warnings, res.Differences...)
 	res.Plan = &p
-	inK3sWords(o.Facts, &res)
 	if o.DryRun {
 		return res, nil
 	}

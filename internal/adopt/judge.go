@@ -19,10 +19,11 @@ func judge(obs Observation) (backend.Backend, Outcome, string) {
 	if obs.ProxyMode != "" {
 		mode = "/proxyMode says " + obs.ProxyMode
 	}
+	name := obs.dist.Name()
 	switch n := len(obs.KubeProxy); {
 	case n == 0:
-		return "", CannotTell, fmt.Sprintf("no kube-proxy rules in any backend (iptables-legacy, iptables-nft and nftables read just now; %s): kube-proxy has not synced since RKE2 started, or does not run; "+
-			"nothing recorded. Run `rke2-proxy-backend adopt --wait 5m` to wait for its first sync; RKE2's next start records a plan anyway", mode)
+		return "", CannotTell, fmt.Sprintf("no kube-proxy rules in any backend (iptables-legacy, iptables-nft and nftables read just now; %s): kube-proxy has not synced since %s started, or does not run; "+
+			"nothing recorded. Run `rke2-proxy-backend adopt --wait 5m` to wait for its first sync; %s's next start records a plan anyway", mode, name, name)
 	case n > 1:
 		var hints []string
 		for _, b := range obs.KubeProxy {
@@ -37,7 +38,7 @@ func judge(obs Observation) (backend.Backend, Outcome, string) {
 		return "", Refused, fmt.Sprintf("kube-proxy's rules are in %s, but %s; nothing recorded. Find what holds kube-proxy's metrics port, then run adopt again", b, obs.ProxyModeProblem)
 	}
 	if obs.ProxyMode == "ipvs" {
-		return "", Refused, fmt.Sprintf("kube-proxy runs in ipvs mode (its /proxyMode says so; the iptables rules in %s are ipvs mode's), which adopt does not take over: apply decides the iptables backend under ipvs at RKE2's next start (docs/switching.md: ipvs nodes), and verify does not judge ipvs's rules yet; nothing recorded. To leave the node alone meanwhile, set backend: off in %s", b, hostfs.ConfigFile)
+		return "", Refused, fmt.Sprintf("kube-proxy runs in ipvs mode (its /proxyMode says so; the iptables rules in %s are ipvs mode's), which adopt does not take over: apply decides the iptables backend under ipvs at %s's next start (docs/switching.md: ipvs nodes), and verify does not judge ipvs's rules yet; nothing recorded. To leave the node alone meanwhile, set backend: off in %s", b, name, hostfs.ConfigFile)
 	}
 	if obs.ProxyMode != "" && obs.ProxyMode != b.ProxyMode() {
 		return "", Refused, fmt.Sprintf("kube-proxy's rules are in %s, which is %s mode, but its /proxyMode says %s: the rules are another kube-proxy's, left stranded; nothing recorded. "+
@@ -50,7 +51,7 @@ func judge(obs Observation) (backend.Backend, Outcome, string) {
 // so. Nothing was written to RKE2 or loaded, so the drop-in, args, env and
 // modules loaded stay empty; Modules is the backend's set, for reference.
 func record(f facts.Facts, obs Observation, b backend.Backend) plan.Plan {
-	reasons := []string{fmt.Sprintf("kube-proxy was already running when rke2-proxy-backend was adopted, so its backend is recorded as it runs, without restarting RKE2: its rules are live in %s and in no other backend.", b)}
+	reasons := []string{fmt.Sprintf("kube-proxy was already running when rke2-proxy-backend was adopted, so its backend is recorded as it runs, without restarting %s: its rules are live in %s and in no other backend.", f.RKE2.Distribution.Name(), b)}
 	if obs.ProxyMode != "" {
 		reasons = append(reasons, fmt.Sprintf("kube-proxy's /proxyMode says %s.", obs.ProxyMode))
 	} else {

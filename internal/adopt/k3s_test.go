@@ -16,7 +16,7 @@ import (
 // k3sOptions are options on a k3s fixture, probed as k3s.
 func k3sOptions(t *testing.T, h *testhost.Host, r netfilter.Reader, sd Systemd) Options {
 	t.Helper()
-	return probedOptions(t, h, facts.Options{Distribution: distro.K3s}, r, sd)
+	return probedOptions(t, h, facts.Options{Distribution: distro.Kind("k3s")}, r, sd)
 }
 
 // On k3s adoption looks at k3s's units (k3s, k3s-agent, k3s-NAME as

@@ -7,6 +7,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 )
@@ -33,16 +34,16 @@ func choice(d decide.Decision) Choice {
 
 // differences are the sentences an operator must read before RKE2's next
 // start or the next boot.
-func differences(b backend.Backend, start, boot Choice) []string {
+func differences(p distro.Profile, b backend.Backend, start, boot Choice) []string {
 	var out []string
 	switch {
 	case start.Disabled:
-		out = append(out, fmt.Sprintf("At RKE2's next start rke2-proxy-backend is off (source %s: %s) and kube-proxy starts on RKE2's own defaults, which may not be %s.",
-			start.Source, strings.Join(start.Reasons, " "), b))
+		out = append(out, fmt.Sprintf("At %s's next start rke2-proxy-backend is off (source %s: %s) and kube-proxy starts on %s's own defaults, which may not be %s.",
+			p.Name, start.Source, strings.Join(start.Reasons, " "), p.Name, b))
 	case start.Backend != b:
-		out = append(out, fmt.Sprintf("At RKE2's next start the generator would switch kube-proxy from %s to %s (source %s: %s) and %s's rules would be left stranded. "+
-			"To keep %s, %s before RKE2 restarts; to move on purpose, run `rke2-proxy-backend switch --to %s` (it restarts RKE2, cleans up %s and verifies, rolling back on failure).",
-			b, start.Backend, start.Source, strings.Join(start.Reasons, " "), b, b, keepHint(start.Source, b), start.Backend, b))
+		out = append(out, fmt.Sprintf("At %s's next start the generator would switch kube-proxy from %s to %s (source %s: %s) and %s's rules would be left stranded. "+
+			"To keep %s, %s before %s restarts; to move on purpose, run `rke2-proxy-backend switch --to %s` (it restarts %s, cleans up %s and verifies, rolling back on failure).",
+			p.Name, b, start.Backend, start.Source, strings.Join(start.Reasons, " "), b, b, keepHint(p, start.Source, b), p.Name, start.Backend, p.Name, b))
 	}
 	if !boot.Disabled && boot.Backend != b && boot.Backend != start.Backend {
 		out = append(out, fmt.Sprintf("At the next boot (no plan in /run, no rules yet) the generator would choose %s instead of %s (source %s: %s) To keep %s across reboots, set backend: %s in %s.",
@@ -52,14 +53,18 @@ func differences(b backend.Backend, start, boot Choice) []string {
 }
 
 // keepHint says how to undo the setting that would switch the backend.
-func keepHint(source string, b backend.Backend) string {
+func keepHint(p distro.Profile, source string, b backend.Backend) string {
 	switch source {
 	case config.SourceCmdline:
 		return "remove rke2.proxy_backend= from the kernel command line (or make it " + string(b) + ")"
 	case config.SourceEnv:
 		return "unset RKE2_PROXY_BACKEND (or make it " + string(b) + ")"
 	case decide.SourceRKE2Config:
-		return "change RKE2's own proxy-mode / IPTABLES_MODE settings to " + string(b) + "'s (or set respect_rke2_config: false)"
+		where := "proxy-mode / IPTABLES_MODE"
+		if p.KubeProxyEmbedded {
+			where = "proxy-mode (config) / IPTABLES_MODE (unit)"
+		}
+		return "change " + p.Name + "'s own " + where + " settings to " + string(b) + "'s (or set respect_rke2_config: false)"
 	}
 	return fmt.Sprintf("set backend: %s (or auto) in %s", b, hostfs.ConfigFile)
 }

@@ -34,10 +34,11 @@ type Observation struct {
 	RKE2ProxyModeFile    string `json:"rke2_proxy_mode_file,omitempty"`
 	RKE2IptablesMode     string `json:"rke2_iptables_mode,omitempty"`
 	RKE2IptablesModeFile string `json:"rke2_iptables_mode_file,omitempty"`
-	// k3s: on k3s RKE2IptablesMode is the operator's in the k3s unit's
+	// dist is the node's distribution, for the words. Where kube-proxy
+	// is embedded (k3s) RKE2IptablesMode is the operator's in the unit's
 	// environment (our generator's drop-in is not counted), with the file
 	// and line.
-	k3s bool
+	dist distro.Kind
 }
 
 // observe reads every backend's live rules through the project's one
@@ -69,9 +70,10 @@ func observe(ctx context.Context, o Options, f facts.Facts) (Observation, error)
 	eff := f.RKE2.Config
 	obs.RKE2ProxyMode, obs.RKE2ProxyModeFile = eff.ProxyMode()
 	obs.RKE2IptablesMode, obs.RKE2IptablesModeFile = eff.IptablesMode()
-	if f.RKE2.Distribution == distro.K3s {
+	obs.dist = f.RKE2.Distribution
+	if obs.dist.Profile().KubeProxyEmbedded {
 		// kube-proxy runs inside k3s: its IPTABLES_MODE is the unit's.
-		obs.RKE2IptablesMode, obs.RKE2IptablesModeFile, obs.k3s = "", "", true
+		obs.RKE2IptablesMode, obs.RKE2IptablesModeFile = "", ""
 		if env := f.RKE2.K3sIptablesMode(); env != nil {
 			obs.RKE2IptablesMode, obs.RKE2IptablesModeFile = env.Value, env.Where()
 		}
@@ -99,12 +101,13 @@ func (obs Observation) rke2Says(b backend.Backend) (reason, warning string) {
 	if obs.RKE2IptablesMode != "" {
 		set = append(set, fmt.Sprintf("IPTABLES_MODE=%s (in %s)", obs.RKE2IptablesMode, obs.RKE2IptablesModeFile))
 	}
+	embedded, name := obs.dist.Profile().KubeProxyEmbedded, obs.dist.Name()
 	switch {
-	case len(set) == 0 && obs.k3s:
+	case len(set) == 0 && embedded:
 		reason = "k3s's config sets no proxy-mode and its unit no IPTABLES_MODE, so kube-proxy runs in its default iptables mode and the iptables k3s runs (its bundled iptables-detect.sh, or the host's when that comes first in k3s's PATH) chose the iptables variant itself."
 	case len(set) == 0:
 		reason = "RKE2's config sets neither proxy-mode nor IPTABLES_MODE, so kube-proxy runs in RKE2's default iptables mode and its image chose the iptables variant itself."
-	case obs.k3s:
+	case embedded:
 		reason = "k3s's settings give kube-proxy " + strings.Join(set, " and ") + "."
 	default:
 		reason = "RKE2's config gives kube-proxy " + strings.Join(set, " and ") + "."
@@ -113,15 +116,15 @@ func (obs Observation) rke2Says(b backend.Backend) (reason, warning string) {
 	if mode == "" {
 		mode = "iptables"
 	}
-	says := "RKE2's config says"
-	if obs.k3s {
-		says = "k3s's settings say"
+	says := name + "'s config says"
+	if embedded {
+		says = name + "'s settings say"
 	}
 	switch {
 	case mode != b.ProxyMode():
-		warning = fmt.Sprintf(says+" proxy-mode=%s but kube-proxy's rules are in %s: RKE2 was started before that setting was made.", mode, b)
+		warning = fmt.Sprintf("%s proxy-mode=%s but kube-proxy's rules are in %s: %s was started before that setting was made.", says, mode, b, name)
 	case b != backend.NFTables && obs.RKE2IptablesMode != "" && obs.RKE2IptablesMode != b.IptablesMode():
-		warning = fmt.Sprintf(says+" IPTABLES_MODE=%s (in %s) but kube-proxy's rules are in %s: RKE2 was started before that setting was made.", obs.RKE2IptablesMode, obs.RKE2IptablesModeFile, b)
+		warning = fmt.Sprintf("%s IPTABLES_MODE=%s (in %s) but kube-proxy's rules are in %s: %s was started before that setting was made.", says, obs.RKE2IptablesMode, obs.RKE2IptablesModeFile, b, name)
 	}
 	return reason, warning
 }

@@ -37,8 +37,9 @@ type Options struct {
 	// Stdout gets the dry run's report; Log gets one line per side effect.
 	Stdout io.Writer
 	Log    func(format string, args ...any)
-	// Distribution is the node's (distro.K3s: the drop-in has k3s's keys
-	// and the bin/aux links are kept in step; "" is RKE2).
+	// Distribution is the node's ("" is RKE2): where kube-proxy is
+	// embedded (k3s) the drop-in has its keys and the bin/aux links are
+	// kept in step.
 	Distribution distro.Kind
 }
 
@@ -168,7 +169,7 @@ func Run(ctx context.Context, o Options, in Input) (Result, error) {
 		o.log("backend %s (source %s): %s", d.Backend, d.Source, strings.Join(d.Reasons, " "))
 	}
 	data, why, err := renderFor(o, in.Facts, d)
-	if o.Distribution == distro.K3s {
+	if o.Distribution.Profile().KubeProxyEmbedded {
 		reasons := k3sStep(o, in.Facts, d, why)
 		res.Plan.Decision.Reasons = append(append([]string{}, d.Reasons...), reasons...)
 		o.log("k3s: %s", strings.Join(reasons, " "))
@@ -319,7 +320,7 @@ func laterOverrides(o Options, d decide.Decision, warn func(format string, args 
 	} {
 		// k3s's drop-in has no kube-proxy-extra-env (RenderK3sDropIn):
 		// kube-proxy's environment is the unit's there.
-		if len(values) > 0 && (o.Distribution.EnvInConfig() || key != rke2.KeyKubeProxyExtraEnv) {
+		if len(values) > 0 && (!o.Distribution.Profile().KubeProxyEmbedded || key != rke2.KeyKubeProxyExtraEnv) {
 			keys = append(keys, key)
 		}
 	}

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 )
@@ -17,7 +16,7 @@ import (
 // k3s's keys and, where it may, prefer-bundled-bin, and the sentence that
 // says why (a dry run shows the same bytes a real run writes).
 func renderFor(o Options, f facts.Facts, d decide.Decision) (data []byte, k3sReason string, err error) {
-	if o.Distribution != distro.K3s {
+	if !o.Distribution.Profile().KubeProxyEmbedded {
 		data, err = rke2.RenderDropIn(dropIn(d))
 		return data, "", err
 	}
@@ -32,7 +31,7 @@ func renderFor(o Options, f facts.Facts, d decide.Decision) (data []byte, k3sRea
 func k3sStep(o Options, f facts.Facts, d decide.Decision, why string) []string {
 	reasons := []string{why}
 	if d.IptablesMode != "" {
-		reasons = append(reasons, resetAuxLinks(o, distro.K3s.AuxDir(f.RKE2.DataDir), d.IptablesMode))
+		reasons = append(reasons, resetAuxLinks(o, o.Distribution.Profile().AuxDir(f.RKE2.DataDir), d.IptablesMode))
 	}
 	return reasons
 }

@@ -8,9 +8,6 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostplan"
 )
 
-// EnvK3sConfig moves k3s's main config file, as RKE2_CONFIG_FILE does RKE2's.
-const EnvK3sConfig = "K3S_CONFIG_FILE"
-
 // OnHost is apply as RKE2's ExecStartPre runs it for host: the plan for it
 // (a config it cannot read is an UnknownIntent), RKE2_CONFIG_FILE from this
 // process's environment, then Prepare. Every error is a usage error (exit
@@ -29,9 +26,6 @@ func OnHost(ctx context.Context, host hostplan.Host, o PrepareOptions) (Outcome,
 	if err != nil {
 		return Outcome{}, UnknownIntent(err, kind.Name())
 	}
-	o.Root, o.ConfigEnv = host.Root, os.Getenv(EnvRKE2Config)
-	if kind == distro.K3s {
-		o.ConfigEnv = os.Getenv(EnvK3sConfig)
-	}
+	o.Root, o.ConfigEnv = host.Root, os.Getenv(kind.Profile().ConfigEnv)
 	return Prepare(ctx, o, Input{Facts: p.Facts, Config: p.Config, Decision: p.Decision})
 }

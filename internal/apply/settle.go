@@ -5,7 +5,6 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 )
@@ -38,11 +37,7 @@ func Settle(root hostfs.Root, in Input, forced backend.Backend, configEnv string
 	if configEnv != "" && configEnv != mainFile {
 		eff, err := rke2.LoadEffectiveOf(root, configEnv, f.RKE2.Distribution.Name())
 		if err != nil {
-			env := EnvRKE2Config
-			if f.RKE2.Distribution == distro.K3s {
-				env = EnvK3sConfig
-			}
-			return in, "", fmt.Errorf("%s=%s: %w", env, configEnv, err)
+			return in, "", fmt.Errorf("%s=%s: %w", f.RKE2.Distribution.Profile().ConfigEnv, configEnv, err)
 		}
 		mainFile, f.RKE2.ConfigFile, f.RKE2.Config = configEnv, configEnv, eff
 		redecide = true

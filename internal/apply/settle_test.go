@@ -64,7 +64,7 @@ func TestSettleRefusesAnUnreadableK3sConfigFile(t *testing.T) {
 	const moved = "/etc/k3s-elsewhere/config.yaml"
 	h := testhost.New(t).Debian12().K3sUnit("k3s", "server").File(moved, "kube-proxy-arg: [unclosed\n")
 	in := probed(h)
-	in.Facts.RKE2.Distribution = distro.K3s
+	in.Facts.RKE2.Distribution = distro.Kind("k3s")
 	_, _, err := Settle(h.Root(), in, "", moved)
 	if err == nil || !strings.HasPrefix(err.Error(), "K3S_CONFIG_FILE="+moved+": k3s config "+moved) {
 		t.Errorf("Settle error %v; want one naming K3S_CONFIG_FILE and k3s's config file", err)

@@ -69,10 +69,10 @@ func Stranded(ctx context.Context, root hostfs.Root, b backend.Backend, opts Opt
 // A config that cannot be read is an error, not k3s's defaults, which
 // would remove them.
 func GroupOn(root hostfs.Root, kind distro.Kind) (ownership.Group, error) {
-	if kind != distro.K3s {
+	if len(kind.Profile().Writers) == 0 {
 		return ownership.GroupOf(kind), nil
 	}
-	n, unreadable := facts.ReadK3sNetwork(root)
+	n, unreadable := facts.ReadK3sNetwork(root, kind)
 	if len(unreadable) > 0 {
 		return nil, fmt.Errorf("cannot tell whether k3s runs its flannel and kube-router (%s), so not whether their chains are k3s's to remove: %s; fix the read and run cleanup again", facts.KeyFlannelBackend+", "+facts.KeyDisableNetworkPolicy, strings.Join(unreadable, "; "))
 	}

@@ -126,7 +126,7 @@ func TestResultText(t *testing.T) {
 // operator's chains.
 func TestStrandedUnreadableK3sConfig(t *testing.T) {
 	root := testhost.New(t).K3sUnit("k3s", "server").K3sConfig("config.yaml", "flannel-backend: [none\n").Root()
-	_, err := Stranded(context.Background(), root, backend.IptablesLegacy, Options{Distribution: distro.K3s})
+	_, err := Stranded(context.Background(), root, backend.IptablesLegacy, Options{Distribution: distro.Kind("k3s")})
 	if err == nil || !strings.Contains(err.Error(), "/etc/rancher/k3s/config.yaml") || !strings.Contains(err.Error(), "cannot tell whether k3s runs its flannel and kube-router") {
 		t.Fatalf("got %v, want a refusal naming k3s's config", err)
 	}

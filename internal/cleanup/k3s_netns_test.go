@@ -64,7 +64,7 @@ func TestCleanupK3sGroupInNetns(t *testing.T) {
 				}
 			}
 
-			p, err := Stranded(ctx, root, c.stranded, Options{Distribution: distro.K3s})
+			p, err := Stranded(ctx, root, c.stranded, Options{Distribution: distro.Kind("k3s")})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -129,7 +129,7 @@ func TestCleanupK3sOperatorsWriterInNetns(t *testing.T) {
 			if _, err := plan.Write(root, plan.Plan{Applied: plan.Wrote(plan.Decision{Backend: backend.IptablesNFT}, "/etc/rancher/k3s/config.yaml.d/60-proxy-backend.yaml"), Decision: plan.Decision{Backend: backend.IptablesNFT}}); err != nil {
 				t.Fatal(err)
 			}
-			p, err := Stranded(context.Background(), root, backend.IptablesLegacy, Options{Distribution: distro.K3s})
+			p, err := Stranded(context.Background(), root, backend.IptablesLegacy, Options{Distribution: distro.Kind("k3s")})
 			if err != nil {
 				t.Fatal(err)
 			}

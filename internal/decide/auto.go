@@ -56,7 +56,7 @@ func (s *state) auto() backend.Backend {
 		return b
 	}
 	if len(s.c.Prefer) > 0 && s.c.Prefer[0] == backend.NFTables && s.underIPVS() {
-		s.say("The prefer list puts nftables first, but RKE2's config sets proxy-mode=ipvs in %s, and under ipvs only an iptables backend can be chosen (to run nftables, migrate off ipvs first, see the ipvs reason below), so an iptables backend is used.", s.pins.proxyModeFile)
+		s.say("The prefer list puts nftables first, but %s's config sets proxy-mode=ipvs in %s, and under ipvs only an iptables backend can be chosen (to run nftables, migrate off ipvs first, see the ipvs reason below), so an iptables backend is used.", s.name(), s.pins.proxyModeFile)
 	}
 	if len(s.c.Prefer) > 0 && s.c.Prefer[0] == backend.NFTables && !s.iptablesOnly {
 		if s.usable(backend.NFTables) {
@@ -87,7 +87,7 @@ func (s *state) autoIptables() backend.Backend {
 			s.say("Neither iptables backend can work (%s; %s), so kube-proxy's nftables mode is used.", s.caps[backend.IptablesLegacy].why, s.caps[backend.IptablesNFT].why)
 			return backend.NFTables
 		}
-		s.say("No backend can work on this host as far as the facts show (%s; %s); iptables-nft, RKE2's usual choice, is named here, but apply gives RKE2 no backend of ours (on_failure decides whether RKE2 starts on its own defaults) and kube-proxy will probably fail until the kernel is fixed.", s.caps[backend.IptablesLegacy].why, s.caps[backend.IptablesNFT].why)
+		s.say("No backend can work on this host as far as the facts show (%s; %s); iptables-nft, the usual choice, is named here, but apply gives RKE2 no backend of ours (on_failure decides whether RKE2 starts on its own defaults) and kube-proxy will probably fail until the kernel is fixed.", s.caps[backend.IptablesLegacy].why, s.caps[backend.IptablesNFT].why)
 		return backend.IptablesNFT
 	}
 	if s.caps[backend.IptablesLegacy].support == supported && s.caps[backend.IptablesNFT].support == supported {
@@ -101,7 +101,7 @@ func (s *state) autoIptables() backend.Backend {
 		if u.IptablesPath != "" {
 			where = " (" + u.IptablesPath + ")"
 		}
-		if isK3s(s.f) {
+		if embedded(s.f) {
 			s.sayK3sHostAlternative(b, where)
 			return b
 		}
@@ -143,7 +143,7 @@ func (s *state) finish(b backend.Backend) {
 		s.setting(&d.KubeProxyArgs, "proxy-mode", d.ProxyMode, s.pins.proxyMode, s.pins.proxyModeFile)
 	}
 	if s.pins.miscasedGate != "" {
-		s.say("RKE2's config passes %q in %s: kube-proxy's gate names are case-sensitive, so it knows no such gate and will not start; write %s.",
+		s.say("%s's config passes %q in %s: kube-proxy's gate names are case-sensitive, so it knows no such gate and will not start; write %s.", s.name(),
 			s.pins.miscasedGate, s.pins.miscasedGateFile, nftablesGate)
 	}
 	if b == backend.NFTables && needsGate(s.f.RKE2.Kubernetes) && !s.pins.gate {
@@ -152,7 +152,7 @@ func (s *state) finish(b backend.Backend) {
 	}
 	d.KubeProxyArgs = append(d.KubeProxyArgs, s.extraArgs(d.ProxyMode)...)
 	s.setting(&d.KubeProxyEnv, "IPTABLES_MODE", d.IptablesMode, s.pins.iptablesMode, s.pins.iptablesModeFile)
-	if isK3s(s.f) && b.UsesIptables() {
+	if embedded(s.f) && b.UsesIptables() {
 		s.sayK3sEnv(b)
 		s.sayK3sIptables(b)
 	}
@@ -164,7 +164,7 @@ func (s *state) finish(b backend.Backend) {
 	}
 	d.NodeTaints = nodeTaints(s, b)
 	if b == backend.NFTables {
-		if isK3s(s.f) {
+		if embedded(s.f) {
 			s.sayK3sNft()
 		}
 		s.say("%s", cniReason(s.f, s.f.RKE2.ManifestsDir()))
@@ -194,7 +194,7 @@ func (s *state) setting(list *[]string, name, value, pin, file string) {
 		return // respectK3sEnv said what becomes of the unit's value
 	}
 	if pin != "" && pin != value {
-		s.say("RKE2's config sets %s=%s in %s; the drop-in's %s=%s overrides it because RKE2 reads the drop-in later.", name, pin, file, name, value)
+		s.say("%s's config sets %s=%s in %s; the drop-in's %s=%s overrides it because %s reads the drop-in later.", s.name(), name, pin, file, name, value, s.name())
 	}
 }
 

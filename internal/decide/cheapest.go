@@ -88,18 +88,18 @@ func (s *state) cheapest() (backend.Backend, bool) {
 	if prev, where := ranLastTime(s.f); prev != "" && prev != low && slices.Contains(cands, prev) {
 		saved := full[prev] - full[low]
 		if full[low] < full[prev]*SwitchRatio && saved > SwitchFloorSeconds {
-			s.say("The prefer list starts with cheapest: %s; %s is cheaper than %s, which RKE2 ran with last time (per %s), by more than %.0f%% and %s, so it switches to %s.",
-				measured, low, prev, where, (1-SwitchRatio)*100, seconds(SwitchFloorSeconds), low)
+			s.say("The prefer list starts with cheapest: %s; %s is cheaper than %s, which %s ran with last time (per %s), by more than %.0f%% and %s, so it switches to %s.",
+				measured, low, prev, s.name(), where, (1-SwitchRatio)*100, seconds(SwitchFloorSeconds), low)
 		} else {
 			chosen = prev
-			s.say("The prefer list starts with cheapest: %s; %s, which RKE2 ran with last time (per %s), is kept: %s does not save more than %.0f%% and %s, and switching on noise would strand rules.",
-				measured, prev, where, low, (1-SwitchRatio)*100, seconds(SwitchFloorSeconds))
+			s.say("The prefer list starts with cheapest: %s; %s, which %s ran with last time (per %s), is kept: %s does not save more than %.0f%% and %s, and switching on noise would strand rules.",
+				measured, prev, s.name(), where, low, (1-SwitchRatio)*100, seconds(SwitchFloorSeconds))
 		}
 	} else {
 		s.say("The prefer list starts with cheapest: %s, so %s, the cheapest, is used.", measured, low)
 	}
 	if alt := s.f.Userspace.IptablesAlternative; chosen.UsesIptables() && (alt == "legacy" || alt == "nft") && alt != chosen.IptablesMode() {
-		if isK3s(s.f) {
+		if embedded(s.f) {
 			s.sayK3sOtherAlternative(byIptablesMode(alt), chosen)
 			return chosen, true
 		}
@@ -121,7 +121,7 @@ func ranLastTime(f facts.Facts) (backend.Backend, string) {
 	case "nftables":
 		return backend.NFTables, ours
 	case "iptables":
-		if isK3s(f) {
+		if embedded(f) {
 			return k3sRanLastTime(f, ours)
 		}
 		if im := ourSetting(eff, ours, rke2.KeyKubeProxyExtraEnv, "IPTABLES_MODE"); im == "legacy" || im == "nft" {

@@ -27,7 +27,7 @@ var nftMinimum = []int{1, 0, 1}
 func clusterFollowsNFTables(f facts.Facts) capability {
 	// RKE2's release notes are no k3s fact: on k3s the nft on its PATH
 	// (kubeSupportsNFTables) and the Kubernetes version decide.
-	if v := f.RKE2.Kubernetes; v.Known() && v.Major == 1 && !isK3s(f) {
+	if v := f.RKE2.Kubernetes; v.Known() && v.Major == 1 && !embedded(f) {
 		if predatesNFTablesDocs(v) {
 			return capability{support: unsupported, why: fmt.Sprintf("RKE2 %s predates the first releases that document nftables mode (%s)", rke2Name(f), firstDocumented)}
 		}
@@ -35,7 +35,7 @@ func clusterFollowsNFTables(f facts.Facts) capability {
 	if nft := f.Userspace.Nft; nft.Version != "" && facts.VersionBelow(nft.Version, nftMinimum...) {
 		return capability{support: unsupported, why: fmt.Sprintf("the host's nft is %s (per %s), older than 1.0.1, which crashes on kube-proxy's nftables rules (kubernetes#122743); upgrade nftables", nft.Version, nft.Source)}
 	}
-	if isK3s(f) {
+	if embedded(f) {
 		// k3s's CNI is its own flannel and kube-router, which stay on
 		// iptables beside nftables mode (cniReason); no RKE2 chart applies.
 		return capability{support: supported}
@@ -75,7 +75,7 @@ const k3sCNIReason = "On k3s, flannel and kube-router's network policy keep writ
 // cniReason says what the CNI needs once nftables mode is chosen: RKE2 calls
 // the mode experimental and the CNI does not follow on its own.
 func cniReason(f facts.Facts, manifestsDir string) string {
-	if isK3s(f) {
+	if embedded(f) {
 		return k3sCNIReason
 	}
 	s := cniSetup(f)

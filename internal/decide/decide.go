@@ -29,12 +29,12 @@ func Decide(f facts.Facts, c config.Config) Decision {
 	switch {
 	case c.Backend == config.Off:
 		s.d.Disabled, s.d.Source = true, c.BackendSource
-		s.say("The setting %s turns rke2-proxy-backend off, so it writes nothing and RKE2 runs kube-proxy with its own defaults.", c.BackendSetting())
+		s.say("The setting %s turns rke2-proxy-backend off, so it writes nothing and %s runs kube-proxy with its own defaults.", c.BackendSetting(), f.RKE2.Distribution.Name())
 		return *s.d
 	case s.pins.disabled:
 		s.d.Disabled, s.d.Source = true, SourceRKE2Config
 		s.d.Respected = []string{"disable-kube-proxy=true in " + s.pins.disabledFile}
-		s.say("RKE2's config sets disable-kube-proxy: true (in %s), so this node runs no kube-proxy and there is nothing to do.", s.pins.disabledFile)
+		s.say("%s's config sets disable-kube-proxy: true (in %s), so this node runs no kube-proxy and there is nothing to do.", f.RKE2.Distribution.Name(), s.pins.disabledFile)
 		return *s.d
 	}
 	b, ok := s.override()
@@ -50,9 +50,6 @@ func Decide(f facts.Facts, c config.Config) Decision {
 	}
 	s.finish(b)
 	s.sayKubeProxyFindings()
-	if isK3s(f) {
-		inK3sWords(s.d)
-	}
 	return *s.d
 }
 
@@ -67,6 +64,9 @@ type state struct {
 	// only the iptables backend (legacy or nft) is ours to choose.
 	iptablesOnly bool
 }
+
+// name is the node's distribution in the reasons' words.
+func (s *state) name() string { return s.f.RKE2.Distribution.Name() }
 
 // say appends one reason, a plain sentence.
 func (s *state) say(format string, args ...any) {
@@ -103,7 +103,7 @@ func (s *state) override() (backend.Backend, bool) {
 	s.d.Source = s.c.BackendSource
 	if s.underIPVS() {
 		s.iptablesOnly = true
-		s.say("The override %s sets the iptables backend under ipvs mode (RKE2's config sets proxy-mode=ipvs in %s, which is kept) to %s.", who, s.pins.proxyModeFile, b)
+		s.say("The override %s sets the iptables backend under ipvs mode (%s's config sets proxy-mode=ipvs in %s, which is kept) to %s.", who, s.name(), s.pins.proxyModeFile, b)
 		return b, true
 	}
 	s.say("The override %s sets the backend to %s.", who, b)
@@ -129,7 +129,7 @@ func (s *state) respectRKE2() (backend.Backend, bool) {
 		}
 	}
 	if !s.c.RespectRKE2Config {
-		s.say("RKE2's config sets %s, but respect_rke2_config is false, so auto-detection decides and the drop-in overrides it.", strings.Join(p.text(), " and "))
+		s.say("%s's config sets %s, but respect_rke2_config is false, so auto-detection decides and the drop-in overrides it.", s.name(), strings.Join(p.text(), " and "))
 		return "", false
 	}
 	s.dropInvalidIptablesMode()
@@ -145,7 +145,7 @@ func (s *state) respectRKE2() (backend.Backend, bool) {
 		if p.iptablesMode == "" {
 			s.iptablesOnly = true
 			s.d.Respected = p.text()
-			s.say("RKE2's config sets proxy-mode=iptables in %s, and respect_rke2_config is true, so only the iptables backends are considered.", p.proxyModeFile)
+			s.say("%s's config sets proxy-mode=iptables in %s, and respect_rke2_config is true, so only the iptables backends are considered.", s.name(), p.proxyModeFile)
 			return "", false
 		}
 		b = byIptablesMode(p.iptablesMode)
@@ -154,7 +154,7 @@ func (s *state) respectRKE2() (backend.Backend, bool) {
 	default:
 		s.d.Disabled, s.d.Source = true, SourceRKE2Config
 		s.d.Respected = p.text()
-		s.say("RKE2's config sets proxy-mode=%s in %s, a mode rke2-proxy-backend does not manage (it handles iptables, nftables and ipvs), so it leaves kube-proxy alone.", p.proxyMode, p.proxyModeFile)
+		s.say("%s's config sets proxy-mode=%s in %s, a mode rke2-proxy-backend does not manage (it handles iptables, nftables and ipvs), so it leaves kube-proxy alone.", s.name(), p.proxyMode, p.proxyModeFile)
 		return "", false
 	}
 	cp := s.caps[b]
@@ -163,9 +163,9 @@ func (s *state) respectRKE2() (backend.Backend, bool) {
 		return "", false
 	}
 	s.d.Source = SourceRKE2Config
-	s.say("RKE2's config already sets %s, and respect_rke2_config is true, so %s is kept.", strings.Join(p.text(), " and "), b)
+	s.say("%s's config already sets %s, and respect_rke2_config is true, so %s is kept.", s.name(), strings.Join(p.text(), " and "), b)
 	if cp.support == unsupported {
-		s.say("Warning: %s, so kube-proxy is likely to fail: change RKE2's config, or set respect_rke2_config: false to let auto-detection decide.", cp.why)
+		s.say("Warning: %s, so kube-proxy is likely to fail: change %s's config, or set respect_rke2_config: false to let auto-detection decide.", cp.why, s.name())
 	}
 	return b, true
 }
@@ -178,7 +178,7 @@ func (s *state) respectRKE2() (backend.Backend, bool) {
 func (s *state) refusePin(b backend.Backend, why string) {
 	pinned := strings.Join(s.pins.text(), " and ")
 	s.d.Refused = append(s.d.Refused, fmt.Sprintf("%s: %s", pinned, why))
-	s.say("RKE2's config sets %s, which asks for %s, but %s, so it is refused and auto-detection decides instead (the drop-in, which RKE2 reads later, overrides it).", pinned, b, why)
+	s.say("%s's config sets %s, which asks for %s, but %s, so it is refused and auto-detection decides instead (the drop-in, which RKE2 reads later, overrides it).", s.name(), pinned, b, why)
 	if b == backend.NFTables {
 		s.pins.proxyMode, s.pins.proxyModeFile = "", ""
 		return
@@ -199,7 +199,7 @@ func (s *state) dropInvalidIptablesMode() {
 			s.pins.iptablesMode, s.pins.iptablesModeFile, s.pins.k3sEnv = "", "", nil
 			return
 		}
-		s.say("RKE2's config sets IPTABLES_MODE=%s in %s, which RKE2's kube-proxy image does not accept (only legacy and nft work; anything else makes every iptables call in kube-proxy fail), so it is not kept and the drop-in sets a working value.", p.iptablesMode, p.iptablesModeFile)
+		s.say("%s's config sets IPTABLES_MODE=%s in %s, which RKE2's kube-proxy image does not accept (only legacy and nft work; anything else makes every iptables call in kube-proxy fail), so it is not kept and the drop-in sets a working value.", s.name(), p.iptablesMode, p.iptablesModeFile)
 		s.pins.iptablesMode, s.pins.iptablesModeFile = "", ""
 	}
 }

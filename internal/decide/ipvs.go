@@ -33,7 +33,7 @@ func (s *state) respectIPVS() (backend.Backend, bool) {
 	s.iptablesOnly = true
 	s.respect(fmt.Sprintf("proxy-mode=%s in %s", ProxyModeIPVS, p.proxyModeFile))
 	if !s.c.RespectRKE2Config {
-		s.say("RKE2's config sets proxy-mode=ipvs in %s. respect_rke2_config is false, but the drop-in never moves a node off ipvs (that strands kube-proxy's ipsets, the kube-ipvs0 link and its virtual servers), so ipvs is kept and auto-detection decides the iptables backend under it.", p.proxyModeFile)
+		s.say("%s's config sets proxy-mode=ipvs in %s. respect_rke2_config is false, but the drop-in never moves a node off ipvs (that strands kube-proxy's ipsets, the kube-ipvs0 link and its virtual servers), so ipvs is kept and auto-detection decides the iptables backend under it.", s.name(), p.proxyModeFile)
 		return "", false
 	}
 	s.dropInvalidIptablesMode()
@@ -46,13 +46,13 @@ func (s *state) respectIPVS() (backend.Backend, bool) {
 			return "", false
 		}
 		s.d.Source = SourceRKE2Config
-		s.say("RKE2's config already sets %s, and respect_rke2_config is true, so kube-proxy keeps ipvs mode with %s under it.", strings.Join(p.text(), " and "), b)
+		s.say("%s's config already sets %s, and respect_rke2_config is true, so kube-proxy keeps ipvs mode with %s under it.", s.name(), strings.Join(p.text(), " and "), b)
 		if cp.support == unsupported {
-			s.say("Warning: %s, so kube-proxy is likely to fail: change IPTABLES_MODE in RKE2's config, or set respect_rke2_config: false to let auto-detection decide the backend under ipvs.", cp.why)
+			s.say("Warning: %s, so kube-proxy is likely to fail: change IPTABLES_MODE in %s's config, or set respect_rke2_config: false to let auto-detection decide the backend under ipvs.", cp.why, s.name())
 		}
 		return b, true
 	}
-	s.say("RKE2's config sets proxy-mode=ipvs in %s, and respect_rke2_config is true, so kube-proxy keeps ipvs mode. ipvs mode writes its iptables rules through the image's iptables wrapper, so the iptables backend under it (IPTABLES_MODE) is decided as for iptables mode.", p.proxyModeFile)
+	s.say("%s's config sets proxy-mode=ipvs in %s, and respect_rke2_config is true, so kube-proxy keeps ipvs mode. ipvs mode writes its iptables rules through the image's iptables wrapper, so the iptables backend under it (IPTABLES_MODE) is decided as for iptables mode.", s.name(), p.proxyModeFile)
 	return "", false
 }
 
@@ -62,7 +62,7 @@ func (s *state) refuseNFTablesUnderIPVS(who string) string {
 	if !s.underIPVS() {
 		return ""
 	}
-	return fmt.Sprintf("%s asks for nftables, but RKE2's config sets proxy-mode=ipvs in %s, and under ipvs only an iptables backend can be chosen (nftables is a proxy mode of its own); to run nftables, migrate off ipvs first (see the ipvs reason below)", who, s.pins.proxyModeFile)
+	return fmt.Sprintf("%s asks for nftables, but %s's config sets proxy-mode=ipvs in %s, and under ipvs only an iptables backend can be chosen (nftables is a proxy mode of its own); to run nftables, migrate off ipvs first (see the ipvs reason below)", who, s.name(), s.pins.proxyModeFile)
 }
 
 // ipvsScheduler is the --ipvs-scheduler kube-proxy will run with: the last
@@ -148,18 +148,18 @@ func ipvsLifecycleReason(f facts.Facts, target, file string) string {
 	v := f.RKE2.Kubernetes
 	timeline := fmt.Sprintf("kube-proxy deprecates ipvs mode (KEP-5495): it warns from Kubernetes 1.%d, puts it behind the feature gate KubeProxyIPVS from 1.%d, refuses it from 1.%d unless feature-gates=KubeProxyIPVS=true, and has no ipvs mode from 1.%d",
 		l.Deprecated.Minor, l.Gate.Minor, l.Off.Minor, l.Gone.Minor)
-	how := fmt.Sprintf("Migrate to %s: remove proxy-mode=ipvs and the ipvs-* kube-proxy-arg items from %s without restarting RKE2 (`rke2-proxy-backend switch --to BACKEND --dry-run` says what each ipvs-* item becomes), then run `rke2-proxy-backend switch --to BACKEND`: it restarts RKE2 and removes what ipvs mode leaves, which RKE2's kube-proxy does not clean (its pod mounts no /lib/modules): the kube-ipvs0 link, kube-proxy's KUBE-* ipsets, and the IPVS virtual servers on kube-ipvs0's addresses (never another owner's, such as keepalived's).", target, file)
+	how := fmt.Sprintf("Migrate to %s: remove proxy-mode=ipvs and the ipvs-* kube-proxy-arg items from %s without restarting %s (`rke2-proxy-backend switch --to BACKEND --dry-run` says what each ipvs-* item becomes), then run `rke2-proxy-backend switch --to BACKEND`: it restarts RKE2 and removes what ipvs mode leaves, which RKE2's kube-proxy does not clean (its pod mounts no /lib/modules): the kube-ipvs0 link, kube-proxy's KUBE-* ipsets, and the IPVS virtual servers on kube-ipvs0's addresses (never another owner's, such as keepalived's).", target, file, f.RKE2.Distribution.Name())
 	switch {
 	case !v.Known():
-		return fmt.Sprintf("Note: %s; the Kubernetes version RKE2 runs is unknown. %s", timeline, how)
+		return fmt.Sprintf("Note: %s; the Kubernetes version %s runs is unknown. %s", timeline, f.RKE2.Distribution.Name(), how)
 	case v.Minor >= l.Gone.Minor:
-		return fmt.Sprintf("Warning: %s, and RKE2 runs Kubernetes %s. %s", timeline, v, how)
+		return fmt.Sprintf("Warning: %s, and %s runs Kubernetes %s. %s", timeline, f.RKE2.Distribution.Name(), v, how)
 	case v.Minor >= l.Off.Minor:
-		return fmt.Sprintf("Warning: %s, and RKE2 runs Kubernetes %s, whose kube-proxy runs ipvs only with feature-gates=KubeProxyIPVS=true. %s", timeline, v, how)
+		return fmt.Sprintf("Warning: %s, and %s runs Kubernetes %s, whose kube-proxy runs ipvs only with feature-gates=KubeProxyIPVS=true. %s", timeline, f.RKE2.Distribution.Name(), v, how)
 	case v.Minor >= l.Deprecated.Minor:
-		return fmt.Sprintf("Warning: %s; RKE2 runs Kubernetes %s, whose kube-proxy still runs ipvs but warns. %s", timeline, v, how)
+		return fmt.Sprintf("Warning: %s; %s runs Kubernetes %s, whose kube-proxy still runs ipvs but warns. %s", timeline, f.RKE2.Distribution.Name(), v, how)
 	}
-	return fmt.Sprintf("Note: %s; RKE2 runs Kubernetes %s, which still runs ipvs without a warning. %s", timeline, v, how)
+	return fmt.Sprintf("Note: %s; %s runs Kubernetes %s, which still runs ipvs without a warning. %s", timeline, f.RKE2.Distribution.Name(), v, how)
 }
 
 // ipvsSwitchRefusal is why switch must not yet move a node whose RKE2
@@ -184,5 +184,5 @@ func ipvsSwitchRefusal(f facts.Facts, b backend.Backend) string {
 	if pin.Line > 0 {
 		where += fmt.Sprintf(" line %d", pin.Line)
 	}
-	return fmt.Sprintf("RKE2's config sets proxy-mode=ipvs (%s, kube-proxy-arg item %q), the mode kube-proxy would come back in after the restart (rke2-proxy-backend never edits RKE2's config): remove that item, without restarting RKE2, then run `rke2-proxy-backend switch --to %s` again; it restarts RKE2 and removes ipvs's leftovers (`--dry-run` says what each ipvs-* setting becomes)", where, pin.Value, b)
+	return fmt.Sprintf("%s's config sets proxy-mode=ipvs (%s, kube-proxy-arg item %q), the mode kube-proxy would come back in after the restart (rke2-proxy-backend never edits %s's config): remove that item, without restarting %s, then run `rke2-proxy-backend switch --to %s` again; it restarts RKE2 and removes ipvs's leftovers (`--dry-run` says what each ipvs-* setting becomes)", f.RKE2.Distribution.Name(), where, pin.Value, f.RKE2.Distribution.Name(), f.RKE2.Distribution.Name(), b)
 }

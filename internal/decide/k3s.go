@@ -6,17 +6,17 @@ import (
 	"strings"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 )
 
-// k3s runs kube-proxy inside its own process (distro.Kind.EnvInConfig is
-// false): the operator's IPTABLES_MODE is in the k3s unit's environment,
-// not in a kube-proxy-extra-env, and it is pinned exactly as RKE2's is.
-
-func isK3s(f facts.Facts) bool { return f.RKE2.Distribution == distro.K3s }
+// embedded reports whether kube-proxy runs inside the distribution's own
+// process (k3s; distro.Profile.KubeProxyEmbedded): the operator's
+// IPTABLES_MODE is then in the unit's environment, not in a
+// kube-proxy-extra-env, and it is pinned exactly as RKE2's is; kubelet,
+// kube-proxy and the CNI writers run the iptables on the process's PATH.
+func embedded(f facts.Facts) bool { return f.RKE2.Distribution.Profile().KubeProxyEmbedded }
 
 // wins says why the operator's IPTABLES_MODE is what k3s runs with
 // whatever the generator's drop-in says, "" when ours is applied after it.
@@ -190,35 +190,4 @@ func k3sRanLastTime(f facts.Facts, ours string) (backend.Backend, string) {
 		return byIptablesMode(alt), fmt.Sprintf("%s and the host's iptables alternative, which k3s runs without prefer-bundled-bin", ours)
 	}
 	return "", ""
-}
-
-// k3sWords are the phrases of RKE2's sentences whose fact holds on k3s
-// as it is, in k3s's words: k3s reads the same config keys and drop-ins
-// (pkg/configfilearg, which RKE2 uses), restarts the same way and reports
-// its Kubernetes version alike. Sentences whose fact differs on k3s (the
-// kube-proxy image, the unit's IPTABLES_MODE) have k3s sentences of their
-// own above.
-var k3sWords = strings.NewReplacer(
-	"RKE2's config", "k3s's config",
-	"RKE2 reads the drop-in later", "k3s reads the drop-in later",
-	"RKE2 runs kube-proxy with its own defaults", "k3s runs kube-proxy with its own defaults",
-	"RKE2 ran with last time", "k3s ran with last time",
-	"RKE2 runs Kubernetes", "k3s runs Kubernetes",
-	"the Kubernetes version RKE2 runs", "the Kubernetes version k3s runs",
-	"without restarting RKE2", "without restarting k3s",
-	"RKE2 is not restarted", "k3s is not restarted",
-	"RKE2's Kubernetes version is unknown (no RKE2 version was found)", "k3s's Kubernetes version is unknown (no k3s version was found)",
-	"iptables-nft, RKE2's usual choice", "iptables-nft, the usual choice",
-	"so RKE2 adds no taint", "so k3s adds no taint",
-	"RKE2 registers the node", "k3s registers the node",
-)
-
-// inK3sWords rewrites the decision's sentences for a k3s node.
-func inK3sWords(d *Decision) {
-	for i, r := range d.Reasons {
-		d.Reasons[i] = k3sWords.Replace(r)
-	}
-	for i, r := range d.Refused {
-		d.Refused[i] = k3sWords.Replace(r)
-	}
 }

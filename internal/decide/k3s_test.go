@@ -65,7 +65,7 @@ func TestK3sUnitIptablesModePin(t *testing.T) {
 	} {
 		h := testhost.New(t).Debian12()
 		c.host(h)
-		f, cfg := probed(t, h, facts.Options{Distribution: distro.K3s}, nil)
+		f, cfg := probed(t, h, facts.Options{Distribution: distro.Kind("k3s")}, nil)
 		d := Decide(f, cfg)
 		all := strings.Join(d.Reasons, "\n")
 		if d.Backend != c.backend || d.Source != c.source {
@@ -114,12 +114,37 @@ func TestK3sIptablesReasons(t *testing.T) {
 	} {
 		h := testhost.New(t).Debian12().K3sPinnedLegacy()
 		c.host(h)
-		f, cfg := probed(t, h, facts.Options{Distribution: distro.K3s}, nil)
+		f, cfg := probed(t, h, facts.Options{Distribution: distro.Kind("k3s")}, nil)
 		all := strings.Join(Decide(f, cfg).Reasons, "\n")
 		for _, w := range c.want {
 			if !strings.Contains(all, w) {
 				t.Errorf("%s: no reason with %q:\n%s", c.name, w, all)
 			}
+		}
+	}
+}
+
+// The sentences k3s shares with RKE2 name k3s on a k3s node, in the words
+// decide writes them with (nothing rewrites them afterwards).
+func TestK3sSharedSentencesNameK3s(t *testing.T) {
+	for _, c := range []struct {
+		name, config, k3sConfig, want string
+	}{
+		{"off", "backend: off\n", "", "k3s runs kube-proxy with its own defaults"},
+		{"proxy-mode pinned", "", "kube-proxy-arg:\n  - proxy-mode=iptables\n", "k3s's config sets proxy-mode=iptables in /etc/rancher/k3s/config.yaml"},
+		{"a taint", "node_taint: rke2-proxy-backend/backend=iptables-legacy:NoSchedule\n", "", "so k3s adds no taint"},
+	} {
+		h := testhost.New(t).Debian12().K3sUnit("k3s", "server")
+		if c.config != "" {
+			h.File(hostfs.ConfigFile, c.config)
+		}
+		if c.k3sConfig != "" {
+			h.K3sConfig("config.yaml", c.k3sConfig)
+		}
+		f, cfg := probed(t, h, facts.Options{Distribution: distro.Kind("k3s")}, nil)
+		all := strings.Join(Decide(f, cfg).Reasons, "\n")
+		if !strings.Contains(all, c.want) || strings.Contains(all, "RKE2's config") || strings.Contains(all, "RKE2 runs") {
+			t.Errorf("%s: reasons\n%s\nwant %q, and no RKE2 words", c.name, all, c.want)
 		}
 	}
 }

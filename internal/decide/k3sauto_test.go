@@ -15,7 +15,7 @@ import (
 // k3s config files (the operator's config.yaml, our drop-in).
 func onK3s(f facts.Facts, version, alt string, files ...rke2.File) facts.Facts {
 	f = withRKE2(f, version, files...)
-	f.RKE2.Distribution, f.RKE2.ConfigFile, f.RKE2.DataDir = distro.K3s, hostfs.K3sConfigFile, hostfs.K3sDataDir
+	f.RKE2.Distribution, f.RKE2.ConfigFile, f.RKE2.DataDir = distro.Kind("k3s"), hostfs.K3sConfigFile, hostfs.K3sDataDir
 	f.Userspace.IptablesAlternative = alt
 	return f
 }

@@ -68,7 +68,7 @@ func TestK3sNFTablesByTheNftOnK3sPath(t *testing.T) {
 	} {
 		h := testhost.New(t).Debian12().K3sUnit("k3s", "server").File(hostfs.ConfigFile, "prefer: [nftables, iptables-nft]\n")
 		c.host(h)
-		f, cfg := probed(t, h, facts.Options{Distribution: distro.K3s, RKE2Binary: true, AskNft: true}, nil)
+		f, cfg := probed(t, h, facts.Options{Distribution: distro.Kind("k3s"), RKE2Binary: true, AskNft: true}, nil)
 		d := Decide(f, cfg)
 		if d.Backend != c.want {
 			t.Errorf("%s: %s, want %s:\n%s", c.name, d.Backend, c.want, strings.Join(d.Reasons, "\n"))

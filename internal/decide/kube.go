@@ -23,12 +23,12 @@ const nftablesGate = "NFTablesProxyMode=true"
 func kubeSupportsNFTables(f facts.Facts) capability {
 	v := f.RKE2.Kubernetes
 	if !v.Known() {
-		return capability{support: unsupported, why: "RKE2's Kubernetes version is unknown (no RKE2 version was found), so whether kube-proxy's nftables mode and its feature gate apply cannot be told"}
+		return capability{support: unsupported, why: fmt.Sprintf("%s's Kubernetes version is unknown (no %s version was found), so whether kube-proxy's nftables mode and its feature gate apply cannot be told", f.RKE2.Distribution.Name(), f.RKE2.Distribution.Name())}
 	}
 	if !v.AtLeast(1, 29) {
 		return capability{support: unsupported, why: fmt.Sprintf("Kubernetes %s has no nftables mode in kube-proxy (it arrived in 1.29)", v)}
 	}
-	if isK3s(f) {
+	if embedded(f) {
 		return k3sNftCapability(f) // no image: the nft on k3s's PATH runs
 	}
 	if v.Major == 1 {

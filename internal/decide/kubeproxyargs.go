@@ -150,5 +150,5 @@ func switchKubeProxyRefusal(f facts.Facts, b backend.Backend) string {
 	for i, fd := range refusals {
 		texts[i] = fd.String()
 	}
-	return "RKE2 is not restarted, because its kube-proxy would not start again: " + strings.Join(texts, " ") + " Then switch again."
+	return f.RKE2.Distribution.Name() + " is not restarted, because its kube-proxy would not start again: " + strings.Join(texts, " ") + " Then switch again."
 }

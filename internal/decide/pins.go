@@ -38,7 +38,7 @@ func readPins(f facts.Facts) pins {
 	var p pins
 	p.proxyMode, p.proxyModeFile = eff.ProxyMode(ours)
 	p.iptablesMode, p.iptablesModeFile = eff.IptablesMode(ours)
-	if isK3s(f) {
+	if embedded(f) {
 		p.iptablesMode, p.iptablesModeFile = "", ""
 		if p.k3sEnv = f.RKE2.K3sIptablesMode(); p.k3sEnv != nil {
 			p.iptablesMode, p.iptablesModeFile = p.k3sEnv.Value, p.k3sEnv.Where()

@@ -58,12 +58,12 @@ func SwitchRefusal(f facts.Facts, b backend.Backend) string {
 	if b != backend.NFTables || !v.Known() {
 		return ""
 	}
-	if predatesNFTablesDocs(v) && !isK3s(f) {
+	if predatesNFTablesDocs(v) && !embedded(f) {
 		return fmt.Sprintf("RKE2 %s predates the first releases that document nftables mode (%s); upgrade RKE2 to one of those or later (the same minor's patch or a newer minor), then switch again",
 			rke2Name(f), firstDocumented)
 	}
 	if c := kubeSupportsNFTables(f); c.support == unsupported {
-		if isK3s(f) {
+		if embedded(f) {
 			return c.why + ", then switch again" // the why names k3s's fix
 		}
 		return c.why + "; upgrade RKE2, then switch again"

@@ -17,9 +17,9 @@ func nodeTaints(s *state, b backend.Backend) []string {
 	kv, _, _ := strings.Cut(taint, ":")
 	_, value, _ := strings.Cut(kv, "=")
 	if value != string(b) {
-		s.say("node_taint is for %s nodes; this node runs %s, so RKE2 adds no taint.", value, b)
+		s.say("node_taint is for %s nodes; this node runs %s, so %s adds no taint.", value, b, s.name())
 		return nil
 	}
-	s.say("RKE2 registers the node with the taint %s (node_taint); pods need a matching toleration, and kubelet applies it only when the node is first registered.", taint)
+	s.say("%s registers the node with the taint %s (node_taint); pods need a matching toleration, and kubelet applies it only when the node is first registered.", s.name(), taint)
 	return []string{taint}
 }

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 )
@@ -175,16 +174,11 @@ func pathSuffix(p string) string {
 // settingsOf names where kept settings come from: RKE2's config, or on
 // k3s its config and its unit's environment (IPTABLES_MODE lives there).
 func settingsOf(f facts.Facts) string {
-	if f.RKE2.Distribution == distro.K3s {
-		return "k3s's config and unit"
+	if p := f.RKE2.Distribution.Profile(); p.KubeProxyEmbedded {
+		return p.Name + "'s config and unit"
 	}
-	return "RKE2's config"
+	return f.RKE2.Distribution.Name() + "'s config"
 }
 
 // distLabel is the facts line naming the distribution's install.
-func distLabel(f facts.Facts) string {
-	if f.RKE2.Distribution == distro.K3s {
-		return "k3s"
-	}
-	return "rke2"
-}
+func distLabel(f facts.Facts) string { return string(f.RKE2.Distribution.Profile().Kind) }

@@ -1,85 +1,136 @@
 // Package distro says which Kubernetes distribution runs kube-proxy on a
-// node, RKE2 or k3s, and where each keeps what this tool reads and writes:
-// the config file and its drop-in directory, the data directory, the
-// service units, and how kube-proxy's environment reaches it. Everything
-// above the probe asks it instead of hard-coding RKE2's names.
+// node, RKE2 or k3s, and what differs between them: each has one Profile
+// (paths, units, how kube-proxy's environment reaches it, which writers
+// share kube-proxy's backend, its name in sentences). Everything above the
+// probe asks the profile instead of comparing kinds, so k3s is named only
+// here.
 package distro
 
 import (
 	"fmt"
 	"path"
+	"slices"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cni"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 )
 
 // Kind is a distribution's name, as --distribution takes it.
 type Kind string
 
+// RKE2 is the default distribution; k3s is reached through Parse (or
+// Kind("k3s")) and its profile, never by comparing kinds.
 const (
 	RKE2 Kind = "rke2"
-	K3s  Kind = "k3s"
+	k3s  Kind = "k3s"
 )
+
+// Profile is one distribution's facts.
+type Profile struct {
+	Kind Kind
+	// Name is the distribution as operators and its own docs write it.
+	Name string
+	// ConfigFile is the main config when nothing moves it; ConfigEnv is
+	// the unit environment variable that moves it. Both distributions read
+	// drop-ins from ConfigFile+".d" with the same "+" keys (RKE2 uses
+	// k3s's pkg/configfilearg), so internal/rke2's merge serves both.
+	ConfigFile, ConfigEnv string
+	// DataDir is the data-dir unless the config moves it.
+	DataDir string
+	// Units are the fixed unit names, server first; nil when the units are
+	// found (k3s's install.sh names them k3s, k3s-agent or INSTALL_K3S_NAME).
+	Units []string
+	// AnyUnit names any of its units in sentences ("no AnyUnit installed").
+	AnyUnit string
+	// Restart is the command that restarts it where its units are not
+	// known by name.
+	Restart string
+	// KubeProxyEmbedded: kube-proxy (and kubelet) run inside the
+	// distribution's own process (k3s's pkg/daemons/executor/embed.go),
+	// not as a static pod. So the unit's environment is kube-proxy's
+	// (IPTABLES_MODE is set there; there is no kube-proxy-extra-env), its
+	// logs are the unit's journal, and it execs the first iptables on the
+	// process's PATH, not the host alternative's through an image.
+	KubeProxyEmbedded bool
+	// Writers are the CNI components that run inside the process beside
+	// kube-proxy and exec the same iptables, so their rules share its
+	// backend (ownership's group) unless the config turns them off. k3s's
+	// flannel and kube-router write iptables only (k3s#12849).
+	Writers []cni.Owner
+	// VersionFromBinary: the data dir names no release (k3s's is
+	// data/<digest>), so only the binary tells the version.
+	VersionFromBinary bool
+	// VersionExample is the shape of the binary's --version line.
+	VersionExample string
+	// auxDir is, under the data dir, where the bundled iptables wrappers
+	// and their sticky links are ("" when they live in an image).
+	auxDir string
+}
+
+var profiles = map[Kind]Profile{
+	RKE2: {
+		Kind: RKE2, Name: "RKE2",
+		ConfigFile: hostfs.RKE2ConfigFile, ConfigEnv: "RKE2_CONFIG_FILE", DataDir: hostfs.RKE2DataDir,
+		Units:          []string{"rke2-server.service", "rke2-agent.service"},
+		AnyUnit:        "rke2-server or rke2-agent unit",
+		Restart:        "systemctl restart rke2-server (rke2-agent on agents)",
+		VersionExample: "rke2 version vX.Y.Z+rke2rN (...)",
+	},
+	k3s: {
+		Kind: k3s, Name: "k3s",
+		ConfigFile: hostfs.K3sConfigFile, ConfigEnv: "K3S_CONFIG_FILE", DataDir: hostfs.K3sDataDir,
+		AnyUnit:           "k3s unit (k3s.service, k3s-agent.service or k3s-<name>.service)",
+		Restart:           "systemctl restart k3s, or k3s-agent on agents",
+		KubeProxyEmbedded: true,
+		Writers:           []cni.Owner{cni.OwnerFlannel, cni.OwnerKubeRouter},
+		VersionFromBinary: true,
+		VersionExample:    "k3s version vX.Y.Z+k3sN (...)",
+		auxDir:            hostfs.K3sAuxDir,
+	},
+}
+
+// Profile is k's profile; "" counts as RKE2, the probe's default. Its
+// slices are copies, for callers to keep.
+func (k Kind) Profile() Profile {
+	p, ok := profiles[k]
+	if !ok {
+		p = profiles[RKE2]
+	}
+	p.Units, p.Writers = slices.Clone(p.Units), slices.Clone(p.Writers)
+	return p
+}
 
 // Parse reads a --distribution value; "" and "auto" mean "find it" ("").
 func Parse(s string) (Kind, error) {
 	switch s {
 	case "", "auto":
 		return "", nil
-	case string(RKE2), string(K3s):
+	case string(RKE2), string(k3s):
 		return Kind(s), nil
 	}
 	return "", fmt.Errorf("distribution %q is not one of auto, rke2, k3s", s)
 }
 
-// Name is the distribution as operators and its own docs write it
-// ("RKE2", "k3s"); "" counts as RKE2, the probe's default.
-func (k Kind) Name() string {
-	if k == K3s {
-		return "k3s"
-	}
-	return "RKE2"
-}
+// Name, ConfigFile and DataDir are the profile's, as most callers want one.
+func (k Kind) Name() string       { return k.Profile().Name }
+func (k Kind) ConfigFile() string { return k.Profile().ConfigFile }
+func (k Kind) DataDir() string    { return k.Profile().DataDir }
 
-// ConfigFile is the distribution's main config when nothing moves it; both
-// read drop-ins from ConfigFile+".d" with the same "+" keys (RKE2 uses
-// k3s's pkg/configfilearg), so internal/rke2's merge serves both.
-func (k Kind) ConfigFile() string {
-	if k == K3s {
-		return hostfs.K3sConfigFile
-	}
-	return hostfs.RKE2ConfigFile
-}
-
-// DataDir is the distribution's data-dir unless its config moves it.
-func (k Kind) DataDir() string {
-	if k == K3s {
-		return hostfs.K3sDataDir
-	}
-	return hostfs.RKE2DataDir
-}
-
-// EnvInConfig reports whether kube-proxy's environment (IPTABLES_MODE) is
-// set in the distribution's config: RKE2 runs kube-proxy as a static pod
-// and passes kube-proxy-extra-env to it; k3s runs kube-proxy inside its own
-// process (pkg/daemons/executor/embed.go), so the k3s unit's Environment=
-// is kube-proxy's, and k3s has no such key.
-func (k Kind) EnvInConfig() bool { return k != K3s }
-
-// AuxDir is where k3s-root's iptables wrappers and their sticky links are
-// for dataDir ("" on RKE2, whose wrappers live in the kube-proxy image).
-func (k Kind) AuxDir(dataDir string) string {
-	if k != K3s {
+// AuxDir is where the bundled iptables wrappers are for dataDir ("" when
+// the distribution has none on the host).
+func (p Profile) AuxDir(dataDir string) string {
+	if p.auxDir == "" {
 		return ""
 	}
-	return path.Join(dataDir, hostfs.K3sAuxDir)
+	return path.Join(dataDir, p.auxDir)
 }
 
 // Unit is one installed service unit of the distribution.
 type Unit struct {
 	Name string // "k3s.service"
 	Path string // the file systemd loads (the first unit directory that has it)
-	// Binary is the program its ExecStart= runs (k3s only: RKE2's is
-	// read by the probe), which apply asks for its version.
+	// Binary is the program its ExecStart= runs (found units only: RKE2's
+	// is read by the probe), which apply asks for its version.
 	Binary string
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io/fs"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -35,23 +36,22 @@ var (
 // It reads only unit file names, k3s-* units' ExecStart= and a few stats:
 // the generator calls it before anything else.
 func Find(root hostfs.Root, override Kind) Distro {
-	rke2 := rke2Units(root)
-	k3s := k3sUnits(root)
+	rke2, k3sFound := rke2Units(root), k3sUnits(root)
 	switch {
 	case override == RKE2:
 		return Distro{Kind: RKE2, Units: rke2, Source: "--distribution rke2"}
-	case override == K3s:
-		return Distro{Kind: K3s, Units: k3s, Source: "--distribution k3s"}
+	case override == k3s:
+		return Distro{Kind: k3s, Units: k3sFound, Source: "--distribution k3s"}
 	case len(rke2) > 0:
 		d := Distro{Kind: RKE2, Units: rke2, Source: "RKE2's units are installed (" + strings.Join(Distro{Units: rke2}.UnitNames(), ", ") + ")"}
-		if len(k3s) > 0 {
-			d.Note = "k3s's units (" + strings.Join(Distro{Units: k3s}.UnitNames(), ", ") + ") are installed too; RKE2 is managed: pass --distribution k3s for k3s"
+		if len(k3sFound) > 0 {
+			d.Note = "k3s's units (" + strings.Join(Distro{Units: k3sFound}.UnitNames(), ", ") + ") are installed too; RKE2 is managed: pass --distribution k3s for k3s"
 		}
 		return d
-	case len(k3s) > 0:
-		return Distro{Kind: K3s, Units: k3s, Source: "k3s's units are installed (" + strings.Join(Distro{Units: k3s}.UnitNames(), ", ") + ")"}
+	case len(k3sFound) > 0:
+		return Distro{Kind: k3s, Units: k3sFound, Source: "k3s's units are installed (" + strings.Join(Distro{Units: k3sFound}.UnitNames(), ", ") + ")"}
 	case anyExists(root, append(k3sBinaries, hostfs.K3sDataDir)) && !anyExists(root, append(rke2Binaries, hostfs.RKE2DataDir)):
-		return Distro{Kind: K3s, Source: "no unit is installed, but k3s's binary or data directory is"}
+		return Distro{Kind: k3s, Source: "no unit is installed, but k3s's binary or data directory is"}
 	}
 	return Distro{Kind: RKE2, Source: "no k3s unit, binary or data directory: RKE2, the default"}
 }
@@ -63,7 +63,7 @@ func Find(root hostfs.Root, override Kind) Distro {
 // facts.Options.Units hands these to the probe, which reads them once).
 func rke2Units(root hostfs.Root) []Unit {
 	var out []Unit
-	for _, name := range []string{"rke2-agent.service", "rke2-server.service"} {
+	for _, name := range slices.Sorted(slices.Values(profiles[RKE2].Units)) {
 		for _, dir := range hostfs.UnitSearchDirs {
 			p := path.Join(dir, name)
 			if _, err := root.Stat(p); err != nil && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)) {

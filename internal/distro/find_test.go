@@ -28,24 +28,24 @@ func TestFind(t *testing.T) {
 		},
 			kind: distro.RKE2, units: []string{"rke2-agent.service", "rke2-server.service"}},
 		{name: "k3s server", host: func(h *testhost.Host) *testhost.Host { return h.Debian12().K3sUnit("k3s", "server") },
-			kind: distro.K3s, units: []string{"k3s.service"}},
+			kind: distro.Kind("k3s"), units: []string{"k3s.service"}},
 		{name: "k3s agent on a NAS", host: func(h *testhost.Host) *testhost.Host { return h.Synology44().K3sUnit("k3s-agent", "agent") },
-			kind: distro.K3s, units: []string{"k3s-agent.service"}},
+			kind: distro.Kind("k3s"), units: []string{"k3s-agent.service"}},
 		{name: "k3s INSTALL_K3S_NAME", host: func(h *testhost.Host) *testhost.Host { return h.Debian12().K3sUnit("k3s-edge", "server") },
-			kind: distro.K3s, units: []string{"k3s-edge.service"}},
+			kind: distro.Kind("k3s"), units: []string{"k3s-edge.service"}},
 		{name: "a k3s-named unit that runs something else is not k3s's", host: func(h *testhost.Host) *testhost.Host {
 			return h.Debian12().File("/etc/systemd/system/k3s-backup.service", "[Service]\nExecStart=/usr/bin/restic backup /var/lib/rancher\n")
 		}, kind: distro.RKE2},
 		{name: "k3s unit in /usr/lib, from a package", host: func(h *testhost.Host) *testhost.Host {
 			return h.Debian12().File("/usr/lib/systemd/system/k3s.service", "[Service]\nExecStart=-/usr/bin/k3s server\n")
-		}, kind: distro.K3s, units: []string{"k3s.service"}},
-		{name: "k3s data dir only", host: func(h *testhost.Host) *testhost.Host { return h.Debian12().Mkdir("/var/lib/rancher/k3s") }, kind: distro.K3s},
+		}, kind: distro.Kind("k3s"), units: []string{"k3s.service"}},
+		{name: "k3s data dir only", host: func(h *testhost.Host) *testhost.Host { return h.Debian12().Mkdir("/var/lib/rancher/k3s") }, kind: distro.Kind("k3s")},
 		{name: "both: RKE2 kept, with a note", host: func(h *testhost.Host) *testhost.Host {
 			return h.Debian12().RKE2Unit("tarball", "server").K3sUnit("k3s", "server")
 		}, kind: distro.RKE2, units: []string{"rke2-server.service"}, note: true},
 		{name: "both, --distribution k3s", host: func(h *testhost.Host) *testhost.Host {
 			return h.Debian12().RKE2Unit("tarball", "server").K3sUnit("k3s", "server")
-		}, override: distro.K3s, kind: distro.K3s, units: []string{"k3s.service"}},
+		}, override: distro.Kind("k3s"), kind: distro.Kind("k3s"), units: []string{"k3s.service"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -61,16 +61,19 @@ func TestFind(t *testing.T) {
 }
 
 func TestLayout(t *testing.T) {
-	if distro.K3s.ConfigFile() != "/etc/rancher/k3s/config.yaml" || distro.RKE2.ConfigFile() != "/etc/rancher/rke2/config.yaml" {
-		t.Errorf("config files %s %s", distro.K3s.ConfigFile(), distro.RKE2.ConfigFile())
+	if distro.Kind("k3s").ConfigFile() != "/etc/rancher/k3s/config.yaml" || distro.RKE2.ConfigFile() != "/etc/rancher/rke2/config.yaml" {
+		t.Errorf("config files %s %s", distro.Kind("k3s").ConfigFile(), distro.RKE2.ConfigFile())
 	}
-	if distro.K3s.EnvInConfig() || !distro.RKE2.EnvInConfig() {
+	if !distro.Kind("k3s").Profile().KubeProxyEmbedded || distro.RKE2.Profile().KubeProxyEmbedded {
 		t.Error("kube-proxy's environment: k3s's is the unit's, RKE2's is in its config")
 	}
-	if got := distro.K3s.AuxDir("/data/k3s"); got != "/data/k3s/data/current/bin/aux" || distro.RKE2.AuxDir("/x") != "" {
+	if got := distro.Kind("k3s").Profile().AuxDir("/data/k3s"); got != "/data/k3s/data/current/bin/aux" || distro.RKE2.Profile().AuxDir("/x") != "" {
 		t.Errorf("aux dir %q", got)
 	}
-	for in, want := range map[string]distro.Kind{"": "", "auto": "", "rke2": distro.RKE2, "k3s": distro.K3s} {
+	if p := distro.Kind("").Profile(); p.Kind != distro.RKE2 || p.Name != "RKE2" {
+		t.Errorf(`"" is RKE2's profile, got %+v`, p)
+	}
+	for in, want := range map[string]distro.Kind{"": "", "auto": "", "rke2": distro.RKE2, "k3s": distro.Kind("k3s")} {
 		if got, err := distro.Parse(in); err != nil || got != want {
 			t.Errorf("Parse(%q) = %q, %v", in, got, err)
 		}
@@ -120,7 +123,7 @@ func TestKindFlag(t *testing.T) {
 		}
 	}
 	_ = k.Set("k3s")
-	if err := k.Set("k8s"); err == nil || k != distro.K3s {
+	if err := k.Set("k8s"); err == nil || k != distro.Kind("k3s") {
 		t.Fatalf("Set(k8s) = %v, value %q; want an error and k3s kept", err, k)
 	}
 }

@@ -37,8 +37,8 @@ type K3sNetwork struct {
 // INSTALL_K3S_EXEC's flags there, and flags win over the config), without
 // the rest of the probe: verify needs it on k3s. The second value lists
 // what could not be read.
-func ReadK3sNetwork(root hostfs.Root) (K3sNetwork, []string) {
-	p := &probe{root: root, opts: Options{Distribution: distro.K3s}}
+func ReadK3sNetwork(root hostfs.Root, kind distro.Kind) (K3sNetwork, []string) {
+	p := &probe{root: root, opts: Options{Distribution: kind}}
 	r := p.rke2Config()
 	return r.k3sNetwork(), p.f.Unreadable
 }

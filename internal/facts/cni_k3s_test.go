@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/testhost"
 )
 
@@ -43,7 +44,7 @@ func TestReadK3sNetwork(t *testing.T) {
 			if c.dropIn != "" {
 				h.K3sConfig("config.yaml.d/50-local.yaml", c.dropIn)
 			}
-			n, unreadable := ReadK3sNetwork(h.Root())
+			n, unreadable := ReadK3sNetwork(h.Root(), distro.Kind("k3s"))
 			if len(unreadable) != 0 {
 				t.Fatalf("unreadable: %q", unreadable)
 			}

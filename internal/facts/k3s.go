@@ -16,7 +16,7 @@ func (p *probe) k3sUnits() []RKE2Unit {
 	units := []RKE2Unit{}
 	found := p.opts.Units
 	if found == nil {
-		found = distro.Find(p.root, distro.K3s).Units
+		found = distro.Find(p.root, p.opts.Distribution).Units
 	}
 	for _, u := range found {
 		data, ok := p.read(u.Path, "this k3s unit's config file is unknown")
@@ -47,7 +47,7 @@ func (p *probe) k3sUnits() []RKE2Unit {
 // xtables-<mode>-multi that run chose and stuck to; "" when k3s has not
 // extracted its binaries yet (or the link cannot be read).
 func (p *probe) k3sAuxTarget(dataDir string) string {
-	target, err := p.root.Readlink(path.Join(distro.K3s.AuxDir(dataDir), "iptables"))
+	target, err := p.root.Readlink(path.Join(p.opts.Distribution.Profile().AuxDir(dataDir), "iptables"))
 	if err != nil {
 		return ""
 	}

@@ -16,7 +16,7 @@ import (
 func TestProbeK3s(t *testing.T) {
 	h := testhost.New(t).Debian12().K3sUnit("k3s-agent", "agent").K3sBinary("/usr/local/bin/k3s", "v1.30.4+k3s1").
 		K3sConfig("/srv/k3s.yaml", "data-dir: /srv/k3s\n").EnvFile("/etc/systemd/system/k3s-agent.service.env", "K3S_CONFIG_FILE=/srv/k3s.yaml")
-	f := Probe(h.Root(), Options{Distribution: distro.K3s, RKE2Binary: true})
+	f := Probe(h.Root(), Options{Distribution: distro.Kind("k3s"), RKE2Binary: true})
 	r := f.RKE2
 	if len(r.Units) != 1 || r.Units[0].Name != "k3s-agent.service" || r.Units[0].Role != "agent" || r.Units[0].Binary != "/usr/local/bin/k3s" {
 		t.Errorf("units %+v", r.Units)
@@ -43,19 +43,19 @@ func TestProbeK3sNft(t *testing.T) {
 		File("/var/lib/rancher/k3s/data/0123abcd/bin/nft", "not executable\n").
 		File("/usr/local/sbin/nft", "not executable\n").
 		Executable("/usr/sbin/nft", "#!/bin/sh\necho 'nftables v1.0.6 (Lester Gooch #5)'\n")
-	n := Probe(h.Root(), Options{Distribution: distro.K3s}).RKE2.K3sNft
+	n := Probe(h.Root(), Options{Distribution: distro.Kind("k3s")}).RKE2.K3sNft
 	want := K3sNft{Extracted: true, Aux: "/var/lib/rancher/k3s/data/current/bin/aux/nft", Host: "/usr/sbin/nft"}
 	if n == nil || !reflect.DeepEqual(*n, want) {
 		t.Fatalf("k3s nft %+v, want %+v", n, want)
 	}
-	n = Probe(h.Root(), Options{Distribution: distro.K3s, AskNft: true}).RKE2.K3sNft
+	n = Probe(h.Root(), Options{Distribution: distro.Kind("k3s"), AskNft: true}).RKE2.K3sNft
 	if v := n.Versions[want.Aux]; v.Version != "1.1.0" || v.Source != want.Aux+" --version" {
 		t.Errorf("bundled nft version %+v", n.Versions)
 	}
 	if _, asked := n.Versions["/usr/sbin/nft"]; asked {
 		t.Errorf("the host's /usr/sbin/nft was asked twice: %+v", n.Versions)
 	}
-	run := Probe(h.Root(), Options{Distribution: distro.K3s, AskNft: true}).RKE2
+	run := Probe(h.Root(), Options{Distribution: distro.Kind("k3s"), AskNft: true}).RKE2
 	var err error
 	run.Config = rke2.Merge([]rke2.File{{Path: "/etc/rancher/k3s/config.yaml", Values: map[string]any{"prefer-bundled-bin": false}}})
 	if r := run.K3sRunningNft(ToolVersion{Version: "1.0.6", Source: "/usr/sbin/nft --version"}); r.Path != "/usr/sbin/nft" || r.Dir != K3sNftHost || r.Version.Version != "1.0.6" {
@@ -70,7 +70,7 @@ func TestProbeK3sNft(t *testing.T) {
 	}
 	// Before k3s's first start nothing is extracted; RKE2 has none of it.
 	bare := testhost.New(t).Debian12().K3sUnit("k3s", "server")
-	if n := Probe(bare.Root(), Options{Distribution: distro.K3s}).RKE2.K3sNft; n == nil || n.Extracted || n.Aux != "" || n.Host != "" {
+	if n := Probe(bare.Root(), Options{Distribution: distro.Kind("k3s")}).RKE2.K3sNft; n == nil || n.Extracted || n.Aux != "" || n.Host != "" {
 		t.Errorf("not extracted: %+v", n)
 	}
 	if n := Probe(bare.Root(), Options{}).RKE2.K3sNft; n != nil {
@@ -82,7 +82,7 @@ func TestProbeK3sNft(t *testing.T) {
 // line, so the operator fixes the right file; RKE2's keeps RKE2's name.
 func TestProbeK3sBadConfigNamesK3s(t *testing.T) {
 	h := testhost.New(t).Debian12().K3sUnit("k3s", "server").K3sConfig("config.yaml", "- not a mapping\n")
-	got := strings.Join(Probe(h.Root(), Options{Distribution: distro.K3s}).Unreadable, "\n")
+	got := strings.Join(Probe(h.Root(), Options{Distribution: distro.Kind("k3s")}).Unreadable, "\n")
 	if want := "k3s config /etc/rancher/k3s/config.yaml: line 1: expected a mapping"; !strings.Contains(got, want) || strings.Contains(got, "RKE2") {
 		t.Errorf("unreadable:\n%s\nwant %q and no RKE2", got, want)
 	}

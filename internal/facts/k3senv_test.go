@@ -55,7 +55,7 @@ func TestK3sUnitIptablesMode(t *testing.T) {
 		h := testhost.New(t).Debian12().K3sUnit("k3s", "server")
 		c.setup(h)
 		h.File("/run/systemd/generator/k3s.service.d/"+hostfs.UnitDropInName, "[Service]\nEnvironment=IPTABLES_MODE=nft\n")
-		f := Probe(h.Root(), Options{Distribution: distro.K3s})
+		f := Probe(h.Root(), Options{Distribution: distro.Kind("k3s")})
 		if len(f.RKE2.Units) != 1 {
 			t.Fatalf("%s: units %+v", c.name, f.RKE2.Units)
 		}
@@ -73,7 +73,7 @@ func TestK3sUnitIptablesMode(t *testing.T) {
 // the file, the line, the key, the value and what to write instead.
 func TestK3sUnitIptablesModeInvalid(t *testing.T) {
 	h := testhost.New(t).Debian12().K3sUnit("k3s", "server").K3sUnitEnv("k3s", "10-iptables.conf", "IPTABLES_MODE=nftables")
-	f := Probe(h.Root(), Options{Distribution: distro.K3s})
+	f := Probe(h.Root(), Options{Distribution: distro.Kind("k3s")})
 	text := strings.Join(f.Unreadable, "\n")
 	for _, want := range []string{"/etc/systemd/system/k3s.service.d/10-iptables.conf line 2", `IPTABLES_MODE="nftables"`, "only legacy and nft", "write IPTABLES_MODE=legacy or IPTABLES_MODE=nft there"} {
 		if !strings.Contains(text, want) {
@@ -87,7 +87,7 @@ func TestK3sUnitIptablesModeInvalid(t *testing.T) {
 func TestK3sUnitDropInFIFO(t *testing.T) {
 	h := testhost.New(t).Debian12().K3sUnit("k3s", "server").K3sUnitEnv("k3s", "10-iptables.conf", "IPTABLES_MODE=legacy").
 		FIFO("/etc/systemd/system/k3s.service.d/20-fifo.conf")
-	f := Probe(h.Root(), Options{Distribution: distro.K3s})
+	f := Probe(h.Root(), Options{Distribution: distro.Kind("k3s")})
 	if got := f.RKE2.Units[0].IptablesMode; got == nil || got.Value != "legacy" {
 		t.Errorf("IPTABLES_MODE %+v, want legacy from 10-iptables.conf", got)
 	}

@@ -4,7 +4,6 @@ import (
 	"path"
 	"slices"
 
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 )
 
@@ -43,12 +42,13 @@ var K3sUnitPath = []string{"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/u
 // k3sNft finds the nfts on k3s's PATH for dataDir; apply (AskNft) also
 // asks each found one its version, bounded.
 func (p *probe) k3sNft(dataDir string) *K3sNft {
-	bin := path.Dir(distro.K3s.AuxDir(dataDir))
+	aux := p.opts.Distribution.Profile().AuxDir(dataDir)
+	bin := path.Dir(aux)
 	n := &K3sNft{}
 	if st, err := p.root.Stat(bin); err == nil && st.IsDir() {
 		n.Extracted = true
 		n.Bin = p.executable(path.Join(bin, "nft"))
-		n.Aux = p.executable(path.Join(distro.K3s.AuxDir(dataDir), "nft"))
+		n.Aux = p.executable(path.Join(aux, "nft"))
 	}
 	for _, dir := range K3sUnitPath {
 		if n.Host = p.executable(path.Join(dir, "nft")); n.Host != "" {
@@ -88,7 +88,7 @@ func (p *probe) executable(hostPath string) string {
 func (r RKE2) K3sPrefersBundled() (yes, known bool) {
 	main := r.ConfigFile
 	if main == "" {
-		main = distro.K3s.ConfigFile()
+		main = r.Distribution.ConfigFile()
 	}
 	if op, set := r.Config.LastExcept(rke2.KeyPreferBundledBin, rke2.DropInPath(main)); set {
 		return op.Value == "true", true
@@ -124,9 +124,9 @@ func (r RKE2) K3sRunningNft(hostNft ToolVersion) K3sNftRun {
 	}
 	dataDir := r.DataDir
 	if dataDir == "" {
-		dataDir = distro.K3s.DataDir()
+		dataDir = r.Distribution.DataDir()
 	}
-	run := K3sNftRun{AuxPath: path.Join(distro.K3s.AuxDir(dataDir), "nft")}
+	run := K3sNftRun{AuxPath: path.Join(r.Distribution.Profile().AuxDir(dataDir), "nft")}
 	run.BundledFirst, _ = r.K3sPrefersBundled()
 	order := []string{K3sNftBin, K3sNftHost, K3sNftAux}
 	if run.BundledFirst {

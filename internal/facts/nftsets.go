@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nl"
@@ -68,7 +67,7 @@ func SkewHost(f Facts) skew.Host {
 	if v, err := skew.ParseVersion(f.Userspace.Nft.Version); err == nil {
 		h.Nft, h.NftSource = v, f.Userspace.Nft.Source
 	}
-	if f.RKE2.Distribution == distro.K3s {
+	if f.RKE2.Distribution.Profile().KubeProxyEmbedded {
 		// No image: the nft on k3s's PATH reads the sets.
 		n := f.RKE2.K3sRunningNft(f.Userspace.Nft)
 		if v, err := skew.ParseVersion(n.Version.Version); err == nil {

@@ -11,7 +11,6 @@ import (
 	"sync"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cni"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 )
 
@@ -27,8 +26,8 @@ func (p *probe) rke2() RKE2 {
 	r := p.rke2Config()
 	dataDir := r.DataDir
 	r.Version, r.VersionSource = p.version(r.Units, dataDir)
-	if p.opts.Distribution == distro.K3s {
-		r.Distribution, r.K3sAuxTarget = distro.K3s, p.k3sAuxTarget(dataDir)
+	if p.opts.Distribution.Profile().KubeProxyEmbedded {
+		r.Distribution, r.K3sAuxTarget = p.opts.Distribution, p.k3sAuxTarget(dataDir)
 		r.K3sNft = p.k3sNft(dataDir)
 		n := r.k3sNetwork()
 		r.K3sNetwork, r.CNI = &n, cni.K3sSetup(n.Flannel, n.FlannelSource)

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/boundexec"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 )
 
@@ -80,7 +79,7 @@ func (p *probe) binaryVersion(units []RKE2Unit, timeout time.Duration) (version,
 	}
 	m := rke2VersionLine().FindStringSubmatch(strings.TrimSpace(first))
 	if m == nil {
-		p.unreadable("%s --version (the binary %s runs): its first line is not \"%s\": %s's version is taken from its data directory; check the binary", bin, unit.Name, p.versionExample(), p.opts.Distribution.Name())
+		p.unreadable("%s --version (the binary %s runs): its first line is not \"%s\": %s's version is taken from its data directory; check the binary", bin, unit.Name, p.opts.Distribution.Profile().VersionExample, p.opts.Distribution.Name())
 		return "", "", false
 	}
 	if _, err := rke2.ParseVersion(m[1]); err != nil {
@@ -135,13 +134,4 @@ func runProblem(err error) string {
 		return "exited with status " + strconv.Itoa(exit.ExitCode())
 	}
 	return errText(err)
-}
-
-// dist names the node's distribution in the probe's sentences.
-// versionExample is the shape of the distribution's --version line.
-func (p *probe) versionExample() string {
-	if p.opts.Distribution == distro.K3s {
-		return "k3s version vX.Y.Z+k3sN (...)"
-	}
-	return "rke2 version vX.Y.Z+rke2rN (...)"
 }

@@ -5,7 +5,6 @@ import (
 	"path"
 	"strings"
 
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 )
 
@@ -152,9 +151,10 @@ func envFilePath(name, value string) (string, bool) {
 // rke2Units finds rke2-server.service and rke2-agent.service; for each name
 // the first directory in hostfs.UnitSearchDirs wins, as in systemd. Units
 // distro.Find already found (Options.Units) are read where it found them,
-// not looked up again.
+// not looked up again. A distribution without fixed unit names has its
+// units found (k3sUnits).
 func (p *probe) rke2Units() []RKE2Unit {
-	if p.opts.Distribution == distro.K3s {
+	if p.opts.Distribution.Profile().Units == nil {
 		return p.k3sUnits()
 	}
 	units := []RKE2Unit{}

@@ -27,13 +27,15 @@ var KubeProxyOnly = Group{KubeProxy}
 // chains belong in iptables-nft, and none of them has a native table.
 var K3s = Group{KubeProxy, Owner(cni.OwnerFlannel), Owner(cni.OwnerKubeRouter)}
 
-// GroupOf is the group of a distribution ("" counts as RKE2, as the probe
+// GroupOf is the group of a distribution: kube-proxy and the writers its
+// profile runs in the same process ("" counts as RKE2, as the probe
 // defaults to it).
 func GroupOf(k distro.Kind) Group {
-	if k == distro.K3s {
-		return K3s
+	g := Group{KubeProxy}
+	for _, w := range k.Profile().Writers {
+		g = append(g, Owner(w))
 	}
-	return KubeProxyOnly
+	return g
 }
 
 // GroupFor is the group on a node of distribution k: GroupOf(k), less the

@@ -43,7 +43,7 @@ func TestGroupFind(t *testing.T) {
 			Jumps:  []JumpRef{{ChainRef: ref("FORWARD"), Rule: fwd[1]}},
 			Rules:  1,
 		}},
-		{GroupOf(distro.K3s), Owned{
+		{GroupOf(distro.Kind("k3s")), Owned{
 			Chains: []ChainRef{ref("KUBE-FORWARD"), ref("KUBE-ROUTER-FORWARD"), ref("KUBE-POD-FW-4XGPQLOJ6OOL6D6B"), ref("KUBE-NWPLCY-DEFAULT"), ref("FLANNEL-FWD")},
 			Jumps:  []JumpRef{{ChainRef: ref("FORWARD"), Rule: fwd[0]}, {ChainRef: ref("FORWARD"), Rule: fwd[1]}, {ChainRef: ref("FORWARD"), Rule: fwd[2]}, {ChainRef: ref("FORWARD"), Rule: fwd[4]}},
 			Rules:  7, // 3 chains with one rule each + 3 jumps and kube-router's accept in FORWARD
@@ -67,10 +67,10 @@ func TestGroupFor(t *testing.T) {
 		flannel, netpol bool
 		want            Group
 	}{
-		{distro.K3s, true, true, Group{KubeProxy, fl, kr}},
-		{distro.K3s, false, true, Group{KubeProxy, kr}},
-		{distro.K3s, true, false, Group{KubeProxy, fl}},
-		{distro.K3s, false, false, Group{KubeProxy}},
+		{distro.Kind("k3s"), true, true, Group{KubeProxy, fl, kr}},
+		{distro.Kind("k3s"), false, true, Group{KubeProxy, kr}},
+		{distro.Kind("k3s"), true, false, Group{KubeProxy, fl}},
+		{distro.Kind("k3s"), false, false, Group{KubeProxy}},
 		{distro.RKE2, true, true, Group{KubeProxy}},
 		{"", true, true, Group{KubeProxy}},
 	} {

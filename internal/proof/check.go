@@ -167,15 +167,16 @@ func noResult(why string) Verdict {
 // operator reads which unit to start or look at.
 func unitsOf(root hostfs.Root) string {
 	d := distro.Find(root, "")
-	if d.Kind != distro.K3s {
-		return "rke2-server/rke2-agent"
+	units := d.UnitNames()
+	if fixed := d.Kind.Profile().Units; fixed != nil {
+		units = fixed
+	}
+	if len(units) == 0 {
+		return d.Kind.Name()
 	}
 	var names []string
-	for _, n := range d.UnitNames() {
+	for _, n := range units {
 		names = append(names, strings.TrimSuffix(n, ".service"))
-	}
-	if len(names) == 0 {
-		return "k3s"
 	}
 	return strings.Join(names, "/")
 }

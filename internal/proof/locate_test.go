@@ -15,7 +15,7 @@ import (
 // its kubelet certificate says when the config disagrees. On k3s the
 // node's name is in k3s's config and the kubelet's credentials under
 // k3s's data-dir (/var/lib/rancher/k3s/agent), not RKE2's: Locate of
-// distro.K3s finds them there and names the node as k3s's config does.
+// distro.Kind("k3s") finds them there and names the node as k3s's config does.
 func TestLocate(t *testing.T) {
 	api := apiserver.Start(t)
 	api.RegisterNode("node-a")
@@ -47,7 +47,7 @@ func TestLocate(t *testing.T) {
 	if err := os.WriteFile(kc, []byte(strings.ReplaceAll(string(b), "/var/lib/rancher/rke2/", "/var/lib/rancher/k3s/")), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	target, err = Locate(h.Root(), distro.K3s)
+	target, err = Locate(h.Root(), distro.Kind("k3s"))
 	if err != nil || target.Node != "node-k" || len(target.Notes) != 0 {
 		t.Fatalf("Locate on k3s: %+v, %v: want node-k from k3s's config and credentials under /var/lib/rancher/k3s/agent", target, err)
 	}

@@ -32,7 +32,6 @@ func (c *Command) addOns(ctx context.Context, opts verify.Options, res *verify.R
 	verify.AddIPVSLeftovers(opts, res)
 	// A kube-proxy that cannot start: the item of RKE2's config to remove.
 	AddRefusedKubeProxyArgs(c.Root, c.ConfigFile, f, res)
-	verify.K3sWords(opts, res)
 }
 
 // addOnFacts is the one probe the add-ons judge, of kind's files; the
@@ -42,7 +41,7 @@ func addOnFacts(root hostfs.Root, kind distro.Kind, expect backend.Backend) fact
 	nft := expect == backend.NFTables
 	// k3s's data dir names no version (data/<digest>): only its binary
 	// tells which release's kube-proxy the args and the skew are judged by.
-	return facts.VerifyAddOnFacts(root, facts.Options{Distribution: kind, ToolVersions: nft, AskNft: nft, RKE2Binary: kind == distro.K3s})
+	return facts.VerifyAddOnFacts(root, facts.Options{Distribution: kind, ToolVersions: nft, AskNft: nft, RKE2Binary: kind.Profile().VersionFromBinary})
 }
 
 // KindRefusedKubeProxyArg is a kube-proxy-arg item in the operator's RKE2
@@ -69,9 +68,10 @@ func AddRefusedKubeProxyArgs(root hostfs.Root, configFile string, f facts.Facts,
 		return // the plan verify judges was made on it: apply names the problem
 	}
 	var findings []verify.Finding
+	name := f.RKE2.Distribution.Name()
 	for _, fd := range kpargs.Refusing(decide.KubeProxyRefusals(f, c, decide.Decision{Disabled: true})) {
 		findings = append(findings, verify.Finding{Kind: KindRefusedKubeProxyArg, Message: fd.String(),
-			Fix: "remove that item from " + fd.File + " (rke2-proxy-backend never edits RKE2's config), then restart RKE2"})
+			Fix: "remove that item from " + fd.File + " (rke2-proxy-backend never edits " + name + "'s config), then restart " + name})
 	}
 	res.Add(findings, nil)
 }

@@ -21,7 +21,7 @@ func TestAddOnsJudgeK3sFiles(t *testing.T) {
 		K3sConfig("config.yaml", "kube-proxy-arg:\n- feature-gates=NFTablesProxyMode=true\n")
 	c := &Command{Host: verify.Host{Root: h.Root()}}
 	res := &verify.Result{Expect: backend.IptablesNFT, Verdict: verify.VerdictFailed, Findings: []verify.Finding{{Kind: "missing-chain"}}}
-	c.addOns(context.Background(), verify.Options{Expect: backend.IptablesNFT, Distribution: distro.K3s, Units: []string{"k3s.service"}}, res)
+	c.addOns(context.Background(), verify.Options{Expect: backend.IptablesNFT, Distribution: distro.Kind("k3s"), Units: []string{"k3s.service"}}, res)
 	var got *verify.Finding
 	for i := range res.Findings {
 		if res.Findings[i].Kind == KindRefusedKubeProxyArg {

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
@@ -15,7 +14,7 @@ import (
 // before a switch, and a rollback leaves it. nil on k3s, whose kubelet
 // writes its hint chains with k3s's own PATH iptables, not the host's.
 func (r Request) hostAlternative() func() string {
-	if r.distro.Kind == distro.K3s {
+	if r.distro.Kind.Profile().KubeProxyEmbedded {
 		return nil
 	}
 	return func() string { return facts.IptablesAlternative(r.Root) }

@@ -110,7 +110,7 @@ func TestSwitchUnitFollowsTheDistribution(t *testing.T) {
 	}{
 		{"", "restart rke2-server.service"},
 		{distro.RKE2, "restart rke2-server.service"},
-		{distro.K3s, "restart k3s.service"},
+		{distro.Kind("k3s"), "restart k3s.service"},
 	} {
 		root := testhost.New(t).Debian12().RKE2Unit("tarball", "server").K3sUnit("k3s", "server").Root()
 		if _, err := plan.Write(root, plan.Plan{Applied: plan.Wrote(plan.Decision{Backend: backend.IptablesLegacy}, "/etc/rancher/k3s/config.yaml.d/60-proxy-backend.yaml"), Decision: plan.Decision{Backend: backend.IptablesLegacy}}); err != nil {

@@ -98,8 +98,8 @@ func (s Systemctl) output(ctx context.Context, args ...string) (string, int, err
 func FindUnit(ctx context.Context, d distro.Distro, isActive func(ctx context.Context, unit string) bool) (string, error) {
 	installed := d.UnitNames()
 	asked := installed
-	if d.Kind != distro.K3s {
-		asked = RKE2Units
+	if fixed := d.Kind.Profile().Units; fixed != nil {
+		asked = fixed
 	}
 	for _, u := range asked {
 		if isActive(ctx, u) {

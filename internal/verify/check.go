@@ -31,23 +31,19 @@ const (
 	KindReadError      = "read-error"
 )
 
-// restartKubeProxyHint fixes a missing skeleton: kube-proxy rebuilds its
-// chains and jumps on its first full sync after a restart.
-const restartKubeProxyHint = "restart kube-proxy so it rebuilds its rules: systemctl restart rke2-server (rke2-agent on agents)"
-
 // missingSkeleton compares the live ruleset of the expected backend with the
 // rendered skeleton and returns what is absent. Only the footprint every
 // kube-proxy of that layout writes is checked: tables, fixed chains,
 // base-chain jumps with their comments, nftables base chains and sets; never
 // per-service rules, which depend on the cluster.
-func missingSkeleton(want, live *rules.Ruleset) []Finding {
+func (g group) missingSkeleton(want, live *rules.Ruleset) []Finding {
 	var out []Finding
 	for _, wt := range want.Tables {
 		lt := live.Table(wt.Family, wt.Name)
 		where := fmt.Sprintf("%s %s table %s", want.Backend, wt.Family, wt.Name)
 		if lt == nil {
 			out = append(out, Finding{Kind: KindMissingTable, Backend: want.Backend, Family: wt.Family, Table: wt.Name,
-				Message: where + " is absent: kube-proxy has not synced in this backend", Fix: restartKubeProxyHint})
+				Message: where + " is absent: kube-proxy has not synced in this backend", Fix: g.restartKubeProxy()})
 			continue
 		}
 		var chains, jumps []string
@@ -74,7 +70,7 @@ func missingSkeleton(want, live *rules.Ruleset) []Finding {
 				out = append(out, Finding{Kind: KindBaseChain, Backend: want.Backend, Family: wt.Family, Table: wt.Name,
 					Message: fmt.Sprintf("%s: base chain %s is type %q hook %q priority %d, want type %s hook %s priority %d",
 						where, wc.Name, lc.Type, lc.Hook, lc.Priority, wc.Type, wc.Hook, wc.Priority),
-					Fix: restartKubeProxyHint})
+					Fix: g.restartKubeProxy()})
 			}
 			for _, wr := range requiredJumps(want.Backend, wt.Name, wc) {
 				if !slices.ContainsFunc(lc.Rules, func(r rules.Rule) bool { return jumpMatches(r, wr) }) {
@@ -84,15 +80,15 @@ func missingSkeleton(want, live *rules.Ruleset) []Finding {
 		}
 		if d := missingDispatch(want.Backend, lt, wt); len(d) > 0 {
 			out = append(out, Finding{Kind: KindMissingDispatch, Backend: want.Backend, Family: wt.Family, Table: wt.Name,
-				Message: fmt.Sprintf("%s lacks Service dispatch: %s", where, list(d)), Fix: fixFor(d)})
+				Message: fmt.Sprintf("%s lacks Service dispatch: %s", where, list(d)), Fix: g.fixFor(d)})
 		}
 		if len(chains) > 0 {
 			out = append(out, Finding{Kind: KindMissingChain, Backend: want.Backend, Family: wt.Family, Table: wt.Name,
-				Message: fmt.Sprintf("%s lacks %d kube-proxy chain(s): %s", where, len(chains), list(chains)), Fix: fixFor(chains)})
+				Message: fmt.Sprintf("%s lacks %d kube-proxy chain(s): %s", where, len(chains), list(chains)), Fix: g.fixFor(chains)})
 		}
 		if len(jumps) > 0 {
 			out = append(out, Finding{Kind: KindMissingJump, Backend: want.Backend, Family: wt.Family, Table: wt.Name,
-				Message: fmt.Sprintf("%s lacks %d base-chain jump(s): %s", where, len(jumps), list(jumps)), Fix: restartKubeProxyHint})
+				Message: fmt.Sprintf("%s lacks %d base-chain jump(s): %s", where, len(jumps), list(jumps)), Fix: g.restartKubeProxy()})
 		}
 		var sets []string
 		for _, ws := range wt.Sets {
@@ -105,7 +101,7 @@ func missingSkeleton(want, live *rules.Ruleset) []Finding {
 		}
 		if len(sets) > 0 {
 			out = append(out, Finding{Kind: KindMissingSet, Backend: want.Backend, Family: wt.Family, Table: wt.Name,
-				Message: fmt.Sprintf("%s lacks set(s)/map(s): %s", where, list(sets)), Fix: fixFor(sets)})
+				Message: fmt.Sprintf("%s lacks set(s)/map(s): %s", where, list(sets)), Fix: g.fixFor(sets)})
 		}
 		var counters []string
 		for _, c := range wt.Counters {
@@ -115,7 +111,7 @@ func missingSkeleton(want, live *rules.Ruleset) []Finding {
 		}
 		if len(counters) > 0 {
 			out = append(out, Finding{Kind: KindMissingCounter, Backend: want.Backend, Family: wt.Family, Table: wt.Name,
-				Message: fmt.Sprintf("%s lacks named counter(s): %s", where, list(counters)), Fix: fixFor(counters)})
+				Message: fmt.Sprintf("%s lacks named counter(s): %s", where, list(counters)), Fix: g.fixFor(counters)})
 		}
 	}
 	return out
@@ -127,11 +123,11 @@ func missingSkeleton(want, live *rules.Ruleset) []Finding {
 const localhostGateHint = "; if kube-proxy runs with feature-gates=KubeProxyNFTablesLocalhostNodePorts=false, the localhost-nodeport-* objects are absent by design: judge this node with --kubernetes v1.37"
 
 // fixFor is the fix for a finding naming these missing objects.
-func fixFor(missing []string) string {
+func (g group) fixFor(missing []string) string {
 	if slices.ContainsFunc(missing, func(m string) bool { return strings.Contains(m, "localhost-nodeport-") }) {
-		return restartKubeProxyHint + localhostGateHint
+		return g.restartKubeProxy() + localhostGateHint
 	}
-	return restartKubeProxyHint
+	return g.restartKubeProxy()
 }
 
 // requiredJumps are the rules of c that must exist live: every jump in a

@@ -125,7 +125,7 @@ func (g group) cniFindings(setup *cni.Setup, st *BackendState) []Finding {
 	var out []Finding
 	for _, o := range owners {
 		want := cniBackend(o, primary, expect)
-		member := g.k3s() && g.has(o)
+		member := g.has(o)
 		switch {
 		case member && st.Backend != backend.NFTables:
 			continue
@@ -213,7 +213,7 @@ const felixNFTablesOff = ` and Felix's own nftables dataplane off with kubectl p
 // writer's (k3s's write iptables only), and an operator's Calico or flannel
 // is set in its own configuration. chains are the misplaced ones.
 func (g group) cniFix(o cni.Owner, primary string, want backend.Backend, native bool, chains []string) string {
-	if !g.k3s() {
+	if !g.embedded() {
 		return cniFix(o, primary, g.expect, want, native)
 	}
 	switch {

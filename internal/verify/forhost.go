@@ -39,11 +39,11 @@ func ForHost(h Host) (Options, *Result, error) {
 	opts.ProxyModeURL, opts.ProxyModeSource = ep.URL, ep.Source
 	opts.Distribution, opts.Units, opts.NFTTables = d.Kind, d.UnitNames(), netfilter.NFTTables
 	var unreadable []string
-	if d.Kind == distro.K3s {
+	if len(d.Kind.Profile().Writers) > 0 {
 		// k3s has no HelmChartConfigs: its config says which of its own
 		// writers run beside kube-proxy.
 		var n facts.K3sNetwork
-		n, unreadable = facts.ReadK3sNetwork(h.Root)
+		n, unreadable = facts.ReadK3sNetwork(h.Root, d.Kind)
 		opts.K3s = &n
 	} else {
 		var setup cni.Setup

@@ -8,7 +8,6 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cni"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 )
 
 // group is the writers that share kube-proxy's backend on this node and
@@ -35,7 +34,10 @@ func newGroup(opts Options) group {
 		members: ownership.GroupFor(opts.Distribution, n == nil || n.Flannel, n == nil || n.NetworkPolicy)}
 }
 
-func (g group) k3s() bool { return g.kind == distro.K3s }
+// embedded reports whether kube-proxy, kubelet and the group's other
+// writers run inside the distribution's process (k3s), on its PATH
+// iptables: then they move together and restart with its unit.
+func (g group) embedded() bool { return g.kind.Profile().KubeProxyEmbedded }
 
 // has reports whether the CNI component o is one of the group.
 func (g group) has(o cni.Owner) bool { return g.members.Has(ownership.Owner(o)) }
@@ -60,15 +62,35 @@ func (g group) names(members ownership.Group) string {
 	return strings.Join(out, ", ")
 }
 
-// restart is the command that restarts the distribution's service.
+// restart is the command that restarts the distribution's service: the
+// installed units where they are found by name (k3s's vary), else the
+// profile's.
 func (g group) restart() string {
-	if !g.k3s() {
-		return restartRKE2
-	}
-	if len(g.units) == 0 {
-		return "systemctl restart k3s, or k3s-agent on agents"
+	if p := g.kind.Profile(); p.Units != nil || len(g.units) == 0 {
+		return p.Restart
 	}
 	return "systemctl restart " + strings.Join(g.units, " ")
+}
+
+// restartKubeProxy fixes a missing skeleton: kube-proxy rebuilds its
+// chains and jumps on its first full sync after a restart.
+func (g group) restartKubeProxy() string {
+	return "restart kube-proxy so it rebuilds its rules: " + g.restart()
+}
+
+// kubeProxyLogs is where kube-proxy logs: its static pod's log files, or
+// the journal of the unit whose process it runs inside.
+func (g group) kubeProxyLogs() string {
+	if g.embedded() {
+		return g.kind.Name() + "'s journal, journalctl -u " + strings.TrimSuffix(g.unit(), ".service")
+	}
+	return "/var/log/pods/kube-system_kube-proxy-*/kube-proxy/*.log"
+}
+
+// syncFailureFix is where an operator learns which command fails.
+func (g group) syncFailureFix() string {
+	return "read kube-proxy's log for the failing command (" + g.kubeProxyLogs() + "), " +
+		"run rke2-proxy-backend detect to see whether this node can run the backend, then restart " + g.kind.Name() + " (" + g.restart() + ")"
 }
 
 // k3sFix moves the group from the backend it left: apply, k3s's
@@ -80,43 +102,11 @@ func (g group) k3sFix(from backend.Backend) string {
 		from, g.restart(), g.expect, g.expect, CleanupCommand(from))
 }
 
-// k3sWords are RKE2's words in the fix texts every check shares, each with
-// k3s's: kube-proxy runs inside the k3s process, so it restarts with k3s's
-// unit, logs to k3s's journal and reads k3s's config.
-func (g group) k3sWords() *strings.Replacer {
-	return strings.NewReplacer(
-		restartRKE2, g.restart(),
-		syncFailureRestart, g.restart(),
-		"restart RKE2", "restart k3s",
-		rke2.DropInPath(distro.RKE2.ConfigFile()), rke2.DropInPath(distro.K3s.ConfigFile()),
-		kubeProxyPodLogs, "k3s's journal, journalctl -u "+strings.TrimSuffix(g.unit(), ".service"),
-		"RKE2's config", "k3s's config",
-	)
-}
-
 // unit is the k3s unit a fix names: the one installed, else install.sh's
 // server unit.
 func (g group) unit() string {
 	if len(g.units) == 1 {
 		return g.units[0]
 	}
-	return "k3s"
-}
-
-// K3sWords puts k3s's words into res's fixes on k3s (a no-op on RKE2):
-// call it once, after Run and the checks after it, whose fixes name RKE2.
-func K3sWords(opts Options, res *Result) { newGroup(opts).reword(res) }
-
-// reword puts k3s's words into res's fixes on k3s (a no-op on RKE2, and
-// on text already reworded).
-func (g group) reword(res *Result) {
-	if !g.k3s() || res == nil {
-		return
-	}
-	r := g.k3sWords()
-	for _, fs := range [][]Finding{res.Findings, res.Warnings} {
-		for i := range fs {
-			fs[i].Fix = r.Replace(fs[i].Fix)
-		}
-	}
+	return string(g.kind.Profile().Kind)
 }

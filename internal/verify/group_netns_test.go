@@ -87,7 +87,7 @@ func runK3sGroupCell(t *testing.T, minor string, b backend.Backend, o oracle.Opt
 	}
 
 	load(home, k3sgroup.Restore(k3sgroup.Flannel, k3sgroup.KubeRouter))
-	if res := judge(distro.K3s); !res.OK {
+	if res := judge(distro.Kind("k3s")); !res.OK {
 		t.Errorf("k3s, kube-proxy %s in %s, flannel and kube-router in %s: want ok\n%s", minor, b, home, report(res))
 	}
 	if b == backend.NFTables {
@@ -99,7 +99,7 @@ func runK3sGroupCell(t *testing.T, minor string, b backend.Backend, o oracle.Opt
 
 	// A k3s start that once ran the other iptables left flannel's there.
 	load(other, k3sgroup.Restore(k3sgroup.Flannel))
-	res := judge(distro.K3s)
+	res := judge(distro.Kind("k3s"))
 	text := report(res)
 	if res.OK || len(res.Findings) != 1 || !hasFinding(res, verify.KindStranded, other, "") {
 		t.Fatalf("k3s, flannel's chains also in %s: want one stranded finding there\n%s", other, text)

@@ -3,11 +3,13 @@ package verify
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cni"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kubeproxy"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/plan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
@@ -77,13 +79,13 @@ func TestK3sGroupPlacement(t *testing.T) {
 		want    string
 		texts   []string
 	}{
-		{"k3s legacy, all in legacy", distro.K3s, backend.IptablesLegacy, nil, backend.IptablesLegacy, both, "", nil},
-		{"k3s iptables-nft, all in iptables-nft", distro.K3s, backend.IptablesNFT, nil, backend.IptablesNFT, both, "", nil},
+		{"k3s legacy, all in legacy", distro.Kind("k3s"), backend.IptablesLegacy, nil, backend.IptablesLegacy, both, "", nil},
+		{"k3s iptables-nft, all in iptables-nft", distro.Kind("k3s"), backend.IptablesNFT, nil, backend.IptablesNFT, both, "", nil},
 		// The former false finding: flannel on iptables-nft beside nftables mode.
-		{"k3s nftables, flannel and kube-router in iptables-nft", distro.K3s, backend.NFTables, nil, backend.IptablesNFT, both, "", nil},
+		{"k3s nftables, flannel and kube-router in iptables-nft", distro.Kind("k3s"), backend.NFTables, nil, backend.IptablesNFT, both, "", nil},
 		{"RKE2 nftables, flannel in iptables-nft", distro.RKE2, backend.NFTables, nil, backend.IptablesNFT, both,
 			"cni-other-backend@iptables-nft", []string{"in a HelmChartConfig for rke2-canal set flannel.enableNFTables: true"}},
-		{"k3s iptables-nft, flannel in legacy", distro.K3s, backend.IptablesNFT, nil, backend.IptablesLegacy, []string{"flannel"},
+		{"k3s iptables-nft, flannel in legacy", distro.Kind("k3s"), backend.IptablesNFT, nil, backend.IptablesLegacy, []string{"flannel"},
 			"stranded-rules@iptables-legacy", []string{
 				"iptables-legacy: STRANDED: 2 chains, 4 rules of k3s's flannel\n",
 				"4 rule(s) of k3s's flannel stranded in iptables-legacy while kube-proxy uses iptables-nft; 2 chain(s): ipv4 filter FLANNEL-FWD, ipv4 nat FLANNEL-POSTRTG; 2 jump(s)",
@@ -91,15 +93,15 @@ func TestK3sGroupPlacement(t *testing.T) {
 				"then remove the old chains with rke2-proxy-backend cleanup --backend iptables-legacy"}},
 		{"RKE2 iptables-nft, flannel in legacy", distro.RKE2, backend.IptablesNFT, nil, backend.IptablesLegacy, both,
 			"cni-other-backend@iptables-legacy", []string{"rke2-canal set flannel.enableNFTables: false"}},
-		{"k3s legacy, kube-router in iptables-nft", distro.K3s, backend.IptablesLegacy, nil, backend.IptablesNFT, []string{"kube-router"},
+		{"k3s legacy, kube-router in iptables-nft", distro.Kind("k3s"), backend.IptablesLegacy, nil, backend.IptablesNFT, []string{"kube-router"},
 			"stranded-rules@iptables-nft", []string{"of k3s's kube-router's network policy controller stranded in iptables-nft", "cleanup --backend iptables-nft"}},
-		{"k3s nftables, all in legacy", distro.K3s, backend.NFTables, nil, backend.IptablesLegacy, both,
+		{"k3s nftables, all in legacy", distro.Kind("k3s"), backend.NFTables, nil, backend.IptablesLegacy, both,
 			"stranded-rules@iptables-legacy", []string{"of k3s's flannel, kube-router's network policy controller stranded in iptables-legacy while kube-proxy uses nftables (flannel's and kube-router's iptables rules belong in iptables-nft)", "switch --to nftables"}},
 		// A writer k3s does not run is an operator's, judged as a CNI.
-		{"k3s without network policy, an operator's kube-router in legacy", distro.K3s, backend.IptablesNFT, &facts.K3sNetwork{Flannel: true}, backend.IptablesLegacy, []string{"kube-router"}, "", nil},
-		{"k3s without flannel, an operator's flannel in legacy", distro.K3s, backend.IptablesNFT, &facts.K3sNetwork{NetworkPolicy: true}, backend.IptablesLegacy, []string{"flannel"},
+		{"k3s without network policy, an operator's kube-router in legacy", distro.Kind("k3s"), backend.IptablesNFT, &facts.K3sNetwork{Flannel: true}, backend.IptablesLegacy, []string{"kube-router"}, "", nil},
+		{"k3s without flannel, an operator's flannel in legacy", distro.Kind("k3s"), backend.IptablesNFT, &facts.K3sNetwork{NetworkPolicy: true}, backend.IptablesLegacy, []string{"flannel"},
 			"cni-other-backend@iptables-legacy", []string{`this flannel is not k3s's own (flannel-backend: none): set "EnableNFTables": false in its net-conf.json`}},
-		{"k3s, an operator's Calico in legacy", distro.K3s, backend.IptablesNFT, &facts.K3sNetwork{}, backend.IptablesLegacy, []string{"calico"},
+		{"k3s, an operator's Calico in legacy", distro.Kind("k3s"), backend.IptablesNFT, &facts.K3sNetwork{}, backend.IptablesLegacy, []string{"calico"},
 			"cni-other-backend@iptables-legacy", []string{`fix: set Felix's backend with kubectl patch felixconfiguration default --type merge -p '{"spec":{"iptablesBackend":"NFT"}}'; then reboot`}},
 	}
 	for _, c := range cases {
@@ -112,7 +114,7 @@ func TestK3sGroupPlacement(t *testing.T) {
 				sets = append(sets, kp, withWriters(nil, c.in, c.writers...))
 			}
 			opts := Options{Expect: c.expect, Reader: newFake(t, sets...), Distribution: c.kind, K3s: c.net}
-			if c.kind == distro.K3s {
+			if c.kind == distro.Kind("k3s") {
 				opts.Units = []string{"k3s-agent.service"}
 			} else {
 				opts.CNI = canalSetup()
@@ -136,7 +138,7 @@ func TestK3sGroupPlacement(t *testing.T) {
 func TestK3sKubeProxyStranded(t *testing.T) {
 	legacy := withWriters(skeleton(t, backend.IptablesLegacy, rke2.KubeVersion{}, 0), backend.IptablesLegacy, "flannel")
 	nft := skeleton(t, backend.IptablesNFT, rke2.KubeVersion{}, 0)
-	res := run(t, Options{Expect: backend.IptablesNFT, Reader: newFake(t, legacy, nft), Distribution: distro.K3s})
+	res := run(t, Options{Expect: backend.IptablesNFT, Reader: newFake(t, legacy, nft), Distribution: distro.Kind("k3s")})
 	// kubelet runs inside k3s too: its hints left in legacy are leftovers.
 	if got := kinds(res); got != "stranded-rules@iptables-legacy,kubelet-hint@iptables-legacy" {
 		t.Fatalf("findings %q\n%s", got, report(res))
@@ -164,7 +166,7 @@ func TestForHostOnK3s(t *testing.T) {
 	if err != nil || unknown != nil {
 		t.Fatalf("ForHost = %+v, %v", unknown, err)
 	}
-	if opts.Distribution != distro.K3s || opts.CNI != nil || opts.K3s == nil || !opts.K3s.Flannel || opts.K3s.NetworkPolicy || strings.Join(opts.Units, ",") != "k3s-agent.service" {
+	if opts.Distribution != distro.Kind("k3s") || opts.CNI != nil || opts.K3s == nil || !opts.K3s.Flannel || opts.K3s.NetworkPolicy || strings.Join(opts.Units, ",") != "k3s-agent.service" {
 		t.Errorf("distribution %q, CNI %+v, k3s %+v, units %v: want k3s's config read (flannel on, network policy off) and its unit", opts.Distribution, opts.CNI, opts.K3s, opts.Units)
 	}
 	if g := newGroup(opts); g.has(cni.OwnerKubeRouter) || !g.has(cni.OwnerFlannel) {
@@ -173,33 +175,41 @@ func TestForHostOnK3s(t *testing.T) {
 }
 
 // On k3s the fixes every check shares name k3s's unit, journal and
-// drop-in, not RKE2's; the same run as RKE2 keeps RKE2's words.
+// drop-in, not RKE2's, as Run and the later checks make them (no caller
+// rewords them); the same run as RKE2 keeps RKE2's words.
 func TestK3sWordsInSharedFixes(t *testing.T) {
 	for _, c := range []struct {
 		kind       distro.Kind
 		want, not  string
 		unitsFound []string
 	}{
-		{distro.K3s, "restart kube-proxy so it rebuilds its rules: systemctl restart k3s-agent.service", "rke2-server", []string{"k3s-agent.service"}},
-		{distro.RKE2, restartKubeProxyHint, "k3s", nil},
+		{distro.Kind("k3s"), "restart kube-proxy so it rebuilds its rules: systemctl restart k3s-agent.service", "rke2-server", []string{"k3s-agent.service"}},
+		{distro.RKE2, "restart kube-proxy so it rebuilds its rules: systemctl restart rke2-server (rke2-agent on agents)", "k3s", nil},
 	} {
 		opts := Options{Expect: backend.IptablesNFT, Reader: newFake(t), Distribution: c.kind, Units: c.unitsFound}
 		res := run(t, opts)
-		K3sWords(opts, res) // as Command.Verify does, after the add-ons
 		text := report(res)
 		if !strings.Contains(text, "[missing-table]") || !strings.Contains(text, c.want) || strings.Contains(text, c.not) {
 			t.Errorf("%s, nothing synced: want a missing-table fix saying %q, never %q:\n%s", c.kind, c.want, c.not, text)
 		}
 	}
-	g := group{kind: distro.K3s, units: []string{"k3s-nas.service"}}
-	fixed := g.k3sWords().Replace(syncFailureFix + "; " + "restart RKE2 so kube-proxy reads /etc/rancher/rke2/config.yaml.d/60-proxy-backend.yaml: " + restartRKE2)
-	for _, want := range []string{"k3s's journal, journalctl -u k3s-nas", "restart k3s (systemctl restart k3s-nas.service)", "reads /etc/rancher/k3s/config.yaml.d/60-proxy-backend.yaml: systemctl restart k3s-nas.service"} {
+	g := group{kind: distro.Kind("k3s"), units: []string{"k3s-nas.service"}}
+	fixed := g.syncFailureFix() + "; " + g.fixFor([]string{"localhost-nodeport-x"})
+	for _, want := range []string{"k3s's journal, journalctl -u k3s-nas", "restart k3s (systemctl restart k3s-nas.service)", "rebuilds its rules: systemctl restart k3s-nas.service"} {
 		if !strings.Contains(fixed, want) {
 			t.Errorf("k3s's words %q lack %q", fixed, want)
 		}
 	}
-	if rest := strings.ReplaceAll(fixed, "rke2-proxy-backend", ""); strings.Contains(rest, "rke2") || strings.Contains(rest, "RKE2") || g.k3sWords().Replace(fixed) != fixed {
-		t.Errorf("k3s's words %q keep RKE2's, or change on a second pass", fixed)
+	if rest := strings.ReplaceAll(fixed, "rke2-proxy-backend", ""); strings.Contains(rest, "rke2") || strings.Contains(rest, "RKE2") {
+		t.Errorf("k3s's words %q keep RKE2's", fixed)
+	}
+	// A rise watch finds between two runs is worded for the run's node.
+	prev := &kubeproxy.Figures{Failures: []kubeproxy.FailureCount{fc(kubeproxy.FailNFTablesSync, "IPv4", 1)}}
+	res := run(t, Options{Expect: backend.IptablesNFT, Reader: newFake(t), Distribution: distro.Kind("k3s"), Units: []string{"k3s-nas.service"}})
+	res.KubeProxy = &kubeproxy.Figures{Failures: []kubeproxy.FailureCount{fc(kubeproxy.FailNFTablesSync, "IPv4", 4)}}
+	res.AddSyncFailures(prev, time.Minute, time.Now())
+	if text := report(res); !strings.Contains(text, "k3s's journal, journalctl -u k3s-nas") {
+		t.Errorf("k3s, sync failures added later: want k3s's journal named:\n%s", text)
 	}
 }
 
@@ -208,7 +218,7 @@ func TestK3sWordsInSharedFixes(t *testing.T) {
 // mode is no running writer's, where RKE2 expects it there.
 func TestK3sFlannelNativeTable(t *testing.T) {
 	tables := map[cni.Owner][]string{cni.OwnerFlannel: {"ipv4 table flannel-ipv4"}}
-	k3s := newGroup(Options{Expect: backend.NFTables, Distribution: distro.K3s})
+	k3s := newGroup(Options{Expect: backend.NFTables, Distribution: distro.Kind("k3s")})
 	got := k3s.cniFindings(nil, &BackendState{Backend: backend.NFTables, cniChains: tables})
 	if len(got) != 1 || !strings.Contains(got[0].Message, "they belong in iptables-nft: 1 nftables table(s) of its own") || !strings.Contains(got[0].Fix, "nft delete table <family> <name> for each: ipv4 table flannel-ipv4") {
 		t.Errorf("k3s: %+v", got)

@@ -31,7 +31,7 @@ func addIPVSMode(opts Options, res *Result) {
 		res.Notes = append(res.Notes, "ipvs mode: ipsets, "+vocab.IPVSDummyLink+", IPVS virtual servers and net.ipv4.vs.conntrack not checked (not the running host's root)")
 		return
 	}
-	findings, notes := IPVSModeFindings(opts.IPVS(), opts.Families)
+	findings, notes := newGroup(opts).ipvsModeFindings(opts.IPVS(), opts.Families)
 	for i := range findings {
 		findings[i].Backend = opts.Expect
 	}
@@ -39,12 +39,12 @@ func addIPVSMode(opts Options, res *Result) {
 	res.Notes = append(res.Notes, notes...)
 }
 
-// IPVSModeFindings judges footprint f of a node whose kube-proxy runs in
+// ipvsModeFindings judges footprint f of a node whose kube-proxy runs in
 // ipvs mode for families (empty: both): every KUBE-* ipset of ipvs mode
 // exists, kube-ipvs0 is a dummy link, each address on it has a virtual
 // server, and net.ipv4.vs.conntrack is 1. A part that could not be read,
 // or that the kernel lacks (IPVS absent), is a note, not a finding.
-func IPVSModeFindings(f ipvs.Footprint, families []rules.Family) (findings []Finding, notes []string) {
+func (g group) ipvsModeFindings(f ipvs.Footprint, families []rules.Family) (findings []Finding, notes []string) {
 	if len(families) == 0 {
 		families = []rules.Family{rules.IPv4, rules.IPv6}
 	}
@@ -52,7 +52,7 @@ func IPVSModeFindings(f ipvs.Footprint, families []rules.Family) (findings []Fin
 	case f.NoIPSet:
 		findings = append(findings, Finding{Kind: KindIPVSMissingSets,
 			Message: "the kernel has no ip_set, so kube-proxy's ipvs mode cannot keep its KUBE-* ipsets",
-			Fix:     "load ip_set (modprobe ip_set; rke2-proxy-backend apply preloads it on ipvs nodes), then restart RKE2"})
+			Fix:     "load ip_set (modprobe ip_set; rke2-proxy-backend apply preloads it on ipvs nodes), then restart " + g.kind.Name()})
 	case f.SetsErr != nil:
 		notes = append(notes, "ipvs mode: ipsets not checked: "+f.SetsErr.Error())
 	default:
@@ -70,7 +70,7 @@ func IPVSModeFindings(f ipvs.Footprint, families []rules.Family) (findings []Fin
 			if len(missing) > 0 {
 				findings = append(findings, Finding{Kind: KindIPVSMissingSets, Family: fam,
 					Message: fmt.Sprintf("%s: kube-proxy's ipvs mode lacks %d ipset(s): %s", fam, len(missing), list(missing)),
-					Fix:     restartKubeProxyHint})
+					Fix:     g.restartKubeProxy()})
 			}
 		}
 	}
@@ -81,16 +81,16 @@ func IPVSModeFindings(f ipvs.Footprint, families []rules.Family) (findings []Fin
 	case !f.LinkFound:
 		findings = append(findings, Finding{Kind: KindIPVSMissingLink,
 			Message: fmt.Sprintf("kube-proxy's dummy link %s is absent: ipvs mode binds every Service IP to it, so the node does not accept traffic for them", vocab.IPVSDummyLink),
-			Fix:     "load dummy (modprobe dummy), then " + restartKubeProxyHint})
+			Fix:     "load dummy (modprobe dummy), then " + g.restartKubeProxy()})
 	case f.Link.Kind != "dummy":
 		findings = append(findings, Finding{Kind: KindIPVSMissingLink,
 			Message: fmt.Sprintf("link %s is of kind %q, not the dummy link kube-proxy's ipvs mode makes", vocab.IPVSDummyLink, f.Link.Kind),
-			Fix:     fmt.Sprintf("find what made %s (ip -d link show %s); remove it and %s", vocab.IPVSDummyLink, vocab.IPVSDummyLink, restartKubeProxyHint)})
+			Fix:     fmt.Sprintf("find what made %s (ip -d link show %s); remove it and %s", vocab.IPVSDummyLink, vocab.IPVSDummyLink, g.restartKubeProxy())})
 	default:
 		onLink = f.Link.Addrs
 	}
 	if f.SetsErr == nil && !f.NoIPSet && onLink != nil {
-		findings = append(findings, boundSetFindings(f, onLink, families)...)
+		findings = append(findings, g.boundSetFindings(f, onLink, families)...)
 	}
 	switch {
 	case f.ServicesErr != nil:
@@ -107,7 +107,7 @@ func IPVSModeFindings(f ipvs.Footprint, families []rules.Family) (findings []Fin
 		if len(bare) > 0 {
 			findings = append(findings, Finding{Kind: KindIPVSMissingServices,
 				Message: fmt.Sprintf("%d address(es) on %s have no IPVS virtual server, so their Services do not answer: %s", len(bare), vocab.IPVSDummyLink, clipList(bare, 10)),
-				Fix:     restartKubeProxyHint})
+				Fix:     g.restartKubeProxy()})
 		}
 	}
 	switch {
@@ -120,7 +120,7 @@ func IPVSModeFindings(f ipvs.Footprint, families []rules.Family) (findings []Fin
 	case f.Conntrack != "1":
 		findings = append(findings, Finding{Kind: KindIPVSSysctl,
 			Message: fmt.Sprintf("net.ipv4.vs.conntrack is %s, not 1: the iptables rules of ipvs mode do not see IPVS's connections (masquerade and NodePorts break)", f.Conntrack),
-			Fix:     "find what resets it (grep -r net.ipv4.vs.conntrack /etc/sysctl.d /etc/sysctl.conf) and remove that; kube-proxy sets it to 1 when it starts: " + restartKubeProxyHint})
+			Fix:     "find what resets it (grep -r net.ipv4.vs.conntrack /etc/sysctl.d /etc/sysctl.conf) and remove that; kube-proxy sets it to 1 when it starts: " + g.restartKubeProxy()})
 	}
 	return findings, notes
 }
@@ -134,7 +134,7 @@ const ipvsBoundSet = "KUBE-IPVS-IPS"
 // kube-proxy writes both from the same list, so a difference means one
 // of them was changed behind its back (its REJECT of other traffic to
 // Service IPs then misses addresses or blocks wrong ones).
-func boundSetFindings(f ipvs.Footprint, onLink []netip.Addr, families []rules.Family) []Finding {
+func (g group) boundSetFindings(f ipvs.Footprint, onLink []netip.Addr, families []rules.Family) []Finding {
 	var out []Finding
 	for _, fam := range families {
 		name := ipvsBoundSet
@@ -154,7 +154,7 @@ func boundSetFindings(f ipvs.Footprint, onLink []netip.Addr, families []rules.Fa
 		if int(f.Sets[i].Entries) != bound {
 			out = append(out, Finding{Kind: KindIPVSMissingSets, Family: fam,
 				Message: fmt.Sprintf("%s: ipset %s holds %d address(es), but %d %s address(es) are on %s: kube-proxy keeps them equal", fam, name, f.Sets[i].Entries, bound, fam, vocab.IPVSDummyLink),
-				Fix:     restartKubeProxyHint})
+				Fix:     g.restartKubeProxy()})
 		}
 	}
 	return out

@@ -60,7 +60,7 @@ func TestIPVSModeFindings(t *testing.T) {
 		{"KUBE-IPVS-IPS out of step with kube-ipvs0", unbound, KindIPVSMissingSets, "ipset KUBE-IPVS-IPS holds 1 address(es), but 2 ipv4 address(es) are on kube-ipvs0", ""},
 		{"sets unreadable", unreadable, "", "", "ipsets not checked: boom"},
 	} {
-		findings, notes := IPVSModeFindings(c.f, []rules.Family{rules.IPv4})
+		findings, notes := group{}.ipvsModeFindings(c.f, []rules.Family{rules.IPv4})
 		if c.kind == "" && len(findings) != 0 || c.kind != "" && (len(findings) != 1 || findings[0].Kind != c.kind || !strings.Contains(findings[0].Message, c.says)) {
 			t.Errorf("%s: findings %+v, want one %q naming %q", c.name, findings, c.kind, c.says)
 		}

@@ -31,7 +31,8 @@ func kubeProxySignals(ctx context.Context, opts Options, deadline time.Time, res
 		res.Notes = append(res.Notes, notes...)
 		return
 	}
-	stale := staleSyncs(opts.Expect, first, opts.Now())
+	g := newGroup(opts)
+	stale := g.staleSyncs(first, opts.Now())
 	left := deadline.Sub(opts.Now())
 	switch {
 	case len(stale) > 0 || !failed(first):
@@ -58,9 +59,9 @@ func kubeProxySignals(ctx context.Context, opts Options, deadline time.Time, res
 	}
 	res.KubeProxy = second
 	now := opts.Now()
-	findings, warnings := risingFailures(opts.Expect, first, second, now.Sub(began), now)
+	findings, warnings := g.risingFailures(first, second, now.Sub(began), now)
 	res.Findings = append(res.Findings, findings...)
-	res.Findings = append(res.Findings, staleSyncs(opts.Expect, second, now)...)
+	res.Findings = append(res.Findings, g.staleSyncs(second, now)...)
 	res.Warnings = append(res.Warnings, warnings...)
 	if len(findings)+len(warnings) == 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf("kube-proxy has counted sync failures since it started, none in the %s between verify's two reads", now.Sub(began).Round(time.Second)))

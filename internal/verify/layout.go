@@ -23,10 +23,11 @@ type judge struct {
 	families   []rules.Family
 	why        string
 	newer      rke2.KubeVersion
+	g          group // for the fixes' words
 }
 
 func newJudge(opts Options) (*judge, error) {
-	j := &judge{families: opts.Families, why: opts.SingleStackReason}
+	j := &judge{families: opts.Families, why: opts.SingleStackReason, g: newGroup(opts)}
 	render := func(kv rke2.KubeVersion) (footprint, error) {
 		rs, err := expected.Render(expected.Options{Backend: opts.Expect, Kubernetes: kv, Families: opts.Families})
 		if err != nil {
@@ -79,7 +80,7 @@ func (j *judge) findings(live *rules.Ruleset) ([]Finding, string) {
 	}
 	var best []Finding
 	for i, fp := range j.layouts {
-		f := missingSkeleton(fp.want, live)
+		f := j.g.missingSkeleton(fp.want, live)
 		if len(f) == 0 {
 			return nil, note
 		}
@@ -90,7 +91,7 @@ func (j *judge) findings(live *rules.Ruleset) ([]Finding, string) {
 	if j.invariants == nil {
 		return best, note
 	}
-	f := missingSkeleton(j.invariants.want, live)
+	f := j.g.missingSkeleton(j.invariants.want, live)
 	if j.newer.Known() {
 		return f, join(note, fmt.Sprintf("Kubernetes %s is newer than every minor this verify knows (newest %s): judged only what every known layout shares (tables, hooks, base-chain jumps, Service dispatch), not the full skeleton",
 			j.newer, expected.Newest))

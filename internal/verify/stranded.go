@@ -37,7 +37,7 @@ func strandedFindings(expect backend.Backend, st BackendState) []Finding {
 // kube-router's with kube-proxy's), and the fix moves the whole group.
 func (g group) strandedFindings(st BackendState) []Finding {
 	o := st.Owned
-	if !g.k3s() || o == nil || o.Empty() || st.strays == "" {
+	if !g.embedded() || o == nil || o.Empty() || st.strays == "" {
 		return strandedFindings(g.expect, st)
 	}
 	where := string(g.expect)
@@ -115,10 +115,6 @@ func HintBackend(expect backend.Backend) backend.Backend {
 // chains once kubelet has written its own where kube-proxy's backend wants.
 const KubeletHintsCleanup = "rke2-proxy-backend cleanup --kubelet-hints"
 
-// restartRKE2 makes kubelet (which RKE2 runs) write its hint chains again,
-// with the host's iptables as it is now.
-const restartRKE2 = "systemctl restart rke2-server (rke2-agent on agents)"
-
 // hintFindings reports kubelet hint chains in a backend other than the one
 // matching kube-proxy's. kubelet writes them with the host's iptables at
 // its start and never removes them, so there are two causes, with two
@@ -145,11 +141,11 @@ func (g group) hintFindings(states []BackendState, hostIptables string) []Findin
 		f := Finding{Kind: KindKubeletHint, Backend: st.Backend}
 		hints := list(st.KubeletHints)
 		switch {
-		case g.k3s() && wantHas:
+		case g.embedded() && wantHas:
 			f.Message = fmt.Sprintf("kubelet's hint chains in %s are leftovers: kubelet, which runs inside k3s, already wrote its own in %s, but kubelet never removes the old ones: %s",
 				st.Backend, want, hints)
 			f.Fix = KubeletHintsCleanup + " (no reboot needed)"
-		case g.k3s():
+		case g.embedded():
 			f.Message = fmt.Sprintf("kubelet's hint chains are in %s but kube-proxy uses %s: kubelet runs inside k3s and writes them at its start with k3s's PATH iptables, which pointed at %s then: %s",
 				st.Backend, g.expect, st.Backend, hints)
 			f.Fix = fmt.Sprintf("restart k3s so apply resets k3s-root's bin/aux links and kubelet writes them in %s: %s; then %s", want, g.restart(), KubeletHintsCleanup)
@@ -160,13 +156,13 @@ func (g group) hintFindings(states []BackendState, hostIptables string) []Findin
 		case hostIptables == want.IptablesMode():
 			f.Message = fmt.Sprintf("kubelet's hint chains are in %s although the host's iptables already points at %s: kubelet has not started since the alternative moved (it writes them at its start): %s",
 				st.Backend, want, hints)
-			f.Fix = fmt.Sprintf("restart RKE2 so kubelet writes them in %s: %s; then %s", want, restartRKE2, KubeletHintsCleanup)
+			f.Fix = fmt.Sprintf("restart %s so kubelet writes them in %s: %s; then %s", g.kind.Name(), want, g.restart(), KubeletHintsCleanup)
 		default:
 			alt := string(want)
 			f.Message = fmt.Sprintf("kubelet's hint chains are in %s but kube-proxy uses %s: the host's iptables points at %s, and kubelet writes them with it: %s",
 				st.Backend, g.expect, hostIptablesName(hostIptables), hints)
-			f.Fix = fmt.Sprintf("point the host's iptables at %s (update-alternatives --set iptables /usr/sbin/%s; update-alternatives --set ip6tables /usr/sbin/%s), restart RKE2 so kubelet writes its hints there: %s; then %s (or reboot the node)",
-				alt, alt, "ip6"+strings.TrimPrefix(alt, "ip"), restartRKE2, KubeletHintsCleanup)
+			f.Fix = fmt.Sprintf("point the host's iptables at %s (update-alternatives --set iptables /usr/sbin/%s; update-alternatives --set ip6tables /usr/sbin/%s), restart %s so kubelet writes its hints there: %s; then %s (or reboot the node)",
+				alt, alt, "ip6"+strings.TrimPrefix(alt, "ip"), g.kind.Name(), g.restart(), KubeletHintsCleanup)
 		}
 		out = append(out, f)
 	}

@@ -68,7 +68,8 @@ func failed(f *kubeproxy.Figures) bool {
 // staleSyncs finds the families where the change kube-proxy queued last
 // has waited past staleAfter at now with no successful sync since. A
 // family with an unreadable signal is left open (ParseFigures noted it).
-func staleSyncs(expect backend.Backend, f *kubeproxy.Figures, now time.Time) []Finding {
+func (g group) staleSyncs(f *kubeproxy.Figures, now time.Time) []Finding {
+	expect := g.expect
 	limit := staleAfter(f)
 	var out []Finding
 	for _, fam := range slices.Sorted(maps.Keys(f.LastQueued)) {
@@ -93,7 +94,7 @@ func staleSyncs(expect backend.Backend, f *kubeproxy.Figures, now time.Time) []F
 		out = append(out, Finding{Kind: KindSyncStale, Backend: expect, Family: ruleFamily(fam),
 			Message: fmt.Sprintf("%s, longer than the %s verify allows (kube-proxy's own /healthz fails after 2 × its sync period, 60s by default): Service changes are not reaching the rules%s. %s",
 				what, limit.Round(time.Second), countedSoFar(f, fam), likelyCauses(expect)),
-			Fix: syncFailureFix})
+			Fix: g.syncFailureFix()})
 	}
 	return out
 }
@@ -102,7 +103,8 @@ func staleSyncs(expect backend.Backend, f *kubeproxy.Figures, now time.Time) []F
 // between apart (before first). A counter that fell means kube-proxy
 // restarted in between: all it counts now is new. A family with an
 // unreadable signal in either read is left open.
-func risingFailures(expect backend.Backend, before, after *kubeproxy.Figures, between time.Duration, now time.Time) (findings, warnings []Finding) {
+func (g group) risingFailures(before, after *kubeproxy.Figures, between time.Duration, now time.Time) (findings, warnings []Finding) {
+	expect := g.expect
 	rose := map[string]map[string][2]float64{} // family -> counter -> {from, to}
 	for _, c := range append(append([]kubeproxy.FailureCount{}, before.Failures...), after.Failures...) {
 		if len(before.Unreadable[c.IPFamily]) > 0 || len(after.Unreadable[c.IPFamily]) > 0 {
@@ -141,7 +143,7 @@ func risingFailures(expect backend.Backend, before, after *kubeproxy.Figures, be
 		_, restore := counters[kubeproxy.FailIptablesRestore]
 		_, sync := counters[kubeproxy.FailNFTablesSync]
 		_, cleanup := counters[kubeproxy.FailNFTablesCleanup]
-		f := Finding{Kind: KindSyncFailing, Backend: expect, Family: ruleFamily(fam), Fix: syncFailureFix}
+		f := Finding{Kind: KindSyncFailing, Backend: expect, Family: ruleFamily(fam), Fix: g.syncFailureFix()}
 		switch {
 		case restore || sync:
 			f.Message = fmt.Sprintf("kube-proxy's %s rule syncs are failing: within %s %s (%s). %s",
@@ -159,17 +161,6 @@ func risingFailures(expect backend.Backend, before, after *kubeproxy.Figures, be
 	}
 	return findings, warnings
 }
-
-// syncFailureFix is where an operator learns which command fails.
-const syncFailureFix = "read kube-proxy's log for the failing command (" + kubeProxyPodLogs + "), " +
-	"run rke2-proxy-backend detect to see whether this node can run the backend, then restart RKE2 (" + syncFailureRestart + ")"
-
-// kubeProxyPodLogs and syncFailureRestart are the RKE2 words of
-// syncFailureFix that k3s words replace (group.k3sWords).
-const (
-	kubeProxyPodLogs   = "/var/log/pods/kube-system_kube-proxy-*/kube-proxy/*.log"
-	syncFailureRestart = "systemctl restart rke2-server, rke2-agent on agents"
-)
 
 // likelyCauses names what makes kube-proxy's writes fail in each backend;
 // the findings of detect and verify that prove one are other checks'.
@@ -207,7 +198,7 @@ func (r *Result) AddSyncFailures(prev *kubeproxy.Figures, between time.Duration,
 	if prev == nil || r.KubeProxy == nil {
 		return
 	}
-	findings, warnings := risingFailures(r.Expect, prev, r.KubeProxy, between, now)
+	findings, warnings := newGroup(Options{Expect: r.Expect, Distribution: r.distribution, Units: r.units}).risingFailures(prev, r.KubeProxy, between, now)
 	r.Findings = appendNew(r.Findings, findings)
 	r.Warnings = appendNew(r.Warnings, warnings)
 	r.settle()

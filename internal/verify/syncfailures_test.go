@@ -49,9 +49,10 @@ func TestStaleSyncs(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var fams []string
-			for _, f := range staleSyncs(backend.NFTables, &c.f, now) {
+			g := group{expect: backend.NFTables}
+			for _, f := range g.staleSyncs(&c.f, now) {
 				fams = append(fams, string(f.Family))
-				if f.Kind != KindSyncStale || !strings.Contains(f.Message, "Likely causes: `nft -f` fails") || f.Fix != syncFailureFix {
+				if f.Kind != KindSyncStale || !strings.Contains(f.Message, "Likely causes: `nft -f` fails") || f.Fix != g.syncFailureFix() {
 					t.Errorf("finding %+v", f)
 				}
 			}
@@ -101,7 +102,7 @@ func TestRisingFailures(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			before := &kubeproxy.Figures{Failures: c.before}
 			after := &kubeproxy.Figures{Failures: c.after, Unreadable: c.unreadable, LastSync: map[string]float64{"IPv4": at(0)}}
-			findings, warnings := risingFailures(backend.IptablesNFT, before, after, 35*time.Second, t0.Add(5*time.Minute))
+			findings, warnings := group{expect: backend.IptablesNFT}.risingFailures(before, after, 35*time.Second, t0.Add(5*time.Minute))
 			list := func(fs []Finding) string {
 				var out []string
 				for _, f := range fs {
@@ -232,7 +233,7 @@ func FuzzRisingFailures(f *testing.F) {
 			}
 			return false
 		}
-		findings, warnings := risingFailures(backend.NFTables, before, after, time.Minute, t0)
+		findings, warnings := group{expect: backend.NFTables}.risingFailures(before, after, time.Minute, t0)
 		for _, fam := range []string{"IPv4", "IPv6"} {
 			open := len(before.Unreadable[fam]) > 0 || len(after.Unreadable[fam]) > 0
 			failing := !open && rose(fam, kubeproxy.FailIptablesRestore, kubeproxy.FailNFTablesSync)

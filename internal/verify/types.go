@@ -68,7 +68,7 @@ type Options struct {
 	// CNI is what RKE2 runs for pod networking (nil: not read); it picks
 	// the chart a CNI finding's fix names.
 	CNI *cni.Setup
-	// Distribution is the node's (distro.K3s or RKE2; "" counts as RKE2).
+	// Distribution is the node's ("" counts as RKE2).
 	// verify carries the Kind rather than only its ownership.Group: the
 	// group says whose chains move with kube-proxy's, but the Kind also
 	// picks the facts (k3s's config instead of RKE2's HelmChartConfigs)
@@ -211,4 +211,8 @@ type Result struct {
 	WriterUnknown string         `json:"writer_unknown,omitempty"`
 	// Duration is left out of status.json, byte-stable on an unchanged node.
 	Duration time.Duration `json:"-"`
+	// distribution and units are Run's, for the words of the fixes
+	// AddSyncFailures adds later.
+	distribution distro.Kind
+	units        []string
 }

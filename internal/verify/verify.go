@@ -13,6 +13,7 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/sleep"
 )
@@ -97,7 +98,8 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	}
 	start := opts.Now()
 	deadline := start.Add(opts.Wait)
-	res := &Result{Expect: opts.Expect, ExpectSource: opts.ExpectSource, Mode: wantMode(opts), Findings: []Finding{}}
+	res := &Result{Expect: opts.Expect, ExpectSource: opts.ExpectSource, Mode: wantMode(opts), Findings: []Finding{},
+		distribution: opts.Distribution, units: opts.Units}
 	if opts.Kubernetes.Known() {
 		res.Kubernetes = fmt.Sprintf("v%d.%d", opts.Kubernetes.Major, opts.Kubernetes.Minor)
 	}
@@ -173,11 +175,11 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 		case pm.problem != "":
 			res.Findings = append(res.Findings, Finding{Kind: KindProxyMode, Backend: opts.Expect,
 				Message: pm.problem,
-				Fix:     "check what listens on " + opts.ProxyModeURL + " (ss -ltnp); it should be kube-proxy's metrics server, which binds there as kube-proxy-arg metrics-bind-address in RKE2's config says (127.0.0.1:10249 by default)"})
+				Fix:     "check what listens on " + opts.ProxyModeURL + " (ss -ltnp); it should be kube-proxy's metrics server, which binds there as kube-proxy-arg metrics-bind-address in " + opts.Distribution.Name() + "'s config says (127.0.0.1:10249 by default)"})
 		case pm.mode != wantMode(opts):
 			res.Findings = append(res.Findings, Finding{Kind: KindProxyMode, Backend: opts.Expect,
 				Message: fmt.Sprintf("kube-proxy reports proxy mode %q, the plan wants %q", pm.mode, wantMode(opts)),
-				Fix:     "restart RKE2 so kube-proxy reads /etc/rancher/rke2/config.yaml.d/60-proxy-backend.yaml: systemctl restart rke2-server (rke2-agent on agents)"})
+				Fix:     fmt.Sprintf("restart %s so kube-proxy reads %s: %s", opts.Distribution.Name(), rke2.DropInPath(opts.Distribution.ConfigFile()), g.restart())})
 		}
 		if pm.mode != "" {
 			kubeProxySignals(ctx, opts, deadline, res)
@@ -210,7 +212,7 @@ func (g group) fillOwned(st *BackendState, rs *rules.Ruleset) {
 	}
 	o := members.Find(rs, st.Backend == backend.NFTables)
 	st.Owned = &o
-	if g.k3s() && st.Backend != g.expect && !o.Empty() {
+	if g.embedded() && st.Backend != g.expect && !o.Empty() {
 		st.strays = "k3s's " + g.names(writers(&o))
 	}
 	st.KubeProxyChains = len(o.Chains)
