@@ -34,11 +34,16 @@ type document struct {
 
 // settings is the effective config as an operator writes it: the embedded
 // Config brings every key (new ones included), and the shallower Verify
-// field wins in encoding/json, so verify.wait reads "5m" rather than a
-// count of nanoseconds.
+// field wins in encoding/json, so verify.wait reads "5m" and
+// census.interval "0s" rather than a count of nanoseconds.
 type settings struct {
 	config.Config
 	Verify verifySettings `json:"verify"`
+	Census censusSettings `json:"census"`
+}
+
+type censusSettings struct {
+	Interval string `json:"interval"`
 }
 
 type verifySettings struct {
@@ -53,7 +58,7 @@ func (r Report) WriteJSON(w io.Writer) error {
 		conflicts = []hostconflict.Finding{}
 	}
 	c := r.Config
-	s := settings{Config: c, Verify: verifySettings{Wait: durationText(c.Verify.Wait), TextfileDir: c.Verify.TextfileDir}}
+	s := settings{Config: c, Verify: verifySettings{Wait: durationText(c.Verify.Wait), TextfileDir: c.Verify.TextfileDir}, Census: censusSettings{Interval: durationText(c.Census.Interval)}}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(document{Schema: Schema, Facts: r.Facts, Settings: s, Decision: r.Decision, HostConflicts: conflicts, CNIManifests: r.Manifests, CertifiedImage: r.Certified})
