@@ -7,17 +7,23 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/plan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 )
 
-// noPlanFix is what a node without a usable plan needs to be verified.
-const noPlanFix = "let RKE2 start once (its ExecStartPre runs rke2-proxy-backend apply, which records the plan), run rke2-proxy-backend apply, or pass --expect B"
+// noPlanFix is what a node of distribution d without a usable plan needs
+// to be verified.
+func noPlanFix(d distro.Profile) string {
+	return "let " + d.Name + " start once (its ExecStartPre runs rke2-proxy-backend apply, which records the plan), run rke2-proxy-backend apply, or pass --expect B"
+}
 
 // notAppliedFix is what a node whose plan was not applied needs.
-const notAppliedFix = "read apply's reason (journalctl -u rke2-server or -u rke2-agent, and the plan's applied.nothing), fix it and restart RKE2 so apply gives it a backend; or pass --expect B to verify one anyway"
+func notAppliedFix(d distro.Profile) string {
+	return "read apply's reason (the journal of the " + d.AnyUnit + ", and the plan's applied.nothing), fix it and " + d.Restart + " so apply gives it a backend; or pass --expect B to verify one anyway"
+}
 
 // Expect fills what verify checks against (opts.Expect and its source, the
 // one-boot override, the Kubernetes version and the node's IP families)
@@ -33,6 +39,7 @@ func Expect(root hostfs.Root, claim Claim, opts *Options) (*Result, error) {
 	// kube-proxy programs the backend (ipvs or the backend's own mode).
 	// Without a backend of ours applied only RKE2's own ipvs still holds.
 	p, planErr := plan.Read(root)
+	d := opts.Distribution.Profile()
 	applied := p.AppliedBackend()
 	switch {
 	case planErr != nil:
@@ -49,16 +56,16 @@ func Expect(root hostfs.Root, claim Claim, opts *Options) (*Result, error) {
 		}
 		opts.Expect, opts.ExpectSource = b, "--expect"
 	case planErr != nil && errors.Is(planErr, fs.ErrNotExist):
-		return CannotTell(fmt.Sprintf("no plan at %s (apply has not run since boot) and no --expect: nothing says which backend to verify", hostfs.PlanFile), noPlanFix), nil
+		return CannotTell(fmt.Sprintf("no plan at %s (apply has not run since boot) and no --expect: nothing says which backend to verify", hostfs.PlanFile), noPlanFix(d)), nil
 	case planErr != nil:
-		return CannotTell(fmt.Sprintf("the plan cannot be read, so nothing says which backend to verify: %v", planErr), noPlanFix), nil
+		return CannotTell(fmt.Sprintf("the plan cannot be read, so nothing says which backend to verify: %v", planErr), noPlanFix(d)), nil
 	case applied == "" && p.Decision.Disabled:
 		return nil, nil
 	case applied == "":
-		return CannotTell(fmt.Sprintf("not applied: plan %s says apply gave RKE2 no backend this boot (%s), so nothing says which backend kube-proxy runs", hostfs.PlanFile, p.Applied.Nothing), notAppliedFix), nil
+		return CannotTell(fmt.Sprintf("not applied: plan %s says apply gave %s no backend this boot (%s), so nothing says which backend kube-proxy runs", hostfs.PlanFile, d.Name, p.Applied.Nothing), notAppliedFix(d)), nil
 	default:
 		if _, err := backend.Parse(string(applied)); err != nil {
-			return CannotTell(fmt.Sprintf("plan %s: applied.backend: %v", hostfs.PlanFile, err), noPlanFix), nil
+			return CannotTell(fmt.Sprintf("plan %s: applied.backend: %v", hostfs.PlanFile, err), noPlanFix(d)), nil
 		}
 		opts.Expect, opts.ExpectSource = applied, hostfs.PlanFile
 		opts.OneBootOverride = p.Carried() && p.Decision.Source == config.SourceCmdline

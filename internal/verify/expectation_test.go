@@ -8,6 +8,7 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/plan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
@@ -86,7 +87,7 @@ func TestExpectCannotTell(t *testing.T) {
 			if err != nil || unknown == nil || unknown.Verdict != VerdictUnknown || !strings.Contains(unknown.Findings[0].Message, c.reason) {
 				t.Fatalf("Expect = %+v, %v; want cannot tell with %q", unknown, err, c.reason)
 			}
-			if unknown.Findings[0].Fix != noPlanFix || o.Expect != "" {
+			if unknown.Findings[0].Fix != noPlanFix(distro.RKE2.Profile()) || o.Expect != "" {
 				t.Errorf("fix %q, expect %q", unknown.Findings[0].Fix, o.Expect)
 			}
 		})
@@ -102,17 +103,24 @@ func TestExpectOnlyWhatWasApplied(t *testing.T) {
 		"schema 2": `{"schema":2,"applied":{"nothing":"no backend can run on this host; RKE2 starts with its own defaults"},"decision":{"backend":"iptables-nft","proxy_mode":"iptables","source":"auto"}}`,
 		"schema 1": `{"schema":1,"decision":{"backend":"iptables-nft","proxy_mode":"iptables","source":"auto"},"modules_loaded":[],"warnings":["could not apply"]}`,
 	} {
-		t.Run(name, func(t *testing.T) {
-			h := dualStack(t).File(hostfs.PlanFile, doc)
-			var o Options
-			unknown, err := Expect(h.Root(), Claim{}, &o)
-			if err != nil || unknown == nil || unknown.Verdict != VerdictUnknown || o.Expect != "" {
-				t.Fatalf("Expect = %+v, %v, expect %q; want cannot tell", unknown, err, o.Expect)
-			}
-			if f := unknown.Findings[0]; !strings.HasPrefix(f.Message, "not applied: plan "+hostfs.PlanFile+" says apply gave RKE2 no backend this boot (") || f.Fix != notAppliedFix {
-				t.Errorf("finding %+v", f)
-			}
-		})
+		for _, kind := range []distro.Kind{distro.RKE2, distro.Kind("k3s")} {
+			t.Run(name+" "+string(kind), func(t *testing.T) {
+				h := dualStack(t).File(hostfs.PlanFile, doc)
+				o := Options{Distribution: kind}
+				unknown, err := Expect(h.Root(), Claim{}, &o)
+				if err != nil || unknown == nil || unknown.Verdict != VerdictUnknown || o.Expect != "" {
+					t.Fatalf("Expect = %+v, %v, expect %q; want cannot tell", unknown, err, o.Expect)
+				}
+				d := kind.Profile()
+				if f := unknown.Findings[0]; !strings.HasPrefix(f.Message, "not applied: plan "+hostfs.PlanFile+" says apply gave "+d.Name+" no backend this boot (") || f.Fix != notAppliedFix(d) {
+					t.Errorf("finding %+v", f)
+				}
+				// the node's own words: a k3s node has no rke2 units
+				if f := unknown.Findings[0]; (kind != distro.RKE2) == strings.Contains(f.Fix, "rke2") {
+					t.Errorf("%s node told %q", kind, f.Fix)
+				}
+			})
+		}
 	}
 	h := withPlan(t, dualStack(t), plan.Plan{Applied: plan.Applied{Backend: backend.IptablesLegacy, ProxyMode: "iptables", By: plan.ByEarlierRun},
 		Decision: plan.Decision{Backend: backend.IptablesNFT, Source: config.SourceCmdline}})
