@@ -50,10 +50,12 @@ verify_unit() {
 		echo failed >"$ctl/verify-unit"
 	fi
 }
+# RKE2 runs when a test says so.
+active() { [ -e "$ctl/active" ] && [ "$1" = rke2-agent.service ]; }
 case "$1" in
 is-active)
-	# RKE2 runs when a test says so (adopt asks).
-	[ -e "$ctl/active" ] && [ "$3" = rke2-agent.service ] && exit 0
+	# adopt asks one unit at a time.
+	active "$3" && exit 0
 	exit 3
 	;;
 is-enabled) exit 1 ;;
@@ -107,6 +109,17 @@ restart)
 	esac
 	;;
 show)
+	# show -p ActiveState -- UNIT...: switch asks for RKE2's units at once,
+	# one block each, a blank line between, as systemd prints them.
+	if [ "$2 $3 $4" = "-p ActiveState --" ]; then
+		shift 4
+		sep=
+		for u; do
+			printf "$sep"; sep='\n'
+			if active "$u"; then echo ActiveState=active; else echo ActiveState=inactive; fi
+		done
+		exit 0
+	fi
 	# show -P ActiveState rke2-proxy-backend-verify.service
 	[ "$4" = rke2-proxy-backend-verify.service ] || exit 1
 	case "$(cat "$ctl/verify-unit" 2>/dev/null)" in failed) echo failed ;; *) echo inactive ;; esac
@@ -678,6 +691,10 @@ func TestSwitchBinaryInterrupted(t *testing.T) {
 			calls, _ := os.ReadFile(filepath.Join(f.ctl, "calls"))
 			if !strings.Contains(string(calls), "daemon-reload") {
 				t.Errorf("the fixture's systemctl was not used:\n%s", calls)
+			}
+			// Which RKE2 unit runs is asked once, for both units.
+			if strings.Contains(string(calls), "is-active") || !strings.Contains(string(calls), "show -p ActiveState -- rke2-agent.service rke2-server.service\n") {
+				t.Errorf("switch asked systemd which unit runs other than once:\n%s", calls)
 			}
 		})
 	}

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"net"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
@@ -135,7 +136,11 @@ func (r Request) assemble(ctx context.Context, from, to backend.Backend, j switc
 			return nil, fmt.Errorf("%w; nothing was changed", err)
 		}
 	}
-	unit, err := FindUnit(ctx, r.distro, sc.IsActive)
+	// One systemctl for every unit FindUnit may ask about.
+	asked := append(slices.Clone(RKE2Units), r.distro.UnitNames()...)
+	slices.Sort(asked)
+	active := sc.Active(ctx, slices.Compact(asked)...)
+	unit, err := FindUnit(ctx, r.distro, func(_ context.Context, u string) bool { return active[u] })
 	if err != nil {
 		return nil, err
 	}
