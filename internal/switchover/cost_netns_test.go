@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -46,23 +48,27 @@ func TestSwitchCost(t *testing.T) {
 		t.Fatal(err)
 	}
 	to := []string{"iptables-nft", "iptables-legacy"}
-	restart := func() time.Duration {
+	// run runs c to its end: wall and CPU time (user and system, its
+	// children's included: the fake's apply, generator and tools).
+	run := func(c *exec.Cmd) (wall, cpu time.Duration) {
 		start := time.Now()
-		if out, err := f.cmd("", "systemctl-restart").CombinedOutput(); err != nil {
-			t.Fatalf("restart: %v\n%s", err, out)
+		if out, err := c.CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", c, err, out)
 		}
-		return time.Since(start)
+		return time.Since(start), c.ProcessState.UserTime() + c.ProcessState.SystemTime()
 	}
+	restart := func() (time.Duration, time.Duration) { return run(f.cmd("", "systemctl-restart")) }
 	// What a switch by hand runs after editing the config: the generator
 	// must write RKE2's drop-in anew before the restart.
-	reloadRestart := func() time.Duration {
-		start := time.Now()
-		f.daemonReload()
-		restart()
-		return time.Since(start)
+	reloadRestart := func() (time.Duration, time.Duration) {
+		reload := exec.Command(filepath.Join(f.root, "usr/bin/systemctl"), "daemon-reload")
+		reload.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}
+		w1, c1 := run(reload)
+		w2, c2 := restart()
+		return w1 + w2, c1 + c2
 	}
-	// one switch: its wall time and, per cost row, its share.
-	one := func(b string) (time.Duration, map[string]time.Duration) {
+	// one switch: its wall and CPU time and, per cost row, its share.
+	one := func(b string) (time.Duration, time.Duration, map[string]time.Duration) {
 		c := f.cmd("", "switch", "--to", b, "--timeout", "30s")
 		stderr, err := c.StderrPipe()
 		if err != nil {
@@ -98,35 +104,53 @@ func TestSwitchCost(t *testing.T) {
 		}
 		took := time.Since(start)
 		rows["after the last step"] = took - last.Sub(start)
-		return took, rows
+		return took, c.ProcessState.UserTime() + c.ProcessState.SystemTime(), rows
 	}
 	for i := range 2 {
 		one(to[i%2])
 	}
 	load0 := loadavg()
-	var restarts, reloads, switches, ratios, reloadRatios []float64
+	// Per round: wall and CPU of the restart, of daemon-reload and the
+	// restart, and of the switch.
+	var wall, cpu [3][]float64
 	steps := map[string][]float64{}
 	for i := range pairs {
-		r := restart()
-		rr := reloadRestart()
-		s, rows := one(to[i%2])
-		restarts, reloads, switches = append(restarts, ms(r)), append(reloads, ms(rr)), append(switches, ms(s))
-		ratios, reloadRatios = append(ratios, float64(s)/float64(r)), append(reloadRatios, float64(s)/float64(rr))
+		rw, rc := restart()
+		lw, lc := reloadRestart()
+		sw, scpu, rows := one(to[i%2])
+		for j, d := range []time.Duration{rw, lw, sw} {
+			wall[j] = append(wall[j], ms(d))
+		}
+		for j, d := range []time.Duration{rc, lc, scpu} {
+			cpu[j] = append(cpu[j], ms(d))
+		}
 		for k, v := range rows {
 			steps[k] = append(steps[k], ms(v))
 		}
 	}
 	load1 := loadavg()
 	fmt.Printf("switch cost: %d rounds (the fake's restart alone, daemon-reload and restart, then a switch), load %s -> %s on %d cores\n", pairs, load0, load1, numCPU())
-	fmt.Printf("  restart alone           %6.1f ms median (min %.1f, max %.1f)\n", median(restarts), slices.Min(restarts), slices.Max(restarts))
-	fmt.Printf("  daemon-reload + restart %6.1f ms median (min %.1f, max %.1f)\n", median(reloads), slices.Min(reloads), slices.Max(reloads))
-	fmt.Printf("  switch                  %6.1f ms median (min %.1f, max %.1f)\n", median(switches), slices.Min(switches), slices.Max(switches))
-	fmt.Printf("  pair ratio vs restart alone           %5.2fx median (min %.2f, max %.2f); goal <= 2x\n", median(ratios), slices.Min(ratios), slices.Max(ratios))
-	fmt.Printf("  pair ratio vs daemon-reload + restart %5.2fx median (min %.2f, max %.2f)\n", median(reloadRatios), slices.Min(reloadRatios), slices.Max(reloadRatios))
+	for j, what := range []string{"restart alone", "daemon-reload + restart", "switch"} {
+		fmt.Printf("  %-24s %6.1f ms wall median (min %.1f, max %.1f), %6.1f ms CPU median (children included)\n", what, median(wall[j]), slices.Min(wall[j]), slices.Max(wall[j]), median(cpu[j]))
+	}
+	for j, what := range []string{"restart alone", "daemon-reload + restart"} {
+		wr, cr := ratios(wall[2], wall[j]), ratios(cpu[2], cpu[j])
+		fmt.Printf("  switch / %-24s wall %5.2fx median (min %.2f, max %.2f), CPU %5.2fx (min %.2f, max %.2f)\n", what, median(wr), slices.Min(wr), slices.Max(wr), median(cr), slices.Min(cr), slices.Max(cr))
+	}
+	fmt.Printf("  goal: switch <= 2x restart\n")
 	fmt.Printf("  step cost (median ms):\n")
 	for _, k := range append([]string{"before the first step"}, append(costLabels, "between steps (journal)", "after the last step")...) {
 		fmt.Printf("    %-24s %6.1f\n", k, median(steps[k]))
 	}
+}
+
+// ratios are a[i]/b[i], pair by pair.
+func ratios(a, b []float64) []float64 {
+	out := make([]float64, len(a))
+	for i := range a {
+		out[i] = a[i] / b[i]
+	}
+	return out
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
