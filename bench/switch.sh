@@ -10,11 +10,17 @@
 # first step; between steps, which is the journal's writes; after the last).
 # Goal (issue 35): the switch <= 2x the restart alone. Needs root (network
 # namespaces) and the iptables-legacy/-nft tools.
-# Env: PAIRS=31.
+# Env: PAIRS=31 (rounds).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"
 . bench/lib.sh
 need_root_or_skip "the switch runs in a network namespace of its own"
-RKE2PB_SWITCH_COST=${PAIRS:-31} go test ./internal/switchover/ -run '^TestSwitchCost$' -count=1 -v |
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+# Built as the release is (static: no dynamic loader at each of the
+# switch's, apply's and the generator's starts).
+CGO_ENABLED=0 go build -trimpath -o "$work/rke2-proxy-backend" ./cmd/rke2-proxy-backend
+RKE2PB_SWITCH_BINARY=$work/rke2-proxy-backend RKE2PB_SWITCH_COST=${PAIRS:-31} \
+  go test ./internal/switchover/ -run '^TestSwitchCost$' -count=1 -v |
   sed -n '/^ *switch cost:/,/after the last step/p' | sed "s/^        //"
