@@ -52,6 +52,13 @@ func tools(b backend.Backend, fam rules.Family) (save, restore string) {
 // that would create tables); for nftables every ip and ip6 table's name,
 // from one netlink dump (Compute picks kube-proxy's).
 func Read(ctx context.Context, run Runner, b backend.Backend) (*rules.Ruleset, error) {
+	return ReadFamilies(ctx, run, b, rules.IPv4, rules.IPv6)
+}
+
+// ReadFamilies is Read of the iptables backends' families fams only (one
+// *-save each): a caller that knows a family holds nothing to remove
+// runs no tool for it. nftables is read whole.
+func ReadFamilies(ctx context.Context, run Runner, b backend.Backend, fams ...rules.Family) (*rules.Ruleset, error) {
 	rs := &rules.Ruleset{Backend: b}
 	if b == backend.NFTables {
 		tables, err := netfilter.NFTTables(ctx)
@@ -61,7 +68,7 @@ func Read(ctx context.Context, run Runner, b backend.Backend) (*rules.Ruleset, e
 		rs.Tables = tables
 		return rs, nil
 	}
-	for _, fam := range []rules.Family{rules.IPv4, rules.IPv6} {
+	for _, fam := range fams {
 		save, _ := tools(b, fam)
 		out, err := run(ctx, "", save)
 		if err != nil {

@@ -88,7 +88,18 @@ func (r Root) RemoveFile(hostPath string) error {
 // directory's sync) comes with true: the new bytes are in place but may
 // not survive a power cut, and the caller must not report success.
 func (r Root) WriteFileAtomic(hostPath string, data []byte, perm os.FileMode) (bool, error) {
-	return r.write(hostPath, data, perm, nil)
+	return r.write(hostPath, data, perm, nil, true)
+}
+
+// AdvanceFileAtomic is WriteFileAtomic for a record whose version before
+// this write is as good as this one after a power cut (a journal's later
+// step, when resuming from the earlier one is also right): the new bytes
+// are synced before the rename, so a crash leaves the old file or the
+// whole new one, never a torn one, but the directory is not synced, so
+// the rename itself may be undone. It saves the directory's sync (a
+// journal commit on ext4) where losing the rename loses nothing.
+func (r Root) AdvanceFileAtomic(hostPath string, data []byte, perm os.FileMode) (bool, error) {
+	return r.write(hostPath, data, perm, nil, false)
 }
 
 // Owner is a file's numeric owner and group.
@@ -100,16 +111,16 @@ type Owner struct{ UID, GID int }
 // owner is as durable as the bytes. An unchanged file with another owner
 // is rewritten.
 func (r Root) WriteFileAtomicAs(hostPath string, data []byte, perm os.FileMode, owner Owner) (bool, error) {
-	return r.write(hostPath, data, perm, &owner)
+	return r.write(hostPath, data, perm, &owner, true)
 }
 
-func (r Root) write(hostPath string, data []byte, perm os.FileMode, owner *Owner) (bool, error) {
+func (r Root) write(hostPath string, data []byte, perm os.FileMode, owner *Owner, durable bool) (bool, error) {
 	dir, err := r.Resolve(filepath.Dir(filepath.Clean("/" + hostPath)))
 	if err != nil {
 		return false, err
 	}
 	final := filepath.Join(dir, filepath.Base(hostPath))
-	if same, err := holds(final, data, perm, owner); same || err != nil {
+	if same, err := holds(final, data, perm, owner, durable); same || err != nil {
 		return false, err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -128,6 +139,9 @@ func (r Root) write(hostPath string, data []byte, perm os.FileMode, owner *Owner
 		os.Remove(tmpName)
 		return false, fmt.Errorf("rename %s to %s: %w", tmpName, final, err)
 	}
+	if !durable {
+		return true, nil
+	}
 	if err := syncDir(dir); err != nil {
 		return true, fmt.Errorf("wrote %s, but it may not survive a power cut: %w", final, err)
 	}
@@ -138,7 +152,7 @@ func (r Root) write(hostPath string, data []byte, perm os.FileMode, owner *Owner
 // data with perm (and owner, when given), synced with its directory. A
 // file that differs, or is missing, is no error: the caller writes it. A
 // sync that fails is: the bytes there may not be on disk.
-func holds(final string, data []byte, perm os.FileMode, owner *Owner) (bool, error) {
+func holds(final string, data []byte, perm os.FileMode, owner *Owner, durable bool) (bool, error) {
 	f, err := os.OpenFile(final, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0) // a FIFO planted there must not block
 	if err != nil {
 		return false, nil
@@ -158,6 +172,9 @@ func holds(final string, data []byte, perm os.FileMode, owner *Owner) (bool, err
 	}
 	if err := f.Sync(); err != nil && !errors.Is(err, syscall.EROFS) {
 		return false, fmt.Errorf("sync %s: %w", final, err)
+	}
+	if !durable {
+		return true, nil
 	}
 	if err := syncDir(filepath.Dir(final)); err != nil && !errors.Is(err, syscall.EROFS) {
 		return false, fmt.Errorf("%s holds the bytes, but they may not survive a power cut: %w", final, err)

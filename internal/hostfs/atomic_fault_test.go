@@ -34,6 +34,8 @@ func writer(op string, r hostfs.Root) int {
 		changed, err = r.WriteFileAtomic("/etc/f", []byte("new\n"), 0o644)
 	case "write-as":
 		changed, err = r.WriteFileAtomicAs("/etc/f", []byte("new\n"), 0o640, hostfs.Owner{UID: 4321, GID: 4321})
+	case "advance":
+		changed, err = r.AdvanceFileAtomic("/etc/f", []byte("new\n"), 0o644)
 	case "remove":
 		err = r.RemoveFile("/etc/f")
 	}
@@ -114,6 +116,37 @@ func TestWriteFileAtomicFailsOnADirectorySyncError(t *testing.T) {
 		if res := tr.run("write", &faultinject.Fault{Class: c.Class, N: c.N, Errno: syscall.EIO}); res.Exit != 1 {
 			t.Errorf("EIO at %s of an unchanged file: %s", c, res)
 		}
+	}
+}
+
+// AdvanceFileAtomic syncs the new bytes before the rename, as
+// WriteFileAtomic does, and never the directory: a power cut leaves the
+// old file or the whole new one. A failed sync of the bytes fails it and
+// leaves the old file.
+func TestAdvanceFileAtomicSyncsTheBytesNotTheDirectory(t *testing.T) {
+	tr := newTraced(t, "old\n")
+	res := tr.run("advance", nil)
+	var classes []string
+	for _, c := range res.Calls {
+		classes = append(classes, c.Class)
+	}
+	if res.Stdout != "changed: true\n" || strings.Join(classes, " ") != "open chmod write fsync rename" {
+		t.Errorf("advance: calls %q\n%s", classes, res)
+	}
+	if data, _ := os.ReadFile(filepath.Join(tr.root, "etc/f")); string(data) != "new\n" {
+		t.Errorf("etc/f holds %q", data)
+	}
+	tr.reset("old\n")
+	if res := tr.run("advance", &faultinject.Fault{Class: "fsync", N: 1, Errno: syscall.EIO}); res.Exit != 1 {
+		t.Errorf("EIO at the bytes' sync: %s", res)
+	}
+	if data, _ := os.ReadFile(filepath.Join(tr.root, "etc/f")); string(data) != "old\n" {
+		t.Errorf("after a failed sync etc/f holds %q", data)
+	}
+	// Unchanged: the bytes are synced, the directory is not.
+	tr.run("advance", nil)
+	if res := tr.run("advance", nil); res.Stdout != "changed: false\n" || len(res.Calls) != 1 || res.Calls[0].Class != "fsync" {
+		t.Errorf("unchanged: %v %s", res.Calls, res)
 	}
 }
 

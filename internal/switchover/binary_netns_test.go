@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -20,7 +21,9 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/switchjournal"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/faultinject"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/nstest"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/testhost"
 )
 
 // envBinary names the rke2-proxy-backend binary the end-to-end test runs
@@ -50,10 +53,12 @@ verify_unit() {
 		echo failed >"$ctl/verify-unit"
 	fi
 }
+# RKE2 runs when a test says so.
+active() { [ -e "$ctl/active" ] && [ "$1" = rke2-agent.service ]; }
 case "$1" in
 is-active)
-	# RKE2 runs when a test says so (adopt asks).
-	[ -e "$ctl/active" ] && [ "$3" = rke2-agent.service ] && exit 0
+	# adopt asks one unit at a time.
+	active "$3" && exit 0
 	exit 3
 	;;
 is-enabled) exit 1 ;;
@@ -107,6 +112,17 @@ restart)
 	esac
 	;;
 show)
+	# show -p ActiveState -- UNIT...: switch asks for RKE2's units at once,
+	# one block each, a blank line between, as systemd prints them.
+	if [ "$2 $3 $4" = "-p ActiveState --" ]; then
+		shift 4
+		sep=
+		for u; do
+			printf "$sep"; sep='\n'
+			if active "$u"; then echo ActiveState=active; else echo ActiveState=inactive; fi
+		done
+		exit 0
+	fi
 	# show -P ActiveState rke2-proxy-backend-verify.service
 	[ "$4" = rke2-proxy-backend-verify.service ] || exit 1
 	case "$(cat "$ctl/verify-unit" 2>/dev/null)" in failed) echo failed ;; *) echo inactive ;; esac
@@ -510,43 +526,56 @@ func TestSwitchBinaryInterrupted(t *testing.T) {
 		}
 		return f, p, point
 	}
+	// interrupt starts a switch as pausedAt does and sends it sig at step
+	// st; it returns the fixture once the switch ended, with its exit code
+	// and stderr.
+	interrupt := func(t *testing.T, written bool, st string, sig syscall.Signal) (*fixture, int, string) {
+		t.Helper()
+		if inProcessStep(st) {
+			return signalledAt(t, bin, current, written, st, sig)
+		}
+		f, p, point := pausedAt(t, written, st)
+		p.cmd.Process.Signal(sig)
+		if sig != syscall.SIGKILL {
+			time.Sleep(100 * time.Millisecond)
+			f.releaseAll()
+		}
+		code := p.wait(t)
+		f.settle()
+		t.Logf("%v at %s (paused in %s): exit %d", sig, st, point, code)
+		return f, code, p.stderr.String()
+	}
 	steps := []string{"clean-target", "restart", "wait", "clean-old", "kubelet-hints", "verify", "rerun-verify-unit"}
 	for _, st := range steps {
 		for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 			t.Run(fmt.Sprintf("%v at %s", sig, st), func(t *testing.T) {
-				f, p, point := pausedAt(t, st == "wait", st)
-				p.cmd.Process.Signal(sig)
-				time.Sleep(100 * time.Millisecond)
-				f.releaseAll()
-				code := p.wait(t)
-				t.Logf("%v at %s (paused in %s): exit %d\n%s", sig, st, point, code, &p.stderr)
+				f, code, stderr := interrupt(t, st == "wait", st, sig)
+				t.Logf("%v at %s: exit %d\n%s", sig, st, code, stderr)
+				log := bytes.NewBufferString(stderr)
 				switch st {
 				case "clean-target":
-					if code != 1 || !strings.Contains(p.stderr.String(), "nothing changed") {
+					if code != 1 || !strings.Contains(stderr, "nothing changed") {
 						t.Errorf("exit %d, want 1 with nothing changed", code)
 					}
-					f.ends(f.original, &p.stderr)
+					f.ends(f.original, log)
 				case "rerun-verify-unit":
 					if code != 0 {
 						t.Errorf("exit %d after the verdict, want 0", code)
 					}
-					f.ends(f.target, &p.stderr)
+					f.ends(f.target, log)
 				default:
-					if code != 1 || !strings.Contains(p.stderr.String(), "rolled back") {
+					if code != 1 || !strings.Contains(stderr, "rolled back") {
 						t.Errorf("exit %d, want 1 and rolled back", code)
 					}
-					f.ends(f.original, &p.stderr)
+					f.ends(f.original, log)
 				}
 			})
 		}
 		for _, finish := range []string{"--resume", "--rollback", "plain"} {
 			t.Run(fmt.Sprintf("SIGKILL at %s then %s", st, finish), func(t *testing.T) {
-				f, p, _ := pausedAt(t, st == "restart", st)
-				p.cmd.Process.Signal(syscall.SIGKILL)
-				p.wait(t)
-				f.settle()
+				f, _, stderr := interrupt(t, st == "restart", st, syscall.SIGKILL)
 				var log bytes.Buffer
-				log.Write(p.stderr.Bytes())
+				log.WriteString(stderr)
 				j := f.journal()
 				if st == "rerun-verify-unit" {
 					if j != nil {
@@ -678,6 +707,10 @@ func TestSwitchBinaryInterrupted(t *testing.T) {
 			calls, _ := os.ReadFile(filepath.Join(f.ctl, "calls"))
 			if !strings.Contains(string(calls), "daemon-reload") {
 				t.Errorf("the fixture's systemctl was not used:\n%s", calls)
+			}
+			// Which RKE2 unit runs is asked once, for both units.
+			if strings.Contains(string(calls), "is-active") || !strings.Contains(string(calls), "show -p ActiveState -- rke2-agent.service rke2-server.service\n") {
+				t.Errorf("switch asked systemd which unit runs other than once:\n%s", calls)
 			}
 		})
 	}
@@ -882,4 +915,72 @@ func exitCode(err error) int {
 		return e.ExitCode()
 	}
 	return -1
+}
+
+// inProcessStep: on the fixture, these steps run no tool a shim can pause
+// in (clean-target finds nothing stale, kubelet-hints no kubelet chain:
+// both read in-process), so a signal reaches them through the tracer.
+func inProcessStep(st string) bool { return st == "clean-target" || st == "kubelet-hints" }
+
+// recordedSteps are the forward journal records a switch on the fixture
+// writes, in order.
+var recordedSteps = []string{"clean-target", "write-config", "restart", "wait", "clean-old", "kubelet-hints", "verify"}
+
+// signalledAt runs a switch from iptables-legacy to iptables-nft on a
+// fresh fixture under the fault tracer and sends it sig as it begins
+// writing st's journal record (the record lands, then the switch sees
+// the signal, before or in the step; for the first record, earlier);
+// SIGKILL is sent as it begins the next record instead, so the journal
+// says st. The calls are counted in
+// a clean traced run first.
+func signalledAt(t *testing.T, bin string, current *atomic.Pointer[fixture], written bool, st string, sig syscall.Signal) (*fixture, int, string) {
+	t.Helper()
+	if !faultinject.Supported {
+		testhost.Unmet(t, "the fault-injection tracer runs on linux/amd64 only")
+	}
+	run := func(fault *faultinject.Fault) (*fixture, *faultinject.Result) {
+		flush()
+		f := newFixture(t, bin, written)
+		current.Store(f)
+		cmd := f.cmd("", "switch", "--to", "iptables-nft", "--timeout", "30s")
+		cmd.Stdin = nil
+		res, err := faultinject.Trace(cmd, []string{f.root}, fault, 3*time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.settle()
+		return f, res
+	}
+	_, clean := run(nil)
+	var opens []faultinject.Call
+	for _, c := range clean.Calls {
+		if c.Class == "open" && strings.HasPrefix(filepath.Base(c.Path), "."+filepath.Base(hostfs.SwitchJournal)+".tmp-") {
+			opens = append(opens, c)
+		}
+	}
+	i := slices.Index(recordedSteps, st)
+	if sig == syscall.SIGKILL {
+		i++
+	}
+	if clean.Exit != 0 || len(opens) != len(recordedSteps) || i >= len(opens) {
+		t.Fatalf("clean traced switch: %d journal records, want %d\n%s", len(opens), len(recordedSteps), clean)
+	}
+	fault := faultinject.Fault{Class: "open", N: opens[i].N, Signal: sig}
+	switch {
+	case sig == syscall.SIGKILL:
+		fault = faultinject.Fault{Class: "open", N: opens[i].N, Kill: true}
+	case i == 0:
+		// Before the first record, with the handler in place (the lock's
+		// open): the switch sees the signal right after that record, at
+		// its first check, however slow a loaded machine makes the
+		// handler. A later record's signal may land a step on, which
+		// rolls back all the same.
+		fault = faultinject.Fault{Class: clean.Calls[0].Class, N: clean.Calls[0].N, Signal: sig}
+	}
+	f, res := run(&fault)
+	if res.Injected == nil {
+		t.Fatalf("%s: never reached\n%s", fault, res)
+	}
+	t.Logf("%s (%s)", fault, strings.ReplaceAll(res.Injected.String(), f.root, ""))
+	return f, res.Exit, res.Stderr
 }

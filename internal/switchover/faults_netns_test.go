@@ -76,6 +76,23 @@ func TestSwitchUnderFaults(t *testing.T) {
 		t.Fatalf("clean switch: %s", res)
 	}
 	clean.ends(clean.target, bytes.NewBufferString(res.Stderr))
+	// The journal's directory is synced for the write-config record and
+	// the removal only: any other forward record a power cut undoes
+	// leaves an earlier one, as good to resume or roll back from
+	// (switchjournal.File.Write); every record's bytes are synced.
+	dir := filepath.Join(clean.root, filepath.Dir(hostfs.SwitchJournal))
+	var dirSyncs, renames int
+	for _, c := range res.Calls {
+		switch {
+		case c.Class == "fsync" && c.Path == dir:
+			dirSyncs++
+		case c.Class == "rename" && c.Path == filepath.Join(clean.root, hostfs.SwitchJournal):
+			renames++
+		}
+	}
+	if dirSyncs != 2 || renames != 7 {
+		t.Errorf("clean switch: %d syncs of %s, want 2 (write-config, removal); %d journal writes, want 7", dirSyncs, dir, renames)
+	}
 	faults := faultinject.Faults(res.Calls, os.Getenv("FAULTS_ALL") == "1")
 	t.Logf("switch: %d calls under the root, %d faults", len(res.Calls), len(faults))
 	var temps []string

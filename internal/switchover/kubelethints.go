@@ -61,7 +61,9 @@ func (h LiveHints) Tidy(ctx context.Context, kubeProxy backend.Backend) (*HintTi
 		run = cleanup.Exec
 	}
 	t := &HintTidy{Want: verify.HintBackend(kubeProxy)}
-	live, err := cleanup.Read(ctx, run, t.Want)
+	// Chain names, rule counts and jumps are all a tidy needs: both
+	// backends are read in this process, and a tool runs only to remove.
+	live, err := inProcess(ctx, t.Want)
 	if err != nil {
 		return nil, fmt.Errorf("read kubelet's hint chains in %s: %w", t.Want, err)
 	}
@@ -70,10 +72,7 @@ func (h LiveHints) Tidy(ctx context.Context, kubeProxy backend.Backend) (*HintTi
 		if b == t.Want {
 			continue
 		}
-		rs, err := cleanup.Read(ctx, run, b)
-		if errors.Is(err, exec.ErrNotFound) {
-			continue // no tools for b: nothing can have written there
-		}
+		rs, err := inProcess(ctx, b)
 		if err != nil {
 			return nil, fmt.Errorf("read kubelet's leftover chains in %s: %w", b, err)
 		}
@@ -82,7 +81,15 @@ func (h LiveHints) Tidy(ctx context.Context, kubeProxy backend.Backend) (*HintTi
 		if p.Empty() {
 			continue
 		}
-		if err := cleanup.Apply(ctx, run, p); err != nil {
+		err = cleanup.Apply(ctx, run, p)
+		if errors.Is(err, exec.ErrNotFound) {
+			// No tools for b: whatever wrote there, the chains stay.
+			for _, r := range p.Removals {
+				t.Left = append(t.Left, fmt.Sprintf("%s (cannot be removed here: %v)", r, err))
+			}
+			continue
+		}
+		if err != nil {
 			return nil, fmt.Errorf("remove kubelet's leftover chains from %s: %w", b, err)
 		}
 		t.Removed = append(t.Removed, p.Removals...)

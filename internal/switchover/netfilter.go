@@ -3,6 +3,8 @@ package switchover
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
@@ -12,6 +14,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kubeproxy"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/plan"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
 
@@ -106,7 +109,21 @@ func (c LiveCleaner) clean(ctx context.Context, b backend.Backend, g ownership.G
 	if run == nil {
 		run = cleanup.Exec
 	}
-	live, err := cleanup.Read(ctx, run, b)
+	fams := []rules.Family{rules.IPv4, rules.IPv6}
+	if b != backend.NFTables {
+		// nftables is read in-process already; for iptables, only the
+		// families with something to remove get their *-save.
+		pre, err := inProcess(ctx, b)
+		if err != nil {
+			return nil, err
+		}
+		p := cleanup.ComputeGroup(pre, g)
+		if p.Empty() {
+			return p, nil
+		}
+		fams = slices.Sorted(maps.Keys(p.Scripts))
+	}
+	live, err := cleanup.ReadFamilies(ctx, run, b, fams...)
 	if err != nil {
 		return nil, err
 	}
@@ -115,4 +132,23 @@ func (c LiveCleaner) clean(ctx context.Context, b backend.Backend, g ownership.G
 		return p, nil
 	}
 	return p, cleanup.Apply(ctx, run, p)
+}
+
+// inProcess reads iptables backend b as verify does, in this process
+// (legacy through its socket, iptables-nft over netlink), every rule's
+// jump and comment kept: enough to tell whose chains and jumps b holds.
+// cleanup's *-save read, whose exact rule text its "-D" lines need (the
+// kernel then checks each is the rule read), runs only for a family
+// where this finds something to remove: most clean steps find nothing
+// (the target before the restart; kubelet's chains already tidy), and
+// then no child runs at all. Anything written after this read is what
+// a *-save a moment earlier would have missed too.
+func inProcess(ctx context.Context, b backend.Backend) (*rules.Ruleset, error) {
+	r := verify.NewReader(hostfs.New("/"))
+	r.SkipChain = nil
+	rs, err := r.Read(ctx, b)
+	if err != nil {
+		return nil, fmt.Errorf("read %s rules: %w", b, err)
+	}
+	return rs, nil
 }

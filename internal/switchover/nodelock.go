@@ -51,9 +51,16 @@ func HoldNode(ctx context.Context, root hostfs.Root, kind distro.Kind, role stri
 // dropInPathFor is the RKE2 (or k3s) drop-in whose directory apply locks
 // when /run cannot hold the lock file: every taker must lock the same one.
 func dropInPathFor(root hostfs.Root, kind distro.Kind) string {
+	layout, _ := facts.RKE2Layout(root, kind)
+	return dropInPathOf(layout)
+}
+
+// dropInPathOf is dropInPathFor from the units and config already read:
+// the whole probe (kernel, modules, hardware) says nothing more about it.
+func dropInPathOf(layout facts.RKE2) string {
 	main := os.Getenv(apply.EnvRKE2Config)
 	if main == "" {
-		main = facts.Probe(root, facts.Options{Distribution: kind}).RKE2.ConfigFile
+		main = layout.ConfigFile
 	}
 	if main == "" {
 		main = hostfs.RKE2ConfigFile

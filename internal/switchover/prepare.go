@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"net"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
@@ -127,7 +128,7 @@ func (r Request) assemble(ctx context.Context, from, to backend.Backend, j switc
 	// A root without a systemctl still plans (--dry-run); the restart
 	// step then fails with the reason, before RKE2 is touched.
 	sc, _ := SystemctlUnder(r.Root, r.Timeout)
-	eff, _ := facts.EffectiveConfig(r.Root, r.distro.Kind)
+	eff := r.rke2Layout().Config
 	// On the host, a missing systemctl is named with the package to
 	// install, before anything changes: the switch could not restart RKE2.
 	if r.Root.IsHost() {
@@ -135,7 +136,11 @@ func (r Request) assemble(ctx context.Context, from, to backend.Backend, j switc
 			return nil, fmt.Errorf("%w; nothing was changed", err)
 		}
 	}
-	unit, err := FindUnit(ctx, r.distro, sc.IsActive)
+	// One systemctl for every unit FindUnit may ask about.
+	asked := append(slices.Clone(RKE2Units), r.distro.UnitNames()...)
+	slices.Sort(asked)
+	active := sc.Active(ctx, slices.Compact(asked)...)
+	unit, err := FindUnit(ctx, r.distro, func(_ context.Context, u string) bool { return active[u] })
 	if err != nil {
 		return nil, err
 	}
@@ -190,4 +195,13 @@ func ownNetns(root hostfs.Root) error {
 }
 
 // dropInPath is the drop-in whose directory the node lock falls back to.
-func (r Request) dropInPath() string { return dropInPathFor(r.Root, r.distro.Kind) }
+func (r Request) dropInPath() string { return dropInPathOf(r.rke2Layout()) }
+
+// rke2Layout is the layout Do read, or a fresh read without it.
+func (r Request) rke2Layout() facts.RKE2 {
+	if r.layout != nil {
+		return *r.layout
+	}
+	layout, _ := facts.RKE2Layout(r.Root, r.distro.Kind)
+	return layout
+}

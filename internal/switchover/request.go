@@ -10,6 +10,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/apply"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/switchjournal"
 )
@@ -46,6 +47,10 @@ type Request struct {
 	report *[]Translation
 	// distro is the distribution Do found, once, for every step.
 	distro distro.Distro
+	// layout is its units and config, read once per run (nil: read where
+	// needed): the lock's drop-in directory, the operator's kube-proxy
+	// args and kube-proxy's endpoint all come from it.
+	layout *facts.RKE2
 }
 
 // UsageError is a request the switch refuses as asked, before it changes
@@ -98,6 +103,8 @@ func Do(ctx context.Context, r Request) error {
 		return err
 	}
 	r.distro = distro.Find(r.Root, r.Distribution)
+	layout, _ := facts.RKE2Layout(r.Root, r.distro.Kind)
+	r.layout = &layout
 	journal := switchjournal.File{Root: r.Root}
 	if r.DryRun {
 		// Read-only: no lock (taking it writes the lock file).

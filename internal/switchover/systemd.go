@@ -115,10 +115,27 @@ func FindUnit(ctx context.Context, d distro.Distro, isActive func(ctx context.Co
 	return "", fmt.Errorf("%s are installed and none is active: start the one this node runs, then switch again", strings.Join(installed, " and "))
 }
 
-// IsActive asks systemd whether unit is active (is-active exits 0).
-func (s Systemctl) IsActive(ctx context.Context, unit string) bool {
-	code, _ := s.run(ctx, "is-active", "--quiet", unit)
-	return code == 0
+// Active asks systemd once which of units are active, as is-active
+// counts them (active, reloading, refreshing): one systemctl show for them
+// all, not one is-active each. A unit systemd does not know is inactive;
+// when systemctl fails, none is active, as is-active then says.
+func (s Systemctl) Active(ctx context.Context, units ...string) map[string]bool {
+	out, _, err := s.output(ctx, append([]string{"show", "-p", "ActiveState", "--"}, units...)...)
+	active := map[string]bool{}
+	if err != nil {
+		return active
+	}
+	// One block per unit, in the order asked, blank lines between.
+	for i, block := range strings.Split(strings.TrimSpace(out), "\n\n") {
+		if i >= len(units) {
+			break
+		}
+		switch strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(block), "ActiveState=")) {
+		case "active", "reloading", "refreshing":
+			active[units[i]] = true
+		}
+	}
+	return active
 }
 
 // UnitRestarter restarts one RKE2 unit. RKE2's units are Type=notify, so

@@ -209,12 +209,25 @@ func (j *Journal) check() error {
 	return nil
 }
 
+// Write records j, whole or not at all (temp file, fsync, rename). Only
+// the record before the config write (write-config) and the rollback's
+// records must survive a power cut as written, and get their directory
+// synced too: before write-config the node holds nothing to undo (no
+// journal, or one at clean-target, is right), and from it on any earlier
+// forward record is a right place to resume or roll back from (every step
+// can run again; a rollback starts over from its first step). So a
+// forward record that a crash undoes costs at most a step run again, and
+// saves a directory sync each (a journal commit on ext4).
 func (f File) Write(j *Journal) error {
 	data, err := json.MarshalIndent(j, "", "  ")
 	if err != nil {
 		return err
 	}
-	if _, err := f.Root.WriteFileAtomic(hostfs.SwitchJournal, append(data, '\n'), 0o600); err != nil {
+	write := f.Root.AdvanceFileAtomic
+	if j.Phase != PhaseSwitch || j.Step == SwitchSteps[1] {
+		write = f.Root.WriteFileAtomic
+	}
+	if _, err := write(hostfs.SwitchJournal, append(data, '\n'), 0o600); err != nil {
 		return fmt.Errorf("write the switch journal: %w", err)
 	}
 	return nil

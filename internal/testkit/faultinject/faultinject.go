@@ -56,11 +56,18 @@ type Fault struct {
 	// Sticky fails every later call of interest too, of any class: the
 	// filesystem stays broken (it went read-only, or full) from there.
 	Sticky bool
+	// Signal, when set, is sent to the program as it enters the call,
+	// which then runs: a signal that lands at a point no tool of the
+	// program's can be paused in (a switch step that runs in-process).
+	Signal syscall.Signal
 }
 
 func (f Fault) String() string {
 	what := "SIGKILL"
-	if !f.Kill {
+	switch {
+	case f.Signal != 0:
+		what = f.Signal.String()
+	case !f.Kill:
 		what = errnoName(f.Errno)
 	}
 	if f.Sticky {

@@ -187,6 +187,10 @@ func (t *tracer) syscallStop(tid int, th *thread) {
 	if !hit && (t.res.Injected == nil || !f.Sticky) {
 		return
 	}
+	if f.Signal != 0 {
+		syscall.Kill(t.pid, f.Signal)
+		return
+	}
 	if f.Kill {
 		// Pending SIGKILL: the kernel ends the thread group before the
 		// call runs.

@@ -1,0 +1,179 @@
+package switchover
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// envCost asks TestSwitchCost for that many rounds (bench/switch.sh sets
+// it; one without it).
+const envCost = "RKE2PB_SWITCH_COST"
+
+// costLabels names a forward switch's ops in the order its log numbers
+// them (no ipvs sweep on this fixture).
+var costLabels = []string{"clean-target", "write-config", "restart", "wait", "clean-old", "kubelet-hints", "verify", "rerun-verify-unit"}
+
+var opLine = regexp.MustCompile(`op\((\d+)\): \[(started|finished|failed)\]`)
+
+// TestSwitchCost times the real switch on the fixture of
+// TestSwitchBinaryInterrupted (the fake systemctl's restart runs the real
+// apply and loads kube-proxy's rules for real) against that restart alone,
+// and against a daemon-reload (the real generator) and the restart, which
+// a switch by hand needs, interleaved (restart, reload and restart, then a
+// switch, alternating between iptables-legacy and iptables-nft), and
+// prints each median pair ratio with min-max, the load, and the switch's step-cost table: each step's median,
+// the time before the first step and after the last, and between steps
+// (the journal's writes).
+func TestSwitchCost(t *testing.T) {
+	// Unasked, one round: the table's parsing of the switch's op lines
+	// stays checked with the tests.
+	pairs, _ := strconv.Atoi(os.Getenv(envCost))
+	pairs = max(pairs, 1)
+	bin, _, ok := switchHarness(t)
+	if !ok {
+		return
+	}
+	f := newFixture(t, bin, false)
+	// The real tools, not the pausing shims: what a node runs.
+	if err := os.RemoveAll(f.shims); err != nil {
+		t.Fatal(err)
+	}
+	to := []string{"iptables-nft", "iptables-legacy"}
+	// run runs c to its end: wall and CPU time (user and system, its
+	// children's included: the fake's apply, generator and tools).
+	run := func(c *exec.Cmd) (wall, cpu time.Duration) {
+		start := time.Now()
+		if out, err := c.CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", c, err, out)
+		}
+		return time.Since(start), c.ProcessState.UserTime() + c.ProcessState.SystemTime()
+	}
+	restart := func() (time.Duration, time.Duration) { return run(f.cmd("", "systemctl-restart")) }
+	// What a switch by hand runs after editing the config: the generator
+	// must write RKE2's drop-in anew before the restart.
+	reloadRestart := func() (time.Duration, time.Duration) {
+		reload := exec.Command(filepath.Join(f.root, "usr/bin/systemctl"), "daemon-reload")
+		reload.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}
+		w1, c1 := run(reload)
+		w2, c2 := restart()
+		return w1 + w2, c1 + c2
+	}
+	// one switch: its wall and CPU time and, per cost row, its share.
+	one := func(b string) (time.Duration, time.Duration, map[string]time.Duration) {
+		c := f.cmd("", "switch", "--to", b, "--timeout", "30s")
+		stderr, err := c.StderrPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		rows := map[string]time.Duration{}
+		last, lastOp, log := start, 0, ""
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			now := time.Now()
+			log += sc.Text() + "\n"
+			m := opLine.FindStringSubmatch(sc.Text())
+			if m == nil {
+				continue
+			}
+			n, _ := strconv.Atoi(m[1])
+			switch {
+			case m[2] != "started":
+				rows[costLabels[n-1]] += now.Sub(last)
+			case n == 1:
+				rows["before the first step"] += now.Sub(last)
+			default:
+				rows["between steps (journal)"] += now.Sub(last)
+			}
+			last, lastOp = now, n
+		}
+		if err := c.Wait(); err != nil || lastOp != len(costLabels) {
+			t.Fatalf("switch --to %s: %v (last op %d)\n%s", b, err, lastOp, log)
+		}
+		took := time.Since(start)
+		rows["after the last step"] = took - last.Sub(start)
+		return took, c.ProcessState.UserTime() + c.ProcessState.SystemTime(), rows
+	}
+	// Warm-up (none for the unasked round): a switch there and back.
+	for i := range min(2, pairs-1) {
+		one(to[i%2])
+	}
+	load0 := loadavg()
+	// Per round: wall and CPU of the restart, of daemon-reload and the
+	// restart, and of the switch.
+	var wall, cpu [3][]float64
+	steps := map[string][]float64{}
+	for i := range pairs {
+		rw, rc := restart()
+		lw, lc := reloadRestart()
+		sw, scpu, rows := one(to[i%2])
+		for j, d := range []time.Duration{rw, lw, sw} {
+			wall[j] = append(wall[j], ms(d))
+		}
+		for j, d := range []time.Duration{rc, lc, scpu} {
+			cpu[j] = append(cpu[j], ms(d))
+		}
+		for k, v := range rows {
+			steps[k] = append(steps[k], ms(v))
+		}
+	}
+	load1 := loadavg()
+	fmt.Printf("switch cost: %d rounds (the fake's restart alone, daemon-reload and restart, then a switch), load %s -> %s on %d cores\n", pairs, load0, load1, numCPU())
+	for j, what := range []string{"restart alone", "daemon-reload + restart", "switch"} {
+		fmt.Printf("  %-24s %6.1f ms wall median (min %.1f, max %.1f), %6.1f ms CPU median (children included)\n", what, median(wall[j]), slices.Min(wall[j]), slices.Max(wall[j]), median(cpu[j]))
+	}
+	for j, what := range []string{"restart alone", "daemon-reload + restart"} {
+		wr, cr := ratios(wall[2], wall[j]), ratios(cpu[2], cpu[j])
+		fmt.Printf("  switch / %-24s wall %5.2fx median (min %.2f, max %.2f), CPU %5.2fx (min %.2f, max %.2f)\n", what, median(wr), slices.Min(wr), slices.Max(wr), median(cr), slices.Min(cr), slices.Max(cr))
+	}
+	fmt.Printf("  goal: switch <= 2x restart\n")
+	fmt.Printf("  step cost (median ms):\n")
+	for _, k := range append([]string{"before the first step"}, append(costLabels, "between steps (journal)", "after the last step")...) {
+		fmt.Printf("    %-24s %6.1f\n", k, median(steps[k]))
+	}
+}
+
+// ratios are a[i]/b[i], pair by pair.
+func ratios(a, b []float64) []float64 {
+	out := make([]float64, len(a))
+	for i := range a {
+		out[i] = a[i] / b[i]
+	}
+	return out
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func loadavg() string {
+	data, _ := os.ReadFile("/proc/loadavg")
+	return strings.Join(strings.Fields(string(data))[:3], " ")
+}
+
+func numCPU() int {
+	data, _ := os.ReadFile("/proc/cpuinfo")
+	return strings.Count(string(data), "\nprocessor") + 1
+}
