@@ -137,7 +137,7 @@ func (r Request) assemble(ctx context.Context, from, to backend.Backend, j switc
 		}
 	}
 	// One systemctl for every unit FindUnit may ask about.
-	asked := append(slices.Clone(RKE2Units), r.distro.UnitNames()...)
+	asked := append(r.distro.Kind.Profile().Units, r.distro.UnitNames()...)
 	slices.Sort(asked)
 	active := sc.Active(ctx, slices.Compact(asked)...)
 	unit, err := FindUnit(ctx, r.distro, func(_ context.Context, u string) bool { return active[u] })

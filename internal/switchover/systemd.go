@@ -14,9 +14,6 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/units"
 )
 
-// RKE2Units are RKE2's two units; a node runs one of them.
-var RKE2Units = []string{"rke2-server.service", "rke2-agent.service"}
-
 // Systemctl runs systemctl through boundexec: a restart that hangs (an
 // ExecStartPre stuck, a notify that never comes) is ended at Timeout.
 type Systemctl struct {
@@ -110,7 +107,7 @@ func FindUnit(ctx context.Context, d distro.Distro, isActive func(ctx context.Co
 	case 1:
 		return installed[0], nil
 	case 0:
-		return "", fmt.Errorf("neither %s is active or installed (looked in %s), nor a k3s unit: install RKE2 or k3s first", strings.Join(RKE2Units, " nor "), strings.Join(hostfs.UnitSearchDirs, ", "))
+		return "", fmt.Errorf("neither %s is active or installed (looked in %s), nor a k3s unit: install RKE2 or k3s first", strings.Join(distro.RKE2.Profile().Units, " nor "), strings.Join(hostfs.UnitSearchDirs, ", "))
 	}
 	return "", fmt.Errorf("%s are installed and none is active: start the one this node runs, then switch again", strings.Join(installed, " and "))
 }
