@@ -26,6 +26,11 @@ const podMaxBody = 32 << 20
 // tokens forever is not listing one node's pods.
 const maxPodPages = 20
 
+// podListOptions bound the pod list's client: one retry after a dropped
+// connection or a 5xx, so an API server that is gone costs a census
+// about two request timeouts (kubeapi's 5s), never the census itself.
+var podListOptions = kubeapi.Options{Attempts: 2}
+
 // NamePods names c's pods (namespace/name beside the UID) from one list
 // of this node's pods, GET /api/v1/pods?fieldSelector=spec.nodeName=NODE,
 // read with the kubelet's credentials (Locate), which the Node authorizer
@@ -33,12 +38,12 @@ const maxPodPages = 20
 // (0 when c holds no pod). Any failure (no credentials, no API server, a
 // refusal) is said in c, PodNames false with the reason, never returned:
 // the UIDs stay and the verdict is the same.
-func NamePods(ctx context.Context, root hostfs.Root, kind distro.Kind, o kubeapi.Options, c *census.Census) (requests int) {
+func NamePods(ctx context.Context, root hostfs.Root, kind distro.Kind, c *census.Census) (requests int) {
 	if !c.PodUIDs() {
 		c.PodNames, c.PodNamesReason = true, ""
 		return 0
 	}
-	node, pods, requests, err := nodePods(ctx, root, kind, o)
+	node, pods, requests, err := nodePods(ctx, root, kind, podListOptions)
 	if err != nil {
 		c.PodNames, c.PodNamesReason = false, "the node's pods could not be listed: "+err.Error()
 		return requests

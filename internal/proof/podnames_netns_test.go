@@ -10,7 +10,6 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/census"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kubeapi"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/apiserver"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/nstest"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/testhost"
@@ -55,10 +54,9 @@ func TestCensusNamesPodsNetns(t *testing.T) {
 		}
 		return h.Root()
 	}
-	opts := kubeapi.Options{Attempts: 1}
 
 	c := take()
-	if n := NamePods(context.Background(), host(func(d string) { api.InstallRKE2Agent(d, "node-a") }), distro.RKE2, opts, c); n != 1 {
+	if n := NamePods(context.Background(), host(func(d string) { api.InstallRKE2Agent(d, "node-a") }), distro.RKE2, c); n != 1 {
 		t.Errorf("%d requests to name the pods, want 1", n)
 	}
 	if !c.PodNames || c.PodNamesReason != "" {
@@ -95,7 +93,7 @@ func TestCensusNamesPodsNetns(t *testing.T) {
 		{"no credentials", nil, "the kubelet's credentials", 0},
 	} {
 		c := take()
-		n := NamePods(context.Background(), host(cs.install), distro.RKE2, opts, c)
+		n := NamePods(context.Background(), host(cs.install), distro.RKE2, c)
 		if n != cs.reads || c.PodNames || !strings.Contains(c.PodNamesReason, cs.reason) {
 			t.Errorf("%s: %d requests, pod_names %v (%q); want %d, false, a reason with %q", cs.name, n, c.PodNames, c.PodNamesReason, cs.reads, cs.reason)
 		}
