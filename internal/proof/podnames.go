@@ -16,8 +16,9 @@ import (
 
 // podPage is how many pods one request of the node's pod list asks for:
 // a node runs 110 at most by default, so one page, and a pod with its
-// status is a few to some tens of kB, well under podMaxBody.
-const podPage = 250
+// status is a few to some tens of kB, well under podMaxBody. Tests
+// shorten it to page.
+var podPage = 250
 
 // podMaxBody bounds one page of the pod list.
 const podMaxBody = 32 << 20

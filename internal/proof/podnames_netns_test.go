@@ -82,6 +82,15 @@ func TestCensusNamesPodsNetns(t *testing.T) {
 		t.Errorf("annotation %q: the Node keeps naming pods by UID", v)
 	}
 
+	// One pod a page: the list is read to its end, one request a page.
+	podPage = 1
+	c = take()
+	n := NamePods(context.Background(), host(func(d string) { api.InstallRKE2Agent(d, "node-a") }), distro.RKE2, c)
+	podPage = 250
+	if n != 2 || !c.PodNames || len(c.HeldBackBy) != 1 || c.HeldBackBy[0].PodName != "legacy-sidecar" {
+		t.Errorf("a page a pod: %d requests, pod_names %v (%s), held back by %+v; want 2, both pods named", n, c.PodNames, c.PodNamesReason, c.HeldBackBy)
+	}
+
 	for _, cs := range []struct {
 		name    string
 		install func(dir string)
