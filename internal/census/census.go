@@ -48,9 +48,11 @@ type Census struct {
 	// be entered: gone, so they hold nothing back.
 	Exited int `json:"exited,omitempty"`
 	// PodNames says whether pods are named (namespace/name) beside their
-	// UID: the census reads no API, so it is false and says so in text.
-	PodNames   bool        `json:"pod_names"`
-	Namespaces []Namespace `json:"namespaces"`
+	// UID, from the node's pod list (NamePods); PodNamesReason says why
+	// not when it is false. Take alone reads no API.
+	PodNames       bool        `json:"pod_names"`
+	PodNamesReason string      `json:"pod_names_reason,omitempty"`
+	Namespaces     []Namespace `json:"namespaces"`
 }
 
 // Namespace is one network namespace as read.
@@ -60,11 +62,15 @@ type Namespace struct {
 	Host bool `json:"host,omitempty"`
 	// PID is the process it was entered through, Comm its name; PodUID and
 	// Container, or Unit, say where that process runs (its cgroup).
-	PID       int    `json:"pid,omitempty"`
-	Comm      string `json:"comm,omitempty"`
-	PodUID    string `json:"pod_uid,omitempty"`
-	Container string `json:"container,omitempty"`
-	Unit      string `json:"unit,omitempty"`
+	// PodNamespace and PodName are the pod's, where the node's pod list
+	// named its UID.
+	PID          int    `json:"pid,omitempty"`
+	Comm         string `json:"comm,omitempty"`
+	PodUID       string `json:"pod_uid,omitempty"`
+	PodNamespace string `json:"pod_namespace,omitempty"`
+	PodName      string `json:"pod_name,omitempty"`
+	Container    string `json:"container,omitempty"`
+	Unit         string `json:"unit,omitempty"`
 	// Legacy are the legacy tables holding rules; EmptyLegacy the ones
 	// that exist with nothing in them ("ipv4 filter"), which a probe
 	// (kube-proxy's, iptables-legacy -L) leaves and which hold nothing back.
@@ -95,13 +101,15 @@ type LegacyTable struct {
 
 // Ref names a namespace in the verdict.
 type Ref struct {
-	Inode     uint64 `json:"inode"`
-	Host      bool   `json:"host,omitempty"`
-	PID       int    `json:"pid,omitempty"`
-	Comm      string `json:"comm,omitempty"`
-	PodUID    string `json:"pod_uid,omitempty"`
-	Container string `json:"container,omitempty"`
-	Unit      string `json:"unit,omitempty"`
+	Inode        uint64 `json:"inode"`
+	Host         bool   `json:"host,omitempty"`
+	PID          int    `json:"pid,omitempty"`
+	Comm         string `json:"comm,omitempty"`
+	PodUID       string `json:"pod_uid,omitempty"`
+	PodNamespace string `json:"pod_namespace,omitempty"`
+	PodName      string `json:"pod_name,omitempty"`
+	Container    string `json:"container,omitempty"`
+	Unit         string `json:"unit,omitempty"`
 	// Tables are the legacy tables holding rules ("ipv4 nat"), or why the
 	// namespace was not read.
 	Tables []string `json:"tables,omitempty"`
@@ -109,19 +117,23 @@ type Ref struct {
 }
 
 func (n Namespace) ref() Ref {
-	r := Ref{Inode: n.Inode, Host: n.Host, PID: n.PID, Comm: n.Comm, PodUID: n.PodUID, Container: n.Container, Unit: n.Unit, Error: n.Error}
+	r := Ref{Inode: n.Inode, Host: n.Host, PID: n.PID, Comm: n.Comm, PodUID: n.PodUID, PodNamespace: n.PodNamespace, PodName: n.PodName,
+		Container: n.Container, Unit: n.Unit, Error: n.Error}
 	for _, t := range n.Legacy {
 		r.Tables = append(r.Tables, string(t.Family)+" "+t.Table)
 	}
 	return r
 }
 
-// Who is the namespace in words: "the host", "pod UID (container C, pid
-// P comm)", "unit U (pid P comm)" or "pid P (comm)".
+// Who is the namespace in words: "the host", "pod NS/NAME (uid UID, pid
+// P comm)", "pod UID (pid P comm)" when the pod is not named, "unit U (pid
+// P comm)" or "pid P comm".
 func (r Ref) Who() string {
 	switch {
 	case r.Host:
 		return "the host"
+	case r.PodName != "":
+		return "pod " + r.PodNamespace + "/" + r.PodName + " (uid " + r.PodUID + ", " + r.process() + ")"
 	case r.PodUID != "":
 		return "pod " + r.PodUID + " (" + r.process() + ")"
 	case r.Unit != "":
@@ -132,4 +144,40 @@ func (r Ref) Who() string {
 
 func (r Ref) process() string {
 	return "pid " + strconv.Itoa(r.PID) + " " + r.Comm
+}
+
+// Pod is a pod's namespace and name.
+type Pod struct{ Namespace, Name string }
+
+// NamePods puts each pod's namespace and name beside its UID from pods
+// (the node's pods by UID) and judges again so the reason names them.
+// It returns the pod UIDs pods lacks, which stay UIDs; pods are said to
+// be named only when none is missing.
+func (c *Census) NamePods(pods map[string]Pod) (missing []string) {
+	for i := range c.Namespaces {
+		n := &c.Namespaces[i]
+		if n.PodUID == "" {
+			continue
+		}
+		p, ok := pods[n.PodUID]
+		if !ok {
+			missing = append(missing, n.PodUID)
+			continue
+		}
+		n.PodNamespace, n.PodName = p.Namespace, p.Name
+	}
+	c.PodNames, c.PodNamesReason = len(missing) == 0, ""
+	c.judge()
+	return missing
+}
+
+// PodUIDs says whether any namespace read is a pod's: only then is the
+// node's pod list worth a read.
+func (c *Census) PodUIDs() bool {
+	for _, n := range c.Namespaces {
+		if n.PodUID != "" {
+			return true
+		}
+	}
+	return false
 }

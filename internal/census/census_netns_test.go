@@ -5,45 +5,15 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/nstest"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/testhost"
 )
 
 const podUID = "0f3c5a4e-8b1d-4c2a-9e7f-123456789abc"
-
-// inPod moves pid into a cgroup named as the kubelet's cgroupfs driver
-// names a pod's container, under this test's own cgroup of the unified
-// hierarchy, and takes it out again at the end.
-func inPod(t testing.TB, pid int) {
-	t.Helper()
-	mount := "/sys/fs/cgroup"
-	if _, err := os.Stat("/sys/fs/cgroup/unified/cgroup.procs"); err == nil {
-		mount = "/sys/fs/cgroup/unified" // a hybrid host
-	}
-	if _, err := os.Stat(filepath.Join(mount, "cgroup.procs")); err != nil {
-		testhost.Unmet(t, "needs a cgroup v2 hierarchy to place a process as a pod's: %v", err)
-	}
-	top := filepath.Join(mount, fmt.Sprintf("rke2-proxy-backend-census-test-%d", os.Getpid()))
-	dir := filepath.Join(top, "kubepods/besteffort/pod"+podUID, "4f1e2d")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		testhost.Unmet(t, "cannot make a cgroup: %v", err)
-	}
-	t.Cleanup(func() {
-		_ = os.WriteFile(filepath.Join(mount, "cgroup.procs"), []byte(fmt.Sprint(pid)), 0)
-		for d := dir; strings.HasPrefix(d, top); d = filepath.Dir(d) {
-			_ = os.Remove(d)
-		}
-	})
-	if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(fmt.Sprint(pid)), 0); err != nil {
-		t.Fatalf("moving %d into %s: %v", pid, dir, err)
-	}
-}
 
 func byPID(c *Census, pid int) *Namespace {
 	for i := range c.Namespaces {
@@ -70,7 +40,7 @@ func TestCensusNetns(t *testing.T) {
 	}
 	nstest.Feed(t, restore+"COMMIT\n", "iptables-nft-restore")
 	legacyPID := nstest.Sleeper(t, "iptables-legacy -w -t nat -N POD-SNAT\niptables-legacy -w -t nat -A POSTROUTING -j POD-SNAT -m comment --comment pod")
-	inPod(t, legacyPID)
+	nstest.InPod(t, legacyPID, podUID, "4f1e2d")
 	compatPID := nstest.Sleeper(t, "iptables-nft -A INPUT -m conntrack --ctstate INVALID -m comment --comment x -j DROP")
 	cleanPID := nstest.Sleeper(t, "true")
 	mine := func(pids ...int) func(int) bool { return func(p int) bool { return slices.Contains(pids, p) } }

@@ -60,8 +60,12 @@ func (c *Census) Text() string {
 	if c.Exited > 0 {
 		fmt.Fprintf(&b, "\n%s gone during the census (every process exited): nothing to read.\n", plural(c.Exited, "namespace"))
 	}
-	if !c.PodNames {
-		b.WriteString("\nPods are named by UID only: the census reads no Kubernetes API. Their names: kubectl get pods -A -o custom-columns=UID:.metadata.uid,NAMESPACE:.metadata.namespace,NAME:.metadata.name | grep UID\n")
+	if !c.PodNames && c.PodUIDs() {
+		why := c.PodNamesReason
+		if why == "" {
+			why = "no Kubernetes API was read"
+		}
+		b.WriteString("\nPods are named by UID only: " + why + ". Their names: kubectl get pods -A -o custom-columns=UID:.metadata.uid,NAMESPACE:.metadata.namespace,NAME:.metadata.name | grep UID\n")
 	}
 	return b.String()
 }

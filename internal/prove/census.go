@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/census"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/proof"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/verify"
 )
@@ -20,10 +21,14 @@ const CensusMaxNamespaces = 256
 // and every interval until ctx ends, each stored as its textfile (unless
 // nothing is stored) and as the value the next Node update publishes
 // (last), with one journal line whenever the answer changes. take is
-// census.Take on the host; tests limit it to their own processes.
+// census.Take on the host; tests limit it to their own processes. name
+// puts the pods' names on each census taken (proof.NamePods with the
+// kubelet's credentials) and returns the API requests it sent; nil names
+// none.
 type censusRounds struct {
 	interval time.Duration
 	take     func(ctx context.Context) (*census.Census, error)
+	name     func(ctx context.Context, c *census.Census) (requests int)
 	store    func(c *census.Census, took time.Duration, at time.Time) error
 	log      func(string)
 
@@ -33,10 +38,14 @@ type censusRounds struct {
 
 // run takes rounds until ctx ends.
 func (r *censusRounds) run(ctx context.Context) {
-	said := ""
+	said, saidNames := "", ""
 	for {
 		start := time.Now()
 		c, err := r.take(ctx)
+		requests := 0
+		if err == nil && r.name != nil {
+			requests = r.name(ctx, c)
+		}
 		if ctx.Err() != nil {
 			return
 		}
@@ -49,8 +58,16 @@ func (r *censusRounds) run(ctx context.Context) {
 		r.last = value
 		r.mu.Unlock()
 		if value != said {
-			r.log(fmt.Sprintf("census (%d namespaces in %s): %s", len(c.Namespaces), took.Round(time.Millisecond), c.Sentence()))
+			r.log(fmt.Sprintf("census (%d namespaces in %s, %d API requests): %s", len(c.Namespaces), took.Round(time.Millisecond), requests, c.Sentence()))
 			said = value
+		}
+		// Why pods go unnamed, once each time it changes: the verdict
+		// stands on their UIDs either way.
+		if c.PodNamesReason != saidNames {
+			if c.PodNamesReason != "" {
+				r.log("census: pods named by UID only: " + c.PodNamesReason)
+			}
+			saidNames = c.PodNamesReason
 		}
 		if r.store != nil {
 			if err := r.store(c, took, time.Now()); err != nil {
@@ -82,9 +99,13 @@ func startCensus(ctx context.Context, c *Command, log func(string)) (*censusRoun
 	if !c.Root.IsHost() {
 		return nil, "; no census under --root (it enters this machine's namespaces, not the fixture's)"
 	}
+	kind := distro.Find(c.Root, c.Distribution).Kind
 	r := &censusRounds{interval: c.CensusInterval, log: log,
 		take: func(ctx context.Context) (*census.Census, error) {
 			return census.Take(ctx, census.Options{MaxNamespaces: CensusMaxNamespaces})
+		},
+		name: func(ctx context.Context, cen *census.Census) int {
+			return proof.NamePods(ctx, c.Root, kind, cen)
 		}}
 	if !c.NoStatus {
 		r.store = func(cen *census.Census, took time.Duration, at time.Time) error {

@@ -3,6 +3,8 @@ package prove
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -10,8 +12,12 @@ import (
 	"time"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/census"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/proof"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/apiserver"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/nstest"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/testhost"
 )
 
 // watch's census rounds on real namespaces: a pod's legacy rule makes the
@@ -73,5 +79,91 @@ func TestCensusRoundsNetns(t *testing.T) {
 	}
 	if !slices.ContainsFunc(stored, func(c *census.Census) bool { return c.LegacyFree }) {
 		t.Error("no legacy-free census stored")
+	}
+}
+
+// watch's census rounds name pods with the kubelet's credentials against a
+// real kube-apiserver: one request of the node's pod list a round, the
+// pod's namespace/name in the journal line and the stored census; once the
+// credentials are gone, the rounds go on by UID and say why once.
+func TestCensusRoundsNamePodsNetns(t *testing.T) {
+	if !nstest.Setup(t, "ip link set lo up", "unshare", "ip", "iptables-legacy") {
+		return
+	}
+	api := apiserver.Start(t)
+	api.RegisterNode("node-a")
+	uid := api.CreatePod("istio-demo", "legacy-sidecar", "node-a", nil)
+	pid := nstest.Sleeper(t, "iptables-legacy -w -A INPUT -j ACCEPT -m comment --comment pod")
+	nstest.InPod(t, pid, uid, "4f1e2d")
+	h := testhost.New(t).File("/etc/rancher/rke2/config.yaml", "node-name: node-a\n")
+	api.InstallRKE2Agent(h.Dir(), "node-a")
+
+	var mu sync.Mutex
+	var lines []string
+	var stored []*census.Census
+	var requests []int
+	r := &censusRounds{interval: 50 * time.Millisecond,
+		take: func(ctx context.Context) (*census.Census, error) {
+			return census.Take(ctx, census.Options{PIDs: func(p int) bool { return p == pid }})
+		},
+		name: func(ctx context.Context, c *census.Census) int {
+			n := proof.NamePods(ctx, h.Root(), distro.RKE2, c)
+			mu.Lock()
+			defer mu.Unlock()
+			requests = append(requests, n)
+			return n
+		},
+		store: func(c *census.Census, _ time.Duration, _ time.Time) error {
+			mu.Lock()
+			defer mu.Unlock()
+			stored = append(stored, c)
+			return nil
+		},
+		log: func(l string) { mu.Lock(); defer mu.Unlock(); lines = append(lines, l) },
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); r.run(ctx) }()
+	defer func() { cancel(); <-done }()
+	waitStored := func(n int) {
+		t.Helper()
+		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			mu.Lock()
+			got := len(stored)
+			mu.Unlock()
+			if got >= n {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d rounds stored, want %d", got, n)
+			}
+		}
+	}
+	waitStored(3)
+	mu.Lock()
+	named := "pod istio-demo/legacy-sidecar (uid " + uid
+	if len(lines) != 1 || !strings.Contains(lines[0], named) || !strings.Contains(lines[0], "1 API requests") {
+		t.Errorf("journal %q: want one line naming %q after 1 API request", lines, named)
+	}
+	if c := stored[0]; !c.PodNames || len(c.HeldBackBy) != 1 || c.HeldBackBy[0].PodName != "legacy-sidecar" {
+		t.Errorf("stored census: pod_names %v, held back by %+v; want the pod named", c.PodNames, c.HeldBackBy)
+	}
+	if slices.ContainsFunc(requests, func(n int) bool { return n != 1 }) {
+		t.Errorf("requests per round %v, want 1 each", requests)
+	}
+	rounds := len(stored)
+	mu.Unlock()
+
+	if err := os.Remove(filepath.Join(h.Dir(), hostfs.RKE2DataDir, proof.KubeletKubeconfig)); err != nil {
+		t.Fatal(err)
+	}
+	waitStored(rounds + 3)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(lines) != 2 || !strings.HasPrefix(lines[1], "census: pods named by UID only: the node's pods could not be listed: the kubelet's credentials") {
+		t.Errorf("journal %q: want one more line saying why pods go by UID, and no more", lines)
+	}
+	if c := stored[len(stored)-1]; c.PodNames || c.Verdict != census.No || c.HeldBackBy[0].PodUID != uid || c.HeldBackBy[0].PodName != "" {
+		t.Errorf("last census: pod_names %v, verdict %s, held back by %+v; want no, by UID", c.PodNames, c.Verdict, c.HeldBackBy)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/census"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cni"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostconflict"
@@ -84,7 +85,11 @@ func ourTextfiles() [][]byte {
 	fleet := proof.Fleet{Decision: plan.Decision{Backend: nft, ProxyMode: "iptables", IptablesMode: "nft", Source: "auto"},
 		Conflicts: []hostconflict.Finding{{ID: "firewalld"}}, LastProof: time.Unix(1, 0), Heartbeat: time.Unix(1, 0), StaleAfter: time.Hour}
 	fleet.Cost = benchCost()
-	return [][]byte{proof.Metrics(r, time.Unix(1, 0)), proof.DriftMetrics(true, 2, &events.Writer{PID: 1, Comm: "nft", Origin: events.Origin{Unit: "a.service"}}), proof.FleetMetrics(fleet)}
+	// A census that can tell (no) carries every census series.
+	held := &census.Census{Schema: census.Schema, Verdict: census.No, HeldBackBy: []census.Ref{{PodUID: "u"}},
+		Namespaces: []census.Namespace{{Host: true}, {PodUID: "u", Legacy: []census.LegacyTable{{Family: "ipv4", Table: "nat", Rules: 1}}}}}
+	return [][]byte{proof.Metrics(r, time.Unix(1, 0)), proof.DriftMetrics(true, 2, &events.Writer{PID: 1, Comm: "nft", Origin: events.Origin{Unit: "a.service"}}), proof.FleetMetrics(fleet),
+		proof.CensusMetrics(held, time.Second, time.Unix(1, 0))}
 }
 
 // Every rule and every panel query reads only series the tool's textfiles

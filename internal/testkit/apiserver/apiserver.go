@@ -11,6 +11,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -281,12 +282,21 @@ func (s *Server) NodeKubeconfig(name string) string {
 // on a node.
 func (s *Server) InstallRKE2Agent(root, name string) {
 	s.t.Helper()
+	s.InstallRKE2AgentAs(root, name, "system:node:"+name, "system:nodes")
+}
+
+// InstallRKE2AgentAs is InstallRKE2Agent with a client certificate for
+// CN=cn, O=orgs: credentials RKE2 would not write, such as a node's name
+// outside the system:nodes group, which neither the Node authorizer nor
+// RBAC grants anything.
+func (s *Server) InstallRKE2AgentAs(root, name, cn string, orgs ...string) {
+	s.t.Helper()
 	agent := path.Join(hostfs.RKE2DataDir, "agent")
 	dir := filepath.Join(root, agent)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		s.t.Fatal(err)
 	}
-	cert, key, err := s.ca.issue(dir, "client-kubelet", "system:node:"+name, []string{"system:nodes"}, false)
+	cert, key, err := s.ca.issue(dir, "client-kubelet", cn, orgs, false)
 	if err == nil {
 		var ca []byte
 		if ca, err = os.ReadFile(s.ca.path); err == nil {
@@ -300,6 +310,35 @@ func (s *Server) InstallRKE2Agent(root, name string) {
 	if err != nil {
 		s.t.Fatalf("apiserver: node %s's RKE2 agent credentials under %s: %v", name, root, err)
 	}
+}
+
+// CreatePod creates pod name in namespace ns (created when missing, with
+// its default ServiceAccount, which no controller makes here), bound to
+// node (spec.nodeName: the scheduler's work done; no kubelet runs it),
+// with annotations, and returns its UID.
+func (s *Server) CreatePod(ns, name, node string, annotations map[string]string) string {
+	s.t.Helper()
+	for _, obj := range []struct{ path, body string }{
+		{"/api/v1/namespaces", fmt.Sprintf(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":%q}}`, ns)},
+		{"/api/v1/namespaces/" + ns + "/serviceaccounts", `{"apiVersion":"v1","kind":"ServiceAccount","metadata":{"name":"default"}}`},
+	} {
+		if code, out := s.Do(http.MethodPost, obj.path, "application/json", []byte(obj.body)); code != http.StatusCreated && code != http.StatusConflict {
+			s.t.Fatalf("apiserver: POST %s: %d %s", obj.path, code, out)
+		}
+	}
+	pod := map[string]any{"apiVersion": "v1", "kind": "Pod",
+		"metadata": map[string]any{"name": name, "annotations": annotations},
+		"spec": map[string]any{"nodeName": node, "automountServiceAccountToken": false,
+			"containers": []any{map[string]any{"name": "c", "image": "registry.invalid/sleep"}}}}
+	body, _ := json.Marshal(pod)
+	code, out := s.Do(http.MethodPost, "/api/v1/namespaces/"+ns+"/pods", "application/json", body)
+	var made struct {
+		Metadata struct{ UID string } `json:"metadata"`
+	}
+	if code != http.StatusCreated || json.Unmarshal(out, &made) != nil || made.Metadata.UID == "" {
+		s.t.Fatalf("apiserver: creating pod %s/%s on %s: %d %s", ns, name, node, code, out)
+	}
+	return made.Metadata.UID
 }
 
 // writeKubeconfig writes name.kubeconfig under the server's dir in the

@@ -1,0 +1,138 @@
+package proof
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/census"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kubeapi"
+)
+
+// podPage is how many pods one request of the node's pod list asks for:
+// a node runs 110 at most by default, so one page, and a pod with its
+// status is a few to some tens of kB, well under podMaxBody. Tests
+// shorten it to page.
+var podPage = 250
+
+// podMaxBody bounds one page of the pod list.
+const podMaxBody = 32 << 20
+
+// maxPodPages bounds the listing: an API server handing out continue
+// tokens forever is not listing one node's pods.
+const maxPodPages = 20
+
+// podListOptions bound the pod list's client: one retry after a dropped
+// connection or a 5xx, so an API server that is gone costs a census
+// about two request timeouts (kubeapi's 5s), never the census itself.
+var podListOptions = kubeapi.Options{Attempts: 2}
+
+// NamePods names c's pods (namespace/name beside the UID) from one list
+// of this node's pods, GET /api/v1/pods?fieldSelector=spec.nodeName=NODE,
+// read with the kubelet's credentials (Locate), which the Node authorizer
+// lets list the pods bound to its own node. It returns the requests sent
+// (0 when c holds no pod). Any failure (no credentials, no API server, a
+// refusal) is said in c, PodNames false with the reason, never returned:
+// the UIDs stay and the verdict is the same.
+func NamePods(ctx context.Context, root hostfs.Root, kind distro.Kind, c *census.Census) (requests int) {
+	if !c.PodUIDs() {
+		c.PodNames, c.PodNamesReason = true, ""
+		return 0
+	}
+	node, pods, requests, err := nodePods(ctx, root, kind, podListOptions)
+	if err != nil {
+		c.PodNames, c.PodNamesReason = false, "the node's pods could not be listed: "+err.Error()
+		return requests
+	}
+	if missing := c.NamePods(pods); len(missing) > 0 {
+		c.PodNamesReason = fmt.Sprintf("%d of the pod UIDs read are not among the %d pods of node %s's pod list (deleted since, or the kubelet's credentials are another node's): %s",
+			len(missing), len(pods), node, strings.Join(missing, ", "))
+	}
+	return requests
+}
+
+// nodePods lists the node's pods by UID, page by page.
+func nodePods(ctx context.Context, root hostfs.Root, kind distro.Kind, o kubeapi.Options) (node string, pods map[string]census.Pod, requests int, err error) {
+	t, err := Locate(root, kind)
+	if err != nil {
+		return "", nil, 0, fmt.Errorf("the kubelet's credentials: %w", err)
+	}
+	o.MaxBody = max(o.MaxBody, podMaxBody)
+	cl, err := kubeapi.New(t.Creds, o)
+	if err != nil {
+		return "", nil, 0, err
+	}
+	pods = map[string]census.Pod{}
+	cont := ""
+	for page := 1; page <= maxPodPages; page++ {
+		q := url.Values{"fieldSelector": {"spec.nodeName=" + t.Node}, "limit": {strconv.Itoa(podPage)}}
+		if cont != "" {
+			q.Set("continue", cont)
+		}
+		body, err := cl.Get(ctx, "/api/v1/pods?"+q.Encode())
+		if err != nil {
+			return t.Node, nil, page, fmt.Errorf("node %s: %w", t.Node, err)
+		}
+		if cont, err = decodePods(body, pods); err != nil {
+			return t.Node, nil, page, fmt.Errorf("node %s: page %d of its pod list: %w", t.Node, page, err)
+		}
+		if cont == "" {
+			return t.Node, pods, page, nil
+		}
+	}
+	return t.Node, nil, maxPodPages, fmt.Errorf("node %s: its pod list did not end after %d pages of %d", t.Node, maxPodPages, podPage)
+}
+
+// decodePods adds one PodList page's pods to pods and returns its
+// continue token.
+func decodePods(data []byte, pods map[string]census.Pod) (string, error) {
+	var list struct {
+		Kind     string `json:"kind"`
+		Metadata struct {
+			Continue string `json:"continue"`
+		} `json:"metadata"`
+		Items []struct {
+			Metadata struct {
+				UID       string `json:"uid"`
+				Namespace string `json:"namespace"`
+				Name      string `json:"name"`
+			} `json:"metadata"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal(data, &list); err != nil {
+		return "", err
+	}
+	if list.Kind != "PodList" {
+		return "", fmt.Errorf("kind %q, want PodList", list.Kind)
+	}
+	for _, it := range list.Items {
+		// The API server validates these; one that sends something
+		// else is not believed, so the census never prints a terminal
+		// escape or a newline from the cluster.
+		if m := it.Metadata; m.UID != "" && objectName(m.Namespace, 63) && objectName(m.Name, 253) {
+			pods[m.UID] = census.Pod{Namespace: m.Namespace, Name: m.Name}
+		}
+	}
+	return list.Metadata.Continue, nil
+}
+
+// objectName says whether s could be a Kubernetes object's name of at
+// most max characters: lower-case letters, digits, '-' and '.'
+// (a namespace, a DNS label, has no '.', but a looser check is as safe
+// to print).
+func objectName(s string, max int) bool {
+	if s == "" || len(s) > max {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' && c != '.' {
+			return false
+		}
+	}
+	return true
+}
