@@ -88,6 +88,10 @@ func nodePods(ctx context.Context, root hostfs.Root, kind distro.Kind, o kubeapi
 	return t.Node, nil, maxPodPages, fmt.Errorf("node %s: its pod list did not end after %d pages of %d", t.Node, maxPodPages, podPage)
 }
 
+// mirrorAnnotation, on the API's mirror of a static pod, is the UID the
+// kubelet runs it under (k8s.io/kubernetes pkg/kubelet/types).
+const mirrorAnnotation = "kubernetes.io/config.mirror"
+
 // decodePods adds one PodList page's pods to pods and returns its
 // continue token.
 func decodePods(data []byte, pods map[string]census.Pod) (string, error) {
@@ -98,9 +102,10 @@ func decodePods(data []byte, pods map[string]census.Pod) (string, error) {
 		} `json:"metadata"`
 		Items []struct {
 			Metadata struct {
-				UID       string `json:"uid"`
-				Namespace string `json:"namespace"`
-				Name      string `json:"name"`
+				UID         string            `json:"uid"`
+				Namespace   string            `json:"namespace"`
+				Name        string            `json:"name"`
+				Annotations map[string]string `json:"annotations"`
 			} `json:"metadata"`
 		} `json:"items"`
 	}
@@ -114,8 +119,15 @@ func decodePods(data []byte, pods map[string]census.Pod) (string, error) {
 		// The API server validates these; one that sends something
 		// else is not believed, so the census never prints a terminal
 		// escape or a newline from the cluster.
-		if m := it.Metadata; m.UID != "" && objectName(m.Namespace, 63) && objectName(m.Name, 253) {
-			pods[m.UID] = census.Pod{Namespace: m.Namespace, Name: m.Name}
+		m := it.Metadata
+		if m.UID == "" || !objectName(m.Namespace, 63) || !objectName(m.Name, 253) {
+			continue
+		}
+		pods[m.UID] = census.Pod{Namespace: m.Namespace, Name: m.Name}
+		// A static pod's cgroup carries the kubelet's UID (its
+		// manifest's hash), which the API shows only on the mirror pod.
+		if static := m.Annotations[mirrorAnnotation]; static != "" {
+			pods[static] = census.Pod{Namespace: m.Namespace, Name: m.Name}
 		}
 	}
 	return list.Metadata.Continue, nil

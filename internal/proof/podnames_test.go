@@ -62,6 +62,22 @@ func FuzzDecodePods(f *testing.F) {
 	})
 }
 
+// A static pod (RKE2's kube-proxy, etcd, the control plane) runs under the
+// kubelet's UID, which the API shows as its mirror pod's annotation: the
+// census names it by that too.
+func TestDecodePodsNamesStaticPods(t *testing.T) {
+	const static = "9d5e7e1bd2e8b1c3a0f4e6d8c2b4a6f8"
+	data := `{"kind":"PodList","metadata":{},"items":[{"metadata":{"uid":"0f3c5a4e-8b1d-4c2a-9e7f-123456789abc","namespace":"kube-system","name":"kube-proxy-node-a","annotations":{"kubernetes.io/config.mirror":"` + static + `"}}}]}`
+	pods := map[string]census.Pod{}
+	if _, err := decodePods([]byte(data), pods); err != nil {
+		t.Fatal(err)
+	}
+	want := census.Pod{Namespace: "kube-system", Name: "kube-proxy-node-a"}
+	if pods[static] != want || pods["0f3c5a4e-8b1d-4c2a-9e7f-123456789abc"] != want {
+		t.Errorf("pods %v; want the mirror pod under both UIDs", pods)
+	}
+}
+
 // Not a PodList: an error, and nothing kept.
 func TestDecodePodsRefusesOtherKinds(t *testing.T) {
 	pods := map[string]census.Pod{}

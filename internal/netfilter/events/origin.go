@@ -118,22 +118,25 @@ func podUID(p string) (string, bool) {
 	return p, isUID(p)
 }
 
-// isUID says whether s is a UID as Kubernetes writes it: 36 characters,
-// hex digits with dashes at 8, 13, 18 and 23.
+// isUID says whether s is a pod UID as the kubelet names a pod's cgroup:
+// an API pod's UID (36 characters, hex digits with dashes at 8, 13, 18 and
+// 23) or a static pod's, which the kubelet makes from the manifest's hash
+// (32 hex digits, pkg/kubelet/config): RKE2 runs kube-proxy, etcd and the
+// control plane as static pods.
 func isUID(s string) bool {
-	if len(s) != 36 {
+	dashed := len(s) == 36
+	if !dashed && len(s) != 32 {
 		return false
 	}
 	for i, c := range []byte(s) {
-		switch i {
-		case 8, 13, 18, 23:
+		if dashed && (i == 8 || i == 13 || i == 18 || i == 23) {
 			if c != '-' {
 				return false
 			}
-		default:
-			if !strings.ContainsRune("0123456789abcdefABCDEF", rune(c)) {
-				return false
-			}
+			continue
+		}
+		if !strings.ContainsRune("0123456789abcdefABCDEF", rune(c)) {
+			return false
 		}
 	}
 	return true

@@ -9,6 +9,9 @@ import (
 
 const testUID = "0f3c5a4e-8b1d-4c2a-9e7f-123456789abc"
 
+// staticUID is a static pod's UID: the kubelet's hash of its manifest.
+const staticUID = "9d5e7e1bd2e8b1c3a0f4e6d8c2b4a6f8"
+
 func TestParseCgroup(t *testing.T) {
 	for _, tc := range []struct {
 		name, file string
@@ -24,7 +27,12 @@ func TestParseCgroup(t *testing.T) {
 		{"guaranteed pod, systemd driver", "0::/kubepods.slice/kubepods-pod" + strings.ReplaceAll(testUID, "-", "_") + ".slice/crio-ab12.scope\n",
 			Origin{PodUID: testUID, Container: "ab12"}},
 		{"pod without container", "0::/kubepods/besteffort/pod" + testUID + "\n", Origin{PodUID: testUID}},
+		{"static pod (kube-proxy), systemd driver", "0::/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod" + staticUID + ".slice/cri-containerd-9c.scope\n",
+			Origin{PodUID: staticUID, Container: "9c"}},
+		{"static pod, cgroupfs", "0::/kubepods/burstable/pod" + staticUID + "/9c\n", Origin{PodUID: staticUID, Container: "9c"}},
 		{"not a UID", "0::/kubepods/besteffort/podnotauid/x\n", Origin{}},
+		{"33 hex digits", "0::/kubepods/besteffort/pod" + staticUID + "a/x\n", Origin{}},
+		{"dashed static hash", "0::/kubepods/besteffort/pod" + staticUID[:8] + "-" + staticUID[8:] + "/x\n", Origin{}},
 		{"root", "0::/\n", Origin{}},
 		{"garbage", "nonsense", Origin{}},
 	} {
