@@ -212,11 +212,17 @@ func newFixtureWith(t *testing.T, bin string, link bool, original, target string
 	return f
 }
 
+// xtablesLock passes the test process's xtables lock file to a child whose
+// environment is otherwise fixed.
+func xtablesLock() string {
+	return nstest.EnvXtablesLock + "=" + os.Getenv(nstest.EnvXtablesLock)
+}
+
 // daemonReload runs the fake's daemon-reload: the real generator.
 func (f *fixture) daemonReload() {
 	f.t.Helper()
 	c := exec.Command(filepath.Join(f.root, "usr/bin/systemctl"), "daemon-reload")
-	c.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}
+	c.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", xtablesLock()}
 	if out, err := c.CombinedOutput(); err != nil {
 		f.t.Fatalf("daemon-reload: %v\n%s", err, out)
 	}
@@ -298,7 +304,10 @@ func (f *fixture) cmd(stdin string, args ...string) *exec.Cmd {
 	} else {
 		c = exec.Command(f.bin, args...)
 	}
-	c.Env = []string{"PATH=" + f.shims + ":/usr/sbin:/usr/bin:/sbin:/bin", "RKE2_PROXY_BACKEND_ROOT=" + f.root, "LANG=C"}
+	// The test process's own xtables lock (nstest) goes along: with the
+	// machine's /run/xtables.lock the fake restart's `-w 5` gave up behind
+	// another package's legacy writes in `go test ./...` at load 8.
+	c.Env = []string{"PATH=" + f.shims + ":/usr/sbin:/usr/bin:/sbin:/bin", "RKE2_PROXY_BACKEND_ROOT=" + f.root, "LANG=C", xtablesLock()}
 	c.Stdin = strings.NewReader(stdin)
 	return c
 }

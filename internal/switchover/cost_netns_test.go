@@ -62,7 +62,7 @@ func TestSwitchCost(t *testing.T) {
 	// must write RKE2's drop-in anew before the restart.
 	reloadRestart := func() (time.Duration, time.Duration) {
 		reload := exec.Command(filepath.Join(f.root, "usr/bin/systemctl"), "daemon-reload")
-		reload.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}
+		reload.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", xtablesLock()}
 		w1, c1 := run(reload)
 		w2, c2 := restart()
 		return w1 + w2, c1 + c2
