@@ -24,6 +24,10 @@ type ReadOptions struct {
 	// verify sets kube-proxy's per-service chains, most of a large
 	// ruleset, which it never looks inside.
 	SkipChain func(chain string) bool
+	// SkipNFTablesChain, with Shallow, is SkipChain for native nftables
+	// chains (kube-proxy's names them differently): their rules are only
+	// counted, which spares rendering most of a large table's rules.
+	SkipNFTablesChain func(chain string) bool
 }
 
 // elementsNotRead is what a shallow read shows for an anonymous set.
@@ -47,7 +51,11 @@ func (o ReadOptions) shape(rs *rules.Ruleset) *rules.Ruleset {
 						c.Rules[ri] = rules.Rule{NotRead: true, Jump: r.Jump, Comment: r.Comment}
 					}
 				case backend.NFTables:
-					c.Rules[ri].Text = withoutElements(r.Text)
+					if o.SkipNFTablesChain != nil && o.SkipNFTablesChain(c.Name) {
+						c.Rules[ri] = rules.Rule{NotRead: true}
+					} else {
+						c.Rules[ri].Text = withoutElements(r.Text)
+					}
 				}
 			}
 		}

@@ -6,7 +6,8 @@
 //     chain at a time over up to one socket per CPU, rendered as they
 //     stream in (package nfttext, xt blobs by package xtblob); a shallow
 //     iptables-nft read keeps only each rule's jump and comment
-//     (nl.XtJumpComment) and only counts the rules of skipped chains;
+//     (nl.XtJumpComment), and a shallow read of either only counts the
+//     rules of skipped chains;
 //   - iptables-legacy: one iptables-legacy-save per family, streamed
 //     through the iptables-save parser (package iptsave), never -L, -S or
 //     -t, which create tables; or, for a shallow read, the legacy socket's

@@ -14,48 +14,69 @@ import (
 // dumpRules reads the rules of every chain of the tables, one dump per
 // chain (nl.DumpChainRules says why). Each chain's rules are appended
 // only by the worker that dumps the chain; the chain and set maps are
-// only read meanwhile. The rules of chains skip names are counted, each
-// kept as a bare NotRead rule, without decoding their expressions; with
-// shallow, other iptables-nft rules are NotRead with only their Jump and
-// Comment (nl.XtJumpComment), as the in-process legacy reader gives them.
+// only read meanwhile. The rules of chains skip names are only counted,
+// without decoding their expressions, and share one array of bare NotRead
+// rules at the end (they are all alike: most of a large ruleset, kept in
+// one allocation); with shallow, other iptables-nft rules are NotRead with
+// only their Jump and Comment (nl.XtJumpComment), as the in-process legacy
+// reader gives them.
 func dumpRules(conn *nl.Conn, b backend.Backend, readers []*tableReader, shallow bool, skip func(chain string) bool) error {
 	type job struct {
 		r       *tableReader
 		c       *rules.Chain
 		isChain func(string) bool
 		skipped bool
+		n       int // rules counted in a skipped chain
 	}
-	var (
-		jobs []job
-		refs []nl.ChainRef
-	)
+	chains := 0
+	for _, r := range readers {
+		chains += len(r.table.Chains)
+	}
+	jobs, refs := make([]job, 0, chains), make([]nl.ChainRef, 0, chains)
 	for _, r := range readers {
 		isChain := func(n string) bool { _, ok := r.chains[n]; return ok }
 		for ci := range r.table.Chains {
 			c := &r.table.Chains[ci]
-			jobs = append(jobs, job{r, c, isChain, skip != nil && skip(c.Name)})
+			jobs = append(jobs, job{r: r, c: c, isChain: isChain, skipped: skip != nil && skip(c.Name)})
 			refs = append(refs, nl.ChainRef{Family: r.fam, Table: r.table.Name, Chain: c.Name})
 		}
 	}
-	return nl.DumpChainRules(conn, refs, func(i int, m netlink.Message) error {
-		j := jobs[i]
-		rule, err := j.r.rule(b, j.c.Name, m, j.isChain, shallow, j.skipped)
+	err := nl.DumpChainRules(conn, refs, func(i int, m netlink.Message) error {
+		j := &jobs[i]
+		if j.skipped {
+			j.n++
+			return nil
+		}
+		rule, err := j.r.rule(b, j.c.Name, m, j.isChain, shallow)
 		if err != nil {
 			return fmt.Errorf("rule: %w", err)
 		}
 		j.c.Rules = append(j.c.Rules, rule)
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	most := 0
+	for _, j := range jobs {
+		most = max(most, j.n)
+	}
+	notRead := make([]rules.Rule, most)
+	for i := range notRead {
+		notRead[i].NotRead = true
+	}
+	for _, j := range jobs {
+		if j.n > 0 {
+			j.c.Rules = notRead[:j.n:j.n] // capped: an append copies
+		}
+	}
+	return nil
 }
 
-// rule reads one rule message of chain of the table: counted only when
-// skipped, its Jump and Comment for a shallow iptables-nft read, else
-// rendered whole.
-func (r *tableReader) rule(b backend.Backend, chain string, m netlink.Message, isChain func(string) bool, shallow, skipped bool) (rules.Rule, error) {
-	switch {
-	case skipped:
-		return rules.Rule{NotRead: true}, nil
-	case b == backend.IptablesNFT && shallow:
+// rule reads one rule message of chain of the table: its Jump and
+// Comment for a shallow iptables-nft read, else rendered whole.
+func (r *tableReader) rule(b backend.Backend, chain string, m netlink.Message, isChain func(string) bool, shallow bool) (rules.Rule, error) {
+	if b == backend.IptablesNFT && shallow {
 		jump, comment, err := nl.XtJumpComment(m, r.table.Name, chain, isChain)
 		return rules.Rule{NotRead: true, Jump: jump, Comment: comment}, err
 	}

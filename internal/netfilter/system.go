@@ -51,8 +51,11 @@ func (s *System) Read(ctx context.Context, b backend.Backend) (*rules.Ruleset, e
 			return &rules.Ruleset{Backend: b}, nil
 		}
 		var skip func(string) bool
-		if s.Shallow && b == backend.IptablesNFT {
+		switch {
+		case s.Shallow && b == backend.IptablesNFT:
 			skip = s.SkipChain
+		case s.Shallow && b == backend.NFTables:
+			skip = s.SkipNFTablesChain
 		}
 		return readNetlink(ctx, b, s.Shallow, skip)
 	}

@@ -11,10 +11,11 @@ import (
 )
 
 // ReadOptions are how much verify reads: kube-proxy's skeleton and where
-// it lives, never per-service map elements or per-service legacy chains
-// (reading those is quadratic in services). Tests give them to a
+// it lives, never per-service map elements or the rules of per-service
+// chains, which are only counted (reading those is quadratic in services,
+// or most of the read's time and memory). Tests give them to a
 // netfilter.Fake to see the shapes production sees.
-var ReadOptions = netfilter.ReadOptions{Shallow: true, SkipChain: vocab.IsPerServiceChain}
+var ReadOptions = netfilter.ReadOptions{Shallow: true, SkipChain: vocab.IsPerServiceChain, SkipNFTablesChain: vocab.IsNFTablesPerServiceChain}
 
 // NewReader is verify's production reader of the kernel under root, used
 // by the verify command, switchover, watch and the netns tests alike.

@@ -67,3 +67,28 @@ func IsPerServiceChain(chain string) bool {
 	}
 	return false
 }
+
+// nftablesPerServicePrefixes are the per-service, per-endpoint and
+// firewall chain prefixes of kube-proxy's nftables mode
+// (pkg/proxy/nftables/proxier.go); a name base "HASH-ns/svc/proto/port"
+// follows.
+var nftablesPerServicePrefixes = []string{"service-", "local-", "external-", "endpoint-", "firewall-"}
+
+// IsNFTablesPerServiceChain reports whether chain is one of kube-proxy's
+// per-service or per-endpoint chains in its nftables table
+// ("service-ULMVA6XW-ns1/svc1/tcp/p80", "endpoint-..."): most of a large
+// ruleset, and nothing verify looks inside. The '/' tells them from the
+// fixed chains that share a prefix (service-endpoints-check,
+// firewall-check): kube-proxy separates the name base's parts by it, and
+// no fixed chain has one.
+func IsNFTablesPerServiceChain(chain string) bool {
+	if !strings.Contains(chain, "/") {
+		return false
+	}
+	for _, p := range nftablesPerServicePrefixes {
+		if strings.HasPrefix(chain, p) {
+			return true
+		}
+	}
+	return false
+}

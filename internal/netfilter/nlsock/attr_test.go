@@ -2,6 +2,7 @@ package nlsock
 
 import (
 	"bytes"
+	"syscall"
 	"testing"
 )
 
@@ -30,6 +31,44 @@ func FuzzParseAttrs(f *testing.F) {
 		}
 		if total > len(raw) {
 			t.Fatalf("parsed %d bytes of attributes out of %d", total, len(raw))
+		}
+	})
+}
+
+// Property: nextMessage splits any bytes into the messages
+// syscall.ParseNetlinkMessage finds, with the same headers and data, and
+// fails where it fails.
+func FuzzNextMessage(f *testing.F) {
+	f.Add([]byte{20, 0, 0, 0, 3, 0, 2, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0})
+	f.Add([]byte{17, 0, 0, 0, 16, 10, 0, 0, 7, 0, 0, 0, 9, 0, 0, 0, 1, 0, 0, 0})
+	f.Add([]byte{15, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0})
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		want, wantErr := syscall.ParseNetlinkMessage(raw)
+		var got []syscall.NetlinkMessage
+		var err error
+		for b := raw; len(b) >= syscall.NLMSG_HDRLEN; {
+			var h header
+			var data []byte
+			if h, data, b, err = nextMessage(b); err != nil {
+				break
+			}
+			got = append(got, syscall.NetlinkMessage{Header: syscall.NlMsghdr{Len: uint32(syscall.NLMSG_HDRLEN + len(data)), Type: h.Type, Flags: h.Flags, Seq: h.Seq}, Data: data})
+		}
+		if (err != nil) != (wantErr != nil) {
+			t.Fatalf("nextMessage: error %v, syscall.ParseNetlinkMessage: %v", err, wantErr)
+		}
+		if err != nil {
+			return
+		}
+		if len(got) != len(want) {
+			t.Fatalf("nextMessage found %d messages, syscall.ParseNetlinkMessage %d", len(got), len(want))
+		}
+		for i := range want {
+			w := want[i].Header
+			w.Pid = 0 // not read
+			if got[i].Header != w || !bytes.Equal(got[i].Data, want[i].Data) {
+				t.Fatalf("message %d: %+v %x, syscall.ParseNetlinkMessage %+v %x", i, got[i].Header, got[i].Data, w, want[i].Data)
+			}
 		}
 	})
 }

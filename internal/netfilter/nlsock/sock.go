@@ -12,7 +12,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -89,25 +88,26 @@ func (c *Conn) Request(msgType, flags uint16, payload []byte, max int, each func
 		if err != nil {
 			return fmt.Errorf("reading a netlink reply: %w", err)
 		}
-		msgs, err := syscall.ParseNetlinkMessage(c.buf[:n])
-		if err != nil {
-			return fmt.Errorf("parsing a netlink reply: %w", err)
-		}
-		for _, m := range msgs {
-			if m.Header.Seq != c.seq {
+		for b := c.buf[:n]; len(b) >= unix.NLMSG_HDRLEN; {
+			h, data, rest, err := nextMessage(b)
+			if err != nil {
+				return fmt.Errorf("parsing a netlink reply: %w", err)
+			}
+			b = rest
+			if h.Seq != c.seq {
 				continue
 			}
-			if m.Header.Flags&unix.NLM_F_DUMP_INTR != 0 {
+			if h.Flags&unix.NLM_F_DUMP_INTR != 0 {
 				return ErrDumpInterrupted
 			}
-			switch m.Header.Type {
+			switch h.Type {
 			case unix.NLMSG_DONE:
 				return nil
 			case unix.NLMSG_ERROR:
-				if len(m.Data) < 4 {
+				if len(data) < 4 {
 					return errors.New("short netlink error message")
 				}
-				if errno := -int32(binary.NativeEndian.Uint32(m.Data)); errno != 0 {
+				if errno := -int32(binary.NativeEndian.Uint32(data)); errno != 0 {
 					return fmt.Errorf("netlink: %w", unix.Errno(errno))
 				}
 				return nil
@@ -116,7 +116,7 @@ func (c *Conn) Request(msgType, flags uint16, payload []byte, max int, each func
 				// The socket is closed by the caller; no drain.
 				return fmt.Errorf("%w (%d)", ErrTooMany, max)
 			}
-			if err := each(m.Header.Type, m.Data); err != nil {
+			if err := each(h.Type, data); err != nil {
 				// Drain the rest of the dump so the socket stays usable
 				// (nl's readers send several requests over one).
 				c.drain()
@@ -127,6 +127,32 @@ func (c *Conn) Request(msgType, flags uint16, payload []byte, max int, each func
 			}
 		}
 	}
+}
+
+// header is the part of a netlink message header Request reads.
+type header struct {
+	Type, Flags uint16
+	Seq         uint32
+}
+
+// nextMessage splits the first netlink message off b (at least a header
+// long) in place, as syscall.ParseNetlinkMessage splits them all but
+// without allocating a slice per read: a 5,000-Service dump is tens of
+// thousands of reads. Its header, its data and the rest of b after its
+// padding; a length shorter than a header or, padded, longer than b is
+// an error (EINVAL, as syscall's).
+func nextMessage(b []byte) (h header, data, rest []byte, err error) {
+	l := int(binary.NativeEndian.Uint32(b[0:4]))
+	padded := (l + unix.NLMSG_ALIGNTO - 1) &^ (unix.NLMSG_ALIGNTO - 1)
+	if l < unix.NLMSG_HDRLEN || padded > len(b) || padded < l {
+		return header{}, nil, nil, unix.EINVAL
+	}
+	h = header{
+		Type:  binary.NativeEndian.Uint16(b[4:6]),
+		Flags: binary.NativeEndian.Uint16(b[6:8]),
+		Seq:   binary.NativeEndian.Uint32(b[8:12]),
+	}
+	return h, b[unix.NLMSG_HDRLEN:l], b[padded:], nil
 }
 
 // Attr is one netlink attribute as found in a message: Type without the
@@ -191,14 +217,15 @@ func (c *Conn) drain() {
 		if err != nil {
 			return
 		}
-		msgs, err := syscall.ParseNetlinkMessage(c.buf[:n])
-		if err != nil {
-			return
-		}
-		for _, m := range msgs {
-			if m.Header.Seq == c.seq && (m.Header.Type == unix.NLMSG_DONE || m.Header.Type == unix.NLMSG_ERROR) {
+		for b := c.buf[:n]; len(b) >= unix.NLMSG_HDRLEN; {
+			h, _, rest, err := nextMessage(b)
+			if err != nil {
 				return
 			}
+			if h.Seq == c.seq && (h.Type == unix.NLMSG_DONE || h.Type == unix.NLMSG_ERROR) {
+				return
+			}
+			b = rest
 		}
 	}
 }

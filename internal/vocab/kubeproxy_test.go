@@ -1,0 +1,28 @@
+package vocab
+
+import "testing"
+
+func TestIsNFTablesPerServiceChain(t *testing.T) {
+	for chain, want := range map[string]bool{
+		"service-ULMVA6XW-ns1/svc1/tcp/p80":                 true,
+		"local-ULMVA6XW-ns1/svc1/tcp/p80":                   true,
+		"external-ULMVA6XW-ns1/svc1/tcp/p80":                true,
+		"firewall-ULMVA6XW-ns1/svc1/tcp/p80":                true,
+		"endpoint-5OJB2KTY-ns1/svc1/tcp/p80__10.180.0.1/80": true,
+		// kube-proxy's fixed chains, some sharing a prefix
+		"service-endpoints-check":  false,
+		"firewall-check":           false,
+		"services":                 false,
+		"nodeport-endpoints-check": false,
+		"filter-input":             false,
+		// the iptables mode's chains
+		"KUBE-SVC-ABCDEFGHIJKLMNOP": false,
+		"KUBE-SERVICES":             false,
+		// an affinity set's name is no chain of kube-proxy's
+		"affinity-5OJB2KTY-ns1/svc1/tcp/p80__10.180.0.1/80": false,
+	} {
+		if got := IsNFTablesPerServiceChain(chain); got != want {
+			t.Errorf("IsNFTablesPerServiceChain(%q) = %v, want %v", chain, got, want)
+		}
+	}
+}
