@@ -57,6 +57,22 @@ type Census struct {
 
 // Namespace is one network namespace as read.
 type Namespace struct {
+	Where
+	// Legacy are the legacy tables holding rules; EmptyLegacy the ones
+	// that exist with nothing in them ("ipv4 filter"), which a probe
+	// (kube-proxy's, iptables-legacy -L) leaves and which hold nothing back.
+	Legacy      []LegacyTable           `json:"legacy,omitempty"`
+	EmptyLegacy []string                `json:"empty_legacy_tables,omitempty"`
+	NFTCompat   []netfilter.CompatTable `json:"nft_compat,omitempty"`
+	// Exited says every process of the namespace exited before it was
+	// entered; Error says why it could not be read.
+	Exited bool   `json:"exited,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
+// Where is which namespace, and through which process: the same in a
+// namespace as read and in the verdict's reference to it.
+type Where struct {
 	Inode uint64 `json:"inode"`
 	// Host is the census's own namespace, read without entering.
 	Host bool `json:"host,omitempty"`
@@ -71,16 +87,6 @@ type Namespace struct {
 	PodName      string `json:"pod_name,omitempty"`
 	Container    string `json:"container,omitempty"`
 	Unit         string `json:"unit,omitempty"`
-	// Legacy are the legacy tables holding rules; EmptyLegacy the ones
-	// that exist with nothing in them ("ipv4 filter"), which a probe
-	// (kube-proxy's, iptables-legacy -L) leaves and which hold nothing back.
-	Legacy      []LegacyTable           `json:"legacy,omitempty"`
-	EmptyLegacy []string                `json:"empty_legacy_tables,omitempty"`
-	NFTCompat   []netfilter.CompatTable `json:"nft_compat,omitempty"`
-	// Exited says every process of the namespace exited before it was
-	// entered; Error says why it could not be read.
-	Exited bool   `json:"exited,omitempty"`
-	Error  string `json:"error,omitempty"`
 }
 
 // LegacyTable is one legacy table that holds something.
@@ -101,15 +107,7 @@ type LegacyTable struct {
 
 // Ref names a namespace in the verdict.
 type Ref struct {
-	Inode        uint64 `json:"inode"`
-	Host         bool   `json:"host,omitempty"`
-	PID          int    `json:"pid,omitempty"`
-	Comm         string `json:"comm,omitempty"`
-	PodUID       string `json:"pod_uid,omitempty"`
-	PodNamespace string `json:"pod_namespace,omitempty"`
-	PodName      string `json:"pod_name,omitempty"`
-	Container    string `json:"container,omitempty"`
-	Unit         string `json:"unit,omitempty"`
+	Where
 	// Tables are the legacy tables holding rules ("ipv4 nat"), or why the
 	// namespace was not read.
 	Tables []string `json:"tables,omitempty"`
@@ -117,8 +115,7 @@ type Ref struct {
 }
 
 func (n Namespace) ref() Ref {
-	r := Ref{Inode: n.Inode, Host: n.Host, PID: n.PID, Comm: n.Comm, PodUID: n.PodUID, PodNamespace: n.PodNamespace, PodName: n.PodName,
-		Container: n.Container, Unit: n.Unit, Error: n.Error}
+	r := Ref{Where: n.Where, Error: n.Error}
 	for _, t := range n.Legacy {
 		r.Tables = append(r.Tables, string(t.Family)+" "+t.Table)
 	}
@@ -128,7 +125,7 @@ func (n Namespace) ref() Ref {
 // Who is the namespace in words: "the host", "pod NS/NAME (uid UID, pid
 // P comm)", "pod UID (pid P comm)" when the pod is not named, "unit U (pid
 // P comm)" or "pid P comm".
-func (r Ref) Who() string {
+func (r Where) Who() string {
 	switch {
 	case r.Host:
 		return "the host"
@@ -142,7 +139,7 @@ func (r Ref) Who() string {
 	return r.process()
 }
 
-func (r Ref) process() string {
+func (r Where) process() string {
 	return "pid " + strconv.Itoa(r.PID) + " " + r.Comm
 }
 

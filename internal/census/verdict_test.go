@@ -38,7 +38,7 @@ func TestJudge(t *testing.T) {
 	legacy := []LegacyTable{{Family: rules.IPv4, Table: "nat", Rules: 1, Writers: []string{"unknown"}}}
 	var many []Namespace
 	for i := range 7 {
-		many = append(many, Namespace{Inode: uint64(i), PID: 10 + i, Comm: "sleep", Legacy: legacy})
+		many = append(many, Namespace{Where: Where{Inode: uint64(i), PID: 10 + i, Comm: "sleep"}, Legacy: legacy})
 	}
 	for _, tc := range []struct {
 		name string
@@ -46,14 +46,14 @@ func TestJudge(t *testing.T) {
 		want string
 		free bool
 	}{
-		{"clean", Census{Namespaces: []Namespace{{Host: true}, {PID: 5}}}, "can move to a kernel without legacy xtables: yes, none of the 2 network namespaces holds a rule in legacy xtables", true},
-		{"a pod", Census{Namespaces: []Namespace{{Host: true}, {PID: 5, Comm: "pause", PodUID: "u1", Legacy: legacy}}},
+		{"clean", Census{Namespaces: []Namespace{{Where: Where{Host: true}}, {Where: Where{PID: 5}}}}, "can move to a kernel without legacy xtables: yes, none of the 2 network namespaces holds a rule in legacy xtables", true},
+		{"a pod", Census{Namespaces: []Namespace{{Where: Where{Host: true}}, {Where: Where{PID: 5, Comm: "pause", PodUID: "u1"}, Legacy: legacy}}},
 			"can move to a kernel without legacy xtables: no, because 1 namespace holds rules in legacy xtables: pod u1 (pid 5 pause): ipv4 nat", false},
 		{"many", Census{Namespaces: many}, "and 2 more", false},
-		{"unread", Census{Namespaces: []Namespace{{Host: true}, {PID: 5, Comm: "x", Error: "entering its network namespace: operation not permitted"}}},
+		{"unread", Census{Namespaces: []Namespace{{Where: Where{Host: true}}, {Where: Where{PID: 5, Comm: "x"}, Error: "entering its network namespace: operation not permitted"}}},
 			"cannot tell, because 1 namespace could not be read: pid 5 x (entering its network namespace: operation not permitted)", false},
-		{"unread beside a no", Census{Namespaces: []Namespace{{Host: true, Legacy: legacy}, {PID: 5, Error: "x"}}}, "no, because 1 namespace holds rules in legacy xtables: the host: ipv4 nat", false},
-		{"bounded", Census{Namespaces: []Namespace{{Host: true}}, NotVisited: 3}, "cannot tell, because 3 namespaces were left for a later round", false},
+		{"unread beside a no", Census{Namespaces: []Namespace{{Where: Where{Host: true}, Legacy: legacy}, {Where: Where{PID: 5}, Error: "x"}}}, "no, because 1 namespace holds rules in legacy xtables: the host: ipv4 nat", false},
+		{"bounded", Census{Namespaces: []Namespace{{Where: Where{Host: true}}}, NotVisited: 3}, "cannot tell, because 3 namespaces were left for a later round", false},
 	} {
 		c := tc.c
 		c.judge()

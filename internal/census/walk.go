@@ -57,7 +57,7 @@ func Take(ctx context.Context, o Options) (*Census, error) {
 		return nil, err
 	}
 	c := &Census{Schema: Schema}
-	host := Namespace{Inode: self, Host: true}
+	host := Namespace{Where: Where{Inode: self, Host: true}}
 	readHere(ctx, &host)
 	c.Namespaces = append(c.Namespaces, host)
 	for i, ns := range others {
@@ -131,7 +131,7 @@ func nsInode(link string) (uint64, error) {
 // keeps the namespace alive even if that process exits now), says where
 // the process runs, and reads the namespace from inside.
 func visit(ctx context.Context, proc string, ns nsProcs) Namespace {
-	n := Namespace{Inode: ns.inode}
+	n := Namespace{Where: Where{Inode: ns.inode}}
 	for _, pid := range ns.pids {
 		f, err := os.Open(filepath.Join(proc, strconv.Itoa(pid), "ns/net"))
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ESRCH) {

@@ -14,10 +14,10 @@ const uidA = "0f3c5a4e-8b1d-4c2a-9e7f-123456789abc"
 func heldBack(pods int, host bool) *census.Census {
 	c := &census.Census{Verdict: census.No}
 	if host {
-		c.HeldBackBy = append(c.HeldBackBy, census.Ref{Host: true})
+		c.HeldBackBy = append(c.HeldBackBy, census.Ref{Where: census.Where{Host: true}})
 	}
 	for range pods {
-		c.HeldBackBy = append(c.HeldBackBy, census.Ref{PodUID: uidA})
+		c.HeldBackBy = append(c.HeldBackBy, census.Ref{Where: census.Where{PodUID: uidA}})
 	}
 	return c
 }
