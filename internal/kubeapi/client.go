@@ -219,7 +219,7 @@ func (c *Client) once(ctx context.Context, method, path, kind string, body []byt
 	}
 	if int64(len(out)) > c.opts.MaxBody {
 		return nil, 0, &StatusError{Method: method, Path: path, Code: resp.StatusCode, Reason: "TooLarge",
-			Message: fmt.Sprintf("the answer is over %d bytes, more than any Node object", c.opts.MaxBody)}
+			Message: fmt.Sprintf("the answer is over %d bytes, the most this request reads", c.opts.MaxBody)}
 	}
 	if resp.StatusCode/100 == 2 {
 		return out, 0, nil
