@@ -48,9 +48,9 @@ finish() {
 		nft_chains
 		echo "== rke2-proxy-backend check"
 		$tool check 2>&1
-		echo "== journal (generator, rke2-server, verify)"
+		echo "== journal (generator, rke2-server, verify, watch)"
 		journalctl -b --no-pager -o short-monotonic -t rke2-proxy-backend-generator
-		journalctl -b --no-pager -o short-monotonic -u $rke2 -u $verify | tail -n 80
+		journalctl -b --no-pager -o short-monotonic -u $rke2 -u $verify -u rke2-proxy-backend-watch.service | tail -n 120
 	} >"$out/diag" 2>&1
 	cp /run/rke2-proxy-backend/plan.json "$out/plan.json" 2>/dev/null
 	cp /etc/rancher/rke2/config.yaml.d/60-proxy-backend.yaml "$out/dropin.yaml" 2>/dev/null
