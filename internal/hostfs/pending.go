@@ -29,7 +29,9 @@ type Pending struct {
 }
 
 // BeginPending creates (or joins) the marker at hostPath and holds it until
-// Done or Close.
+// Done or Close. A marker it creates appears at the path already locked
+// (made under a temporary name, locked, then linked into place): a reader
+// never finds a run's new mark unlocked and takes it for a killed run's.
 func (r Root) BeginPending(hostPath string) (*Pending, error) {
 	p, err := r.ResolveEntry(hostPath)
 	if err != nil {
@@ -39,13 +41,12 @@ func (r Root) BeginPending(hostPath string) (*Pending, error) {
 		return nil, fmt.Errorf("mark a run in progress: %w", err)
 	}
 	for try := 0; try < 5; try++ {
-		f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
+		f, err := createLocked(p)
+		if errors.Is(err, fs.ErrExist) {
+			f, err = joinLocked(p)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("mark a run in progress: %w", err)
-		}
-		if err := lock(f, unix.F_OFD_SETLKW, unix.F_RDLCK); err != nil {
-			f.Close()
-			return nil, fmt.Errorf("mark a run in progress: lock %s: %w", p, err)
 		}
 		// A run that was finishing may have unlinked the file between
 		// the open and the lock: a mark on a file no longer at the path
@@ -59,6 +60,45 @@ func (r Root) BeginPending(hostPath string) (*Pending, error) {
 		f.Close()
 	}
 	return nil, fmt.Errorf("mark a run in progress: %s keeps being replaced", p)
+}
+
+// createLocked makes the marker at p with this run's lock already on it,
+// or says fs.ErrExist when another run's marker is there. The temporary
+// name is gone before it returns; one a run killed in between leaves is
+// removed with the other temps by the last run to finish (StoreRun).
+func createLocked(p string) (*os.File, error) {
+	f, err := os.CreateTemp(filepath.Dir(p), tempPrefix(filepath.Base(p)))
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(f.Name())
+	if err := lock(f, unix.F_OFD_SETLK, unix.F_RDLCK); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock %s: %w", f.Name(), err)
+	}
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if err := os.Link(f.Name(), p); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// joinLocked opens another run's marker at p and takes a read lock on it
+// beside that run's.
+func joinLocked(p string) (*os.File, error) {
+	f, err := os.OpenFile(p, os.O_RDWR|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, err
+	}
+	if err := lock(f, unix.F_OFD_SETLKW, unix.F_RDLCK); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock %s: %w", p, err)
+	}
+	return f, nil
 }
 
 // Done removes the mark once the run's result is stored: unless another
@@ -117,6 +157,11 @@ func (r Root) PendingSince(hostPath string) (since time.Time, running bool, err 
 	l := unix.Flock_t{Type: unix.F_WRLCK}
 	if err := unix.FcntlFlock(f.Fd(), unix.F_OFD_GETLK, &l); err != nil {
 		return time.Time{}, false, fmt.Errorf("test the lock on %s: %w", p, err)
+	}
+	if l.Type == unix.F_UNLCK && !same(f, p) {
+		// The last run finished (Done unlinks, then lets go) between
+		// the open and the test: the file tested is no longer the mark.
+		return time.Time{}, false, fs.ErrNotExist
 	}
 	return fi.ModTime(), l.Type != unix.F_UNLCK, nil
 }

@@ -88,3 +88,49 @@ func TestPendingRefusesALink(t *testing.T) {
 		t.Errorf("read a mark through a link: %v", err)
 	}
 }
+
+// A reader beside runs that begin and finish without pause never finds the
+// mark left unlocked: neither a new mark before its lock nor a finished
+// one it opened just before the run unlinked it. Both races made check
+// say "a verify run ended without storing its result" beside a watch that
+// had stored every one (the nas-absent VM boot).
+func TestPendingReaderNeverSeesALiveRunAsLeft(t *testing.T) {
+	r := New(t.TempDir())
+	const mark = "/run/x/verify.pending"
+	stop := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				done <- nil
+				return
+			default:
+			}
+			p, err := r.BeginPending(mark)
+			if err == nil {
+				err = p.Done(nil)
+			}
+			if err != nil {
+				done <- err
+				return
+			}
+		}
+	}()
+	left := 0
+	for i := 0; i < 20000; i++ {
+		if _, running, err := r.PendingSince(mark); err == nil && !running {
+			left++
+		}
+	}
+	close(stop)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if left > 0 {
+		t.Errorf("%d of 20000 reads took a live run's mark for one left by a killed run", left)
+	}
+	if entries, _ := os.ReadDir(r.Path("/run/x")); len(entries) > 1 {
+		t.Errorf("the runs left files behind: %v", entries)
+	}
+}

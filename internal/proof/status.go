@@ -118,7 +118,7 @@ func Invalidate(root hostfs.Root, why string) error {
 type StoreRun struct {
 	p     *hostfs.Pending
 	root  hostfs.Root
-	files []string // the files the run writes, whose stale temps go
+	files []string // the files the run writes, and its mark, whose stale temps go
 }
 
 // BeginRun marks a run in progress that writes status.json and files
@@ -128,7 +128,7 @@ type StoreRun struct {
 // usual, and the StoreRun is still valid (it marks nothing).
 func BeginRun(root hostfs.Root, files ...string) (*StoreRun, error) {
 	p, err := root.BeginPending(hostfs.VerifyPending)
-	return &StoreRun{p: p, root: root, files: append([]string{hostfs.StatusFile}, files...)}, err
+	return &StoreRun{p: p, root: root, files: append([]string{hostfs.StatusFile, hostfs.VerifyPending}, files...)}, err
 }
 
 // End closes the run given what storing its result returned: the mark goes
