@@ -86,8 +86,8 @@ func ourTextfiles() [][]byte {
 		Conflicts: []hostconflict.Finding{{ID: "firewalld"}}, LastProof: time.Unix(1, 0), Heartbeat: time.Unix(1, 0), StaleAfter: time.Hour}
 	fleet.Cost = benchCost()
 	// A census that can tell (no) carries every census series.
-	held := &census.Census{Schema: census.Schema, Verdict: census.No, HeldBackBy: []census.Ref{{PodUID: "u"}},
-		Namespaces: []census.Namespace{{Host: true}, {PodUID: "u", Legacy: []census.LegacyTable{{Family: "ipv4", Table: "nat", Rules: 1}}}}}
+	held := &census.Census{Schema: census.Schema, Verdict: census.No, HeldBackBy: []census.Ref{{Where: census.Where{PodUID: "u"}}},
+		Namespaces: []census.Namespace{{Where: census.Where{Host: true}}, {Where: census.Where{PodUID: "u"}, Legacy: []census.LegacyTable{{Family: "ipv4", Table: "nat", Rules: 1}}}}}
 	return [][]byte{proof.Metrics(r, time.Unix(1, 0)), proof.DriftMetrics(true, 2, &events.Writer{PID: 1, Comm: "nft", Origin: events.Origin{Unit: "a.service"}}), proof.FleetMetrics(fleet),
 		proof.CensusMetrics(held, time.Second, time.Unix(1, 0))}
 }
