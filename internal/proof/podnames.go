@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
-	"strconv"
 	"strings"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/census"
@@ -22,10 +21,6 @@ var podPage = 250
 
 // podMaxBody bounds one page of the pod list.
 const podMaxBody = 32 << 20
-
-// maxPodPages bounds the listing: an API server handing out continue
-// tokens forever is not listing one node's pods.
-const maxPodPages = 20
 
 // podListOptions bound the pod list's client: one retry after a dropped
 // connection or a 5xx, so an API server that is gone costs a census
@@ -56,7 +51,9 @@ func NamePods(ctx context.Context, root hostfs.Root, kind distro.Kind, c *census
 	return requests
 }
 
-// nodePods lists the node's pods by UID, page by page.
+// nodePods lists the node's pods by UID, page by page, at most 20 pages:
+// an API server handing out continue tokens forever is not listing one
+// node's pods.
 func nodePods(ctx context.Context, root hostfs.Root, kind distro.Kind, o kubeapi.Options) (node string, pods map[string]census.Pod, requests int, err error) {
 	t, err := Locate(root, kind)
 	if err != nil {
@@ -67,34 +64,30 @@ func nodePods(ctx context.Context, root hostfs.Root, kind distro.Kind, o kubeapi
 	if err != nil {
 		return "", nil, 0, err
 	}
-	pods = map[string]census.Pod{}
-	cont := ""
-	for page := 1; page <= maxPodPages; page++ {
-		q := url.Values{"fieldSelector": {"spec.nodeName=" + t.Node}, "limit": {strconv.Itoa(podPage)}}
-		if cont != "" {
-			q.Set("continue", cont)
-		}
-		body, err := cl.Get(ctx, "/api/v1/pods?"+q.Encode())
-		if err != nil {
-			return t.Node, nil, page, fmt.Errorf("node %s: %w", t.Node, err)
-		}
-		if cont, err = decodePods(body, pods); err != nil {
-			return t.Node, nil, page, fmt.Errorf("node %s: page %d of its pod list: %w", t.Node, page, err)
-		}
-		if cont == "" {
-			return t.Node, pods, page, nil
-		}
+	q := url.Values{"fieldSelector": {"spec.nodeName=" + t.Node}}
+	list, requests, err := kubeapi.List(ctx, cl.Get, "/api/v1/pods", q, kubeapi.Paging{What: "pod list", Limit: podPage, MaxPages: 20}, decodePods)
+	if err != nil {
+		return t.Node, nil, requests, fmt.Errorf("node %s: %w", t.Node, err)
 	}
-	return t.Node, nil, maxPodPages, fmt.Errorf("node %s: its pod list did not end after %d pages of %d", t.Node, maxPodPages, podPage)
+	pods = map[string]census.Pod{}
+	for _, p := range list {
+		pods[p.uid] = p.pod
+	}
+	return t.Node, pods, requests, nil
 }
 
 // mirrorAnnotation, on the API's mirror of a static pod, is the UID the
 // kubelet runs it under (k8s.io/kubernetes pkg/kubelet/types).
 const mirrorAnnotation = "kubernetes.io/config.mirror"
 
-// decodePods adds one PodList page's pods to pods and returns its
-// continue token.
-func decodePods(data []byte, pods map[string]census.Pod) (string, error) {
+// uidPod is a pod under one of its UIDs.
+type uidPod struct {
+	uid string
+	pod census.Pod
+}
+
+// decodePods returns one PodList page's pods and its continue token.
+func decodePods(data []byte) (pods []uidPod, cont string, err error) {
 	var list struct {
 		Kind     string `json:"kind"`
 		Metadata struct {
@@ -110,10 +103,10 @@ func decodePods(data []byte, pods map[string]census.Pod) (string, error) {
 		} `json:"items"`
 	}
 	if err := json.Unmarshal(data, &list); err != nil {
-		return "", err
+		return nil, "", err
 	}
 	if list.Kind != "PodList" {
-		return "", fmt.Errorf("kind %q, want PodList", list.Kind)
+		return nil, "", fmt.Errorf("kind %q, want PodList", list.Kind)
 	}
 	for _, it := range list.Items {
 		// The API server validates these; one that sends something
@@ -123,14 +116,15 @@ func decodePods(data []byte, pods map[string]census.Pod) (string, error) {
 		if m.UID == "" || !objectName(m.Namespace, 63) || !objectName(m.Name, 253) {
 			continue
 		}
-		pods[m.UID] = census.Pod{Namespace: m.Namespace, Name: m.Name}
+		pod := census.Pod{Namespace: m.Namespace, Name: m.Name}
+		pods = append(pods, uidPod{m.UID, pod})
 		// A static pod's cgroup carries the kubelet's UID (its
 		// manifest's hash), which the API shows only on the mirror pod.
 		if static := m.Annotations[mirrorAnnotation]; static != "" {
-			pods[static] = census.Pod{Namespace: m.Namespace, Name: m.Name}
+			pods = append(pods, uidPod{static, pod})
 		}
 	}
-	return list.Metadata.Continue, nil
+	return pods, list.Metadata.Continue, nil
 }
 
 // objectName says whether s could be a Kubernetes object's name of at

@@ -31,7 +31,7 @@ func FuzzDecodePods(f *testing.F) {
 			t.Fatal(err)
 		}
 		pods := map[string]census.Pod{}
-		got, err := decodePods(data, pods)
+		got, err := decodeInto(data, pods)
 		if err != nil {
 			t.Fatalf("a PodList does not decode: %v\n%s", err, data)
 		}
@@ -69,7 +69,7 @@ func TestDecodePodsNamesStaticPods(t *testing.T) {
 	const static = "9d5e7e1bd2e8b1c3a0f4e6d8c2b4a6f8"
 	data := `{"kind":"PodList","metadata":{},"items":[{"metadata":{"uid":"0f3c5a4e-8b1d-4c2a-9e7f-123456789abc","namespace":"kube-system","name":"kube-proxy-node-a","annotations":{"kubernetes.io/config.mirror":"` + static + `"}}}]}`
 	pods := map[string]census.Pod{}
-	if _, err := decodePods([]byte(data), pods); err != nil {
+	if _, err := decodeInto([]byte(data), pods); err != nil {
 		t.Fatal(err)
 	}
 	want := census.Pod{Namespace: "kube-system", Name: "kube-proxy-node-a"}
@@ -82,8 +82,17 @@ func TestDecodePodsNamesStaticPods(t *testing.T) {
 func TestDecodePodsRefusesOtherKinds(t *testing.T) {
 	pods := map[string]census.Pod{}
 	for _, data := range []string{`{"kind":"NodeList","items":[{"metadata":{"uid":"u","namespace":"n","name":"x"}}]}`, `[`, `{}`} {
-		if _, err := decodePods([]byte(data), pods); err == nil || len(pods) != 0 {
+		if _, err := decodeInto([]byte(data), pods); err == nil || len(pods) != 0 {
 			t.Errorf("%s: %v, kept %v; want an error and nothing", data, err, pods)
 		}
 	}
+}
+
+// decodeInto adds decodePods's pods to pods, as nodePods does.
+func decodeInto(data []byte, pods map[string]census.Pod) (string, error) {
+	list, cont, err := decodePods(data)
+	for _, p := range list {
+		pods[p.uid] = p.pod
+	}
+	return cont, err
 }
