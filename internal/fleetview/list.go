@@ -24,10 +24,7 @@ func ListNodes(ctx context.Context, list List, selector string, note func(string
 	}
 	p := kubeapi.Paging{What: "node list", Limit: PageSize, MaxPages: 2000, Restarts: 2, Note: note,
 		Hint: "(try a --pool selector, or a faster link)"}
-	nodes, _, err := kubeapi.List(ctx, list, "/api/v1/nodes", q, p, func(body []byte) ([]Node, string, error) {
-		p, err := DecodePage(body)
-		return p.Nodes, p.Continue, err
-	})
+	nodes, _, err := kubeapi.List(ctx, list, "/api/v1/nodes", q, p, DecodePage)
 	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
 	return nodes, err
 }

@@ -35,18 +35,12 @@ type Condition struct {
 	Heartbeat time.Time
 }
 
-// Page is one answer of GET /api/v1/nodes?limit=...: its Nodes, in the
-// API server's order, and the continue token of the next page ("" when
-// this was the last).
-type Page struct {
-	Nodes    []Node
-	Continue string
-}
-
-// DecodePage reads one NodeList answer.
-func DecodePage(data []byte) (Page, error) {
+// DecodePage reads one NodeList answer of GET /api/v1/nodes?limit=...:
+// its Nodes, in the API server's order, and the continue token of the
+// next page ("" when this was the last).
+func DecodePage(data []byte) (nodes []Node, cont string, err error) {
 	if len(data) > MaxPage {
-		return Page{}, fmt.Errorf("node list page of %d bytes, over the %d read", len(data), MaxPage)
+		return nil, "", fmt.Errorf("%d bytes, over the %d read", len(data), MaxPage)
 	}
 	var list struct {
 		Kind     string `json:"kind"`
@@ -72,12 +66,12 @@ func DecodePage(data []byte) (Page, error) {
 		} `json:"items"`
 	}
 	if err := json.Unmarshal(data, &list); err != nil {
-		return Page{}, fmt.Errorf("node list: %w", err)
+		return nil, "", err
 	}
 	if list.Kind != "NodeList" {
-		return Page{}, fmt.Errorf("node list: kind %q, want NodeList", list.Kind)
+		return nil, "", fmt.Errorf("kind %q, want NodeList", list.Kind)
 	}
-	p := Page{Nodes: make([]Node, 0, len(list.Items)), Continue: list.Metadata.Continue}
+	nodes = make([]Node, 0, len(list.Items))
 	for _, it := range list.Items {
 		n := Node{Name: it.Metadata.Name, Labels: it.Metadata.Labels, Annotations: it.Metadata.Annotations}
 		// A bad timestamp only costs the node its age.
@@ -88,9 +82,9 @@ func DecodePage(data []byte) (Page, error) {
 				n.Condition.Heartbeat, _ = time.Parse(time.RFC3339, c.LastHeartbeatTime)
 			}
 		}
-		p.Nodes = append(p.Nodes, n)
+		nodes = append(nodes, n)
 	}
-	return p, nil
+	return nodes, list.Metadata.Continue, nil
 }
 
 // StaleAfter is how long n's condition stands after its heartbeat: the

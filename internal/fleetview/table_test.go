@@ -68,11 +68,10 @@ func fleet(t *testing.T) []byte {
 
 func rowsOf(t *testing.T, data []byte) []Row {
 	t.Helper()
-	page, err := DecodePage(data)
+	nodes, _, err := DecodePage(data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	nodes := page.Nodes
 	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
 	var rows []Row
 	for _, n := range nodes {
@@ -173,7 +172,7 @@ func TestAge(t *testing.T) {
 
 func TestDecodeRefuses(t *testing.T) {
 	for _, in := range []string{`{"kind":"Node"}`, `[`, `{"kind":"NodeList","items":{}}`} {
-		if _, err := DecodePage([]byte(in)); err == nil {
+		if _, _, err := DecodePage([]byte(in)); err == nil {
 			t.Errorf("DecodePage(%s) accepted it", in)
 		}
 	}
@@ -190,12 +189,12 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte(`{"kind":"NodeList","items":[{"metadata":{"name":"c","annotations":{"rke2-proxy-backend/version":"\u009b31m\u202e\u2066x"}},"status":{"conditions":[{"type":"RKE2ProxyBackendProblem","status":"True","reason":"\u009d0;title\u0007","message":"\u001b]8;;x\u001b\\\u0085"}]}}]}`))
 	f.Add([]byte("{\"kind\":\"NodeList\",\"items\":[{\"metadata\":{\"name\":\"\xff\xc2\"}}]}"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		page, err := DecodePage(data)
+		nodes, _, err := DecodePage(data)
 		if err != nil {
 			return
 		}
 		var rows []Row
-		for _, n := range page.Nodes {
+		for _, n := range nodes {
 			rows = append(rows, RowOf(n, now))
 		}
 		for _, wide := range []bool{false, true} {

@@ -30,15 +30,15 @@ type Paging struct {
 
 // List reads every item of path?query, page by page, decode giving a
 // page's items and its continue token ("" on the last page). It returns
-// the requests sent too, the failed one included.
+// the requests sent too, the failed one included. A list stops after
+// MaxPages pages.
 func List[T any](ctx context.Context, get func(context.Context, string) ([]byte, error), path string, query url.Values, p Paging,
 	decode func([]byte) ([]T, string, error)) (items []T, requests int, err error) {
 	for restart := 0; ; restart++ {
-		items, n, err := listOnce(ctx, get, path, query, p, decode)
+		items, n, expired, err := listOnce(ctx, get, path, query, p, decode)
 		requests += n
-		var se *StatusError
 		switch {
-		case err == nil || p.Restarts == 0 || !errors.As(err, &se) || se.Code != http.StatusGone || n == 1:
+		case !expired || p.Restarts == 0:
 			return items, requests, err
 		case restart == p.Restarts:
 			return nil, requests, fmt.Errorf("%w; it expired %d times in a row: the listing is slower than the API server keeps its history %s", err, restart+1, p.Hint)
@@ -48,8 +48,7 @@ func List[T any](ctx context.Context, get func(context.Context, string) ([]byte,
 }
 
 func listOnce[T any](ctx context.Context, get func(context.Context, string) ([]byte, error), path string, query url.Values, p Paging,
-	decode func([]byte) ([]T, string, error)) ([]T, int, error) {
-	var items []T
+	decode func([]byte) (more []T, cont string, err error)) (items []T, requests int, expired bool, err error) {
 	q := url.Values{"limit": {strconv.Itoa(p.Limit)}}
 	maps.Copy(q, query)
 	for page := 1; page <= p.MaxPages; page++ {
@@ -57,21 +56,21 @@ func listOnce[T any](ctx context.Context, get func(context.Context, string) ([]b
 		var se *StatusError
 		switch {
 		case err != nil && page > 1 && errors.As(err, &se) && se.Code == http.StatusGone:
-			return nil, page, fmt.Errorf("page %d of the %s: the continue token expired (410 Gone: %w)", page, p.What, err)
+			return nil, page, true, fmt.Errorf("page %d of the %s: the continue token expired (410 Gone: %w)", page, p.What, err)
 		case err != nil && page > 1:
-			return nil, page, fmt.Errorf("page %d of the %s (%d items read): %w", page, p.What, len(items), err)
+			return nil, page, false, fmt.Errorf("page %d of the %s (%d items read): %w", page, p.What, len(items), err)
 		case err != nil:
-			return nil, page, err
+			return nil, page, false, err
 		}
 		more, cont, err := decode(body)
 		if err != nil {
-			return nil, page, fmt.Errorf("page %d of the %s: %w", page, p.What, err)
+			return nil, page, false, fmt.Errorf("page %d of the %s: %w", page, p.What, err)
 		}
 		items = append(items, more...)
 		if cont == "" {
-			return items, page, nil
+			return items, page, false, nil
 		}
 		q.Set("continue", cont)
 	}
-	return nil, p.MaxPages, fmt.Errorf("the %s did not end after %d pages of %d", p.What, p.MaxPages, p.Limit)
+	return nil, p.MaxPages, false, fmt.Errorf("the %s did not end after %d pages of %d", p.What, p.MaxPages, p.Limit)
 }
