@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
@@ -133,7 +134,7 @@ func runFor(o Options, normal string, dist distro.Distro) (Outcome, error) {
 	files, err := units.Generate(units.Input{
 		Backend:     d.Backend,
 		Units:       names,
-		VerifyWait:  cfg.Verify.Wait,
+		VerifyWait:  time.Duration(cfg.Verify.Wait),
 		ConfigFile:  o.passedConfig(),
 		Binary:      o.Binary,
 		WatchPartOf: enabledRKE2Unit(o.Root, names),

@@ -101,7 +101,7 @@ func TestDetectJSONShape(t *testing.T) {
 	want := map[string]any{
 		"on_failure":          "block", // file
 		"node_label":          false,   // environment
-		"verify":              map[string]any{"wait": "1m30s", "textfile_dir": "/var/lib/prometheus/node-exporter"},
+		"verify":              map[string]any{"wait": "1m30s", "textfile_dir": "/var/lib/prometheus/node-exporter", "node_feature_file": true, "node_condition": true},
 		"backend":             "auto",
 		"respect_rke2_config": true,
 		"file":                "/etc/rke2-proxy-backend/config.yaml",

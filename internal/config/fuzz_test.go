@@ -39,8 +39,8 @@ func recheck(t *testing.T, values map[string]any) {
 			items = x
 		case bool:
 			continue
-		case time.Duration:
-			if x < 0 || x > 24*time.Hour {
+		case Duration:
+			if x < 0 || x > Duration(24*time.Hour) {
 				t.Fatalf("%s: accepted duration %v", k, x)
 			}
 			continue

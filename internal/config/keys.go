@@ -3,7 +3,6 @@ package config
 import (
 	"fmt"
 	"strings"
-	"time"
 )
 
 // Key describes one setting for documentation (the config file's man page),
@@ -31,13 +30,6 @@ func yamlDefault(v any) string {
 	switch d := v.(type) {
 	case []string:
 		return "[" + strings.Join(d, ", ") + "]"
-	case time.Duration:
-		s := d.String()
-		s = strings.TrimSuffix(strings.TrimSuffix(s, "0s"), "0m")
-		if s == "" {
-			return "0s"
-		}
-		return s
 	case string:
 		if d == "" {
 			return `""`

@@ -51,7 +51,7 @@ type layer struct {
 
 // assemble layers validated values over the defaults, lowest first. Each
 // layer holds only keys of settings with values of the key's type (string,
-// bool, time.Duration or []string, as convert and convertList make them), so
+// bool, Duration or []string, as convert and convertList make them), so
 // a later layer's value simply replaces an earlier one.
 func assemble(layers []layer) Config {
 	v := make(map[string]any, len(settings))
@@ -85,13 +85,13 @@ func assemble(layers []layer) Config {
 		NodeTaint:         str("node_taint"),
 		OnFailure:         str("on_failure"),
 		Verify: Verify{
-			Wait:            v["verify.wait"].(time.Duration),
+			Wait:            v["verify.wait"].(Duration),
 			TextfileDir:     str("verify.textfile_dir"),
 			NodeFeatureFile: v["verify.node_feature_file"].(bool),
 			NodeCondition:   v["verify.node_condition"].(bool),
 		},
 		CNI:    CNI{HelmChartConfig: str("cni.helmchartconfig")},
-		Census: Census{Interval: v["census.interval"].(time.Duration)},
+		Census: Census{Interval: v["census.interval"].(Duration)},
 	}
 }
 
@@ -126,7 +126,8 @@ func convert(s setting, raw string) (any, error) {
 		if _, err := s.check(raw); err != nil {
 			return nil, err
 		}
-		return time.ParseDuration(raw)
+		d, err := time.ParseDuration(raw)
+		return Duration(d), err
 	}
 	if s.check == nil {
 		return raw, nil

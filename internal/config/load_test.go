@@ -43,7 +43,7 @@ func TestDefaults(t *testing.T) {
 		KubeProxy:         KubeProxy{ExtraArgs: []string{}},
 		NodeLabel:         true,
 		OnFailure:         OnFailureWarn,
-		Verify:            Verify{Wait: 5 * time.Minute, TextfileDir: "/var/lib/prometheus/node-exporter", NodeFeatureFile: true, NodeCondition: true},
+		Verify:            Verify{Wait: Duration(5 * time.Minute), TextfileDir: "/var/lib/prometheus/node-exporter", NodeFeatureFile: true, NodeCondition: true},
 		CNI:               CNI{HelmChartConfig: CNIPrint},
 	}
 	if !reflect.DeepEqual(c, want) {
@@ -91,7 +91,7 @@ cni:
 		},
 		KubeProxy: KubeProxy{ExtraArgs: []string{"iptables-min-sync-period=1s", "nodeport-addresses=10.0.0.0/8,192.168.0.0/16"}},
 		OnFailure: OnFailureBlock,
-		Verify:    Verify{Wait: 90 * time.Second},
+		Verify:    Verify{Wait: Duration(90 * time.Second)},
 		CNI:       CNI{HelmChartConfig: CNIWrite},
 		File:      hostfs.ConfigFile,
 	}
@@ -163,7 +163,7 @@ func TestEnvKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.OnFailure != OnFailureWarn || c.NodeLabel || c.RespectRKE2Config || c.Verify.Wait != 2*time.Minute ||
+	if c.OnFailure != OnFailureWarn || c.NodeLabel || c.RespectRKE2Config || c.Verify.Wait != Duration(2*time.Minute) ||
 		c.Verify.TextfileDir != "/run/metrics" || c.BackendSource != SourceAuto {
 		t.Errorf("scalars not taken from the environment: %+v", c)
 	}

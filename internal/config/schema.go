@@ -51,12 +51,12 @@ var settings = []setting{
 	{path: "node_label", kind: kindBool, def: true},
 	{path: "node_taint", kind: kindString, def: "", check: checkNodeTaint},
 	{path: "on_failure", kind: kindString, def: OnFailureWarn, check: checkOnFailure},
-	{path: "verify.wait", kind: kindDuration, def: 5 * time.Minute, check: checkWait},
+	{path: "verify.wait", kind: kindDuration, def: Duration(5 * time.Minute), check: checkWait},
 	{path: "verify.textfile_dir", kind: kindString, def: hostfs.TextfileDir, check: checkTextfileDir},
 	{path: "verify.node_feature_file", kind: kindBool, def: true},
 	{path: "verify.node_condition", kind: kindBool, def: true},
 	{path: "cni.helmchartconfig", kind: kindString, def: CNIPrint, check: checkCNIHelmChartConfig},
-	{path: "census.interval", kind: kindDuration, def: time.Duration(0), check: checkCensusInterval},
+	{path: "census.interval", kind: kindDuration, def: Duration(0), check: checkCensusInterval},
 }
 
 func lookup(p string) (setting, bool) {

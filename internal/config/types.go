@@ -20,8 +20,6 @@
 package config
 
 import (
-	"time"
-
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 )
 
@@ -80,8 +78,8 @@ type KubeProxy struct {
 
 // Verify configures the post-start check.
 type Verify struct {
-	Wait        time.Duration `json:"wait"`
-	TextfileDir string        `json:"textfile_dir"`
+	Wait        Duration `json:"wait"`
+	TextfileDir string   `json:"textfile_dir"`
 	// NodeFeatureFile lets verify and watch publish node-feature-discovery
 	// labels (hostfs.NFDFeatureFile) when NFD's directory exists.
 	NodeFeatureFile bool `json:"node_feature_file"`
@@ -95,7 +93,7 @@ type Verify struct {
 type Census struct {
 	// Interval is how often watch takes one (0: never, the default; at
 	// least CensusIntervalFloor).
-	Interval time.Duration `json:"interval"`
+	Interval Duration `json:"interval"`
 }
 
 // OnFailure policies.

@@ -179,7 +179,7 @@ func TestConfigExampleLoads(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the man page's example is refused: %v", err)
 	}
-	if c.OnFailure != config.OnFailureBlock || c.Verify.Wait != 10*time.Minute {
+	if c.OnFailure != config.OnFailureBlock || c.Verify.Wait != config.Duration(10*time.Minute) {
 		t.Errorf("example loaded as %+v", c)
 	}
 }

@@ -80,8 +80,8 @@ func Load(root hostfs.Root, configFile string, f Flags) (*Command, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Command{Host: verify.Host{Root: root, Claim: f.Claim, Distribution: f.Distribution}, ConfigFile: configFile, Wait: cfg.Verify.Wait, TextfileDir: cfg.Verify.TextfileDir, NoStatus: f.NoStatus,
-		NodeFeatures: cfg.Verify.NodeFeatureFile, NodeCondition: cfg.Verify.NodeCondition, CensusInterval: cfg.Census.Interval}
+	c := &Command{Host: verify.Host{Root: root, Claim: f.Claim, Distribution: f.Distribution}, ConfigFile: configFile, Wait: time.Duration(cfg.Verify.Wait), TextfileDir: cfg.Verify.TextfileDir, NoStatus: f.NoStatus,
+		NodeFeatures: cfg.Verify.NodeFeatureFile, NodeCondition: cfg.Verify.NodeCondition, CensusInterval: time.Duration(cfg.Census.Interval)}
 	if f.WaitSet {
 		c.Wait = f.Wait
 	}
