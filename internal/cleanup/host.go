@@ -80,18 +80,19 @@ func GroupOn(root hostfs.Root, kind distro.Kind) (ownership.Group, error) {
 }
 
 // PlannedBackend is kube-proxy's backend as root's plan records it, which
-// says where kubelet's hint chains belong (`cleanup --kubelet-hints`).
-func PlannedBackend(root hostfs.Root) (backend.Backend, error) {
+// says where kubelet's hint chains belong (`cleanup --kubelet-hints`) on
+// a node of distribution kind.
+func PlannedBackend(root hostfs.Root, kind distro.Kind) (backend.Backend, error) {
 	p, err := plan.Read(root)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return "", fmt.Errorf("no plan at %s: nothing says which backend kube-proxy uses, so nothing says where kubelet's hints belong (let RKE2 start once, or run rke2-proxy-backend apply)", hostfs.PlanFile)
+		return "", fmt.Errorf("no plan at %s: nothing says which backend kube-proxy uses, so nothing says where kubelet's hints belong (let %s start once, or run rke2-proxy-backend apply)", hostfs.PlanFile, kind.Name())
 	case err != nil:
 		return "", err
 	case p.Decision.Disabled:
 		return "", errors.New("rke2-proxy-backend is turned off (backend: off): nothing says where kubelet's hints belong")
 	case p.AppliedBackend() == "":
-		return "", fmt.Errorf("%s says apply gave RKE2 no backend this boot (%s): nothing says where kubelet's hints belong", hostfs.PlanFile, p.Applied.Nothing)
+		return "", fmt.Errorf("%s says apply gave %s no backend this boot (%s): nothing says where kubelet's hints belong", hostfs.PlanFile, kind.Name(), p.Applied.Nothing)
 	}
 	return p.AppliedBackend(), nil
 }

@@ -27,20 +27,26 @@ func rootWithPlan(t *testing.T, planJSON string) hostfs.Root {
 const (
 	nftPlan = `{"schema": 1, "drop_in": "/etc/rancher/rke2/config.yaml.d/60-proxy-backend.yaml", "decision": {"backend": "iptables-nft", "proxy_mode": "iptables", "iptables_mode": "nft", "source": "auto", "reasons": []}, "modules_loaded": []}`
 	offPlan = `{"schema": 1, "decision": {"disabled": true, "backend": "", "source": "config", "reasons": []}, "modules_loaded": []}`
+	// nothingPlan: apply gave the distribution no backend of ours.
+	nothingPlan = `{"schema": 1, "decision": {"backend": "iptables-nft", "proxy_mode": "iptables", "iptables_mode": "nft", "source": "auto", "reasons": []}, "applied": {"nothing": "no iptables-nft"}, "modules_loaded": []}`
 )
 
 func TestPlannedBackend(t *testing.T) {
+	k3s := distro.Kind("k3s")
 	for _, tc := range []struct {
 		name, plan string
+		kind       distro.Kind
 		want       backend.Backend
 		wantErr    string
 	}{
-		{"planned", nftPlan, backend.IptablesNFT, ""},
-		{"no plan", "", "", "no plan at " + hostfs.PlanFile + ": nothing says which backend kube-proxy uses"},
-		{"turned off", offPlan, "", "rke2-proxy-backend is turned off (backend: off)"},
-		{"corrupt", "not json", "", hostfs.PlanFile},
+		{"planned", nftPlan, distro.RKE2, backend.IptablesNFT, ""},
+		{"no plan", "", distro.RKE2, "", "no plan at " + hostfs.PlanFile + ": nothing says which backend kube-proxy uses, so nothing says where kubelet's hints belong (let RKE2 start once"},
+		{"no plan on k3s", "", k3s, "", "(let k3s start once, or run rke2-proxy-backend apply)"},
+		{"nothing applied on k3s", nothingPlan, k3s, "", "says apply gave k3s no backend this boot"},
+		{"turned off", offPlan, distro.RKE2, "", "rke2-proxy-backend is turned off (backend: off)"},
+		{"corrupt", "not json", distro.RKE2, "", hostfs.PlanFile},
 	} {
-		got, err := PlannedBackend(rootWithPlan(t, tc.plan))
+		got, err := PlannedBackend(rootWithPlan(t, tc.plan), tc.kind)
 		if got != tc.want || (tc.wantErr == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), tc.wantErr) {
 			t.Errorf("%s: %q, %v; want %q and an error containing %q", tc.name, got, err, tc.want, tc.wantErr)
 		}

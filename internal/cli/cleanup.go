@@ -47,13 +47,13 @@ func newCleanupCommand(g *globals) *cobra.Command {
 		}
 		switch {
 		case ipvsLeftover:
-			sw, err := cleanup.IPVSLeftovers(cmd.Context(), g.hostRoot(), cleanup.Options{DryRun: dryRun, Force: force})
+			sw, err := cleanup.IPVSLeftovers(cmd.Context(), g.hostRoot(), cleanup.Options{DryRun: dryRun, Force: force, Distribution: g.host().Distribution})
 			if err != nil {
 				return failure("cleanup --ipvs-leftovers: %w", err)
 			}
 			return g.print(sw)
 		case kubeletHints:
-			r, err := switchover.TidyPlannedHints(cmd.Context(), g.hostRoot(), dryRun)
+			r, err := switchover.TidyPlannedHints(cmd.Context(), g.hostRoot(), g.host().Distribution, dryRun)
 			if err != nil {
 				return failure("cleanup --kubelet-hints: %w", err)
 			}

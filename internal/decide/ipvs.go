@@ -145,21 +145,21 @@ func (s *state) migrationTarget(b backend.Backend) string {
 // Warning once kube-proxy deprecates it.
 func ipvsLifecycleReason(f facts.Facts, target, file string) string {
 	l := kpargs.IPVS()
-	v := f.RKE2.Kubernetes
+	v, name := f.RKE2.Kubernetes, f.RKE2.Distribution.Name()
 	timeline := fmt.Sprintf("kube-proxy deprecates ipvs mode (KEP-5495): it warns from Kubernetes 1.%d, puts it behind the feature gate KubeProxyIPVS from 1.%d, refuses it from 1.%d unless feature-gates=KubeProxyIPVS=true, and has no ipvs mode from 1.%d",
 		l.Deprecated.Minor, l.Gate.Minor, l.Off.Minor, l.Gone.Minor)
-	how := fmt.Sprintf("Migrate to %s: remove proxy-mode=ipvs and the ipvs-* kube-proxy-arg items from %s without restarting %s (`rke2-proxy-backend switch --to BACKEND --dry-run` says what each ipvs-* item becomes), then run `rke2-proxy-backend switch --to BACKEND`: it restarts RKE2 and removes what ipvs mode leaves, which RKE2's kube-proxy does not clean (its pod mounts no /lib/modules): the kube-ipvs0 link, kube-proxy's KUBE-* ipsets, and the IPVS virtual servers on kube-ipvs0's addresses (never another owner's, such as keepalived's).", target, file, f.RKE2.Distribution.Name())
+	how := fmt.Sprintf("Migrate to %s: remove proxy-mode=ipvs and the ipvs-* kube-proxy-arg items from %s without restarting %[3]s (`rke2-proxy-backend switch --to BACKEND --dry-run` says what each ipvs-* item becomes), then run `rke2-proxy-backend switch --to BACKEND`: it restarts %[3]s and removes what ipvs mode leaves, which RKE2's kube-proxy does not clean (its pod mounts no /lib/modules): the kube-ipvs0 link, kube-proxy's KUBE-* ipsets, and the IPVS virtual servers on kube-ipvs0's addresses (never another owner's, such as keepalived's).", target, file, name)
 	switch {
 	case !v.Known():
-		return fmt.Sprintf("Note: %s; the Kubernetes version %s runs is unknown. %s", timeline, f.RKE2.Distribution.Name(), how)
+		return fmt.Sprintf("Note: %s; the Kubernetes version %s runs is unknown. %s", timeline, name, how)
 	case v.Minor >= l.Gone.Minor:
-		return fmt.Sprintf("Warning: %s, and %s runs Kubernetes %s. %s", timeline, f.RKE2.Distribution.Name(), v, how)
+		return fmt.Sprintf("Warning: %s, and %s runs Kubernetes %s. %s", timeline, name, v, how)
 	case v.Minor >= l.Off.Minor:
-		return fmt.Sprintf("Warning: %s, and %s runs Kubernetes %s, whose kube-proxy runs ipvs only with feature-gates=KubeProxyIPVS=true. %s", timeline, f.RKE2.Distribution.Name(), v, how)
+		return fmt.Sprintf("Warning: %s, and %s runs Kubernetes %s, whose kube-proxy runs ipvs only with feature-gates=KubeProxyIPVS=true. %s", timeline, name, v, how)
 	case v.Minor >= l.Deprecated.Minor:
-		return fmt.Sprintf("Warning: %s; %s runs Kubernetes %s, whose kube-proxy still runs ipvs but warns. %s", timeline, f.RKE2.Distribution.Name(), v, how)
+		return fmt.Sprintf("Warning: %s; %s runs Kubernetes %s, whose kube-proxy still runs ipvs but warns. %s", timeline, name, v, how)
 	}
-	return fmt.Sprintf("Note: %s; %s runs Kubernetes %s, which still runs ipvs without a warning. %s", timeline, f.RKE2.Distribution.Name(), v, how)
+	return fmt.Sprintf("Note: %s; %s runs Kubernetes %s, which still runs ipvs without a warning. %s", timeline, name, v, how)
 }
 
 // ipvsSwitchRefusal is why switch must not yet move a node whose RKE2
@@ -184,5 +184,5 @@ func ipvsSwitchRefusal(f facts.Facts, b backend.Backend) string {
 	if pin.Line > 0 {
 		where += fmt.Sprintf(" line %d", pin.Line)
 	}
-	return fmt.Sprintf("%s's config sets proxy-mode=ipvs (%s, kube-proxy-arg item %q), the mode kube-proxy would come back in after the restart (rke2-proxy-backend never edits %s's config): remove that item, without restarting %s, then run `rke2-proxy-backend switch --to %s` again; it restarts RKE2 and removes ipvs's leftovers (`--dry-run` says what each ipvs-* setting becomes)", f.RKE2.Distribution.Name(), where, pin.Value, f.RKE2.Distribution.Name(), f.RKE2.Distribution.Name(), b)
+	return fmt.Sprintf("%s's config sets proxy-mode=ipvs (%s, kube-proxy-arg item %q), the mode kube-proxy would come back in after the restart (rke2-proxy-backend never edits %[1]s's config): remove that item, without restarting %[1]s, then run `rke2-proxy-backend switch --to %[4]s` again; it restarts %[1]s and removes ipvs's leftovers (`--dry-run` says what each ipvs-* setting becomes)", f.RKE2.Distribution.Name(), where, pin.Value, b)
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/testhost"
 )
@@ -163,6 +165,19 @@ func TestIPVSSwitchRefused(t *testing.T) {
 	f, _, _ = decideOn(t, h)
 	if why := SwitchRefusal(f, backend.IptablesLegacy); why != "" {
 		t.Errorf("with proxy-mode=ipvs removed, switch is refused: %q", why)
+	}
+}
+
+// On k3s both the migration's how-to and switch's refusal say the switch
+// restarts k3s, not RKE2.
+func TestIPVSK3sWords(t *testing.T) {
+	h := testhost.New(t).Debian12().IPVSModuleTree().K3sUnit("k3s", "server").K3sBinary("/usr/local/bin/k3s", "v1.36.3+k3s1").
+		K3sConfig("config.yaml", "kube-proxy-arg:\n  - proxy-mode=ipvs\n  - ipvs-scheduler=sh\n")
+	f, c := probed(t, h, facts.Options{Distribution: distro.Kind("k3s"), RKE2Binary: true}, nil)
+	d := Decide(f, c)
+	wantReason(t, d, "without restarting k3s", "then run `rke2-proxy-backend switch --to BACKEND`: it restarts k3s and removes")
+	if why := SwitchRefusal(f, backend.IptablesLegacy); !strings.Contains(why, "switch --to iptables-legacy` again; it restarts k3s and removes") {
+		t.Errorf("switch to iptables-legacy: %q", why)
 	}
 }
 
