@@ -23,11 +23,11 @@ func TestOnHostRefusesWhatItCannotRead(t *testing.T) {
 	t.Run("RKE2_CONFIG_FILE", func(t *testing.T) {
 		const moved = "/etc/rke2-elsewhere/config.yaml"
 		h := debianHost(t).File(moved, "kube-proxy-arg: [unclosed\n")
-		t.Setenv(EnvRKE2Config, moved)
+		t.Setenv("RKE2_CONFIG_FILE", moved)
 		ft := &fakeTrial{}
 		_, err := OnHost(context.Background(), hostplan.Host{Root: h.Root()}, PrepareOptions{TrialUnderRoot: true, Trial: ft.trial})
-		if err == nil || !strings.HasPrefix(err.Error(), EnvRKE2Config+"="+moved+": ") || len(ft.asked) != 0 {
-			t.Errorf("error %v after trials %v; want one naming %s and no trial", err, ft.asked, EnvRKE2Config)
+		if err == nil || !strings.HasPrefix(err.Error(), "RKE2_CONFIG_FILE="+moved+": ") || len(ft.asked) != 0 {
+			t.Errorf("error %v after trials %v; want one naming RKE2_CONFIG_FILE and no trial", err, ft.asked)
 		}
 	})
 }

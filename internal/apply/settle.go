@@ -9,10 +9,6 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 )
 
-// EnvRKE2Config moves RKE2's main config file; the RKE2 unit's environment
-// files may set it, and apply runs in that environment.
-const EnvRKE2Config = "RKE2_CONFIG_FILE"
-
 // Settle turns the decision every deciding subcommand makes (in) into the
 // one apply starts from, and names RKE2's main config file, next to which
 // the drop-in goes:

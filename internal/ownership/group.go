@@ -25,7 +25,7 @@ var KubeProxyOnly = Group{KubeProxy}
 // again in the new one and leave their old chains behind. k3s's flannel and
 // kube-router write iptables only (k3s#12849): in nftables mode their
 // chains belong in iptables-nft, and none of them has a native table.
-var K3s = Group{KubeProxy, Owner(cni.OwnerFlannel), Owner(cni.OwnerKubeRouter)}
+var K3s = GroupOf(distro.Kind("k3s"))
 
 // GroupOf is the group of a distribution: kube-proxy and the writers its
 // profile runs in the same process ("" counts as RKE2, as the probe

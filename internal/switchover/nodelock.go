@@ -57,13 +57,15 @@ func dropInPathFor(root hostfs.Root, kind distro.Kind) string {
 
 // dropInPathOf is dropInPathFor from the units and config already read:
 // the whole probe (kernel, modules, hardware) says nothing more about it.
+// The distribution's config variable moves it as it moves apply's.
 func dropInPathOf(layout facts.RKE2) string {
-	main := os.Getenv(apply.EnvRKE2Config)
+	p := layout.Distribution.Profile()
+	main := os.Getenv(p.ConfigEnv)
 	if main == "" {
 		main = layout.ConfigFile
 	}
 	if main == "" {
-		main = hostfs.RKE2ConfigFile
+		main = p.ConfigFile
 	}
 	return rke2.DropInPath(main)
 }
