@@ -97,18 +97,19 @@ func run(o Options) (Outcome, distro.Kind, error) {
 		return Failed, "", fmt.Errorf("output directory %q is not an absolute path", normal)
 	}
 	dist := distro.Find(o.Root, o.Distribution)
+	if o.Decide == nil && !dist.Installed() {
+		// Before the probe: a host without RKE2 or k3s (most hosts that
+		// have the package but not yet the cluster) pays for a few stats,
+		// not for /proc/config.gz, PCI and every bus's drivers, nor for
+		// entering runFor, whose frame would grow the stack.
+		o.Log.Info("%s; nothing to do", noUnits(dist.Kind))
+		return NoRKE2, dist.Kind, nil
+	}
 	out, err := runFor(o, normal, dist)
 	return out, dist.Kind, err
 }
 
 func runFor(o Options, normal string, dist distro.Distro) (Outcome, error) {
-	if o.Decide == nil && !dist.Installed() {
-		// Before the probe: a host without RKE2 or k3s (most hosts that
-		// have the package but not yet the cluster) pays for a few stats,
-		// not for /proc/config.gz, PCI and every bus's drivers.
-		o.Log.Info("%s; nothing to do", noUnits(dist.Kind))
-		return NoRKE2, nil
-	}
 	if dist.Note != "" {
 		o.Log.Warn("%s", dist.Note)
 	}

@@ -35,7 +35,11 @@ const kmsgMax = 900
 type Logger struct {
 	w    io.Writer
 	kmsg bool
-	file *os.File
+	// kmsgFD is /dev/kmsg's descriptor when kmsg is set, written with
+	// write(2) (kmsgWriter): an *os.File would add the device to Go's
+	// poller, and the poller's set-up (epoll, an eventfd, two
+	// registrations) would be every boot's.
+	kmsgFD int
 	// journal is a datagram socket connected to journald's (nil: none).
 	journal *os.File
 }
@@ -54,8 +58,8 @@ func openLogger(useKmsg bool, kmsg, journalSocket string, fallback io.Writer) *L
 	if !useKmsg {
 		return &Logger{w: fallback}
 	}
-	if f, err := os.OpenFile(kmsg, os.O_WRONLY|os.O_APPEND, 0); err == nil {
-		return &Logger{w: f, kmsg: true, file: f}
+	if fd, err := syscall.Open(kmsg, syscall.O_WRONLY|syscall.O_APPEND|syscall.O_CLOEXEC, 0); err == nil {
+		return &Logger{w: kmsgWriter(fd), kmsg: true, kmsgFD: fd}
 	}
 	return &Logger{w: fallback, journal: dialJournal(journalSocket)}
 }
@@ -93,8 +97,8 @@ func NewLogger(w io.Writer) *Logger { return &Logger{w: w} }
 
 // Close releases /dev/kmsg or the journal's socket.
 func (l *Logger) Close() {
-	if l.file != nil {
-		l.file.Close()
+	if l.kmsg {
+		syscall.Close(l.kmsgFD)
 	}
 	if l.journal != nil {
 		l.journal.Close()
@@ -126,4 +130,21 @@ func (l *Logger) log(prio int, format string, args ...any) {
 	}
 	level := map[int]string{prioErr: "error", prioWarning: "warning", prioInfo: "info"}[prio]
 	fmt.Fprintf(l.w, "%s: %s: %s\n", Name, level, msg)
+}
+
+// kmsgWriter writes each record with one write(2), as /dev/kmsg wants (one
+// write is one kernel log record).
+type kmsgWriter int
+
+func (fd kmsgWriter) Write(p []byte) (int, error) {
+	for {
+		n, err := syscall.Write(int(fd), p)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return 0, err
+		}
+		return n, nil
+	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/detectreport"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts/live"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostplan"
 )
 
@@ -20,7 +21,9 @@ func newDetectCommand(g *globals) *cobra.Command {
 		}
 		h := g.host()
 		h.KernelRelease = kernelRelease
-		p, err := hostplan.Load(h, hostplan.Detect)
+		probe := hostplan.Detect
+		probe.Live = live.Read
+		p, err := hostplan.Load(h, probe)
 		if err != nil {
 			return usageError(err)
 		}

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Lint checks one operator config file's bytes exactly as the generator,
@@ -72,10 +73,11 @@ func (e *itemError) Error() string { return fmt.Sprintf("item %d: %v", e.index+1
 func (e *itemError) Unwrap() error { return e.err }
 
 // yamlLine finds the line yaml.v3 names in a syntax error ("line 3: ...").
-var yamlLine = regexp.MustCompile(`^line (\d+): `)
+// Compiled at the first broken file, not at every start (as pciID).
+var yamlLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^line (\d+): `) })
 
 func syntaxLine(msg string) int {
-	m := yamlLine.FindStringSubmatch(msg)
+	m := yamlLine().FindStringSubmatch(msg)
 	if m == nil {
 		return 0
 	}

@@ -15,7 +15,7 @@ import (
 func TestProbeImageRoot(t *testing.T) {
 	r := testhost.DebianCloudRelease
 	h := testhost.New(t).DebianCloudKernel().RKE2Unit("tarball", "server")
-	f := Probe(h.Root(), Options{LiveRules: true, RKE2Binary: true, ToolVersions: true, HostServices: true})
+	f := Probe(h.Root(), Options{Live: notCalled(t), RKE2Binary: true, ToolVersions: true, HostServices: true})
 	if !f.Image || f.Kernel.Release != r || f.Kernel.ReleaseSource != "installed in the image: /lib/modules/"+r || f.Kernel.Major != 6 || f.Kernel.Minor != 1 {
 		t.Fatalf("image %v, kernel %q from %q (%d.%d)", f.Image, f.Kernel.Release, f.Kernel.ReleaseSource, f.Kernel.Major, f.Kernel.Minor)
 	}

@@ -1,38 +1,17 @@
 package facts
 
-import (
-	"context"
-	"slices"
-	"sort"
-
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/ipvs"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/legacy"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ownership"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/vocab"
-)
-
-// iptablesTables are the tables iptables-nft creates in nf_tables.
-var iptablesTables = map[string]bool{"filter": true, "nat": true, "mangle": true}
-
-// classifyChains says whether the chain names of an iptables table (of
-// iptables-legacy or iptables-nft) show kube-proxy's rules and kubelet's
-// hint chains, by the same ownership and hint rule verify and cleanup use.
-func classifyChains(legacy bool, table string, names []string) (kubeProxy, kubelet bool) {
-	for _, n := range names {
-		kubeProxy = kubeProxy || ownership.Of("", n) == ownership.KubeProxy
-		kubelet = kubelet || vocab.IsKubeletHint(legacy, table, n)
-	}
-	return kubeProxy, kubelet
-}
+// LiveReader reads the running kernel's rules (live.Read): where kube rules
+// run now, with a sentence per source that could not be read. legacyV4 and
+// legacyV6 are the legacy tables that exist (asking about any other creates
+// it). A function in Options, not a flag, so that a caller that never reads
+// live rules (the generator, at every boot) links no netfilter reader.
+type LiveReader func(legacyV4, legacyV6 []string) (LiveRules, []string)
 
 // liveRules reads where kube rules live now. It only runs on the real host
 // root: under --root the files describe another host than the kernel.
 func (p *probe) liveRules(opts Options) LiveRules {
 	lr := LiveRules{KubeProxy: []string{}, KubeletHint: []string{}}
-	if !opts.LiveRules {
+	if opts.Live == nil {
 		return lr
 	}
 	if p.image {
@@ -43,85 +22,7 @@ func (p *probe) liveRules(opts Options) LiveRules {
 		p.problem("Live rules were not read: under --root %s the running kernel belongs to another host.", p.root.Dir())
 		return lr
 	}
-	proxy, hint := map[backend.Backend]bool{}, map[backend.Backend]bool{}
-	lr.NFTablesNotLoaded = netfilter.NFTablesAbsent(p.root)
-	if err := scanNFTables(context.Background(), proxy, hint); err != nil {
-		p.problem("Live nftables rules could not be read (%s): whether kube rules already run on iptables-nft or nftables is unknown.", err)
-		return lr
-	}
-	if err := scanLegacy(p.f.Userspace.LegacyTablesIPv4, p.f.Userspace.LegacyTablesIPv6, proxy, hint); err != nil {
-		p.problem("Live iptables-legacy rules could not be read (%s): whether kube rules already run on iptables-legacy is unknown.", err)
-		return lr
-	}
-	lr.Probed = true
-	p.userdataSets(&lr)
-	fp := ipvs.ReadFootprint()
-	for _, err := range []error{fp.SetsErr, fp.LinkErr, fp.ServicesErr} {
-		if err != nil {
-			p.problem("Part of kube-proxy's ipvs state could not be read (%s): ipvs leftovers may be missing from this report.", err)
-		}
-	}
-	lr.IPVS = ipvsStateOf(fp)
-	lr.KubeProxy = backendNames(proxy)
-	lr.KubeletHint = backendNames(hint)
+	lr, problems := opts.Live(p.f.Userspace.LegacyTablesIPv4, p.f.Userspace.LegacyTablesIPv6)
+	p.f.Problems = append(p.f.Problems, problems...)
 	return lr
-}
-
-// scanNFTables reads every ip/ip6 nftables table and chain name (one table
-// and one chain dump, netfilter.NFTChains; none, without asking, while
-// nf_tables is not loaded): table kube-proxy is native nftables mode;
-// KUBE-* chains in filter, nat or mangle were written by iptables-nft.
-func scanNFTables(ctx context.Context, proxy, hint map[backend.Backend]bool) error {
-	tables, err := netfilter.NFTChains(ctx)
-	if err != nil {
-		return err
-	}
-	for _, t := range tables {
-		if t.Name == vocab.NFTablesTable {
-			proxy[backend.NFTables] = true
-		}
-		if !iptablesTables[t.Name] {
-			continue
-		}
-		var names []string
-		for _, c := range t.Chains {
-			names = append(names, c.Name)
-		}
-		kp, kl := classifyChains(false, t.Name, names)
-		proxy[backend.IptablesNFT] = proxy[backend.IptablesNFT] || kp
-		hint[backend.IptablesNFT] = hint[backend.IptablesNFT] || kl
-	}
-	return nil
-}
-
-// scanLegacy reads the user chains of the legacy tables that exist already
-// (only those: asking the kernel about any other table creates it).
-func scanLegacy(v4, v6 []string, proxy, hint map[backend.Backend]bool) error {
-	for _, fam := range []struct {
-		family rules.Family
-		tables []string
-	}{{rules.IPv4, v4}, {rules.IPv6, v6}} {
-		// raw, security: kube-proxy and kubelet write none
-		chains, err := legacy.ChainNames(fam.family, slices.DeleteFunc(slices.Clone(fam.tables), func(t string) bool { return !iptablesTables[t] }))
-		if err != nil {
-			return err
-		}
-		for table, names := range chains {
-			kp, kl := classifyChains(true, table, names)
-			proxy[backend.IptablesLegacy] = proxy[backend.IptablesLegacy] || kp
-			hint[backend.IptablesLegacy] = hint[backend.IptablesLegacy] || kl
-		}
-	}
-	return nil
-}
-
-func backendNames(set map[backend.Backend]bool) []string {
-	names := []string{}
-	for b, on := range set {
-		if on {
-			names = append(names, string(b))
-		}
-	}
-	sort.Strings(names)
-	return names
 }

@@ -15,9 +15,10 @@ import (
 
 // Options tune a probe.
 type Options struct {
-	// LiveRules enables reading the kernel's current netfilter state
-	// (netlink, legacy getsockopt). Only meaningful on the real host root.
-	LiveRules bool
+	// Live reads the kernel's current netfilter state (netlink, legacy
+	// getsockopt): live.Read, or nil to leave it unread. Only called on
+	// the real host root.
+	Live LiveReader
 	// RKE2Binary asks the RKE2 binary the unit runs for its version
 	// (rke2 --version, bounded), which wins over RKE2's data directory:
 	// before RKE2's first start there is none, and right after an upgrade

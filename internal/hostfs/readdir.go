@@ -18,6 +18,11 @@ func (r Root) ReadDir(hostPath string) ([]fs.DirEntry, error) {
 	return r.ReadDirMax(hostPath, MaxDirEntries)
 }
 
+// direntBufs are getdents buffers, on the heap: 8 KiB on the stack would
+// make the generator's first listing grow its goroutine's stack, a copy
+// that walks every frame's tables.
+var direntBufs = sync.Pool{New: func() any { return new([8 << 10]byte) }}
+
 // ReadDirMax lists a host directory, sorted by name. The open cannot block
 // (O_DIRECTORY refuses a FIFO in the directory's place). More than max
 // entries returns the first max read (in directory order, then sorted)
@@ -31,10 +36,11 @@ func (r Root) ReadDirMax(hostPath string, max int) ([]fs.DirEntry, error) {
 	}
 	defer syscall.Close(fd)
 	var entries []fs.DirEntry
-	buf := make([]byte, 8<<10)
+	buf := direntBufs.Get().(*[8 << 10]byte)
+	defer direntBufs.Put(buf)
 	for {
 		var n int
-		if err := ignoringEINTR(func() (err error) { n, err = syscall.ReadDirent(fd, buf); return err }); err != nil {
+		if err := ignoringEINTR(func() (err error) { n, err = syscall.ReadDirent(fd, buf[:]); return err }); err != nil {
 			return nil, &fs.PathError{Op: "readdirent", Path: p, Err: err}
 		}
 		if n <= 0 {

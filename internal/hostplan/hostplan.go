@@ -43,11 +43,12 @@ var (
 	// empty before the first start and stale after an upgrade), and reads
 	// the nft and iptables versions the trial and the decision weigh.
 	Apply = facts.Options{RKE2Binary: true, ToolVersions: true, AskNft: true}
-	// Detect shows everything: the live rules per backend, the tools'
-	// versions and the host's firewall and network managers; like apply it
+	// Detect shows everything: the live rules per backend (its caller
+	// adds their reader, live.Read: the generator links this package, and
+	// no netfilter reader), the tools' versions and the host's firewall and network managers; like apply it
 	// asks the RKE2 binary its version, so on a node mid-upgrade detect
 	// judges the release about to start (a gate it removed), not the last.
-	Detect = facts.Options{LiveRules: true, ToolVersions: true, HostServices: true, RKE2Binary: true}
+	Detect = facts.Options{ToolVersions: true, HostServices: true, RKE2Binary: true}
 )
 
 // Plan is one host's facts, the effective config and the decision on them.

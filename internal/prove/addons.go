@@ -8,6 +8,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts/live"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/kpargs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/skew"
@@ -87,7 +88,7 @@ func AddNftSkew(ctx context.Context, root hostfs.Root, f facts.Facts, res *verif
 	}
 	var notes []string
 	if root.IsHost() {
-		sets, err := facts.ForeignUserdataSets(ctx)
+		sets, err := live.ForeignUserdataSets(ctx)
 		if err != nil {
 			notes = append(notes, "sets with user data not read (nft version skew judged without them): "+err.Error())
 		} else {

@@ -20,6 +20,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/config"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts/live"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
@@ -102,7 +103,7 @@ func runCell(t *testing.T, minor string, b backend.Backend, services int) {
 		}
 	})
 	t.Run("detect", func(t *testing.T) {
-		f := facts.Probe(hostfs.New("/"), facts.Options{LiveRules: true})
+		f := facts.Probe(hostfs.New("/"), facts.Options{Live: live.Read})
 		if !slices.Equal(f.LiveRules.KubeProxy, []string{string(b)}) {
 			t.Errorf("facts see kube-proxy rules in %v, want [%s]", f.LiveRules.KubeProxy, b)
 		}

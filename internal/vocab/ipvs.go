@@ -1,6 +1,9 @@
 package vocab
 
-import "strings"
+import (
+	"strings"
+	"sync"
+)
 
 // IPVSDummyLink is the link kube-proxy's ipvs mode puts every Service IP
 // on (defaultDummyDevice, pkg/proxy/ipvs/proxier.go).
@@ -65,14 +68,16 @@ var ipvsIPSets = []string{
 	"KUBE-IPVS-IPS",
 }
 
-var ipvsIPSetNames = func() map[string]bool {
+// ipvsIPSetNames is built at its first use: every program links vocab,
+// and the generator, which starts at every boot, never asks.
+var ipvsIPSetNames = sync.OnceValue(func() map[string]bool {
 	m := map[string]bool{}
 	for _, n := range ipvsIPSets {
 		m[n] = true
 		m[IPv6IPSetName(n)] = true
 	}
 	return m
-}()
+})
 
 // IPv6IPSetName is the name kube-proxy gives the IPv6 twin of an ipvs
 // set: "KUBE-" becomes "KUBE-6-", cut to ipset's 31 bytes (NewIPSet).
@@ -98,4 +103,4 @@ func IPVSIPSets() []string {
 
 // IsKubeProxyIPSet reports whether an ipset is one kube-proxy's ipvs mode
 // creates (either family).
-func IsKubeProxyIPSet(name string) bool { return ipvsIPSetNames[name] }
+func IsKubeProxyIPSet(name string) bool { return ipvsIPSetNames()[name] }

@@ -1,13 +1,13 @@
-package facts
+package live
 
 import (
 	"path/filepath"
 	"slices"
 	"testing"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/nl"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/nstest"
 )
 
@@ -36,7 +36,7 @@ EOF`)
 	if err != nil || !slices.ContainsFunc(all, func(s nl.SetUserdata) bool { return s.Table == "kube-proxy" }) {
 		t.Fatalf("kube-proxy's sets carry no user data here (%v), so the test proves nothing: %v", err, all)
 	}
-	f := Probe(hostfs.New("/"), Options{LiveRules: true})
+	f := facts.Probe(hostfs.New("/"), facts.Options{Live: Read})
 	if !f.LiveRules.UserdataSetsRead {
 		t.Fatalf("sets not read: %q", f.Problems)
 	}
@@ -49,21 +49,5 @@ EOF`)
 	}
 	if len(got["inet fw set allowed"]) == 0 || len(got["ip6 kube-proxy-lookalike set s"]) == 0 || len(got) != 2 {
 		t.Errorf("foreign sets %v, want inet fw set allowed and ip6 kube-proxy-lookalike set s", got)
-	}
-}
-
-func TestSkewHost(t *testing.T) {
-	f := Facts{RKE2: RKE2{Version: "v1.34.5+rke2r1", Kubernetes: rke2.KubeVersion{Major: 1, Minor: 34, Patch: 5}},
-		Userspace: Userspace{Nft: ToolVersion{Version: "1.1.3", Source: DpkgStatus + " (package nftables)"}}}
-	h := SkewHost(f)
-	if h.Release != "v1.34.5+rke2r1" || h.Kubernetes.String() != "1.34.5" || h.Nft.String() != "1.1.3" || h.NftSource == "" || h.SetsRead {
-		t.Errorf("%+v", h)
-	}
-	// Without a patch release the kube-proxy ranges cannot be judged, and
-	// a version nft would not print is no version.
-	f.RKE2.Kubernetes.Patch = -1
-	f.Userspace.Nft.Version = "1.1.3~rc1"
-	if h := SkewHost(f); h.Kubernetes.Known() || h.Nft.Known() || h.NftSource != "" {
-		t.Errorf("%+v", h)
 	}
 }

@@ -1,4 +1,4 @@
-package facts
+package live
 
 import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/ipvs"

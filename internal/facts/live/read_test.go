@@ -1,4 +1,4 @@
-package facts
+package live
 
 import (
 	"os"
@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/nstest"
 )
@@ -74,7 +75,7 @@ func TestLiveRulesInNetns(t *testing.T) {
 			}
 			nstest.Sh(t, load)
 			before := readProc(t, "/proc/net/ip_tables_names") + "|" + readProc(t, "/proc/net/ip6_tables_names")
-			f := Probe(hostfs.New("/"), Options{LiveRules: true})
+			f := facts.Probe(hostfs.New("/"), facts.Options{Live: Read})
 			after := readProc(t, "/proc/net/ip_tables_names") + "|" + readProc(t, "/proc/net/ip6_tables_names")
 			if !f.LiveRules.Probed {
 				t.Fatalf("not probed: %q", f.Problems)
@@ -117,7 +118,7 @@ ipset create KUBE-6-LOOP-BACK hash:ip,port,ip family inet6
 ipset create KUBE-SRC-ABCDEFGHIJ hash:ip family inet
 ipset create f2b-sshd hash:ip family inet
 `)
-	f := Probe(hostfs.New("/"), Options{LiveRules: true})
+	f := facts.Probe(hostfs.New("/"), facts.Options{Live: Read})
 	if !f.LiveRules.Probed {
 		t.Fatalf("not probed: %q", f.Problems)
 	}
