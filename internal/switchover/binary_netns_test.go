@@ -144,7 +144,8 @@ const pauseSh = `pause() {
 }
 `
 
-// shim pauses, then runs the real save tool: cleanup's and the hint
+// shim pauses, then runs the real save or restore tool: cleanup's
+// restore (a *-save only when a jump is not kube-proxy's own) and the hint
 // tidy's reads are where the clean steps can be caught.
 const shim = `#!/bin/sh
 ctl='@CTL@'
@@ -188,7 +189,7 @@ func newFixtureWith(t *testing.T, bin string, link bool, original, target string
 	}
 	sub := strings.NewReplacer("@CTL@", f.ctl, "@BIN@", bin, "@ROOT@", f.root)
 	write(t, filepath.Join(f.root, "usr/bin/systemctl"), sub.Replace(fakeSystemctl), 0o755)
-	for _, tool := range []string{"iptables-legacy-save", "iptables-nft-save"} {
+	for _, tool := range []string{"iptables-legacy-save", "iptables-nft-save", "iptables-legacy-restore", "iptables-nft-restore"} {
 		write(t, filepath.Join(f.shims, tool), sub.Replace(shim), 0o755)
 	}
 	cfg := filepath.Join(f.root, hostfs.ConfigFile)
