@@ -122,8 +122,11 @@ func (c LiveCleaner) clean(ctx context.Context, b backend.Backend, g ownership.G
 		if p.Empty() {
 			return p, nil
 		}
-		if known := knownJumps(pre, g); known != nil && cleanup.Apply(ctx, run, known) == nil {
-			return known, nil
+		if known := knownJumps(pre, g); known != nil {
+			// Interrupted, it is not kube-proxy's text that failed.
+			if err := cleanup.Apply(ctx, run, known); err == nil || ctx.Err() != nil {
+				return known, err
+			}
 		}
 		fams = slices.Sorted(maps.Keys(p.Scripts))
 	}
