@@ -168,7 +168,8 @@ func inProcess(ctx context.Context, b backend.Backend) (*rules.Ruleset, error) {
 // version's, or another writer's rule with the same comment) matches no
 // rule, the transaction fails whole and changes nothing, and the caller
 // reads with *-save after all. nil when a jump has no such text (k3s's
-// flannel and kube-router, a comment kube-proxy never writes).
+// flannel and kube-router, a comment kube-proxy never writes). The jumps
+// of pre get their text in place.
 func knownJumps(pre *rules.Ruleset, g ownership.Group) *cleanup.Plan {
 	type key struct {
 		fam                         rules.Family

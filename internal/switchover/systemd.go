@@ -146,7 +146,7 @@ type UnitRestarter struct {
 	// the restart needs a daemon-reload first (reloadNeeded); nil always
 	// reloads.
 	Root *hostfs.Root
-	// Log gets one line when the reload is left out ("": no line).
+	// Log gets one line when the reload is left out (nil: no line).
 	Log io.Writer
 }
 
