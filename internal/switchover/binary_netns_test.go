@@ -144,11 +144,16 @@ const pauseSh = `pause() {
 }
 `
 
-// shim pauses, then runs the real save tool: cleanup's and the hint
-// tidy's reads are where the clean steps can be caught.
+// shim pauses, then runs the real save or restore tool: cleanup's
+// restore (a *-save only when a jump is not kube-proxy's own) and the hint
+// tidy's reads are where the clean steps can be caught. It counts as
+// running (settle waits for it): a restore a killed switch left paused
+// writes once released, and on a node it would have finished long before
+// the operator's --resume or --rollback.
 const shim = `#!/bin/sh
 ctl='@CTL@'
 . "$ctl/pause.sh"
+echo $$ >"$ctl/running/$$"
 pause "$(basename "$0")"
 exec /usr/sbin/"$(basename "$0")" "$@"
 `
@@ -188,7 +193,7 @@ func newFixtureWith(t *testing.T, bin string, link bool, original, target string
 	}
 	sub := strings.NewReplacer("@CTL@", f.ctl, "@BIN@", bin, "@ROOT@", f.root)
 	write(t, filepath.Join(f.root, "usr/bin/systemctl"), sub.Replace(fakeSystemctl), 0o755)
-	for _, tool := range []string{"iptables-legacy-save", "iptables-nft-save"} {
+	for _, tool := range []string{"iptables-legacy-save", "iptables-nft-save", "iptables-legacy-restore", "iptables-nft-restore"} {
 		write(t, filepath.Join(f.shims, tool), sub.Replace(shim), 0o755)
 	}
 	cfg := filepath.Join(f.root, hostfs.ConfigFile)
@@ -398,7 +403,7 @@ func (f *fixture) releaseAll() {
 }
 
 // settle waits for fake RKE2 restarts a killed switch left running (as
-// systemd's job outlives a killed systemctl).
+// systemd's job outlives a killed systemctl), and for its tools (shim).
 func (f *fixture) settle() {
 	for i := 0; i < 600; i++ {
 		f.releaseAll()

@@ -153,7 +153,7 @@ func (r Request) assemble(ctx context.Context, from, to backend.Backend, j switc
 		To:        to,
 		Config:    FileConfig{Root: r.Root, File: r.ConfigFile},
 		Plans:     FilePlan{Root: r.Root},
-		Restarter: UnitRestarter{Systemctl: sc, Unit: unit},
+		Restarter: UnitRestarter{Systemctl: sc, Unit: unit, Root: &r.Root, Log: r.Log},
 		Verifier: LiveVerifier{
 			Root:         r.Root,
 			Wait:         r.Timeout,

@@ -55,9 +55,9 @@ type PlanKeeper interface {
 }
 
 // Restarter restarts RKE2, whose ExecStartPre (apply) reads the config and
-// points kube-proxy at the recorded backend.
+// points kube-proxy at the recorded backend, b after this restart.
 type Restarter interface {
-	Restart(ctx context.Context) error
+	Restart(ctx context.Context, b backend.Backend) error
 	Describe() string
 }
 
@@ -484,7 +484,7 @@ var errLockLost = errors.New("cannot take the node lock back after the restart")
 // record b again; a second mismatch fails the step.
 func (s *Switch) restart(ctx context.Context, b backend.Backend) error {
 	for try := 1; ; try++ {
-		err := s.restartOnce(ctx)
+		err := s.restartOnce(ctx, b)
 		if err != nil || s.Plans == nil {
 			return err
 		}
@@ -515,12 +515,12 @@ func (s *Switch) planned() backend.Backend {
 
 // restartOnce restarts RKE2 without the node lock (see NodeLock), then
 // takes it back and checks the journal is still this switch's.
-func (s *Switch) restartOnce(ctx context.Context) error {
+func (s *Switch) restartOnce(ctx context.Context, b backend.Backend) error {
 	if s.Lock == nil {
-		return s.Restarter.Restart(ctx)
+		return s.Restarter.Restart(ctx, b)
 	}
 	s.Lock.Unlock()
-	err := s.Restarter.Restart(ctx)
+	err := s.Restarter.Restart(ctx, b)
 	// apply, run by the restart, is done once systemctl returns; a manual
 	// apply is bounded by its own lock wait. Take it back whatever the
 	// restart said: the rollback needs it too.

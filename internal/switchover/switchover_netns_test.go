@@ -91,7 +91,7 @@ func kubeletChains(b backend.Backend) error {
 
 func (s *simulatedRKE2) Describe() string { return "rke2-server.service (simulated)" }
 
-func (s *simulatedRKE2) Restart(context.Context) error {
+func (s *simulatedRKE2) Restart(context.Context, backend.Backend) error {
 	cfg, err := config.Load(s.root, hostfs.ConfigFile, nil, nil)
 	if err != nil {
 		return err

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/boundexec"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/distro"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
@@ -140,6 +142,12 @@ func (s Systemctl) Active(ctx context.Context, units ...string) map[string]bool 
 type UnitRestarter struct {
 	Systemctl Systemctl
 	Unit      string
+	// Root, when set, is the host whose generated drop-ins decide whether
+	// the restart needs a daemon-reload first (reloadNeeded); nil always
+	// reloads.
+	Root *hostfs.Root
+	// Log gets one line when the reload is left out (nil: no line).
+	Log io.Writer
 }
 
 func (r UnitRestarter) Describe() string { return r.Unit }
@@ -147,10 +155,24 @@ func (r UnitRestarter) Describe() string { return r.Unit }
 // Restart reloads systemd first: the generator wrote RKE2's drop-in at boot
 // with the backend decided then (apply --backend=...), and apply keeps that
 // plan, so a restart without a daemon-reload would start kube-proxy on the
-// old backend again (the boot test's switch scenario caught this).
-func (r UnitRestarter) Restart(ctx context.Context) error {
-	if _, err := r.Systemctl.run(ctx, "daemon-reload"); err != nil {
-		return fmt.Errorf("%w (the generator must re-run for the new backend before %s restarts)", err, r.Unit)
+// old backend again (the boot test's switch scenario caught this). A
+// switch onto another backend always changes that drop-in; the reload is
+// left out only when the generator would write what is there already (a
+// migration off ipvs on the same backend, the second restart after an
+// apply by hand), because it reruns every generator and reloads every unit
+// file on the node.
+func (r UnitRestarter) Restart(ctx context.Context, b backend.Backend) error {
+	why := "no host to compare the generated drop-ins of"
+	if r.Root != nil {
+		why = reloadNeeded(*r.Root, r.Unit, b)
+	}
+	if why == "" && r.Log != nil {
+		fmt.Fprintf(r.Log, "rke2-proxy-backend: switch: no daemon-reload: the generator would write the drop-ins %s has already\n", r.Unit)
+	}
+	if why != "" {
+		if _, err := r.Systemctl.run(ctx, "daemon-reload"); err != nil {
+			return fmt.Errorf("%w (the generator must re-run before %s restarts: %s)", err, r.Unit, why)
+		}
 	}
 	if _, err := r.Systemctl.run(ctx, "restart", r.Unit); err != nil {
 		return fmt.Errorf("%w (see journalctl -u %s)", err, r.Unit)

@@ -76,7 +76,7 @@ func (n *node) hook(ctx context.Context, what string) {
 
 func (n *node) Describe() string { return "rke2-server.service (test)" }
 
-func (n *node) Restart(ctx context.Context) error {
+func (n *node) Restart(ctx context.Context, _ backend.Backend) error {
 	if n.lock.held {
 		n.t.Error("RKE2 restarted with the node lock held: its ExecStartPre apply would wait for it")
 	}
