@@ -11,6 +11,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/ruleload"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules/expected"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/expectedtest"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/nstest"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/vocab"
 )
@@ -97,5 +98,22 @@ func BenchmarkLegacyShallow(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkNFTablesShallow is verify's native nftables read alone at 5k
+// synthetic services (both families), for -benchmem and -memprofile:
+// go test -run '^$' -bench NFTablesShallow -benchmem ./internal/netfilter
+func BenchmarkNFTablesShallow(b *testing.B) {
+	if !nstest.InNetns(b) {
+		return
+	}
+	expectedtest.Load(b, expected.Options{Backend: backend.NFTables, Services: 5000})
+	shallow := NewSystem(hostfs.New("/"))
+	shallow.Shallow, shallow.SkipNFTablesChain = true, vocab.IsNFTablesPerServiceChain
+	for b.Loop() {
+		if _, err := shallow.Read(context.Background(), backend.NFTables); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/netfilter/legacy"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rules"
 )
@@ -18,22 +19,17 @@ import (
 // namespace lists in /proc/thread-self/net/ip*_tables_names are asked
 // about (a GET on any other creates it), and a list that is absent means
 // the module is not loaded: no legacy table can exist and nothing is
-// asked, so nothing is loaded. /proc/self/net would be the main thread's
-// namespace, not this thread's.
+// asked, so nothing is loaded.
 func LegacyHere() ([]rules.Table, error) {
 	var out []rules.Table
 	for _, f := range []struct {
 		fam  rules.Family
 		list string
-	}{{rules.IPv4, "/proc/thread-self/net/ip_tables_names"}, {rules.IPv6, "/proc/thread-self/net/ip6_tables_names"}} {
-		data, err := os.ReadFile(f.list)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
+	}{{rules.IPv4, hostfs.IPTablesNames}, {rules.IPv6, hostfs.IP6TablesNames}} {
+		names, err := tablesHere(f.list)
 		if err != nil {
-			return nil, fmt.Errorf("reading this network namespace's legacy table list %s: %w", f.list, err)
+			return nil, err
 		}
-		names := strings.Fields(string(data))
 		if len(names) == 0 {
 			continue
 		}
@@ -44,4 +40,22 @@ func LegacyHere() ([]rules.Table, error) {
 		out = append(out, tables...)
 	}
 	return out, nil
+}
+
+// tablesHere lists the legacy tables of the calling thread's network
+// namespace, from its own copy of table list namesPath
+// (hostfs.IPTablesNames or IP6TablesNames): /proc/thread-self/net, not
+// /proc/self/net, which is the main thread's namespace and another one
+// on a thread that entered a namespace. An absent list means the module
+// is not loaded there: no table.
+func tablesHere(namesPath string) ([]string, error) {
+	path := strings.Replace(namesPath, "/proc/net/", "/proc/thread-self/net/", 1)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading this network namespace's legacy table list %s: %w", path, err)
+	}
+	return strings.Fields(string(data)), nil
 }

@@ -29,23 +29,36 @@ func TestNFTablesReferenceDump(t *testing.T) {
 	roundTripListsSame(t, text, listed)
 	assertDecoded(t, text)
 
-	// A shallow read differs only in the rules using anonymous sets.
+	// A shallow read differs only in the rules using anonymous sets and
+	// in the elements of named sets: one marker line each.
 	shallow, err := (&System{ReadOptions: ReadOptions{Shallow: true}}).Read(context.Background(), backend.NFTables)
 	if err != nil {
 		t.Fatal(err)
 	}
-	marked := 0
+	marked, sets, named := 0, 0, 0
 	for _, l := range strings.Split(rules.Format(shallow), "\n") {
-		if strings.Contains(l, "{ UNSUPPORTED[elements not read] }") {
+		switch {
+		case strings.HasPrefix(l, "add rule ") && strings.Contains(l, "{ UNSUPPORTED[elements not read] }"):
 			marked++
-			continue
-		}
-		if !strings.Contains(text, l+"\n") {
+		case strings.HasPrefix(l, "add element ") && strings.HasSuffix(l, " { UNSUPPORTED[elements not read] }"):
+			sets++
+		case !strings.Contains(text, l+"\n"):
 			t.Errorf("shallow read has a line the full read does not: %q", l)
+		}
+	}
+	for _, tb := range shallow.Tables {
+		for _, s := range tb.Sets {
+			named++
+			if !s.NotRead || len(s.Elements) > 0 {
+				t.Errorf("shallow read of set %s: NotRead %v with %d elements, want not read", s.Name, s.NotRead, len(s.Elements))
+			}
 		}
 	}
 	if marked != 5 {
 		t.Errorf("shallow read marked %d rules, want the 5 numgen vmap rules", marked)
+	}
+	if sets != named || named == 0 {
+		t.Errorf("shallow read marked the elements of %d sets, want each of its %d named sets", sets, named)
 	}
 }
 

@@ -10,12 +10,15 @@ import (
 // ReadOptions say how much of a ruleset a read returns. System and Fake
 // honour them alike, so a test sees the shapes production sees.
 type ReadOptions struct {
-	// Shallow skips the elements of nftables anonymous sets (kube-proxy's
-	// per-service endpoint vmaps). The kernel finds each set by a linear
-	// walk over the table's sets, so listing every one is quadratic in the
-	// number of services, for nft too. A rule using one then shows
-	// "{ UNSUPPORTED[elements not read] }", which does not load. verify,
-	// which checks the skeleton, sets it; render live does not. Legacy
+	// Shallow skips the elements of nftables sets: anonymous ones
+	// (kube-proxy's per-service endpoint vmaps), whose per-set lookups
+	// by the kernel, a linear walk over the table's sets, make listing
+	// every one quadratic in the number of services, for nft too; and
+	// named ones (service-ips, service-nodeports, ...), which the checks
+	// know by name only. A rule using an anonymous set then shows
+	// "{ UNSUPPORTED[elements not read] }", and a named set is NotRead;
+	// neither loads. verify, which checks the skeleton, sets it; render
+	// live does not. Legacy
 	// tables are then read in-process (no save tool), and every legacy
 	// and iptables-nft rule is NotRead with only its Jump and Comment.
 	Shallow bool
@@ -40,6 +43,10 @@ func (o ReadOptions) shape(rs *rules.Ruleset) *rules.Ruleset {
 		return rs
 	}
 	for ti := range rs.Tables {
+		for si := range rs.Tables[ti].Sets {
+			s := &rs.Tables[ti].Sets[si]
+			s.Elements, s.NotRead = nil, true
+		}
 		for ci := range rs.Tables[ti].Chains {
 			c := &rs.Tables[ti].Chains[ci]
 			for ri, r := range c.Rules {

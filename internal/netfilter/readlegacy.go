@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -167,18 +166,14 @@ func (s *System) sockoptError(lf legacyFamily, err error) error {
 }
 
 // liveLegacyTables returns the tables of listed (a table list read under
-// the root) that this process's own network namespace lists too: the
-// kernel the socket reads, whatever the root. None when the module is not
-// loaded here.
+// the root) that the calling thread's network namespace lists too: the
+// kernel a legacy socket opened on this thread reads, whatever the root.
+// None when the module is not loaded there.
 func liveLegacyTables(namesPath string, listed []byte) ([]string, error) {
-	live, err := os.ReadFile(strings.Replace(namesPath, "/proc/net/", "/proc/self/net/", 1))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil // the module is not loaded: no table exists here
+	liveSet, err := tablesHere(namesPath)
+	if err != nil || len(liveSet) == 0 {
+		return nil, err
 	}
-	if err != nil {
-		return nil, fmt.Errorf("reading this network namespace's legacy table list: %w", err)
-	}
-	liveSet := strings.Fields(string(live))
 	var names []string
 	for _, n := range strings.Fields(string(listed)) {
 		if slices.Contains(liveSet, n) && !slices.Contains(names, n) {

@@ -22,7 +22,7 @@ import (
 // readNetlink reads the iptables-nft or native nftables tables of both
 // families over netlink: one dump each of tables and chains, per table
 // one of sets, one element dump per set (dynamic sets excepted: their
-// elements are runtime state), one rule dump per chain over up to one
+// elements are runtime state; none in a shallow read), one rule dump per chain over up to one
 // socket per CPU (nl.DumpChainRules; the rules of chains skip names are
 // only counted, see dumpRules). Each message is decoded as it arrives and
 // rules are rendered at once, so no raw dump is held in memory. The
@@ -193,28 +193,31 @@ func (r *tableReader) dumpSets(conn *nl.Conn, shallow bool) error {
 		return fmt.Errorf("sets: %w", err)
 	}
 	for _, s := range order {
-		if shallow && s.Flags&unix.NFT_SET_ANONYMOUS != 0 {
+		switch {
+		case shallow:
+			// Sets are checked by name only; their elements, one
+			// dump per set, were most of a shallow read's memory.
 			s.NotRead = true
-			continue
-		}
-		if s.Flags&unix.NFT_SET_EVAL != 0 {
+			if s.Flags&unix.NFT_SET_ANONYMOUS != 0 {
+				continue // its rule shows the not-read marker inline
+			}
+		case s.Flags&unix.NFT_SET_EVAL != 0:
 			// A dynamic set's elements (kube-proxy's session-affinity
 			// entries) are written by packets and expire: runtime state
 			// like counters, left out so two moments diff cleanly.
-			r.table.Sets = append(r.table.Sets, nfttext.SetModel(s))
-			continue
+		default:
+			err := conn.Execute(unix.NFT_MSG_GETSETELEM, netlink.Dump, r.fam, []netlink.Attribute{
+				{Type: unix.NFTA_SET_ELEM_LIST_TABLE, Data: name},
+				{Type: unix.NFTA_SET_ELEM_LIST_SET, Data: append([]byte(s.Name), 0)},
+			}, func(m netlink.Message) error { return nl.DecodeElems(m, s) })
+			if err != nil {
+				return fmt.Errorf("elements of set %s: %w", s.Name, err)
+			}
+			if s.Flags&unix.NFT_SET_ANONYMOUS != 0 {
+				continue // printed inline in its rule
+			}
 		}
-		err := conn.Execute(unix.NFT_MSG_GETSETELEM, netlink.Dump, r.fam, []netlink.Attribute{
-			{Type: unix.NFTA_SET_ELEM_LIST_TABLE, Data: name},
-			{Type: unix.NFTA_SET_ELEM_LIST_SET, Data: append([]byte(s.Name), 0)},
-		}, func(m netlink.Message) error { return nl.DecodeElems(m, s) })
-		if err != nil {
-			return fmt.Errorf("elements of set %s: %w", s.Name, err)
-		}
-		if s.Flags&unix.NFT_SET_ANONYMOUS == 0 {
-			// anonymous sets are printed inline in their rule
-			r.table.Sets = append(r.table.Sets, nfttext.SetModel(s))
-		}
+		r.table.Sets = append(r.table.Sets, nfttext.SetModel(s))
 	}
 	return nil
 }

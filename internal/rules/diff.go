@@ -3,6 +3,7 @@ package rules
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -72,8 +73,8 @@ func diffTable(w, g Table) []Difference {
 			if wd, gd := setDecl("", ws), setDecl("", gs); wd != gd {
 				add("", ws.Name, "set is %q, want %q", gd, wd)
 			}
-			if !slices.Equal(ws.Elements, gs.Elements) {
-				add("", ws.Name, "elements differ: want %d, got %d", len(ws.Elements), len(gs.Elements))
+			if we, ge := ws.ShownElements(), gs.ShownElements(); !slices.Equal(we, ge) {
+				add("", ws.Name, "elements differ: want %s, got %s", elementCount(ws), elementCount(gs))
 			}
 		},
 		func(ws Set) { add("", ws.Name, "set missing") },
@@ -119,4 +120,12 @@ func ruleTexts(c Chain) []string {
 		out[i] = r.Shown()
 	}
 	return out
+}
+
+// elementCount is how many elements set s holds, as Diff says it.
+func elementCount(s Set) string {
+	if s.NotRead {
+		return "not read"
+	}
+	return strconv.Itoa(len(s.Elements))
 }

@@ -133,7 +133,7 @@ func formatNFT(tables []Table) string {
 			}
 		}
 		for _, s := range t.Sets {
-			for _, e := range s.Elements {
+			for _, e := range s.ShownElements() {
 				fmt.Fprintf(&b, "add element %s %s { %s }\n", prefix, s.Name, e)
 			}
 		}

@@ -113,3 +113,21 @@ func TestDiffChainsAndSets(t *testing.T) {
 		t.Errorf("Diff = %q\nwant %q", whats, wantWhats)
 	}
 }
+
+// TestSetNotRead: a set a shallow read did not read prints a marker
+// element, which nft refuses, and Diff says its elements were not read
+// instead of counting none.
+func TestSetNotRead(t *testing.T) {
+	set := func(s Set) *Ruleset {
+		return &Ruleset{Backend: backend.NFTables, Tables: []Table{{Family: IPv4, Name: "kube-proxy", Sets: []Set{s}}}}
+	}
+	read := Set{Name: "service-ips", Map: true, Type: "ipv4_addr : verdict", Elements: []string{"10.0.0.1 : drop"}}
+	lean := Set{Name: "service-ips", Map: true, Type: "ipv4_addr : verdict", NotRead: true}
+	if got, want := Format(set(lean)), "add element ip kube-proxy service-ips { UNSUPPORTED[elements not read] }\n"; !strings.HasSuffix(got, want) {
+		t.Errorf("Format of a set not read:\n%s\nwant it to end with %q", got, want)
+	}
+	d := Diff(set(read), set(lean))
+	if len(d) != 1 || d[0].What != "elements differ: want 1, got not read" {
+		t.Errorf("Diff of a read set and one not read = %+v", d)
+	}
+}

@@ -90,6 +90,23 @@ type Set struct {
 	Size     uint32   `json:"size,omitempty"`
 	Comment  string   `json:"comment,omitempty"`
 	Elements []string `json:"elements,omitempty"`
+	// NotRead says a shallow read named the set without reading its
+	// elements: Elements is empty whatever the kernel holds. See
+	// netfilter.ReadOptions.Shallow.
+	NotRead bool `json:"notRead,omitempty"`
+}
+
+// elementsNotReadText is how a set not read shows its elements in text
+// forms: not valid nft syntax, so loading such a render fails loudly.
+var elementsNotReadText = Unsupported("elements not read")
+
+// ShownElements are the set's elements as Format and Diff print them:
+// its Elements, or a marker for a set a shallow read did not read.
+func (s Set) ShownElements() []string {
+	if s.NotRead {
+		return []string{elementsNotReadText}
+	}
+	return s.Elements
 }
 
 // Unsupported marks what a reader cannot decode. The marker is not valid

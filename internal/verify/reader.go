@@ -11,9 +11,9 @@ import (
 )
 
 // ReadOptions are how much verify reads: kube-proxy's skeleton and where
-// it lives, never per-service map elements or the rules of per-service
-// chains, which are only counted (reading those is quadratic in services,
-// or most of the read's time and memory). Tests give them to a
+// it lives, never set or map elements (its checks know sets by name) or
+// the rules of per-service chains, which are only counted (reading those
+// is quadratic in services, or most of the read's time and memory). Tests give them to a
 // netfilter.Fake to see the shapes production sees.
 var ReadOptions = netfilter.ReadOptions{Shallow: true, SkipChain: vocab.IsPerServiceChain, SkipNFTablesChain: vocab.IsNFTablesPerServiceChain}
 

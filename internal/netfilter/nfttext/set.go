@@ -73,7 +73,7 @@ func concatTypeName(magic uint32) string {
 }
 
 func SetModel(s *nl.Set) rules.Set {
-	m := rules.Set{Name: s.Name, Map: s.Flags&unix.NFT_SET_MAP != 0, Type: setTypeText(s), Comment: s.Comment, Size: s.Size}
+	m := rules.Set{Name: s.Name, Map: s.Flags&unix.NFT_SET_MAP != 0, Type: setTypeText(s), Comment: s.Comment, Size: s.Size, NotRead: s.NotRead}
 	for _, f := range []struct {
 		bit  uint32
 		name string
