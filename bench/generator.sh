@@ -12,8 +12,9 @@
 # counts (callgrind), which no load changes, follow when valgrind is there.
 # Env: RUNS=200 (pairs per comparison), WARMUP=10, BASE=fc5f35d (the
 # previous release's commit: its build is cached in .cache/base-bin/COMMIT),
-# CALLGRIND=auto|0. Needs python3 (the timer); root for the RKE2 root's
-# instruction count (a chroot in a mount namespace).
+# CALLGRIND=auto|0. Needs python3 (the timer); root for the RKE2 root at
+# "/" on this kernel (a chroot in a mount namespace), timed and counted: the
+# row a node's boot pays, where the fixture row reads fixture files.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
@@ -190,6 +191,84 @@ for name in fixture bare host; do
   done
 done
 
+# The RKE2 root as a boot sees it: "/" on this kernel's own /proc, /sys and
+# /dev. The fixture above is read through --root, from fixture files; a
+# node's generator reads the kernel's (its config from /proc/config.gz
+# where the kernel has one, the real PCI and DMI trees). kernel_root ROOT
+# (in a private mount namespace) mounts them into the fixture; the timer
+# below and the instruction count further down run the generator there.
+kernel_root() {
+  local r=$1
+  mount --make-rprivate /
+  rm -rf "$r/proc" "$r/sys"
+  mkdir -p "$r/proc" "$r/sys" "$r/dev" "$r/tmp" "$r/run/g"
+  mount -t proc proc "$r/proc"
+  mount --rbind /sys "$r/sys"
+  mount --rbind /dev "$r/dev"
+  mount -t tmpfs tmpfs "$r/run/g" # systemd's generator dirs are tmpfs
+  mkdir -p "$r/run/g/n" "$r/run/g/e" "$r/run/g/l"
+}
+chr=""
+if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
+  chr=$work/chroot
+  fixture "$chr" "$(uname -r)"
+  mkdir -p "$chr/vg/base" "$chr/vg/new"
+  cp "$base_gen" "$chr/vg/base/rke2-proxy-backend-generator"
+  cp "$gen" "$chr/vg/new/rke2-proxy-backend-generator"
+  # Paired as above, one timer for both: it enters the chroot to spawn the
+  # generator and leaves it (a descriptor kept on the real "/") to spawn
+  # getty, so each starts from its own "/" and the chroot calls stay out of
+  # the timed window.
+  unshare -m bash -c "$(declare -f kernel_root)"'
+    set -e
+    kernel_root "$1"
+    python3 - "$@" <<"PY"
+import os, resource, statistics, sys, time  # resource: os.wait4 imports it, and the chroot has no Python
+r, getty, n, e, l, runs, warmup = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], int(sys.argv[6]), int(sys.argv[7])
+null = os.open(os.devnull, os.O_WRONLY)
+real = os.open("/", os.O_RDONLY)
+def spawn(argv):
+    t = time.perf_counter()
+    pid = os.posix_spawn(argv[0], argv, {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"},
+                         file_actions=[(os.POSIX_SPAWN_DUP2, null, 1), (os.POSIX_SPAWN_DUP2, null, 2)])
+    _, status, ru = os.wait4(pid, 0)
+    wall = time.perf_counter() - t
+    if status != 0:
+        sys.exit("%s exited with status %d" % (argv[0], status))
+    return wall * 1000, (ru.ru_utime + ru.ru_stime) * 1000
+def generator():
+    os.chroot(r)
+    os.chdir("/")
+    try:
+        return spawn(["/vg/new/rke2-proxy-backend-generator", "/run/g/n", "/run/g/e", "/run/g/l"])
+    finally:
+        os.fchdir(real)
+        os.chroot(".")
+        os.chdir("/")
+def getty_():
+    return spawn([getty, n, e, l])
+generator()
+if not os.path.exists(r + "/run/g/n/rke2-server.service.d/50-rke2-proxy-backend.conf"):
+    sys.exit("bench/generator.sh: the generator wrote no drop-in in the chroot")
+for _ in range(warmup):
+    getty_(); generator()
+load0 = open("/proc/loadavg").read().split()[0]
+aw, bw, bc, rw, rc = [], [], [], [], []
+for _ in range(runs):
+    a, b = getty_(), generator()
+    aw.append(a[0]); bw.append(b[0]); bc.append(b[1]); rw.append(b[0] / a[0])
+    if a[1] > 0:
+        rc.append(b[1] / a[1])
+load1 = open("/proc/loadavg").read().split()[0]
+def rng(v):
+    return "%.3f (%.3f-%.3f)" % (statistics.median(v), min(v), max(v)) if v else "nan"
+print("  %-34s %-22s %7.3f %7.3f %7.3f  %-30s %s" % ("RKE2 root at / (chroot, this kernel)", "getty", statistics.median(aw), statistics.median(bw),
+      statistics.median(bc), rng(rw).replace(" (", "x (") + ", " + (("%.3fx" % statistics.median(rc)) if rc else "nan"), "<= 0.5x (load %s -> %s)" % (load0, load1)))
+PY' x "$chr" "$getty" "$n" "$e" "$l" "$runs" "$warmup"
+else
+  echo "  RKE2 root at / (chroot, this kernel): skipped: needs root and unshare (a private mount namespace)"
+fi
+
 # Instruction counts: repeatable whatever the load, for the before/after
 # and the profile (callgrind_annotate on the files left in .cache/callgrind).
 # Go's asynchronous preemption signals trip callgrind, hence the GODEBUG,
@@ -208,22 +287,13 @@ if [ "$callgrind" != 0 ] && command -v valgrind >/dev/null; then
       --callgrind-out-file="$cg/host.$side" "$g" "$n" "$e" "$l" >/dev/null 2>&1 || true
     ir[host.$side]=$(count "$work/vg.log")
   done
-  if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null && [ -x /usr/bin/valgrind.bin ]; then
-    chr=$work/chroot
-    fixture "$chr" "$(uname -r)"
-    mkdir -p "$chr/vg/base" "$chr/vg/new"
-    cp "$base_gen" "$chr/vg/base/rke2-proxy-backend-generator"
-    cp "$gen" "$chr/vg/new/rke2-proxy-backend-generator"
+  if [ -n "$chr" ] && [ -x /usr/bin/valgrind.bin ]; then
     vglib=$(dirname "$(readlink -f "$(ldd /usr/bin/valgrind.bin | awk '/ld-linux/ {print $1}')")")
-    unshare -m bash -c '
+    unshare -m bash -c "$(declare -f kernel_root)"'
       set -e
       r=$1 vglib=$2
-      mount --make-rprivate /
-      rm -rf "$r/proc" "$r/sys"
-      mkdir -p "$r/proc" "$r/sys" "$r/dev" "$r/tmp" "$r/run/g/n" "$r/run/g/e" "$r/run/g/l" "$r/usr/libexec/valgrind" "$r/vg/lib" "$r/vg/bin"
-      mount -t proc proc "$r/proc"
-      mount --rbind /sys "$r/sys"
-      mount --rbind /dev "$r/dev"
+      kernel_root "$r"
+      mkdir -p "$r/usr/libexec/valgrind" "$r/vg/lib" "$r/vg/bin"
       mount --bind /usr/libexec/valgrind "$r/usr/libexec/valgrind"
       mount --bind "$vglib" "$r/vg/lib"
       cp /usr/bin/valgrind.bin "$r/vg/bin/valgrind"
