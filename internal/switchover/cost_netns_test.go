@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 )
 
 // envCost asks TestSwitchCost for that many rounds (bench/switch.sh sets
@@ -27,12 +29,16 @@ var opLine = regexp.MustCompile(`op\((\d+)\): \[(started|finished|failed)\]`)
 // TestSwitchCost times the real switch on the fixture of
 // TestSwitchBinaryInterrupted (the fake systemctl's restart runs the real
 // apply and loads kube-proxy's rules for real) against that restart alone,
-// and against a daemon-reload (the real generator) and the restart, which
-// a switch by hand needs, interleaved (restart, reload and restart, then a
-// switch, alternating between iptables-legacy and iptables-nft), and
-// prints each median pair ratio with min-max, the load, and the switch's step-cost table: each step's median,
-// the time before the first step and after the last, and between steps
-// (the journal's writes).
+// against a daemon-reload (the real generator) and the restart, and
+// against the move by hand onto the other backend: the operator config's
+// backend: line edited, daemon-reload and restart, the old backend's rules
+// left behind (then flushed outside the timed window, so every round starts
+// alike). Per round, alternating between iptables-legacy and iptables-nft
+// (the restart rows run on the backend the node is on, the switch and the
+// move by hand go opposite ways, so each row alternates), it prints each
+// median pair ratio with min-max, the load, and the switch's step-cost
+// table: each step's median, the time before the first step and after the
+// last, and between steps (the journal's writes).
 func TestSwitchCost(t *testing.T) {
 	// Unasked, one round: the table's parsing of the switch's op lines
 	// stays checked with the tests.
@@ -66,6 +72,26 @@ func TestSwitchCost(t *testing.T) {
 		w1, c1 := run(reload)
 		w2, c2 := restart()
 		return w1 + w2, c1 + c2
+	}
+	// byHand moves the node to b as an operator does without switch:
+	// backend: set in the operator config (the line switch edits, so the
+	// bytes are those switch writes), daemon-reload, restart.
+	cfg := filepath.Join(f.root, hostfs.ConfigFile)
+	byHand := func(b string) (time.Duration, time.Duration) {
+		text := f.original
+		if b == "iptables-nft" {
+			text = f.target
+		}
+		start := time.Now()
+		if err := os.WriteFile(cfg, []byte(text), 0o640); err != nil {
+			t.Fatal(err)
+		}
+		took := time.Since(start)
+		w, c := reloadRestart()
+		if got := f.planned(); got != b {
+			t.Fatalf("moved by hand to %s, the plan records %q", b, got)
+		}
+		return took + w, c
 	}
 	// one switch: its wall and CPU time and, per cost row, its share.
 	one := func(b string) (time.Duration, time.Duration, map[string]time.Duration) {
@@ -112,17 +138,37 @@ func TestSwitchCost(t *testing.T) {
 	}
 	load0 := loadavg()
 	// Per round: wall and CPU of the restart, of daemon-reload and the
-	// restart, and of the switch.
-	var wall, cpu [3][]float64
+	// restart, of the switch and of the move by hand. Even rounds run on
+	// iptables-legacy and switch to iptables-nft, then move back by hand;
+	// odd rounds move to iptables-nft by hand, then switch back.
+	var wall, cpu [4][]float64
 	steps := map[string][]float64{}
 	for i := range pairs {
-		rw, rc := restart()
-		lw, lc := reloadRestart()
-		sw, scpu, rows := one(to[i%2])
-		for j, d := range []time.Duration{rw, lw, sw} {
+		var rw, rc, lw, lc, sw, scpu, hw, hc time.Duration
+		var rows map[string]time.Duration
+		restarts := func() {
+			rw, rc = restart()
+			lw, lc = reloadRestart()
+		}
+		hand := func(b string) {
+			hw, hc = byHand(b)
+			// What a move by hand leaves: kube-proxy's rules in the old
+			// backend. Flushed untimed, as the switch's clean-old would.
+			flushTool(to[slices.Index(to, b)^1])
+		}
+		if i%2 == 0 {
+			restarts()
+			sw, scpu, rows = one(to[0])
+			hand(to[1])
+		} else {
+			hand(to[0])
+			restarts()
+			sw, scpu, rows = one(to[1])
+		}
+		for j, d := range []time.Duration{rw, lw, sw, hw} {
 			wall[j] = append(wall[j], ms(d))
 		}
-		for j, d := range []time.Duration{rc, lc, scpu} {
+		for j, d := range []time.Duration{rc, lc, scpu, hc} {
 			cpu[j] = append(cpu[j], ms(d))
 		}
 		for k, v := range rows {
@@ -130,11 +176,12 @@ func TestSwitchCost(t *testing.T) {
 		}
 	}
 	load1 := loadavg()
-	fmt.Printf("switch cost: %d rounds (the fake's restart alone, daemon-reload and restart, then a switch), load %s -> %s on %d cores\n", pairs, load0, load1, numCPU())
-	for j, what := range []string{"restart alone", "daemon-reload + restart", "switch"} {
+	fmt.Printf("switch cost: %d rounds (the fake's restart alone, daemon-reload and restart, a switch, a move by hand), load %s -> %s on %d cores\n", pairs, load0, load1, numCPU())
+	for j, what := range []string{"restart alone", "daemon-reload + restart", "switch", "by hand"} {
 		fmt.Printf("  %-24s %6.1f ms wall median (min %.1f, max %.1f), %6.1f ms CPU median (children included)\n", what, median(wall[j]), slices.Min(wall[j]), slices.Max(wall[j]), median(cpu[j]))
 	}
-	for j, what := range []string{"restart alone", "daemon-reload + restart"} {
+	for _, j := range []int{0, 1, 3} {
+		what := []string{"restart alone", "daemon-reload + restart", "", "by hand"}[j]
 		wr, cr := ratios(wall[2], wall[j]), ratios(cpu[2], cpu[j])
 		fmt.Printf("  switch / %-24s wall %5.2fx median (min %.2f, max %.2f), CPU %5.2fx (min %.2f, max %.2f)\n", what, median(wr), slices.Min(wr), slices.Max(wr), median(cr), slices.Min(cr), slices.Max(cr))
 	}
