@@ -24,6 +24,9 @@ const envCost = "RKE2PB_SWITCH_COST"
 // them (no ipvs sweep on this fixture).
 var costLabels = []string{"clean-target", "write-config", "restart", "wait", "clean-old", "kubelet-hints", "verify", "rerun-verify-unit"}
 
+// tookLine is UnitRestarter's line for one systemctl call it made.
+var tookLine = regexp.MustCompile(`switch: systemctl (daemon-reload|restart) .*took (\S+) \((\S+) CPU\)`)
+
 var opLine = regexp.MustCompile(`op\((\d+)\): \[(started|finished|failed)\]`)
 
 // TestSwitchCost times the real switch on the fixture of
@@ -66,11 +69,14 @@ func TestSwitchCost(t *testing.T) {
 	restart := func() (time.Duration, time.Duration) { return run(f.cmd("", "systemctl-restart")) }
 	// What a switch by hand runs after editing the config: the generator
 	// must write RKE2's drop-in anew before the restart.
+	// Its calls' last wall and CPU times, for the move by hand's share.
+	var calls [2][2]time.Duration
 	reloadRestart := func() (time.Duration, time.Duration) {
 		reload := exec.Command(filepath.Join(f.root, "usr/bin/systemctl"), "daemon-reload")
 		reload.Env = []string{"PATH=/usr/sbin:/usr/bin:/sbin:/bin", xtablesLock()}
 		w1, c1 := run(reload)
 		w2, c2 := restart()
+		calls = [2][2]time.Duration{{w1, c1}, {w2, c2}}
 		return w1 + w2, c1 + c2
 	}
 	// byHand moves the node to b as an operator does without switch:
@@ -110,6 +116,18 @@ func TestSwitchCost(t *testing.T) {
 		for sc.Scan() {
 			now := time.Now()
 			log += sc.Text() + "\n"
+			// The restart step's systemctl calls, as the switch timed them
+			// (spawn and wait included): wall, and CPU under "cpu ".
+			if m := tookLine.FindStringSubmatch(sc.Text()); m != nil {
+				w, werr := time.ParseDuration(m[2])
+				c, cerr := time.ParseDuration(m[3])
+				if werr != nil || cerr != nil {
+					t.Fatalf("%q: %v %v", sc.Text(), werr, cerr)
+				}
+				rows["systemctl "+m[1]] += w
+				rows["cpu systemctl "+m[1]] += c
+				continue
+			}
 			m := opLine.FindStringSubmatch(sc.Text())
 			if m == nil {
 				continue
@@ -130,6 +148,10 @@ func TestSwitchCost(t *testing.T) {
 		}
 		took := time.Since(start)
 		rows["after the last step"] = took - last.Sub(start)
+		if rows["systemctl daemon-reload"] == 0 || rows["systemctl restart"] == 0 {
+			t.Fatalf("switch --to %s logged no time for its systemctl calls\n%s", b, log)
+		}
+		rows["the switch's own"] = rows["restart"] - rows["systemctl daemon-reload"] - rows["systemctl restart"]
 		return took, c.ProcessState.UserTime() + c.ProcessState.SystemTime(), rows
 	}
 	// Warm-up (none for the unasked round): a switch there and back.
@@ -152,6 +174,10 @@ func TestSwitchCost(t *testing.T) {
 		}
 		hand := func(b string) {
 			hw, hc = byHand(b)
+			for j, c := range []string{"by hand daemon-reload", "by hand restart"} {
+				steps[c] = append(steps[c], ms(calls[j][0]))
+				steps["cpu "+c] = append(steps["cpu "+c], ms(calls[j][1]))
+			}
 			// What a move by hand leaves: kube-proxy's rules in the old
 			// backend. Flushed untimed, as the switch's clean-old would.
 			flushTool(to[slices.Index(to, b)^1])
@@ -189,6 +215,17 @@ func TestSwitchCost(t *testing.T) {
 	fmt.Printf("  step cost (median ms):\n")
 	for _, k := range append([]string{"before the first step"}, append(costLabels, "between steps (journal)", "after the last step")...) {
 		fmt.Printf("    %-24s %6.1f\n", k, median(steps[k]))
+		if k != "restart" {
+			continue
+		}
+		// Its calls as the switch timed them (spawn and wait included),
+		// and the rest: the lock given up and taken back, the journal and
+		// the plan read, the reload's check.
+		for i, c := range []string{"systemctl daemon-reload", "systemctl restart"} {
+			h := []string{"by hand daemon-reload", "by hand restart"}[i]
+			fmt.Printf("      %-22s %6.1f (%.1f CPU; by hand %.1f, %.1f CPU)\n", c, median(steps[c]), median(steps["cpu "+c]), median(steps[h]), median(steps["cpu "+h]))
+		}
+		fmt.Printf("      %-22s %6.1f\n", "the switch's own", median(steps["the switch's own"]))
 	}
 }
 
