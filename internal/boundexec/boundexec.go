@@ -41,6 +41,9 @@ type Result struct {
 	Stdout, Stderr string
 	// Truncated says more than MaxOutput came on stdout or stderr.
 	Truncated bool
+	// CPU is the user and system time the program used, its waited-for
+	// children's included (0 when it did not run).
+	CPU time.Duration
 }
 
 // ErrTimeout is wrapped by the error of a run that hit its Timeout.
@@ -80,6 +83,9 @@ func Run(ctx context.Context, c Command) (Result, error) {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}
 	res := Result{Stdout: stdout.buf.String(), Stderr: stderr.buf.String(), Truncated: stdout.cut || stderr.cut}
+	if cmd.ProcessState != nil {
+		res.CPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	}
 	switch {
 	case ctx.Err() == context.DeadlineExceeded:
 		return res, fmt.Errorf("did not finish within %s and was killed: %w", c.Timeout, ErrTimeout)

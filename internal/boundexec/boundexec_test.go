@@ -90,3 +90,12 @@ func TestRunNewNetns(t *testing.T) {
 		}
 	}
 }
+
+// CPU counts the program's children too: a shell whose child spins for
+// 200 ms of CPU reports at least most of it.
+func TestRunReportsCPUWithChildren(t *testing.T) {
+	res, _, err := run(t, `sh -c 'end=$(($(date +%s%N) + 200000000)); while [ $(date +%s%N) -lt $end ]; do :; done'`, 30*time.Second)
+	if err != nil || res.CPU < 100*time.Millisecond {
+		t.Errorf("CPU %v, err %v; want at least 100ms", res.CPU, err)
+	}
+}

@@ -765,11 +765,15 @@ func switchHarness(t *testing.T) (string, *atomic.Pointer[fixture], bool) {
 
 // flush empties both iptables backends of the namespace.
 func flush() {
-	for _, tool := range []string{"iptables-legacy", "iptables-nft"} {
-		for _, tb := range []string{"filter", "nat", "mangle"} {
-			exec.Command(tool, "-w", "5", "-t", tb, "-F").Run()
-			exec.Command(tool, "-w", "5", "-t", tb, "-X").Run()
-		}
+	flushTool("iptables-legacy")
+	flushTool("iptables-nft")
+}
+
+// flushTool empties one iptables backend of the namespace.
+func flushTool(tool string) {
+	for _, tb := range []string{"filter", "nat", "mangle"} {
+		exec.Command(tool, "-w", "5", "-t", tb, "-F").Run()
+		exec.Command(tool, "-w", "5", "-t", tb, "-X").Run()
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -79,6 +80,11 @@ func TestRestartReloadsOnlyWhenTheDropInsChange(t *testing.T) {
 			}
 			if c.reload == "" && !strings.Contains(log.String(), "no daemon-reload") {
 				t.Errorf("the skipped reload was not said: %q", log.String())
+			}
+			// Each call is logged with what it took and, for the reload,
+			// why it ran.
+			if !tookLine.MatchString(log.String()) || (c.reload != "") != regexp.MustCompile(`systemctl daemon-reload took \S+ \(\S+ CPU\): .*`+regexp.QuoteMeta(c.reload)).MatchString(log.String()) {
+				t.Errorf("the calls were not logged with their times (and the reload's reason %q): %q", c.reload, log.String())
 			}
 			if why := reloadNeeded(r, u.Unit, c.to); !strings.Contains(why, c.reload) || (c.reload == "") != (why == "") {
 				t.Errorf("reason %q, want one saying %q", why, c.reload)

@@ -66,8 +66,14 @@ func (s Systemctl) run(ctx context.Context, args ...string) (int, error) {
 
 // output is run with systemctl's stdout.
 func (s Systemctl) output(ctx context.Context, args ...string) (string, int, error) {
+	res, code, err := s.result(ctx, args...)
+	return res.Stdout, code, err
+}
+
+// result is run with what boundexec says of the run (its output, its CPU).
+func (s Systemctl) result(ctx context.Context, args ...string) (boundexec.Result, int, error) {
 	if s.missing != nil {
-		return "", -1, s.missing
+		return boundexec.Result{}, -1, s.missing
 	}
 	res, err := boundexec.Run(ctx, boundexec.Command{
 		Argv:      append([]string{s.path()}, args...),
@@ -76,16 +82,16 @@ func (s Systemctl) output(ctx context.Context, args ...string) (string, int, err
 		MaxOutput: 64 << 10,
 	})
 	if err := hostfs.MissingTool(hostfs.Systemctl, "switch (systemctl "+strings.Join(args, " ")+")", err); hostfs.IsMissingTool(err) {
-		return "", -1, err
+		return res, -1, err
 	}
 	var exit interface{ ExitCode() int }
 	if errors.As(err, &exit) {
-		return res.Stdout, exit.ExitCode(), fmt.Errorf("%s %s: %w: %s", s.path(), strings.Join(args, " "), err, strings.TrimSpace(res.Stderr))
+		return res, exit.ExitCode(), fmt.Errorf("%s %s: %w: %s", s.path(), strings.Join(args, " "), err, strings.TrimSpace(res.Stderr))
 	}
 	if err != nil {
-		return "", -1, fmt.Errorf("%s %s: %w", s.path(), strings.Join(args, " "), err)
+		return boundexec.Result{}, -1, fmt.Errorf("%s %s: %w", s.path(), strings.Join(args, " "), err)
 	}
-	return res.Stdout, 0, nil
+	return res, 0, nil
 }
 
 // FindUnit picks d's unit to restart (distro.Find says which
@@ -170,14 +176,35 @@ func (r UnitRestarter) Restart(ctx context.Context, b backend.Backend) error {
 		fmt.Fprintf(r.Log, "rke2-proxy-backend: switch: no daemon-reload: the generator would write the drop-ins %s has already\n", r.Unit)
 	}
 	if why != "" {
-		if _, err := r.Systemctl.run(ctx, "daemon-reload"); err != nil {
+		if err := r.call(ctx, ": "+why, "daemon-reload"); err != nil {
 			return fmt.Errorf("%w (the generator must re-run before %s restarts: %s)", err, r.Unit, why)
 		}
 	}
-	if _, err := r.Systemctl.run(ctx, "restart", r.Unit); err != nil {
+	if err := r.call(ctx, "", "restart", r.Unit); err != nil {
 		return fmt.Errorf("%w (see journalctl -u %s)", err, r.Unit)
 	}
 	return nil
+}
+
+// call runs systemctl args and logs what it took, wall and CPU (systemctl's
+// and, under the fake of the tests, what it runs): on a node the restart
+// is RKE2's start, seconds the switch only waits for.
+func (r UnitRestarter) call(ctx context.Context, note string, args ...string) error {
+	start := time.Now()
+	res, _, err := r.Systemctl.result(ctx, args...)
+	if r.Log != nil {
+		fmt.Fprintf(r.Log, "rke2-proxy-backend: switch: systemctl %s took %s (%s CPU)%s\n", strings.Join(args, " "), roundTook(time.Since(start)), roundTook(res.CPU), note)
+	}
+	return err
+}
+
+// roundTook keeps a duration readable: tenths of a millisecond below a
+// second, hundredths of a second above.
+func roundTook(d time.Duration) time.Duration {
+	if d < time.Second {
+		return d.Round(100 * time.Microsecond)
+	}
+	return d.Round(10 * time.Millisecond)
 }
 
 // VerifyUnitRerunner restarts the verify unit. It is Type=oneshot, so
