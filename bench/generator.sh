@@ -14,7 +14,8 @@
 # previous release's commit: its build is cached in .cache/base-bin/COMMIT),
 # CALLGRIND=auto|0. Needs python3 (the timer); root for the RKE2 root at
 # "/" on this kernel (a chroot in a mount namespace), timed and counted: the
-# row a node's boot pays, where the fixture row reads fixture files.
+# row a node's boot pays, where the fixture row reads fixture files; strace
+# for the floor row under it (bench/genfloor: the file operations alone).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
@@ -218,13 +219,25 @@ if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
   # Paired as above, one timer for both: it enters the chroot to spawn the
   # generator and leaves it (a descriptor kept on the real "/") to spawn
   # getty, so each starts from its own "/" and the chroot calls stay out of
-  # the timed window.
+  # the timed window. The floor row (bench/genfloor) is a Go program doing
+  # only this generator's file operations on this root, listed by strace:
+  # the goal is within Go's reach here only if it sits above this row.
+  floor=""
+  if command -v strace >/dev/null; then
+    CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o "$chr/vg/floor" ./bench/genfloor
+    floor=$chr/tmp/floor.ops
+  fi
   unshare -m bash -c "$(declare -f kernel_root)"'
     set -e
     kernel_root "$1"
+    if [ -n "$8" ]; then
+      strace -f -qq -e trace=execve,openat,newfstatat,readlinkat,renameat,renameat2 -o "$1/tmp/gen.strace" \
+        chroot "$1" /vg/new/rke2-proxy-backend-generator /run/g/n /run/g/e /run/g/l
+      python3 bench/genfloor/ops.py "$1/tmp/gen.strace" /vg/new/rke2-proxy-backend-generator /run/g/n >"$8"
+    fi
     python3 - "$@" <<"PY"
 import os, resource, statistics, sys, time  # resource: os.wait4 imports it, and the chroot has no Python
-r, getty, n, e, l, runs, warmup = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], int(sys.argv[6]), int(sys.argv[7])
+r, getty, n, e, l, runs, warmup, floor = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], int(sys.argv[6]), int(sys.argv[7]), sys.argv[8]
 null = os.open(os.devnull, os.O_WRONLY)
 real = os.open("/", os.O_RDONLY)
 def spawn(argv):
@@ -236,35 +249,41 @@ def spawn(argv):
     if status != 0:
         sys.exit("%s exited with status %d" % (argv[0], status))
     return wall * 1000, (ru.ru_utime + ru.ru_stime) * 1000
-def generator():
+def in_chroot(argv):
     os.chroot(r)
     os.chdir("/")
     try:
-        return spawn(["/vg/new/rke2-proxy-backend-generator", "/run/g/n", "/run/g/e", "/run/g/l"])
+        return spawn(argv)
     finally:
         os.fchdir(real)
         os.chroot(".")
         os.chdir("/")
 def getty_():
     return spawn([getty, n, e, l])
-generator()
+gen_argv = ["/vg/new/rke2-proxy-backend-generator", "/run/g/n", "/run/g/e", "/run/g/l"]
+in_chroot(gen_argv)
 if not os.path.exists(r + "/run/g/n/rke2-server.service.d/50-rke2-proxy-backend.conf"):
     sys.exit("bench/generator.sh: the generator wrote no drop-in in the chroot")
-for _ in range(warmup):
-    getty_(); generator()
-load0 = open("/proc/loadavg").read().split()[0]
-aw, bw, bc, rw, rc = [], [], [], [], []
-for _ in range(runs):
-    a, b = getty_(), generator()
-    aw.append(a[0]); bw.append(b[0]); bc.append(b[1]); rw.append(b[0] / a[0])
-    if a[1] > 0:
-        rc.append(b[1] / a[1])
-load1 = open("/proc/loadavg").read().split()[0]
+rows = [("RKE2 root at / (chroot, this kernel)", gen_argv, "<= 0.5x")]
+if floor:
+    ops = open(floor).read().split()
+    rows.append(("  floor: its file operations alone", ["/vg/floor"] + ops, "(%d, bench/genfloor)" % len(ops)))
 def rng(v):
     return "%.3f (%.3f-%.3f)" % (statistics.median(v), min(v), max(v)) if v else "nan"
-print("  %-34s %-22s %7.3f %7.3f %7.3f  %-30s %s" % ("RKE2 root at / (chroot, this kernel)", "getty", statistics.median(aw), statistics.median(bw),
-      statistics.median(bc), rng(rw).replace(" (", "x (") + ", " + (("%.3fx" % statistics.median(rc)) if rc else "nan"), "<= 0.5x (load %s -> %s)" % (load0, load1)))
-PY' x "$chr" "$getty" "$n" "$e" "$l" "$runs" "$warmup"
+for label, argv, target in rows:
+    for _ in range(warmup):
+        getty_(); in_chroot(argv)
+    load0 = open("/proc/loadavg").read().split()[0]
+    aw, bw, bc, rw, rc = [], [], [], [], []
+    for _ in range(runs):
+        a, b = getty_(), in_chroot(argv)
+        aw.append(a[0]); bw.append(b[0]); bc.append(b[1]); rw.append(b[0] / a[0])
+        if a[1] > 0:
+            rc.append(b[1] / a[1])
+    load1 = open("/proc/loadavg").read().split()[0]
+    print("  %-34s %-22s %7.3f %7.3f %7.3f  %-30s %s" % (label, "getty", statistics.median(aw), statistics.median(bw),
+          statistics.median(bc), rng(rw).replace(" (", "x (") + ", " + (("%.3fx" % statistics.median(rc)) if rc else "nan"), "%s (load %s -> %s)" % (target, load0, load1)))
+PY' x "$chr" "$getty" "$n" "$e" "$l" "$runs" "$warmup" "$floor"
 else
   echo "  RKE2 root at / (chroot, this kernel): skipped: needs root and unshare (a private mount namespace)"
 fi
