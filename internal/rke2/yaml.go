@@ -65,9 +65,6 @@ const maxAliasDepth = 16
 // config has tens to hundreds of nodes.
 const maxExpandedNodes = 100_000
 
-// errTooManyNodes is returned when a file's expansion exceeds the budget.
-var errTooManyNodes = fmt.Errorf("the file expands to more than %d values through its aliases (&anchor / *alias): RKE2 configs never need that many; remove the aliases", maxExpandedNodes)
-
 // decoder expands values against one budget per file.
 type decoder struct{ budget int }
 
@@ -75,7 +72,8 @@ type decoder struct{ budget int }
 func (d *decoder) spend() error {
 	d.budget--
 	if d.budget < 0 {
-		return errTooManyNodes
+		// Formatted here, not at init: the generator links this package.
+		return fmt.Errorf("the file expands to more than %d values through its aliases (&anchor / *alias): RKE2 configs never need that many; remove the aliases", maxExpandedNodes)
 	}
 	return nil
 }
