@@ -6,7 +6,7 @@ import (
 	"unicode"
 )
 
-// go-systemd's unit.Serialize writes values exactly as given, so every value
+// render (generated.go) writes values exactly as given, so every value
 // that reaches a unit file goes through one of these first. systemd applies
 // "%" specifiers to nearly every setting, "$" substitution to Exec lines only,
 // and C-style unquoting (with "\" escapes) to Exec lines and Environment=.

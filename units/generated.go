@@ -2,13 +2,10 @@ package units
 
 import (
 	"fmt"
-	"io"
 	"path"
 	"slices"
 	"sort"
 	"time"
-
-	"github.com/coreos/go-systemd/v22/unit"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
@@ -97,8 +94,8 @@ func Generate(in Input) ([]File, error) {
 		if !slices.Contains(names, in.WatchPartOf) {
 			return nil, fmt.Errorf("watch's PartOf= unit %q is not one of the RKE2 units %v", in.WatchPartOf, names)
 		}
-		files = append(files, File{Path: dropInPath(WatchUnit), Data: render([]*unit.UnitOption{
-			unit.NewUnitOption("Unit", "PartOf", in.WatchPartOf),
+		files = append(files, File{Path: dropInPath(WatchUnit), Data: render([]option{
+			opt("Unit", "PartOf", in.WatchPartOf),
 		})})
 	}
 	for _, n := range names {
@@ -147,7 +144,7 @@ func commonFlags(in Input) []string {
 	return []string{"--config=" + in.ConfigFile}
 }
 
-func rke2Options(in Input) ([]*unit.UnitOption, error) {
+func rke2Options(in Input) ([]option, error) {
 	env, err := EnvironmentValue(hostfs.EnvDecision, string(in.Backend))
 	if err != nil {
 		return nil, err
@@ -157,30 +154,30 @@ func rke2Options(in Input) ([]*unit.UnitOption, error) {
 	if err != nil {
 		return nil, fmt.Errorf("apply command line: %w", err)
 	}
-	return []*unit.UnitOption{
+	return []option{
 		// verify orders itself After= the RKE2 units; Wants= only pulls it
 		// in, so a failed verify never stops RKE2.
-		unit.NewUnitOption("Unit", "Wants", VerifyUnit),
-		unit.NewUnitOption("Service", "Environment", env),
+		opt("Unit", "Wants", VerifyUnit),
+		opt("Service", "Environment", env),
 		// No "-" prefix: apply itself decides (on_failure) whether a
 		// problem may stop RKE2's start.
-		unit.NewUnitOption("Service", "ExecStartPre", exec),
+		opt("Service", "ExecStartPre", exec),
 	}, nil
 }
 
 // undecidedOptions run apply without a backend: it loads the (broken)
 // config itself and exits 2 naming the problem, which stops RKE2's start.
 // Nothing pulls in verify, which would only report that there is no plan.
-func undecidedOptions(in Input) ([]*unit.UnitOption, error) {
+func undecidedOptions(in Input) ([]option, error) {
 	argv := append([]string{in.binary(), "apply"}, commonFlags(in)...)
 	exec, err := ExecLine(argv)
 	if err != nil {
 		return nil, fmt.Errorf("apply command line: %w", err)
 	}
-	return []*unit.UnitOption{unit.NewUnitOption("Service", "ExecStartPre", exec)}, nil
+	return []option{opt("Service", "ExecStartPre", exec)}, nil
 }
 
-func verifyOptions(in Input) ([]*unit.UnitOption, error) {
+func verifyOptions(in Input) ([]option, error) {
 	wait := in.VerifyWait
 	if wait <= 0 {
 		wait = DefaultVerifyWait
@@ -190,17 +187,41 @@ func verifyOptions(in Input) ([]*unit.UnitOption, error) {
 	if err != nil {
 		return nil, fmt.Errorf("verify command line: %w", err)
 	}
-	return []*unit.UnitOption{
+	return []option{
 		// An empty ExecStart= clears the shipped one before ours is added.
-		unit.NewUnitOption("Service", "ExecStart", ""),
-		unit.NewUnitOption("Service", "ExecStart", exec),
+		opt("Service", "ExecStart", ""),
+		opt("Service", "ExecStart", exec),
 	}, nil
 }
 
-func render(opts []*unit.UnitOption) []byte {
-	body, err := io.ReadAll(unit.Serialize(opts))
-	if err != nil {
-		panic("units: serialize to memory failed: " + err.Error()) // bytes.Buffer never fails
+// option is one setting of a unit file's section.
+type option struct{ section, name, value string }
+
+func opt(section, name, value string) option { return option{section, name, value} }
+
+// render writes opts after Header the way systemd reads a unit file: each
+// section's header once, in the order first named, its settings under it in
+// the order given, a blank line between sections. Values go out as given:
+// escape.go makes them safe first. It is written here rather than taken from
+// go-systemd's unit package, whose init (a formatted error) every boot paid
+// for in the generator; the tests read the files back with that package.
+func render(opts []option) []byte {
+	out := []byte(Header)
+	var done []string
+	for _, first := range opts {
+		if slices.Contains(done, first.section) {
+			continue
+		}
+		if len(done) > 0 {
+			out = append(out, '\n')
+		}
+		done = append(done, first.section)
+		out = append(out, "["+first.section+"]\n"...)
+		for _, o := range opts {
+			if o.section == first.section {
+				out = append(out, o.name+"="+o.value+"\n"...)
+			}
+		}
 	}
-	return append([]byte(Header), body...)
+	return out
 }

@@ -2,6 +2,8 @@ package units
 
 import (
 	"bytes"
+	"fmt"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -242,4 +244,31 @@ func TestGenerateWatchPartOf(t *testing.T) {
 	if _, err := Generate(Input{Backend: backend.IptablesNFT, Units: both, WatchPartOf: "sshd.service"}); err == nil || !strings.Contains(err.Error(), "sshd.service") {
 		t.Errorf("PartOf= a unit that is not RKE2's: err = %v", err)
 	}
+}
+
+// render writes what go-systemd's unit.Serialize wrote before it (the
+// generator's goldens hold the bytes): sections grouped in the order first
+// named, settings in the order given, a blank line between sections. Each
+// fuzzed byte picks a section (of three) and a setting.
+func FuzzRenderAsGoSystemd(f *testing.F) {
+	f.Add([]byte{0, 1, 1}, "v")
+	f.Add([]byte{1, 0, 1, 2, 0}, "")
+	f.Add([]byte{}, "x")
+	f.Fuzz(func(t *testing.T, picks []byte, value string) {
+		sections := []string{"Unit", "Service", "Install"}
+		var ours []option
+		var theirs []*unit.UnitOption
+		for i, p := range picks {
+			sec, name, v := sections[int(p)%len(sections)], fmt.Sprintf("K%d", p/3), fmt.Sprint(value, i)
+			ours = append(ours, opt(sec, name, v))
+			theirs = append(theirs, unit.NewUnitOption(sec, name, v))
+		}
+		want, err := io.ReadAll(unit.Serialize(theirs))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := render(ours); string(got) != Header+string(want) {
+			t.Fatalf("render:\n%q\ngo-systemd's unit.Serialize after Header:\n%q", got, Header+string(want))
+		}
+	})
 }

@@ -1,7 +1,7 @@
 // Package units holds every systemd unit and drop-in rke2-proxy-backend ships
 // or generates. Shipped units are embedded files; generated drop-ins are built
-// option by option with go-systemd's unit package, every value escaped here
-// because unit.Serialize writes values verbatim.
+// option by option, every value escaped here because render writes values
+// verbatim.
 package units
 
 import (

@@ -318,7 +318,7 @@ func laterOverrides(o Options, d decide.Decision, warn func(format string, args 
 	for key, values := range map[string][]string{
 		rke2.KeyKubeProxyArg: d.KubeProxyArgs, rke2.KeyKubeProxyExtraEnv: d.KubeProxyEnv, rke2.KeyNodeLabel: d.NodeLabels, rke2.KeyNodeTaint: d.NodeTaints,
 	} {
-		// k3s's drop-in has no kube-proxy-extra-env (RenderK3sDropIn):
+		// k3s's drop-in has no kube-proxy-extra-env (dropin.RenderK3s):
 		// kube-proxy's environment is the unit's there.
 		if len(values) > 0 && (!o.Distribution.Profile().KubeProxyEmbedded || key != rke2.KeyKubeProxyExtraEnv) {
 			keys = append(keys, key)

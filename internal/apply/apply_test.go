@@ -19,6 +19,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/plan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2/dropin"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/check"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/kmodtest"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/testhost"
@@ -217,7 +218,7 @@ func TestApplyRefusesBackendTheKernelCannotRun(t *testing.T) {
 	h := testhost.New(t).Synology44().RKE2Unit("tarball", "agent").RKE2Config("config.yaml", operatorConfig)
 	kmodtest.Install(t, h.Dir(), h.Release())
 	// Our drop-in from an earlier boot must go: it would pin nftables.
-	old, err := rke2.RenderDropIn(rke2.DropIn{Backend: backend.NFTables, KubeProxyArgs: []string{"proxy-mode=nftables"}})
+	old, err := dropin.Render(rke2.DropIn{Backend: backend.NFTables, KubeProxyArgs: []string{"proxy-mode=nftables"}})
 	if err != nil {
 		t.Fatal(err)
 	}

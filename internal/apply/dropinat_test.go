@@ -9,13 +9,14 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/plan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2/dropin"
 )
 
 // What RKE2 reads once a run gave up is looked at, not assumed: our
 // drop-in still there (a read-only /etc) is what RKE2 reads, with the
 // backend its header names.
 func TestReadsIsWhatIsAtThePath(t *testing.T) {
-	legacy, err := rke2.RenderDropIn(rke2.DropIn{Backend: backend.IptablesLegacy, KubeProxyEnv: []string{"IPTABLES_MODE=legacy"}})
+	legacy, err := dropin.Render(rke2.DropIn{Backend: backend.IptablesLegacy, KubeProxyEnv: []string{"IPTABLES_MODE=legacy"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,9 +63,9 @@ func TestHeaderBackendReadsWhatRenderWrites(t *testing.T) {
 	for _, b := range backend.All {
 		for _, k3s := range []bool{false, true} {
 			d := rke2.DropIn{Backend: b, KubeProxyArgs: []string{"proxy-mode=" + b.ProxyMode()}, NodeLabels: []string{"a=b"}}
-			data, err := rke2.RenderDropIn(d)
+			data, err := dropin.Render(d)
 			if k3s {
-				data, err = rke2.RenderK3sDropIn(d, true)
+				data, err = dropin.RenderK3s(d, true)
 			}
 			if err != nil {
 				t.Fatal(err)

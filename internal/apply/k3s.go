@@ -10,6 +10,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/decide"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/facts"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2/dropin"
 )
 
 // renderFor renders the drop-in for the node's distribution: on k3s with
@@ -17,11 +18,11 @@ import (
 // says why (a dry run shows the same bytes a real run writes).
 func renderFor(o Options, f facts.Facts, d decide.Decision) (data []byte, k3sReason string, err error) {
 	if !o.Distribution.Profile().KubeProxyEmbedded {
-		data, err = rke2.RenderDropIn(dropIn(d))
+		data, err = dropin.Render(dropIn(d))
 		return data, "", err
 	}
 	prefer, why := preferBundledBin(f, d)
-	data, err = rke2.RenderK3sDropIn(dropIn(d), prefer)
+	data, err = dropin.RenderK3s(dropIn(d), prefer)
 	return data, why, err
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/record/plan"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2/dropin"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/check"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/kmodtest"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/testkit/testhost"
@@ -308,7 +309,7 @@ func TestPrepareOperatorsBackendTheKernelCannotRun(t *testing.T) {
 		t.Run(tc.onFailure, func(t *testing.T) {
 			h := testhost.New(t).Synology44().RKE2Unit("tarball", "agent").RKE2Config("config.yaml", operatorConfig)
 			kmodtest.Install(t, h.Dir(), h.Release())
-			old, err := rke2.RenderDropIn(rke2.DropIn{Backend: backend.IptablesNFT, KubeProxyEnv: []string{"IPTABLES_MODE=nft"}})
+			old, err := dropin.Render(rke2.DropIn{Backend: backend.IptablesNFT, KubeProxyEnv: []string{"IPTABLES_MODE=nft"}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -339,7 +340,7 @@ func TestPrepareNoBackendRuns(t *testing.T) {
 	}{{config.OnFailureWarn, Warned}, {config.OnFailureBlock, Blocked}} {
 		t.Run(tc.onFailure, func(t *testing.T) {
 			h := debianHost(t)
-			old, err := rke2.RenderDropIn(rke2.DropIn{Backend: backend.IptablesNFT, KubeProxyEnv: []string{"IPTABLES_MODE=nft"}})
+			old, err := dropin.Render(rke2.DropIn{Backend: backend.IptablesNFT, KubeProxyEnv: []string{"IPTABLES_MODE=nft"}})
 			if err != nil {
 				t.Fatal(err)
 			}

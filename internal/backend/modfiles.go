@@ -8,23 +8,36 @@ import "strings"
 // does not set builds no file of that name (nft_counter has had no
 // option of its own since it became part of nf_tables.ko). nft_chain_nat
 // is built by NFT_CHAIN_NAT where that option exists, else by NFT_NAT.
-var moduleOptions = map[string][]string{
-	"nf_tables": {"NF_TABLES"}, "nft_compat": {"NFT_COMPAT"}, "nft_chain_nat": {"NFT_CHAIN_NAT", "NFT_NAT"},
-	"nft_counter": {"NFT_COUNTER"},
-	"nft_ct":      {"NFT_CT"}, "nft_nat": {"NFT_NAT"}, "nft_masq": {"NFT_MASQ"}, "nft_numgen": {"NFT_NUMGEN"},
-	"nft_fib_ipv4": {"NFT_FIB_IPV4"}, "nft_fib_ipv6": {"NFT_FIB_IPV6"}, "nft_reject": {"NFT_REJECT"},
-	"ip_tables": {"IP_NF_IPTABLES"}, "iptable_filter": {"IP_NF_FILTER"}, "iptable_nat": {"IP_NF_NAT"},
-	"iptable_mangle": {"IP_NF_MANGLE"}, "ip6_tables": {"IP6_NF_IPTABLES"},
-	"xt_comment": {"NETFILTER_XT_MATCH_COMMENT"}, "xt_conntrack": {"NETFILTER_XT_MATCH_CONNTRACK"},
-	"xt_addrtype": {"NETFILTER_XT_MATCH_ADDRTYPE"}, "xt_statistic": {"NETFILTER_XT_MATCH_STATISTIC"},
-	"xt_recent": {"NETFILTER_XT_MATCH_RECENT"}, "xt_mark": {"NETFILTER_XT_MARK"},
-	"xt_nat": {"NETFILTER_XT_NAT"}, "xt_MASQUERADE": {"NETFILTER_XT_TARGET_MASQUERADE"},
+// A list, not a map: the linker lays it out, where a map would be built at
+// every start of the generator, which links this package.
+var moduleOptions = []struct {
+	module  string
+	options []string
+}{
+	{"nf_tables", []string{"NF_TABLES"}}, {"nft_compat", []string{"NFT_COMPAT"}},
+	{"nft_chain_nat", []string{"NFT_CHAIN_NAT", "NFT_NAT"}}, {"nft_counter", []string{"NFT_COUNTER"}},
+	{"nft_ct", []string{"NFT_CT"}}, {"nft_nat", []string{"NFT_NAT"}}, {"nft_masq", []string{"NFT_MASQ"}},
+	{"nft_numgen", []string{"NFT_NUMGEN"}}, {"nft_fib_ipv4", []string{"NFT_FIB_IPV4"}},
+	{"nft_fib_ipv6", []string{"NFT_FIB_IPV6"}}, {"nft_reject", []string{"NFT_REJECT"}},
+	{"ip_tables", []string{"IP_NF_IPTABLES"}}, {"iptable_filter", []string{"IP_NF_FILTER"}},
+	{"iptable_nat", []string{"IP_NF_NAT"}}, {"iptable_mangle", []string{"IP_NF_MANGLE"}},
+	{"ip6_tables", []string{"IP6_NF_IPTABLES"}},
+	{"xt_comment", []string{"NETFILTER_XT_MATCH_COMMENT"}}, {"xt_conntrack", []string{"NETFILTER_XT_MATCH_CONNTRACK"}},
+	{"xt_addrtype", []string{"NETFILTER_XT_MATCH_ADDRTYPE"}}, {"xt_statistic", []string{"NETFILTER_XT_MATCH_STATISTIC"}},
+	{"xt_recent", []string{"NETFILTER_XT_MATCH_RECENT"}}, {"xt_mark", []string{"NETFILTER_XT_MARK"}},
+	{"xt_nat", []string{"NETFILTER_XT_NAT"}}, {"xt_MASQUERADE", []string{"NETFILTER_XT_TARGET_MASQUERADE"}},
 }
 
 // ModuleOptions are the kernel options that build module name (nil when
 // not known); any one set to m promises its file.
 func ModuleOptions(name string) []string {
-	return moduleOptions[strings.ReplaceAll(name, "-", "_")]
+	name = strings.ReplaceAll(name, "-", "_")
+	for _, m := range moduleOptions {
+		if m.module == name {
+			return m.options
+		}
+	}
+	return nil
 }
 
 // ModulesPackage says which package usually ships a module file of

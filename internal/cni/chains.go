@@ -106,8 +106,10 @@ func oneOf(s string, subs []string) bool {
 	return false
 }
 
-// nativeTables are the nftables tables CNIs create for themselves (family
-// ip or ip6, one per family), from the CNIs' own code:
+// TableOwner says which CNI component owns a native nftables table, by
+// name ("" for kube-proxy's, the iptables-nft tables and anyone else's).
+// The tables CNIs create for themselves (family ip or ip6, one per
+// family), from the CNIs' own code:
 //   - Felix's nftables dataplane: table "calico" in ip and ip6
 //     (projectcalico/calico felix/dataplane/linux/int_dataplane.go
 //     nftables.NewTable("calico", 4|6, ...); felix/nftables/table.go makes
@@ -121,15 +123,14 @@ func oneOf(s string, subs []string) bool {
 // iptables manager; kubernetes/dns cmd/node-cache/app/cache_app.go uses
 // k8s.io/kubernetes/pkg/util/iptables), and portmap's nftables backend
 // uses an inet table the reader does not list, so none of them has a
-// native table here.
-var nativeTables = map[string]Owner{
-	"calico":       OwnerCalico,
-	"flannel-ipv4": OwnerFlannel,
-	"flannel-ipv6": OwnerFlannel,
-}
-
-// TableOwner says which CNI component owns a native nftables table, by
-// name ("" for kube-proxy's, the iptables-nft tables and anyone else's).
+// native table here. A switch, not a map: the generator links this
+// package, and a map would be built at every boot's start.
 func TableOwner(table string) Owner {
-	return nativeTables[table]
+	switch table {
+	case "calico":
+		return OwnerCalico
+	case "flannel-ipv4", "flannel-ipv6":
+		return OwnerFlannel
+	}
+	return ""
 }

@@ -29,11 +29,20 @@ type Setting struct {
 // as RKE2's own CNI tests write them (rancher/rke2 tests: the canal,
 // flannel and calico HelmChartConfigs for the nftables filter). Cilium
 // writes its few iptables rules with the backend it detects and needs none.
-var nftablesValues = map[string][]Setting{
-	Canal:   {{"calico.felixIptablesBackend", "nft"}, {"flannel.enableNFTables", true}},
-	Flannel: {{"flannel.enableNFTables", true}},
-	Calico:  {{"installation.calicoNetwork.linuxDataplane", "Nftables"}},
-	Cilium:  nil,
+// A switch, not a map: the generator links this package, and a map would
+// be built at every boot's start, RKE2 or not.
+func nftablesValues(cni string) (values []Setting, bundled bool) {
+	switch cni {
+	case Canal:
+		return []Setting{{"calico.felixIptablesBackend", "nft"}, {"flannel.enableNFTables", true}}, true
+	case Flannel:
+		return []Setting{{"flannel.enableNFTables", true}}, true
+	case Calico:
+		return []Setting{{"installation.calicoNetwork.linuxDataplane", "Nftables"}}, true
+	case Cilium:
+		return nil, true
+	}
+	return nil, false
 }
 
 // ChartName is the HelmChart RKE2 installs a bundled CNI with.
@@ -125,7 +134,7 @@ func (s Setup) NFTables() Follow {
 		// which shares nf_tables with kube-proxy's tables.
 		return Follow{}
 	}
-	want, bundled := nftablesValues[s.Primary]
+	want, bundled := nftablesValues(s.Primary)
 	if !bundled {
 		name := s.Primary
 		if name == "" {
@@ -163,7 +172,7 @@ func (s Setup) lastValue(chart, key string) (v any, file string, ok bool) {
 // NFTablesValues returns the chart and the values that switch cni to
 // nftables (ok false for a CNI RKE2 does not bundle).
 func NFTablesValues(cni string) (chart string, values []Setting, ok bool) {
-	values, ok = nftablesValues[cni]
+	values, ok = nftablesValues(cni)
 	return ChartName(cni), values, ok
 }
 

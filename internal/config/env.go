@@ -21,7 +21,7 @@ const CmdlineKey = "rke2.proxy_backend"
 // envIgnored are RKE2_PROXY_BACKEND_* variables that are not config keys:
 // the --root default, and the generator's record of its decision (which
 // apply inherits as ExecStartPre of the RKE2 unit).
-var envIgnored = map[string]bool{hostfs.EnvRoot: true, hostfs.EnvDecision: true}
+func envIgnored(name string) bool { return name == hostfs.EnvRoot || name == hostfs.EnvDecision }
 
 // envName is the variable for a key path.
 func envName(p string) string {
@@ -57,7 +57,7 @@ func fromEnv(env []string) (map[string]any, error) {
 	out := map[string]any{}
 	for _, kv := range sorted {
 		name, raw, ok := strings.Cut(kv, "=")
-		if !ok || (name != EnvBackend && !strings.HasPrefix(name, envPrefix)) || envIgnored[name] {
+		if !ok || (name != EnvBackend && !strings.HasPrefix(name, envPrefix)) || envIgnored(name) {
 			continue
 		}
 		raw = strings.TrimSpace(raw)

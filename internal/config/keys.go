@@ -19,12 +19,26 @@ type Key struct {
 func Keys() []Key {
 	out := make([]Key, 0, len(settings))
 	for _, s := range settings {
-		out = append(out, Key{Path: s.path, Type: kindNames[s.kind], Default: yamlDefault(s.def), Env: envName(s.path)})
+		out = append(out, Key{Path: s.path, Type: kindName(s.kind), Default: yamlDefault(s.def), Env: envName(s.path)})
 	}
 	return out
 }
 
-var kindNames = map[kind]string{kindString: "string", kindBool: "boolean", kindList: "list of strings", kindDuration: "duration"}
+// kindName names k for the documentation. A switch, not a map: the
+// generator links this package, and a map would be built at every start.
+func kindName(k kind) string {
+	switch k {
+	case kindString:
+		return "string"
+	case kindBool:
+		return "boolean"
+	case kindList:
+		return "list of strings"
+	case kindDuration:
+		return "duration"
+	}
+	return ""
+}
 
 func yamlDefault(v any) string {
 	switch d := v.(type) {

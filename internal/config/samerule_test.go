@@ -5,6 +5,7 @@ import (
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2"
+	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/rke2/dropin"
 )
 
 // FuzzExtraArgRendersWhenAccepted holds config validation and the drop-in
@@ -22,7 +23,7 @@ func FuzzExtraArgRendersWhenAccepted(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if _, err := rke2.RenderDropIn(rke2.DropIn{Backend: backend.IptablesNFT, KubeProxyArgs: []string{v}}); err != nil {
+		if _, err := dropin.Render(rke2.DropIn{Backend: backend.IptablesNFT, KubeProxyArgs: []string{v}}); err != nil {
 			t.Fatalf("config accepts %q (as %q) but the drop-in renderer refuses it: %v", arg, v, err)
 		}
 	})

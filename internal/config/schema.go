@@ -97,12 +97,20 @@ func isSection(p string) bool {
 	return false
 }
 
-// hints explain near-miss backend names. "modern" comes from a widely
+// hint explains near-miss backend names. "modern" comes from a widely
 // copied blog post and would break kube-proxy outright (DOMAIN.md section 2).
-var hints = map[string]string{
-	"modern": `RKE2's kube-proxy image accepts only IPTABLES_MODE=legacy or nft; "modern" would make every iptables call in kube-proxy fail`,
-	"legacy": `"legacy" is the IPTABLES_MODE value; the backend is called iptables-legacy`,
-	"nft":    `"nft" is the IPTABLES_MODE value; use iptables-nft for iptables over nf_tables, or nftables for kube-proxy's native nftables mode`,
+// Switches, not maps, here and in ownedFlag: the generator links this
+// package, and a map would be built at every boot's start.
+func hint(lower string) string {
+	switch lower {
+	case "modern":
+		return `RKE2's kube-proxy image accepts only IPTABLES_MODE=legacy or nft; "modern" would make every iptables call in kube-proxy fail`
+	case "legacy":
+		return `"legacy" is the IPTABLES_MODE value; the backend is called iptables-legacy`
+	case "nft":
+		return `"nft" is the IPTABLES_MODE value; use iptables-nft for iptables over nf_tables, or nftables for kube-proxy's native nftables mode`
+	}
+	return ""
 }
 
 func checkBackendChoice(v string) (string, error) {
@@ -123,7 +131,7 @@ func checkBackend(v, allowed string) (string, error) {
 		return v, nil
 	}
 	msg := fmt.Sprintf("%q is not a backend: use %s", v, allowed)
-	if h, ok := hints[strings.ToLower(v)]; ok {
+	if h := hint(strings.ToLower(v)); h != "" {
 		msg += " (" + h + ")"
 	}
 	return "", fmt.Errorf("%s", msg)
@@ -195,10 +203,14 @@ func checkPCIID(v string) (string, error) {
 
 var flagName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`) })
 
-// ownedFlags are kube-proxy flags the tool writes itself: a second value
-// from the operator would silently fight the decision.
-var ownedFlags = map[string]string{
-	"proxy-mode": "rke2-proxy-backend sets proxy-mode from the decision; choose the backend with backend: instead",
+// ownedFlag says why name is a kube-proxy flag the tool writes itself ("" if
+// it is not): a second value from the operator would silently fight the
+// decision.
+func ownedFlag(name string) (why string) {
+	if name == "proxy-mode" {
+		return "rke2-proxy-backend sets proxy-mode from the decision; choose the backend with backend: instead"
+	}
+	return ""
 }
 
 func checkExtraArg(v string) (string, error) {
@@ -215,7 +227,7 @@ func checkExtraArg(v string) (string, error) {
 	if !flagName().MatchString(name) {
 		return "", fmt.Errorf("%q is not flag=value: write kube-proxy flags like \"iptables-min-sync-period=1s\" (lower-case name, =, value)", v)
 	}
-	if why, owned := ownedFlags[name]; owned {
+	if why := ownedFlag(name); why != "" {
 		return "", fmt.Errorf("%q cannot be set here: %s", v, why)
 	}
 	// Gate names are case-sensitive in kube-proxy: "nftablesproxymode" is an

@@ -11,7 +11,22 @@ import (
 // rke2DocumentsNFTables is, per Kubernetes minor, the first RKE2 patch
 // release that documents kube-proxy's nftables mode (v1.34.10+rke2r1,
 // v1.35.7+rke2r1, v1.36.3+rke2r1); later minors all do, earlier ones not.
-var rke2DocumentsNFTables = map[int]int{34: 10, 35: 7, 36: 3}
+var rke2DocumentsNFTables = patchFrom{{34, 10}, {35, 7}, {36, 3}}
+
+// patchFrom lists, per Kubernetes minor, a first patch release. A list the
+// linker lays out, not a map: the generator links this package, and a map
+// would be built at every boot's start, RKE2 or not.
+type patchFrom []struct{ minor, patch int }
+
+// first is minor's first patch, if listed.
+func (p patchFrom) first(minor int) (patch int, listed bool) {
+	for _, e := range p {
+		if e.minor == minor {
+			return e.patch, true
+		}
+	}
+	return 0, false
+}
 
 // firstDocumented names those releases for reasons.
 const firstDocumented = "v1.34.10+rke2r1, v1.35.7+rke2r1 and v1.36.3+rke2r1"

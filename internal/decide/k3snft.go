@@ -19,10 +19,16 @@ func k3sPrefersBundled(f facts.Facts) (yes, known bool) { return f.RKE2.K3sPrefe
 func runningK3sNft(f facts.Facts) facts.K3sNftRun { return f.RKE2.K3sRunningNft(f.Userspace.Nft) }
 
 // k3sNftWhat names where a found nft sits on k3s's PATH.
-var k3sNftWhat = map[string]string{
-	facts.K3sNftBin:  "an nft in k3s's own bin",
-	facts.K3sNftAux:  "k3s's bundled nft (k3s-root's, in bin/aux)",
-	facts.K3sNftHost: "the host's nft",
+func k3sNftWhat(dir string) string {
+	switch dir {
+	case facts.K3sNftBin:
+		return "an nft in k3s's own bin"
+	case facts.K3sNftAux:
+		return "k3s's bundled nft (k3s-root's, in bin/aux)"
+	case facts.K3sNftHost:
+		return "the host's nft"
+	}
+	return ""
 }
 
 // k3sNftCapability judges nftables mode's nft on k3s.
@@ -35,7 +41,7 @@ func k3sNftCapability(f facts.Facts) capability {
 	case n.Path == "":
 		return capability{support: unsupported, why: fmt.Sprintf("no nft is on k3s's PATH for kube-proxy's nftables mode to run: none in k3s's bin/aux (%s; k3s-root ships one from v0.14.1 on) nor in the host's PATH (%s); install the host's nftables package or upgrade k3s", n.AuxPath, dirs)}
 	case n.Version.Version != "" && facts.VersionBelow(n.Version.Version, nftMinimum...):
-		return capability{support: unsupported, why: fmt.Sprintf("the nft kube-proxy would run on k3s's PATH, %s (%s), is %s (per %s), older than 1.0.1, which crashes on kube-proxy's nftables rules (kubernetes#122743)", n.Path, k3sNftWhat[n.Dir], n.Version.Version, n.Version.Source)}
+		return capability{support: unsupported, why: fmt.Sprintf("the nft kube-proxy would run on k3s's PATH, %s (%s), is %s (per %s), older than 1.0.1, which crashes on kube-proxy's nftables rules (kubernetes#122743)", n.Path, k3sNftWhat(n.Dir), n.Version.Version, n.Version.Source)}
 	}
 	return capability{support: supported}
 }
@@ -54,7 +60,7 @@ func (s *state) sayK3sNft() {
 	if n.BundledFirst {
 		order = "prefer-bundled-bin puts k3s's bin/aux before the host's dirs in k3s's PATH"
 	}
-	s.say("kube-proxy's nftables mode runs inside k3s and execs nft from k3s's PATH: %s, %s (%s), since %s.", n.Path, k3sNftWhat[n.Dir], v, order)
+	s.say("kube-proxy's nftables mode runs inside k3s and execs nft from k3s's PATH: %s, %s (%s), since %s.", n.Path, k3sNftWhat(n.Dir), v, order)
 	if n.Shadowable {
 		s.say("k3s has not extracted its binaries yet: if its bin/aux holds an nft (k3s-root v0.14.1 and later), that one runs instead.")
 	}

@@ -11,7 +11,7 @@ import (
 // kube-proxy image (hardened-kubernetes, built from 2025-03-12 on) ships the
 // nft binary that nftables mode calls; later minors all have it (DOMAIN.md
 // section 3).
-var nftImageFrom = map[int]int{29: 15, 30: 11, 31: 7, 32: 3}
+var nftImageFrom = patchFrom{{29, 15}, {30, 11}, {31, 7}, {32, 3}}
 
 // nftablesGate is the feature gate nftables mode needs while it was alpha.
 const nftablesGate = "NFTablesProxyMode=true"
@@ -32,7 +32,7 @@ func kubeSupportsNFTables(f facts.Facts) capability {
 		return k3sNftCapability(f) // no image: the nft on k3s's PATH runs
 	}
 	if v.Major == 1 {
-		if first, ok := nftImageFrom[v.Minor]; ok {
+		if first, ok := nftImageFrom.first(v.Minor); ok {
 			if v.Patch < 0 {
 				return capability{support: unsupported, why: fmt.Sprintf("the RKE2 patch release of Kubernetes %s is unknown, and only v1.%d.%d and later ship a kube-proxy image with the nft binary", v, v.Minor, first)}
 			}

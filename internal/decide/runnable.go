@@ -78,6 +78,6 @@ func predatesNFTablesDocs(v rke2.KubeVersion) bool {
 	if !v.Known() || v.Major != 1 {
 		return false
 	}
-	first, listed := rke2DocumentsNFTables[v.Minor]
+	first, listed := rke2DocumentsNFTables.first(v.Minor)
 	return v.Minor < 34 || (listed && v.Patch >= 0 && v.Patch < first)
 }

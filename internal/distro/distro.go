@@ -9,7 +9,6 @@ package distro
 import (
 	"fmt"
 	"path"
-	"slices"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/cni"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
@@ -67,37 +66,32 @@ type Profile struct {
 	auxDir string
 }
 
-var profiles = map[Kind]Profile{
-	RKE2: {
+// Profile is k's profile; "" (or an unknown kind) counts as RKE2, the
+// probe's default. Each call builds it anew, so its slices are the
+// caller's to keep. A switch, not a map: the generator links this package,
+// and a map would be built at every boot's start.
+func (k Kind) Profile() Profile {
+	if k == k3s {
+		return Profile{
+			Kind: k3s, Name: "k3s",
+			ConfigFile: hostfs.K3sConfigFile, ConfigEnv: "K3S_CONFIG_FILE", DataDir: hostfs.K3sDataDir,
+			AnyUnit:           "k3s unit (k3s.service, k3s-agent.service or k3s-<name>.service)",
+			Restart:           "systemctl restart k3s, or k3s-agent on agents",
+			KubeProxyEmbedded: true,
+			Writers:           []cni.Owner{cni.OwnerFlannel, cni.OwnerKubeRouter},
+			VersionFromBinary: true,
+			VersionExample:    "k3s version vX.Y.Z+k3sN (...)",
+			auxDir:            hostfs.K3sAuxDir,
+		}
+	}
+	return Profile{
 		Kind: RKE2, Name: "RKE2",
 		ConfigFile: hostfs.RKE2ConfigFile, ConfigEnv: "RKE2_CONFIG_FILE", DataDir: hostfs.RKE2DataDir,
 		Units:          []string{"rke2-server.service", "rke2-agent.service"},
 		AnyUnit:        "rke2-server or rke2-agent unit",
 		Restart:        "systemctl restart rke2-server (rke2-agent on agents)",
 		VersionExample: "rke2 version vX.Y.Z+rke2rN (...)",
-	},
-	k3s: {
-		Kind: k3s, Name: "k3s",
-		ConfigFile: hostfs.K3sConfigFile, ConfigEnv: "K3S_CONFIG_FILE", DataDir: hostfs.K3sDataDir,
-		AnyUnit:           "k3s unit (k3s.service, k3s-agent.service or k3s-<name>.service)",
-		Restart:           "systemctl restart k3s, or k3s-agent on agents",
-		KubeProxyEmbedded: true,
-		Writers:           []cni.Owner{cni.OwnerFlannel, cni.OwnerKubeRouter},
-		VersionFromBinary: true,
-		VersionExample:    "k3s version vX.Y.Z+k3sN (...)",
-		auxDir:            hostfs.K3sAuxDir,
-	},
-}
-
-// Profile is k's profile; "" counts as RKE2, the probe's default. Its
-// slices are copies, for callers to keep.
-func (k Kind) Profile() Profile {
-	p, ok := profiles[k]
-	if !ok {
-		p = profiles[RKE2]
 	}
-	p.Units, p.Writers = slices.Clone(p.Units), slices.Clone(p.Writers)
-	return p
 }
 
 // Parse reads a --distribution value; "" and "auto" mean "find it" ("").

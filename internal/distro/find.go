@@ -63,7 +63,7 @@ func Find(root hostfs.Root, override Kind) Distro {
 // facts.Options.Units hands these to the probe, which reads them once).
 func rke2Units(root hostfs.Root) []Unit {
 	var out []Unit
-	for _, name := range slices.Sorted(slices.Values(profiles[RKE2].Units)) {
+	for _, name := range slices.Sorted(slices.Values(RKE2.Profile().Units)) {
 		for _, dir := range hostfs.UnitSearchDirs {
 			p := path.Join(dir, name)
 			if _, err := root.Stat(p); err != nil && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)) {

@@ -39,7 +39,7 @@ func TestConfigCutLosesNothingOnRealConfigs(t *testing.T) {
 			if !bytes.Contains(full, []byte(netfilterEnd)) {
 				t.Fatalf("%s has no %q: the cut is never taken", name, strings.TrimSpace(netfilterEnd))
 			}
-			want, err := parseKernelConfig(full, wantedOptions)
+			want, err := parseKernelConfig(full, wantedOptions())
 			if err != nil {
 				t.Fatal(err)
 			}

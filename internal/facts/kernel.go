@@ -7,6 +7,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/dotted"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
@@ -138,14 +139,16 @@ func (p *probe) kernelConfig(k *Kernel) {
 	p.problem("No kernel config found (looked in %s): the kernel's netfilter options are unknown; only module lists can tell what the kernel supports.", strings.Join(candidates, ", "))
 }
 
-// wantedOptions is KernelOptions as a set, for the parser's filter.
-var wantedOptions = func() map[string]bool {
+// wantedOptions is KernelOptions as a set, for the parser's filter, built
+// at its first use: the generator, which links facts, needs none on a host
+// without RKE2 or k3s.
+var wantedOptions = sync.OnceValue(func() map[string]bool {
 	m := make(map[string]bool, len(KernelOptions))
 	for _, o := range KernelOptions {
 		m[o] = true
 	}
 	return m
-}()
+})
 
 // maxConfigSize bounds a decompressed config (real ones are ~300 KB): a
 // small gzip bomb must not expand into memory, and a config cut at the cap
@@ -156,7 +159,7 @@ func parseConfigFile(path string, data []byte) (map[string]Tristate, error) {
 	if strings.HasSuffix(path, ".gz") {
 		return parseGzipConfig(data)
 	}
-	opts, err := parseKernelConfig(throughNetfilter(data), wantedOptions)
+	opts, err := parseKernelConfig(throughNetfilter(data), wantedOptions())
 	if err != nil {
 		return nil, &configError{"not a kernel config", err}
 	}
@@ -192,7 +195,7 @@ func parseGzipConfig(data []byte) (map[string]Tristate, error) {
 		return nil, &configError{"not a gzip file", err}
 	}
 	br := bufio.NewReaderSize(zr, gzipLineBuffer)
-	c := configParser{opts: map[string]Tristate{}, want: wantedOptions}
+	c := configParser{opts: map[string]Tristate{}, want: wantedOptions()}
 	endLine := []byte(strings.Trim(netfilterEnd, "\n"))
 	total := 0
 	var long []byte

@@ -15,29 +15,32 @@ import (
 // flavour in one package; EL splits them (iptables-nft owns the nft
 // flavour on EL 9+ and Fedora, EL 8's single iptables package has only
 // nft's; iptables-legacy is Fedora's, on EL 9 from EPEL).
-var toolPackages = map[string]struct{ debian, el string }{
-	IptablesLegacySave:     {"iptables", "iptables-legacy, from EPEL on EL 9"},
-	Ip6tablesLegacySave:    {"iptables", "iptables-legacy, from EPEL on EL 9"},
-	IptablesLegacyRestore:  {"iptables", "iptables-legacy, from EPEL on EL 9"},
-	Ip6tablesLegacyRestore: {"iptables", "iptables-legacy, from EPEL on EL 9"},
-	IptablesNFTSave:        {"iptables", "iptables-nft; EL 8: iptables"},
-	Ip6tablesNFTSave:       {"iptables", "iptables-nft; EL 8: iptables"},
-	IptablesNFTRestore:     {"iptables", "iptables-nft; EL 8: iptables"},
-	Ip6tablesNFTRestore:    {"iptables", "iptables-nft; EL 8: iptables"},
-	"iptables":             {"iptables", "iptables-nft; EL 8: iptables"},
-	NFT:                    {"nftables", "nftables"},
-	"modprobe":             {"kmod", "kmod"},
-	Systemctl:              {"systemd", "systemd"},
-	"unshare":              {"util-linux", "util-linux"},
+// A list the linker lays out, not a map: the generator links this package,
+// and a map would be built at every boot's start.
+var toolPackages = []struct{ tool, debian, el string }{
+	{IptablesLegacySave, "iptables", "iptables-legacy, from EPEL on EL 9"},
+	{Ip6tablesLegacySave, "iptables", "iptables-legacy, from EPEL on EL 9"},
+	{IptablesLegacyRestore, "iptables", "iptables-legacy, from EPEL on EL 9"},
+	{Ip6tablesLegacyRestore, "iptables", "iptables-legacy, from EPEL on EL 9"},
+	{IptablesNFTSave, "iptables", "iptables-nft; EL 8: iptables"},
+	{Ip6tablesNFTSave, "iptables", "iptables-nft; EL 8: iptables"},
+	{IptablesNFTRestore, "iptables", "iptables-nft; EL 8: iptables"},
+	{Ip6tablesNFTRestore, "iptables", "iptables-nft; EL 8: iptables"},
+	{"iptables", "iptables", "iptables-nft; EL 8: iptables"},
+	{NFT, "nftables", "nftables"},
+	{"modprobe", "kmod", "kmod"},
+	{Systemctl, "systemd", "systemd"},
+	{"unshare", "util-linux", "util-linux"},
 }
 
 // InstallHint says what to install for tool (a name or a path).
 func InstallHint(tool string) string {
-	p, ok := toolPackages[filepath.Base(tool)]
-	if !ok {
-		return "install the package that provides " + filepath.Base(tool)
+	for _, p := range toolPackages {
+		if p.tool == filepath.Base(tool) {
+			return fmt.Sprintf("install the Debian/Ubuntu package %s (EL: %s)", p.debian, p.el)
+		}
 	}
-	return fmt.Sprintf("install the Debian/Ubuntu package %s (EL: %s)", p.debian, p.el)
+	return "install the package that provides " + filepath.Base(tool)
 }
 
 // MissingToolError says a helper binary is not installed: which one, what

@@ -2,16 +2,12 @@ package rke2
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"path"
 	"strings"
-	"sync"
-	"text/template"
 	"unicode"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/templates"
 )
 
 // DropInName is our RKE2 config drop-in. It sorts after Rancher's
@@ -35,7 +31,9 @@ func DropInPath(mainFile string) string {
 	return path.Join(path.Clean("/"+mainFile)+".d", DropInName)
 }
 
-// DropIn is what our drop-in tells RKE2.
+// DropIn is what our drop-in tells RKE2; internal/rke2/dropin renders it
+// (apply writes it), so the generator, which reads RKE2's config through
+// this package, never links the renderer.
 type DropIn struct {
 	Backend       backend.Backend
 	KubeProxyArgs []string // flag=value
@@ -44,17 +42,11 @@ type DropIn struct {
 	NodeTaints    []string // key=value:Effect
 }
 
-var (
-	dropInOnce sync.Once
-	dropInTmpl *template.Template
-)
-
-// RenderDropIn renders d as YAML. Every value is validated and written as a
-// double-quoted scalar, so no value can end its list item, start a new key
-// or be read as anything but a string.
-func RenderDropIn(d DropIn) ([]byte, error) {
+// Check validates every value of d by the rule of its key: what passes
+// renders (internal/rke2/dropin) as one double-quoted list item.
+func (d DropIn) Check() error {
 	if _, err := backend.Parse(string(d.Backend)); err != nil {
-		return nil, err
+		return err
 	}
 	checks := []struct {
 		key    string
@@ -69,32 +61,11 @@ func RenderDropIn(d DropIn) ([]byte, error) {
 	for _, c := range checks {
 		for _, v := range c.values {
 			if err := c.check(v); err != nil {
-				return nil, fmt.Errorf("%s value %q: %w", c.key, v, err)
+				return fmt.Errorf("%s value %q: %w", c.key, v, err)
 			}
 		}
 	}
-	dropInOnce.Do(func() {
-		dropInTmpl = template.Must(template.New("rke2-dropin").
-			Funcs(template.FuncMap{"yaml": yamlString}).Parse(templates.RKE2DropIn))
-	})
-	var buf bytes.Buffer
-	if err := dropInTmpl.Execute(&buf, d); err != nil {
-		return nil, fmt.Errorf("render RKE2 drop-in: %w", err)
-	}
-	return buf.Bytes(), nil
-}
-
-// yamlString writes s as a double-quoted YAML scalar. JSON string syntax is
-// a subset of YAML's double-quoted style, and Go's encoder escapes every
-// quote, backslash and control character.
-func yamlString(s string) string {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(s); err != nil {
-		panic("rke2: a string failed to encode as JSON: " + err.Error()) // cannot happen
-	}
-	return strings.TrimSuffix(buf.String(), "\n")
+	return nil
 }
 
 // checkPrintable is the one character rule for every value that reaches the

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/hostfs"
 )
 
@@ -27,67 +26,6 @@ func TestSupportsPreferBundledBin(t *testing.T) {
 	}
 	if SupportsPreferBundledBin(KubeVersion{}) {
 		t.Error("an unknown version gets prefer-bundled-bin")
-	}
-}
-
-// k3s has no kube-proxy-extra-env: the k3s drop-in never carries it, and
-// the values are checked as RKE2's are.
-func TestRenderK3sDropIn(t *testing.T) {
-	d := DropIn{Backend: backend.IptablesLegacy, KubeProxyArgs: []string{"proxy-mode=iptables"}, KubeProxyEnv: []string{"IPTABLES_MODE=legacy"}}
-	for _, prefer := range []bool{false, true} {
-		data, err := RenderK3sDropIn(d, prefer)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := string(data)
-		if strings.Contains(got, KeyKubeProxyExtraEnv) || !strings.Contains(got, "proxy-mode=iptables") ||
-			strings.HasSuffix(got, "prefer-bundled-bin: true\n") != prefer {
-			t.Errorf("prefer %v:\n%s", prefer, got)
-		}
-		f, err := ParseFile("/etc/rancher/k3s/config.yaml.d/60-proxy-backend.yaml", data)
-		if err != nil {
-			t.Fatalf("the k3s drop-in is not config YAML k3s reads: %v\n%s", err, got)
-		}
-		eff := Merge([]File{f})
-		if b, _ := eff.Values[KeyPreferBundledBin].(bool); b != prefer {
-			t.Errorf("prefer %v: merged %v", prefer, eff.Values)
-		}
-	}
-	if _, err := RenderK3sDropIn(DropIn{Backend: backend.IptablesNFT, KubeProxyArgs: []string{"x\ny=1"}}, true); err == nil {
-		t.Error("a value with a newline rendered")
-	}
-}
-
-// The k3s drop-in's comments name k3s, whose start runs apply; RKE2's
-// keep RKE2's words, and a value that happens to hold them stays as set.
-func TestRenderK3sDropInSaysK3s(t *testing.T) {
-	label := "note=before every RKE2 start"
-	for _, d := range []DropIn{
-		{Backend: backend.IptablesNFT, KubeProxyArgs: []string{"proxy-mode=iptables"}, NodeLabels: []string{label}},
-		{Backend: backend.IptablesNFT},
-	} {
-		k3s, err := RenderK3sDropIn(d, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rke2, err := RenderDropIn(d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, line := range strings.Split(string(k3s), "\n") {
-			if strings.HasPrefix(line, "#") && strings.Contains(line, "RKE2") {
-				t.Errorf("a k3s drop-in comment names RKE2: %q\n%s", line, k3s)
-			}
-		}
-		if !strings.Contains(string(k3s), "before every k3s start") || !strings.Contains(string(rke2), "before every RKE2 start") {
-			t.Errorf("headers:\nk3s:\n%s\nRKE2:\n%s", k3s, rke2)
-		}
-		if len(d.NodeLabels) > 0 && !strings.Contains(string(k3s), label) {
-			t.Errorf("the node label's value was rewritten:\n%s", k3s)
-		}
-		if len(d.NodeLabels) == 0 && !strings.Contains(string(k3s), "k3s's own config already pins") {
-			t.Errorf("the empty k3s drop-in does not say k3s's config pins everything:\n%s", k3s)
-		}
 	}
 }
 

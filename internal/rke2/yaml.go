@@ -6,13 +6,20 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 )
 
-// yaml11Bools are the plain scalars YAML 1.1 reads as booleans. RKE2 (via
+// yaml11Bool reads the plain scalars YAML 1.1 reads as booleans. RKE2 (via
 // k3s's configfilearg) decodes config files with gopkg.in/yaml.v2, a YAML 1.1
 // parser, so "disable-kube-proxy: yes" means true there; yaml.v3 alone would
-// read the string "yes" and we would disagree with RKE2.
-var yaml11Bools = map[string]bool{
-	"y": true, "Y": true, "yes": true, "Yes": true, "YES": true, "on": true, "On": true, "ON": true,
-	"n": false, "N": false, "no": false, "No": false, "NO": false, "off": false, "Off": false, "OFF": false,
+// read the string "yes" and we would disagree with RKE2. A switch, not a
+// map: the generator links this package, and a map would be built at every
+// boot's start, RKE2 or not.
+func yaml11Bool(s string) (value, ok bool) {
+	switch s {
+	case "y", "Y", "yes", "Yes", "YES", "on", "On", "ON":
+		return true, true
+	case "n", "N", "no", "No", "NO", "off", "Off", "OFF":
+		return false, true
+	}
+	return false, false
 }
 
 // ParseFile decodes one RKE2 config file. Values are a string, bool, int,
@@ -65,9 +72,6 @@ const maxAliasDepth = 16
 // config has tens to hundreds of nodes.
 const maxExpandedNodes = 100_000
 
-// errTooManyNodes is returned when a file's expansion exceeds the budget.
-var errTooManyNodes = fmt.Errorf("the file expands to more than %d values through its aliases (&anchor / *alias): RKE2 configs never need that many; remove the aliases", maxExpandedNodes)
-
 // decoder expands values against one budget per file.
 type decoder struct{ budget int }
 
@@ -75,7 +79,8 @@ type decoder struct{ budget int }
 func (d *decoder) spend() error {
 	d.budget--
 	if d.budget < 0 {
-		return errTooManyNodes
+		// Formatted here, not at init: the generator links this package.
+		return fmt.Errorf("the file expands to more than %d values through its aliases (&anchor / *alias): RKE2 configs never need that many; remove the aliases", maxExpandedNodes)
 	}
 	return nil
 }
@@ -142,7 +147,7 @@ func (d *decoder) walk(n *yaml.Node, depth int) error {
 
 func decodeScalar(n *yaml.Node) (any, error) {
 	if n.Style == 0 && n.ShortTag() == "!!str" {
-		if b, ok := yaml11Bools[n.Value]; ok {
+		if b, ok := yaml11Bool(n.Value); ok {
 			return b, nil
 		}
 	}

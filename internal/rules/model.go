@@ -98,7 +98,7 @@ type Set struct {
 
 // elementsNotReadText is how a set not read shows its elements in text
 // forms: not valid nft syntax, so loading such a render fails loudly.
-var elementsNotReadText = Unsupported("elements not read")
+const elementsNotReadText = "UNSUPPORTED[elements not read]"
 
 // ShownElements are the set's elements as Format and Diff print them:
 // its Elements, or a marker for a set a shallow read did not read.

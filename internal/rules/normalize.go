@@ -6,30 +6,46 @@ import (
 )
 
 // builtinChains lists each iptables table's built-in chains in hook order,
-// the order iptables-save prints them.
-var builtinChains = map[string][]string{
-	"filter":   {"INPUT", "FORWARD", "OUTPUT"},
-	"nat":      {"PREROUTING", "INPUT", "OUTPUT", "POSTROUTING"},
-	"mangle":   {"PREROUTING", "INPUT", "FORWARD", "OUTPUT", "POSTROUTING"},
-	"raw":      {"PREROUTING", "OUTPUT"},
-	"security": {"INPUT", "FORWARD", "OUTPUT"},
+// the order iptables-save prints them. A list, not a map: the linker lays
+// it out, where a map would be built at every start of the generator,
+// which links this package.
+var builtinChains = []struct {
+	table  string
+	chains []string
+}{
+	{"filter", []string{"INPUT", "FORWARD", "OUTPUT"}},
+	{"nat", []string{"PREROUTING", "INPUT", "OUTPUT", "POSTROUTING"}},
+	{"mangle", []string{"PREROUTING", "INPUT", "FORWARD", "OUTPUT", "POSTROUTING"}},
+	{"raw", []string{"PREROUTING", "OUTPUT"}},
+	{"security", []string{"INPUT", "FORWARD", "OUTPUT"}},
+}
+
+// builtinsOf is table's entry of builtinChains (nil for another table).
+func builtinsOf(table string) []string {
+	for _, b := range builtinChains {
+		if b.table == table {
+			return b.chains
+		}
+	}
+	return nil
 }
 
 // IsBuiltinChain reports whether chain is a built-in chain of iptables
 // table.
 func IsBuiltinChain(table, chain string) bool {
-	return slices.Contains(builtinChains[table], chain)
+	return slices.Contains(builtinsOf(table), chain)
 }
 
 // BuiltinChains returns iptables table's built-in chains in hook order.
-func BuiltinChains(table string) []string { return slices.Clone(builtinChains[table]) }
+func BuiltinChains(table string) []string { return slices.Clone(builtinsOf(table)) }
 
 // builtinRank orders built-in chains before user chains, in hook order.
 func builtinRank(table, chain string) int {
-	if i := slices.Index(builtinChains[table], chain); i >= 0 {
+	chains := builtinsOf(table)
+	if i := slices.Index(chains, chain); i >= 0 {
 		return i
 	}
-	return len(builtinChains[table])
+	return len(chains)
 }
 
 // Normalize returns a sorted deep copy of rs (see Format for the order).

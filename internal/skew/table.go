@@ -60,8 +60,16 @@ var Default = sync.OnceValue(func() *Table {
 	return t
 })
 
-// columns per row kind, the kind included.
-var columns = map[string]int{"k3s-root": 6, "image": 4, "pair": 6}
+// columns per row kind, the kind included (0: no such kind).
+func columns(kind string) int {
+	switch kind {
+	case "k3s-root", "pair":
+		return 6
+	case "image":
+		return 4
+	}
+	return 0
+}
 
 // ParseTable reads the data file's text; errors name the file, the line
 // and the value.
@@ -79,8 +87,8 @@ func ParseTable(text, name string) (*Table, error) {
 			continue
 		}
 		f := strings.Split(line, "\t")
-		want, ok := columns[f[0]]
-		if !ok {
+		want := columns(f[0])
+		if want == 0 {
 			return nil, fmt.Errorf("%s:%d: row kind %q: want k3s-root, image or pair", name, n, f[0])
 		}
 		if len(f) != want {

@@ -26,34 +26,22 @@ const (
 	PrefixEndpoint        = "KUBE-SEP-"
 )
 
-// kubeProxyChains are kube-proxy's fixed chain names in iptables mode, plus
-// names older releases and the ipvs mode used: a switch between backends can
-// strand any of them.
-var kubeProxyChains = map[string]bool{
-	ChainServices:         true,
-	ChainExternalServices: true,
-	ChainForward:          true,
-	ChainNodePorts:        true,
-	ChainProxyFirewall:    true,
-	ChainProxyCanary:      true,
-	ChainPostrouting:      true,
-	ChainMarkMasq:         true,
-	ChainMarkDrop:         true,
-}
-
-func init() {
-	for _, c := range ipvsOnlyChains {
-		kubeProxyChains[c] = true
-	}
-}
-
 var perServicePrefixes = []string{PrefixService, PrefixServiceLocal, PrefixServiceExternal, PrefixServiceFirewall, PrefixEndpoint}
 
 // IsKubeProxyChain reports whether an iptables chain is kube-proxy's: one
 // of its fixed chains (any release, any mode) or a per-Service one.
 // KUBE-FIREWALL is not: kubelet owns it (IsKubeletChain).
+// The fixed names count for any release and mode (older releases and the
+// ipvs mode used more): a switch between backends can strand any of them.
+// A switch, not a map, so the generator, which links vocab, builds no
+// table at every boot's start.
 func IsKubeProxyChain(chain string) bool {
-	return kubeProxyChains[chain] || IsPerServiceChain(chain)
+	switch chain {
+	case ChainServices, ChainExternalServices, ChainForward, ChainNodePorts, ChainProxyFirewall,
+		ChainProxyCanary, ChainPostrouting, ChainMarkMasq, ChainMarkDrop:
+		return true
+	}
+	return IsPerServiceChain(chain) || IsIPVSOnlyChain(chain)
 }
 
 // IsPerServiceChain reports whether chain is one of kube-proxy's

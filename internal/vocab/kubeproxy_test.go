@@ -26,3 +26,20 @@ func TestIsNFTablesPerServiceChain(t *testing.T) {
 		}
 	}
 }
+
+// Every release's and mode's fixed chains and every per-Service one are
+// kube-proxy's; kubelet's, a CNI's and the built-in chains are not.
+func TestIsKubeProxyChain(t *testing.T) {
+	for chain, want := range map[string]bool{
+		ChainServices: true, ChainExternalServices: true, ChainForward: true, ChainNodePorts: true,
+		ChainProxyFirewall: true, ChainProxyCanary: true, ChainPostrouting: true, ChainMarkMasq: true,
+		ChainMarkDrop: true, ChainIPVSLoadBalancer: true, ChainIPVSSourceRanges: true, ChainIPVSOutFilter: true,
+		"KUBE-SVC-ABCDEFGHIJKLMNOP": true, "KUBE-SEP-ABCDEFGHIJKLMNOP": true, "KUBE-FW-ABCDEFGHIJKLMNOP": true,
+		ChainFirewall: false, ChainKubeletCanary: false, ChainIptablesHint: false,
+		"KUBE-ROUTER-INPUT": false, "FORWARD": false, "KUBE-SERVICES-X": false, "": false,
+	} {
+		if got := IsKubeProxyChain(chain); got != want {
+			t.Errorf("IsKubeProxyChain(%q) = %v, want %v", chain, got, want)
+		}
+	}
+}
