@@ -29,8 +29,19 @@ type ReadOptions struct {
 	SkipChain func(chain string) bool
 	// SkipNFTablesChain, with Shallow, is SkipChain for native nftables
 	// chains (kube-proxy's names them differently): their rules are only
-	// counted, which spares rendering most of a large table's rules.
+	// counted, with the chain each one jumps to or goes to (Jump), which
+	// spares rendering most of a large table's rules.
 	SkipNFTablesChain func(chain string) bool
+	// ReadSets, with Shallow, names the named nftables sets and maps whose
+	// elements are read all the same: verify follows kube-proxy's Service
+	// dispatch maps to the chains their elements go to.
+	ReadSets func(set string) bool
+}
+
+// skipsElements says whether a read with o leaves out the elements of
+// named set name.
+func (o ReadOptions) skipsElements(name string) bool {
+	return o.Shallow && (o.ReadSets == nil || !o.ReadSets(name))
 }
 
 // elementsNotRead is what a shallow read shows for an anonymous set.
@@ -44,8 +55,9 @@ func (o ReadOptions) shape(rs *rules.Ruleset) *rules.Ruleset {
 	}
 	for ti := range rs.Tables {
 		for si := range rs.Tables[ti].Sets {
-			s := &rs.Tables[ti].Sets[si]
-			s.Elements, s.NotRead = nil, true
+			if s := &rs.Tables[ti].Sets[si]; o.skipsElements(s.Name) {
+				s.Elements, s.NotRead = nil, true
+			}
 		}
 		for ci := range rs.Tables[ti].Chains {
 			c := &rs.Tables[ti].Chains[ci]
@@ -59,7 +71,7 @@ func (o ReadOptions) shape(rs *rules.Ruleset) *rules.Ruleset {
 					}
 				case backend.NFTables:
 					if o.SkipNFTablesChain != nil && o.SkipNFTablesChain(c.Name) {
-						c.Rules[ri] = rules.Rule{NotRead: true}
+						c.Rules[ri] = rules.Rule{NotRead: true, Jump: r.Jump}
 					} else {
 						c.Rules[ri].Text = withoutElements(r.Text)
 					}
