@@ -16,12 +16,13 @@ import (
 )
 
 // TestNFTablesShallowSkipsChains: verify's read of native nftables
-// (Shallow with SkipNFTablesChain and ReadSets) counts the rules of
+// (Shallow with SkipNFTablesChain and ReadJumps) counts the rules of
 // kube-proxy's per-service chains without rendering them but with the
 // Jump the full read gives each, renders every other rule as the full read
-// does (anonymous sets aside), and reads the elements of the sets
-// ReadSets names and of no other, on kube-proxy 1.34's rendered rules of
-// both families (whose per-service chains jump to mark-for-masquerade).
+// does (anonymous sets aside), and keeps no set's elements but, for the
+// maps ReadJumps names, the chains they lead to, on kube-proxy 1.34's
+// rendered rules of both families (whose per-service chains jump to
+// mark-for-masquerade).
 func TestNFTablesShallowSkipsChains(t *testing.T) {
 	if !nstest.Setup(t, "", "nft") {
 		return
@@ -30,7 +31,7 @@ func TestNFTablesShallowSkipsChains(t *testing.T) {
 	full, _ := readText(t, backend.NFTables)
 	sys := NewSystem(hostfs.New("/"))
 	sys.Shallow, sys.SkipNFTablesChain = true, vocab.IsNFTablesPerServiceChain
-	sys.ReadSets = func(name string) bool { return name == "service-ips" }
+	sys.ReadJumps = func(name string) bool { return name == "service-ips" }
 	got, err := sys.Read(context.Background(), backend.NFTables)
 	if err != nil {
 		t.Fatal(err)
@@ -51,9 +52,9 @@ func TestNFTablesShallowSkipsChains(t *testing.T) {
 			want := fs
 			if fs.Name == "service-ips" {
 				elements += len(fs.Elements)
-			} else {
-				want.Elements, want.NotRead = nil, true
+				want.Jumps = elementJumps(fs.Elements)
 			}
+			want.Elements, want.NotRead = nil, true
 			if !reflect.DeepEqual(gt.Sets[j], want) {
 				t.Errorf("%s %s: shallow read has set %+v, want %+v", ft.Family, ft.Name, gt.Sets[j], want)
 			}

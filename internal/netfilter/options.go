@@ -1,6 +1,7 @@
 package netfilter
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
@@ -32,16 +33,29 @@ type ReadOptions struct {
 	// counted, with the chain each one jumps to or goes to (Jump), which
 	// spares rendering most of a large table's rules.
 	SkipNFTablesChain func(chain string) bool
-	// ReadSets, with Shallow, names the named nftables sets and maps whose
-	// elements are read all the same: verify follows kube-proxy's Service
-	// dispatch maps to the chains their elements go to.
-	ReadSets func(set string) bool
+	// ReadJumps, with Shallow, names the nftables verdict maps whose
+	// elements are read for the chains they jump or go to (Set.Jumps), not
+	// kept: verify follows kube-proxy's Service dispatch maps to the
+	// chains their elements lead to.
+	ReadJumps func(set string) bool
 }
 
-// skipsElements says whether a read with o leaves out the elements of
-// named set name.
-func (o ReadOptions) skipsElements(name string) bool {
-	return o.Shallow && (o.ReadSets == nil || !o.ReadSets(name))
+// readsJumps says whether a read with o learns where the elements of
+// named set name lead.
+func (o ReadOptions) readsJumps(name string) bool {
+	return o.Shallow && o.ReadJumps != nil && o.ReadJumps(name)
+}
+
+// elementJumps are the chains elements jump or go to, sorted, each once.
+func elementJumps(elements []string) []string {
+	var out []string
+	for _, e := range elements {
+		if j := rules.ElementJump(e); j != "" {
+			out = append(out, j)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // elementsNotRead is what a shallow read shows for an anonymous set.
@@ -55,9 +69,11 @@ func (o ReadOptions) shape(rs *rules.Ruleset) *rules.Ruleset {
 	}
 	for ti := range rs.Tables {
 		for si := range rs.Tables[ti].Sets {
-			if s := &rs.Tables[ti].Sets[si]; o.skipsElements(s.Name) {
-				s.Elements, s.NotRead = nil, true
+			s := &rs.Tables[ti].Sets[si]
+			if o.readsJumps(s.Name) {
+				s.Jumps = elementJumps(s.Elements)
 			}
+			s.Elements, s.NotRead = nil, true
 		}
 		for ci := range rs.Tables[ti].Chains {
 			c := &rs.Tables[ti].Chains[ci]

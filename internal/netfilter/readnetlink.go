@@ -201,11 +201,16 @@ func (r *tableReader) dumpSets(conn *nl.Conn, o ReadOptions) error {
 		return fmt.Errorf("sets: %w", err)
 	}
 	for _, s := range order {
+		var jumps []string
 		switch {
-		case o.Shallow && (s.Flags&unix.NFT_SET_ANONYMOUS != 0 || o.skipsElements(s.Name)):
-			// Sets are checked by name only, but for the few ReadSets
-			// names; their elements, one dump per set, were most of a
-			// shallow read's memory.
+		case s.Flags&unix.NFT_SET_ANONYMOUS == 0 && s.Flags&unix.NFT_SET_MAP != 0 && o.readsJumps(s.Name):
+			s.NotRead = true
+			if jumps, err = r.dumpJumps(conn, s.Name); err != nil {
+				return err
+			}
+		case o.Shallow:
+			// Sets are checked by name only; their elements, one
+			// dump per set, were most of a shallow read's memory.
 			s.NotRead = true
 			if s.Flags&unix.NFT_SET_ANONYMOUS != 0 {
 				continue // its rule shows the not-read marker inline
@@ -226,9 +231,36 @@ func (r *tableReader) dumpSets(conn *nl.Conn, o ReadOptions) error {
 				continue // printed inline in its rule
 			}
 		}
-		r.table.Sets = append(r.table.Sets, nfttext.SetModel(s))
+		m := nfttext.SetModel(s)
+		m.Jumps = jumps
+		r.table.Sets = append(r.table.Sets, m)
 	}
 	return nil
+}
+
+// dumpJumps reads where the elements of verdict map set lead: each chain
+// they jump or go to, sorted, once.
+func (r *tableReader) dumpJumps(conn *nl.Conn, set string) ([]string, error) {
+	seen := map[string]bool{} // keyed by chainName's strings: no copies
+	err := conn.Execute(unix.NFT_MSG_GETSETELEM, netlink.Dump, r.fam, []netlink.Attribute{
+		{Type: unix.NFTA_SET_ELEM_LIST_TABLE, Data: append([]byte(r.table.Name), 0)},
+		{Type: unix.NFTA_SET_ELEM_LIST_SET, Data: append([]byte(set), 0)},
+	}, func(m netlink.Message) error {
+		return nl.ElemJumps(m, func(chain []byte) {
+			if !seen[string(chain)] {
+				seen[r.chainName(chain)] = true
+			}
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("elements of map %s: %w", set, err)
+	}
+	var out []string // nil for none, as a full read's Elements
+	for c := range seen {
+		out = append(out, c)
+	}
+	slices.Sort(out)
+	return out, nil
 }
 
 // dumpCounters reads the table's named counters (kube-proxy 1.38's

@@ -54,8 +54,8 @@ func dumpRules(conn *nl.Conn, b backend.Backend, readers []*tableReader, shallow
 				if err != nil {
 					return fmt.Errorf("rule in %s %s: %w", j.r.table.Name, j.c.Name, err)
 				}
-				if jump != "" {
-					j.jumps = append(j.jumps, indexedJump{j.n, jump})
+				if len(jump) > 0 {
+					j.jumps = append(j.jumps, indexedJump{j.n, j.r.chainName(jump)})
 				}
 			}
 			j.n++
@@ -91,6 +91,16 @@ func dumpRules(conn *nl.Conn, b backend.Backend, readers []*tableReader, shallow
 		}
 	}
 	return nil
+}
+
+// chainName is name as a string: the table's own chain name when it has
+// that chain (thousands of jumps then share the chains' names), else a
+// copy.
+func (r *tableReader) chainName(name []byte) string {
+	if i, ok := r.chains[string(name)]; ok {
+		return r.table.Chains[i].Name
+	}
+	return string(name)
 }
 
 // indexedJump is the Jump of rule i of a skipped chain.

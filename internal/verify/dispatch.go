@@ -33,7 +33,7 @@ const endpointChainPrefix = "endpoint-"
 // from each other's jumps (external- goes to service- or local-). The walk
 // starts at every fixed chain, whether a base chain jumps to it or not (a
 // missing base-chain jump is the skeleton's finding, not this one's), and
-// at every map element read. A chain with no rules is one kube-proxy
+// at every map element read (Set.Jumps in verify's read). A chain with no rules is one kube-proxy
 // flushed as stale and deletes a second later: nothing to dispatch, no
 // finding. endpoint- chains are not judged: before 1.36 only the anonymous
 // numgen vmap of their service chain reaches them, whose elements verify
@@ -64,14 +64,20 @@ func (g group) undispatched(live *rules.Ruleset) []Finding {
 }
 
 // unreachedServiceChains are t's Service chains with rules that no fixed
-// chain, map element or reached chain jumps to, sorted.
+// chain, map element or reached chain jumps to, sorted. Chains are found
+// by an index, not Table.Chain: a large table has tens of thousands.
 func unreachedServiceChains(t rules.Table) []string {
-	reached := map[string]bool{}
-	var todo []string
+	index := make(map[string]int, len(t.Chains))
+	for i, c := range t.Chains {
+		index[c.Name] = i
+	}
+	reached := make([]bool, len(t.Chains))
+	var todo []int
 	reach := func(name string) {
-		if name != "" && !reached[name] {
-			reached[name] = true
-			todo = append(todo, name)
+		// A jump to a chain that is gone fails in the kernel, not here.
+		if i, ok := index[name]; ok && !reached[i] {
+			reached[i] = true
+			todo = append(todo, i)
 		}
 	}
 	for _, c := range t.Chains {
@@ -83,20 +89,20 @@ func unreachedServiceChains(t rules.Table) []string {
 		for _, e := range s.Elements {
 			reach(rules.ElementJump(e))
 		}
+		for _, j := range s.Jumps {
+			reach(j)
+		}
 	}
 	for len(todo) > 0 {
-		c := t.Chain(todo[len(todo)-1])
+		c := t.Chains[todo[len(todo)-1]]
 		todo = todo[:len(todo)-1]
-		if c == nil {
-			continue // a jump to a chain that is gone fails in the kernel, not here
-		}
 		for _, r := range c.Rules {
 			reach(r.Jump)
 		}
 	}
 	var out []string
-	for _, c := range t.Chains {
-		if len(c.Rules) > 0 && !reached[c.Name] && vocab.IsNFTablesPerServiceChain(c.Name) && !strings.HasPrefix(c.Name, endpointChainPrefix) {
+	for i, c := range t.Chains {
+		if len(c.Rules) > 0 && !reached[i] && vocab.IsNFTablesPerServiceChain(c.Name) && !strings.HasPrefix(c.Name, endpointChainPrefix) {
 			out = append(out, c.Name)
 		}
 	}

@@ -15,10 +15,12 @@ import (
 // way (netfilter's ReadOptions.SkipNFTablesChain): it follows their jumps
 // to find the chains no Service dispatch reaches, and rendering the rules
 // of most of a large table cost a third of its read. Attributes are walked
-// in place, so a rule costs no allocation but the name of its target.
-func NFTJump(m netlink.Message) (string, error) {
+// in place and the name is returned in place too: a rule costs no
+// allocation, and the caller copies the name it keeps (or finds it among
+// the table's chain names).
+func NFTJump(m netlink.Message) ([]byte, error) {
 	if len(m.Data) < 4 {
-		return "", errors.New("short nftables message")
+		return nil, errors.New("short nftables message")
 	}
 	var jump []byte
 	err := eachAttr(m.Data[4:], func(typ uint16, data []byte) error {
@@ -46,7 +48,34 @@ func NFTJump(m netlink.Message) (string, error) {
 		})
 	})
 	if err != nil {
-		return "", fmt.Errorf("rule: %w", err)
+		return nil, fmt.Errorf("rule: %w", err)
 	}
-	return string(jump), nil
+	return jump, nil
+}
+
+// ElemJumps calls each with the chain every element of one NEWSETELEM
+// message of a verdict map jumps or goes to (elements with another verdict
+// are passed over), in place: the caller copies what it keeps. A shallow
+// read learns where kube-proxy's dispatch maps lead this way, without
+// holding or rendering their thousands of elements.
+func ElemJumps(m netlink.Message, each func(chain []byte)) error {
+	_, f, err := message(m)
+	if err != nil {
+		return err
+	}
+	return eachAttr(f[unix.NFTA_SET_ELEM_LIST_ELEMENTS], func(_ uint16, elem []byte) error {
+		var e fields
+		if err := e.parse(elem); err != nil {
+			return fmt.Errorf("set element: %w", err)
+		}
+		d := fieldsOf(e[unix.NFTA_SET_ELEM_DATA])
+		if d[unix.NFTA_DATA_VERDICT] == nil {
+			return nil
+		}
+		v := fieldsOf(d[unix.NFTA_DATA_VERDICT])
+		if code := int32(BE32(v[unix.NFTA_VERDICT_CODE])); code == unix.NFT_JUMP || code == unix.NFT_GOTO {
+			each(cstr(v[unix.NFTA_VERDICT_CHAIN]))
+		}
+		return nil
+	})
 }
