@@ -33,9 +33,9 @@ const endpointChainPrefix = "endpoint-"
 // from each other's jumps (external- goes to service- or local-). The walk
 // starts at every fixed chain, whether a base chain jumps to it or not (a
 // missing base-chain jump is the skeleton's finding, not this one's), and
-// at every map element read (Set.Jumps in verify's read). A chain with no rules is one kube-proxy
-// flushed as stale and deletes a second later: nothing to dispatch, no
-// finding. endpoint- chains are not judged: before 1.36 only the anonymous
+// at every map element read (Set.Jumps in verify's read). A chain with
+// no rules is one kube-proxy flushed as stale and deletes a second later:
+// nothing to dispatch, no finding. endpoint- chains are not judged: before 1.36 only the anonymous
 // numgen vmap of their service chain reaches them, whose elements verify
 // does not read (and no command deletes one of them alone).
 func (g group) undispatched(live *rules.Ruleset) []Finding {
