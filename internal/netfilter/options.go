@@ -1,6 +1,7 @@
 package netfilter
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/rke2-proxy-backend/rke2-proxy-backend/internal/backend"
@@ -29,8 +30,32 @@ type ReadOptions struct {
 	SkipChain func(chain string) bool
 	// SkipNFTablesChain, with Shallow, is SkipChain for native nftables
 	// chains (kube-proxy's names them differently): their rules are only
-	// counted, which spares rendering most of a large table's rules.
+	// counted, with the chain each one jumps to or goes to (Jump), which
+	// spares rendering most of a large table's rules.
 	SkipNFTablesChain func(chain string) bool
+	// ReadJumps, with Shallow, names the nftables verdict maps whose
+	// elements are read for the chains they jump or go to (Set.Jumps), not
+	// kept: verify follows kube-proxy's Service dispatch maps to the
+	// chains their elements lead to.
+	ReadJumps func(set string) bool
+}
+
+// readsJumps says whether a read with o learns where the elements of
+// named set name lead.
+func (o ReadOptions) readsJumps(name string) bool {
+	return o.Shallow && o.ReadJumps != nil && o.ReadJumps(name)
+}
+
+// elementJumps are the chains elements jump or go to, sorted, each once.
+func elementJumps(elements []string) []string {
+	var out []string
+	for _, e := range elements {
+		if j := rules.ElementJump(e); j != "" {
+			out = append(out, j)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // elementsNotRead is what a shallow read shows for an anonymous set.
@@ -45,6 +70,9 @@ func (o ReadOptions) shape(rs *rules.Ruleset) *rules.Ruleset {
 	for ti := range rs.Tables {
 		for si := range rs.Tables[ti].Sets {
 			s := &rs.Tables[ti].Sets[si]
+			if o.readsJumps(s.Name) {
+				s.Jumps = elementJumps(s.Elements)
+			}
 			s.Elements, s.NotRead = nil, true
 		}
 		for ci := range rs.Tables[ti].Chains {
@@ -59,7 +87,7 @@ func (o ReadOptions) shape(rs *rules.Ruleset) *rules.Ruleset {
 					}
 				case backend.NFTables:
 					if o.SkipNFTablesChain != nil && o.SkipNFTablesChain(c.Name) {
-						c.Rules[ri] = rules.Rule{NotRead: true}
+						c.Rules[ri] = rules.Rule{NotRead: true, Jump: r.Jump}
 					} else {
 						c.Rules[ri].Text = withoutElements(r.Text)
 					}

@@ -22,14 +22,15 @@ import (
 // readNetlink reads the iptables-nft or native nftables tables of both
 // families over netlink: one dump each of tables and chains, per table
 // one of sets, one element dump per set (dynamic sets excepted: their
-// elements are runtime state; none in a shallow read), one rule dump per chain over up to one
-// socket per CPU (nl.DumpChainRules; the rules of chains skip names are
-// only counted, see dumpRules). Each message is decoded as it arrives and
+// elements are runtime state; in a shallow read, only those of o.ReadSets),
+// one rule dump per chain over up to one socket per CPU
+// (nl.DumpChainRules; the rules of chains o skips are only counted, see
+// dumpRules). Each message is decoded as it arrives and
 // rules are rendered at once, so no raw dump is held in memory. The
 // generation id is read before and after; if another process committed
 // in between, the read is repeated so the result is one consistent
 // ruleset.
-func readNetlink(ctx context.Context, b backend.Backend, shallow bool, skip func(chain string) bool) (*rules.Ruleset, error) {
+func readNetlink(ctx context.Context, b backend.Backend, o ReadOptions) (*rules.Ruleset, error) {
 	conn, err := nl.Dial()
 	if err != nil {
 		return nil, wrapNetlink(b, "opening a netfilter netlink socket", err)
@@ -47,7 +48,7 @@ func readNetlink(ctx context.Context, b backend.Backend, shallow bool, skip func
 		if err != nil {
 			return nil, wrapNetlink(b, "reading the ruleset generation", err)
 		}
-		rs, err := dumpTables(conn, b, want, shallow, skip)
+		rs, err := dumpTables(conn, b, want, o)
 		if errors.Is(err, nl.ErrDumpInterrupted) {
 			continue
 		}
@@ -92,13 +93,20 @@ type tableReader struct {
 	sets   map[string]*nl.Set // all sets, anonymous ones too
 }
 
-func dumpTables(conn *nl.Conn, b backend.Backend, want func(string) bool, shallow bool, skip func(string) bool) (*rules.Ruleset, error) {
+func dumpTables(conn *nl.Conn, b backend.Backend, want func(string) bool, o ReadOptions) (*rules.Ruleset, error) {
+	var skip func(string) bool
+	switch {
+	case o.Shallow && b == backend.IptablesNFT:
+		skip = o.SkipChain
+	case o.Shallow && b == backend.NFTables:
+		skip = o.SkipNFTablesChain
+	}
 	rs, readers, err := dumpSkeleton(conn, b, want, true)
 	if err != nil {
 		return nil, err
 	}
 	for _, r := range readers {
-		if err := r.dumpSets(conn, shallow); err != nil {
+		if err := r.dumpSets(conn, o); err != nil {
 			return nil, fmt.Errorf("table %s %s: %w", familyOf(r.fam), r.table.Name, err)
 		}
 		if b != backend.NFTables {
@@ -108,7 +116,7 @@ func dumpTables(conn *nl.Conn, b backend.Backend, want func(string) bool, shallo
 			return nil, fmt.Errorf("table %s %s: %w", familyOf(r.fam), r.table.Name, err)
 		}
 	}
-	if err := dumpRules(conn, b, readers, shallow, skip); err != nil {
+	if err := dumpRules(conn, b, readers, o.Shallow, skip); err != nil {
 		return nil, err
 	}
 	return rs, nil
@@ -175,7 +183,7 @@ func (r *tableReader) addChain(b backend.Backend, c nl.Chain) {
 }
 
 // dumpSets reads the table's sets and their elements (rules: dumpRules).
-func (r *tableReader) dumpSets(conn *nl.Conn, shallow bool) error {
+func (r *tableReader) dumpSets(conn *nl.Conn, o ReadOptions) error {
 	name := append([]byte(r.table.Name), 0)
 	var order []*nl.Set
 	err := conn.Execute(unix.NFT_MSG_GETSET, netlink.Dump, r.fam, []netlink.Attribute{{Type: unix.NFTA_SET_TABLE, Data: name}}, func(m netlink.Message) error {
@@ -193,8 +201,14 @@ func (r *tableReader) dumpSets(conn *nl.Conn, shallow bool) error {
 		return fmt.Errorf("sets: %w", err)
 	}
 	for _, s := range order {
+		var jumps []string
 		switch {
-		case shallow:
+		case s.Flags&unix.NFT_SET_ANONYMOUS == 0 && s.Flags&unix.NFT_SET_MAP != 0 && o.readsJumps(s.Name):
+			s.NotRead = true
+			if jumps, err = r.dumpJumps(conn, s.Name); err != nil {
+				return err
+			}
+		case o.Shallow:
 			// Sets are checked by name only; their elements, one
 			// dump per set, were most of a shallow read's memory.
 			s.NotRead = true
@@ -217,9 +231,36 @@ func (r *tableReader) dumpSets(conn *nl.Conn, shallow bool) error {
 				continue // printed inline in its rule
 			}
 		}
-		r.table.Sets = append(r.table.Sets, nfttext.SetModel(s))
+		m := nfttext.SetModel(s)
+		m.Jumps = jumps
+		r.table.Sets = append(r.table.Sets, m)
 	}
 	return nil
+}
+
+// dumpJumps reads where the elements of verdict map set lead: each chain
+// they jump or go to, sorted, once.
+func (r *tableReader) dumpJumps(conn *nl.Conn, set string) ([]string, error) {
+	seen := map[string]bool{} // keyed by chainName's strings: no copies
+	err := conn.Execute(unix.NFT_MSG_GETSETELEM, netlink.Dump, r.fam, []netlink.Attribute{
+		{Type: unix.NFTA_SET_ELEM_LIST_TABLE, Data: append([]byte(r.table.Name), 0)},
+		{Type: unix.NFTA_SET_ELEM_LIST_SET, Data: append([]byte(set), 0)},
+	}, func(m netlink.Message) error {
+		return nl.ElemJumps(m, func(chain []byte) {
+			if !seen[string(chain)] {
+				seen[r.chainName(chain)] = true
+			}
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("elements of map %s: %w", set, err)
+	}
+	var out []string // nil for none, as a full read's Elements
+	for c := range seen {
+		out = append(out, c)
+	}
+	slices.Sort(out)
+	return out, nil
 }
 
 // dumpCounters reads the table's named counters (kube-proxy 1.38's

@@ -2,6 +2,7 @@ package netfilter
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/mdlayher/netlink"
 
@@ -17,9 +18,10 @@ import (
 // only read meanwhile. The rules of chains skip names are only counted,
 // without decoding their expressions, and share one array of bare NotRead
 // rules at the end (they are all alike: most of a large ruleset, kept in
-// one allocation); with shallow, other iptables-nft rules are NotRead with
-// only their Jump and Comment (nl.XtJumpComment), as the in-process legacy
-// reader gives them.
+// one allocation); native nftables ones keep their Jump (nl.NFTJump), so
+// a chain with a jump gets rules of its own. With shallow, other
+// iptables-nft rules are NotRead with only their Jump and Comment
+// (nl.XtJumpComment), as the in-process legacy reader gives them.
 func dumpRules(conn *nl.Conn, b backend.Backend, readers []*tableReader, shallow bool, skip func(chain string) bool) error {
 	type job struct {
 		r       *tableReader
@@ -27,6 +29,9 @@ func dumpRules(conn *nl.Conn, b backend.Backend, readers []*tableReader, shallow
 		isChain func(string) bool
 		skipped bool
 		n       int // rules counted in a skipped chain
+		// jumps are the rules of a skipped native nftables chain that
+		// jump, by index.
+		jumps []indexedJump
 	}
 	chains := 0
 	for _, r := range readers {
@@ -44,6 +49,15 @@ func dumpRules(conn *nl.Conn, b backend.Backend, readers []*tableReader, shallow
 	err := nl.DumpChainRules(conn, refs, func(i int, m netlink.Message) error {
 		j := &jobs[i]
 		if j.skipped {
+			if b == backend.NFTables {
+				jump, err := nl.NFTJump(m)
+				if err != nil {
+					return fmt.Errorf("rule in %s %s: %w", j.r.table.Name, j.c.Name, err)
+				}
+				if len(jump) > 0 {
+					j.jumps = append(j.jumps, indexedJump{j.n, j.r.chainName(jump)})
+				}
+			}
 			j.n++
 			return nil
 		}
@@ -66,11 +80,33 @@ func dumpRules(conn *nl.Conn, b backend.Backend, readers []*tableReader, shallow
 		notRead[i].NotRead = true
 	}
 	for _, j := range jobs {
-		if j.n > 0 {
+		switch {
+		case len(j.jumps) > 0:
+			j.c.Rules = slices.Clone(notRead[:j.n])
+			for _, ij := range j.jumps {
+				j.c.Rules[ij.i].Jump = ij.jump
+			}
+		case j.n > 0:
 			j.c.Rules = notRead[:j.n:j.n] // capped: an append copies
 		}
 	}
 	return nil
+}
+
+// chainName is name as a string: the table's own chain name when it has
+// that chain (thousands of jumps then share the chains' names), else a
+// copy.
+func (r *tableReader) chainName(name []byte) string {
+	if i, ok := r.chains[string(name)]; ok {
+		return r.table.Chains[i].Name
+	}
+	return string(name)
+}
+
+// indexedJump is the Jump of rule i of a skipped chain.
+type indexedJump struct {
+	i    int
+	jump string
 }
 
 // rule reads one rule message of chain of the table: its Jump and

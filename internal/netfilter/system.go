@@ -50,14 +50,7 @@ func (s *System) Read(ctx context.Context, b backend.Backend) (*rules.Ruleset, e
 		if s.NotLoaded(b) != "" {
 			return &rules.Ruleset{Backend: b}, nil
 		}
-		var skip func(string) bool
-		switch {
-		case s.Shallow && b == backend.IptablesNFT:
-			skip = s.SkipChain
-		case s.Shallow && b == backend.NFTables:
-			skip = s.SkipNFTablesChain
-		}
-		return readNetlink(ctx, b, s.Shallow, skip)
+		return readNetlink(ctx, b, s.ReadOptions)
 	}
 	return nil, fmt.Errorf("reading rules: unknown backend %q (valid: %s)", b, backend.Names())
 }

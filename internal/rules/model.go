@@ -94,6 +94,10 @@ type Set struct {
 	// elements: Elements is empty whatever the kernel holds. See
 	// netfilter.ReadOptions.Shallow.
 	NotRead bool `json:"notRead,omitempty"`
+	// Jumps are, for a verdict map a shallow read did not read but for
+	// where its elements lead (netfilter.ReadOptions.ReadJumps), the
+	// chains they jump or go to, sorted, each once.
+	Jumps []string `json:"jumps,omitempty"`
 }
 
 // elementsNotReadText is how a set not read shows its elements in text

@@ -81,6 +81,7 @@ func normalizeTable(t Table, iptables bool) Table {
 		slices.Sort(t.Sets[i].Flags)
 		t.Sets[i].Elements = slices.Clone(t.Sets[i].Elements)
 		slices.Sort(t.Sets[i].Elements)
+		t.Sets[i].Jumps = slices.Clone(t.Sets[i].Jumps)
 	}
 	slices.SortStableFunc(t.Sets, func(a, b Set) int { return cmp.Compare(a.Name, b.Name) })
 	t.Counters = slices.Clone(t.Counters)
@@ -101,6 +102,7 @@ func Clone(rs *Ruleset) *Ruleset {
 		for j := range t.Sets {
 			t.Sets[j].Flags = slices.Clone(t.Sets[j].Flags)
 			t.Sets[j].Elements = slices.Clone(t.Sets[j].Elements)
+			t.Sets[j].Jumps = slices.Clone(t.Sets[j].Jumps)
 		}
 		t.Counters = slices.Clone(t.Counters)
 	}

@@ -11,11 +11,14 @@ import (
 )
 
 // ReadOptions are how much verify reads: kube-proxy's skeleton and where
-// it lives, never set or map elements (its checks know sets by name) or
-// the rules of per-service chains, which are only counted (reading those
-// is quadratic in services, or most of the read's time and memory). Tests give them to a
+// it lives, no set or map elements (its checks know sets by name) but
+// where the Service dispatch maps' elements lead (the undispatched check
+// follows them), and of per-service chains only how many rules and where
+// they jump (rendering those is quadratic in services, or most of the
+// read's time and memory). Tests give them to a
 // netfilter.Fake to see the shapes production sees.
-var ReadOptions = netfilter.ReadOptions{Shallow: true, SkipChain: vocab.IsPerServiceChain, SkipNFTablesChain: vocab.IsNFTablesPerServiceChain}
+var ReadOptions = netfilter.ReadOptions{Shallow: true, SkipChain: vocab.IsPerServiceChain, SkipNFTablesChain: vocab.IsNFTablesPerServiceChain,
+	ReadJumps: isDispatchMap}
 
 // NewReader is verify's production reader of the kernel under root, used
 // by the verify command, switchover, watch and the netns tests alike.

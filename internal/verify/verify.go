@@ -118,6 +118,11 @@ func Run(ctx context.Context, opts Options) (*Result, error) {
 	} else {
 		exp.Complete = len(missing) == 0
 		res.Findings = append(res.Findings, missing...)
+		// Judged once kube-proxy's sync ended the wait, not waited for:
+		// kube-proxy writes a Service's elements and chains in one
+		// transaction, so a lost element stays lost until its next full
+		// resync.
+		res.Findings = append(res.Findings, judge.g.undispatched(live)...)
 		if w.note != "" {
 			res.Notes = append(res.Notes, w.note)
 		}
