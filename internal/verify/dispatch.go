@@ -56,7 +56,7 @@ func (g group) undispatched(live *rules.Ruleset) []Finding {
 			services[i] = c + " (" + serviceOfChain(c) + ")"
 		}
 		out = append(out, Finding{Kind: KindUndispatched, Backend: live.Backend, Family: t.Family, Table: t.Name,
-			Message: fmt.Sprintf("%s %s table %s: %d Service chain(s) with rules that no element of %s and no jump reaches: %s; that traffic of these Services is not dispatched on this node",
+			Message: fmt.Sprintf("%s %s table %s: %d Service chain(s) with rules that no element of %s and no jump reaches: %s; the traffic those chains would carry for these Services is not dispatched on this node",
 				live.Backend, t.Family, t.Name, len(lost), strings.Join(dispatchMaps, ", "), clipList(services, 4)),
 			Fix: "restart kube-proxy so its full resync writes the missing elements again (it also resyncs fully about once an hour): " + g.restart()})
 	}
