@@ -28,16 +28,7 @@ func NFTJump(m netlink.Message) ([]byte, error) {
 			return nil
 		}
 		return eachAttr(data, func(_ uint16, item []byte) error {
-			var name, exprData []byte
-			_ = eachAttr(item, func(typ uint16, d []byte) error {
-				switch typ {
-				case unix.NFTA_EXPR_NAME:
-					name = cstr(d)
-				case unix.NFTA_EXPR_DATA:
-					exprData = d
-				}
-				return nil
-			})
+			name, exprData := exprNameData(item)
 			if string(name) != "immediate" {
 				return nil
 			}

@@ -42,16 +42,7 @@ func XtJumpComment(m netlink.Message, table, chain string, isChain func(string) 
 			userComment = udataBytes(data, udataComment)
 		case unix.NFTA_RULE_EXPRESSIONS:
 			err := eachAttr(data, func(_ uint16, item []byte) error {
-				var name, exprData []byte
-				_ = eachAttr(item, func(typ uint16, d []byte) error {
-					switch typ {
-					case unix.NFTA_EXPR_NAME:
-						name = cstr(d)
-					case unix.NFTA_EXPR_DATA:
-						exprData = d
-					}
-					return nil
-				})
+				name, exprData := exprNameData(item)
 				switch string(name) {
 				case "immediate":
 					if code, target, ok := immediateVerdict(exprData); ok {
@@ -144,4 +135,18 @@ func xtNameInfo(data []byte) (name, info []byte, ok bool) {
 		return nil, nil, false
 	}
 	return name, info, true
+}
+
+// exprNameData reads one rule expression's name and data attributes.
+func exprNameData(item []byte) (name, data []byte) {
+	_ = eachAttr(item, func(typ uint16, d []byte) error {
+		switch typ {
+		case unix.NFTA_EXPR_NAME:
+			name = cstr(d)
+		case unix.NFTA_EXPR_DATA:
+			data = d
+		}
+		return nil
+	})
+	return name, data
 }
