@@ -133,23 +133,40 @@ for _ in range(warmup):
     for c in comps:
         run(c["a"]); run(c["b"])
 load0 = open("/proc/loadavg").read().split()[0]
-res = [{"aw": [], "bw": [], "bc": [], "rw": [], "rc": []} for _ in comps]
-for _ in range(runs):
+res = [{"aw": [], "bw": [], "bc": [], "rw": [], "rc": [], "cw": [], "cc": [], "rcw": [], "rcc": [], "rcb": []} for _ in comps]
+for k in range(runs):
     for c, r in zip(comps, res):
         aw, ac = run(c["a"])
-        bw, bc = run(c["b"])
+        # A comparison with a C (the floor) runs it in the same round as
+        # B, each first in turn, so both are paired with the same A.
+        if "c" in c and k % 2:
+            cw, cc = run(c["c"])
+            bw, bc = run(c["b"])
+        else:
+            bw, bc = run(c["b"])
+            if "c" in c:
+                cw, cc = run(c["c"])
         r["aw"].append(aw); r["bw"].append(bw); r["bc"].append(bc)
         r["rw"].append(bw / aw)
         # CPU is charged in scheduler ticks on some kernels: a 0 ms
         # A cannot be a denominator.
         if ac > 0:
             r["rc"].append(bc / ac)
+        if "c" in c:
+            r["cw"].append(cw); r["cc"].append(cc); r["rcw"].append(cw / aw); r["rcb"].append(cw / bw)
+            if ac > 0:
+                r["rcc"].append(cc / ac)
 load1 = open("/proc/loadavg").read().split()[0]
 def rng(v):
     return "%.3f %.3f %.3f" % (statistics.median(v), min(v), max(v)) if v else "nan nan nan"
 for c, r in zip(comps, res):
     print(c["name"], "%.3f %.3f %.3f" % (statistics.median(r["aw"]), statistics.median(r["bw"]), statistics.median(r["bc"])),
           rng(r["rw"]), rng(r["rc"]), load0, load1)
+    if "c" in c:
+        print(c["name"] + ":c", "%.3f %.3f %.3f" % (statistics.median(r["aw"]), statistics.median(r["cw"]), statistics.median(r["cc"])),
+              rng(r["rcw"]), rng(r["rcc"]), load0, load1)
+        print(c["name"] + ":cb", "%.3f %.3f %.3f" % (statistics.median(r["bw"]), statistics.median(r["cw"]), statistics.median(r["cc"])),
+              rng(r["rcb"]), "nan nan nan", load0, load1)
 PY
 }
 
@@ -161,16 +178,31 @@ for g in "$gen" "$base_gen"; do
   [ -f "$n/rke2-server.service.d/50-rke2-proxy-backend.conf" ] || { echo "$g: the fixture produced no drop-in" >&2; exit 1; }
 done
 
+# The floor (bench/genfloor): a Go program doing only the file operations
+# strace saw the generator do, timed in the same rounds as the generator
+# against the same getty; here for this host, and under the RKE2 root at /
+# further down. (The fixture rows read through --root, whose openat2 calls
+# name paths relative to the root: no floor for them.)
+floor="" host_ops=$work/host.ops
+if command -v strace >/dev/null; then
+  floor=$work/genfloor
+  CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o "$floor" ./bench/genfloor
+  RKE2_PROXY_BACKEND_ROOT=/ strace -f -qq -e trace=execve,openat,newfstatat,readlinkat,renameat,renameat2 \
+    -o "$work/host.strace" "$gen" "$n" "$e" "$l" 2>/dev/null
+  python3 bench/genfloor/ops.py "$work/host.strace" "$gen" "$n" >"$host_ops"
+fi
 comps=$(python3 -c 'import json, sys
-getty, gen, base, fix, bare, n, e, l = sys.argv[1:]
+getty, gen, base, fix, bare, n, e, l, floor, ops = sys.argv[1:]
 def cmd(g, root): return {"argv": [g, n, e, l], "env": {"RKE2_PROXY_BACKEND_ROOT": root}}
 G = {"argv": [getty, n, e, l]}
 out = []
 for name, root in (("fixture", fix), ("bare", bare), ("host", "/")):
     out.append({"name": name + ":getty", "a": G, "b": cmd(gen, root)})
+    if name == "host" and floor:
+        out[-1]["c"] = {"argv": [floor] + open(ops).read().split()}
     out.append({"name": name + ":base", "a": cmd(base, root), "b": cmd(gen, root)})
     out.append({"name": name + ":base-getty", "a": G, "b": cmd(base, root)})
-print(json.dumps(out))' "$getty" "$gen" "$base_gen" "$fix" "$bare" "$n" "$e" "$l")
+print(json.dumps(out))' "$getty" "$gen" "$base_gen" "$fix" "$bare" "$n" "$e" "$l" "$floor" "$host_ops")
 pairs "$runs" "$warmup" "$comps" >"$work/t.txt"
 read -r _ _ _ _ _ _ _ _ _ _ load0 load1 < <(head -n 1 "$work/t.txt")
 printf '  load average (1 min) %s at the start, %s at the end (%s cores)\n' "$load0" "$load1" "$(nproc)"
@@ -189,6 +221,12 @@ for name in fixture bare host; do
     base-getty) who="getty (B: ${base_commit:0:7}'s)" t="" ;;
     esac
     printf '  %-34s %-22s %7s %7s %7s  %-30s %s\n' "$label" "$who" "$aw" "$bw" "$bc" "${rw}x ($rwmin-$rwmax), ${rc}x" "$t"
+    if [ "$name:$against" = host:getty ] && [ -n "$floor" ]; then
+      read -r _ aw bw bc rw rwmin rwmax rc _ _ _ _ < <(grep "^host:getty:c " "$work/t.txt")
+      printf '  %-34s %-22s %7s %7s %7s  %-30s %s\n' "  floor: its file operations alone" "getty" "$aw" "$bw" "$bc" "${rw}x ($rwmin-$rwmax), ${rc}x" "($(wc -l <"$host_ops"), bench/genfloor)"
+      read -r _ aw bw _ rw rwmin rwmax _ < <(grep "^host:getty:cb " "$work/t.txt")
+      printf '  %-34s %-22s %7s %7s %7s  %-30s\n' "  floor against the generator" "(same rounds)" "$aw" "$bw" "" "${rw}x ($rwmin-$rwmax)"
+    fi
   done
 done
 
@@ -222,10 +260,10 @@ if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
   # the timed window. The floor row (bench/genfloor) is a Go program doing
   # only this generator's file operations on this root, listed by strace:
   # the goal is within Go's reach here only if it sits above this row.
-  floor=""
-  if command -v strace >/dev/null; then
-    CGO_ENABLED=0 go build -trimpath -ldflags '-s -w' -o "$chr/vg/floor" ./bench/genfloor
-    floor=$chr/tmp/floor.ops
+  chr_ops=""
+  if [ -n "$floor" ]; then
+    cp "$floor" "$chr/vg/floor"
+    chr_ops=$chr/tmp/floor.ops
   fi
   unshare -m bash -c "$(declare -f kernel_root)"'
     set -e
@@ -295,7 +333,7 @@ for i, (label, _, target) in enumerate(rows):
 if len(rows) > 1:
     fr = [f / g for f, g in zip(bw[1], bw[0])]
     print("  %-34s %-22s %7.3f %7.3f %7s  %-30s" % ("  floor against the generator", "(same rounds)", statistics.median(bw[0]), statistics.median(bw[1]), "", rng(fr).replace(" (", "x (")))
-PY' x "$chr" "$getty" "$n" "$e" "$l" "$runs" "$warmup" "$floor"
+PY' x "$chr" "$getty" "$n" "$e" "$l" "$runs" "$warmup" "$chr_ops"
 else
   echo "  RKE2 root at / (chroot, this kernel): skipped: needs root and unshare (a private mount namespace)"
 fi
